@@ -1,0 +1,184 @@
+/* clgrad backend interface: devices, buffers, strided views and the op table.
+ *
+ * Ownership: a clg_backend owns every clg_buffer allocated from it; free each buffer with
+ * clg_buffer_free() before clg_backend_close(). Functions that can fail return clg_status;
+ * on failure clg_last_error() (thread-local) says what failed: op, device, shapes, OpenCL error.
+ * The library never exits or aborts on user or driver errors.
+ */
+#ifndef CLG_BACKEND_H
+#define CLG_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+	CLG_OK = 0,
+	CLG_ERR_INVALID,     /* bad argument from the caller */
+	CLG_ERR_SHAPE,       /* shapes do not fit together */
+	CLG_ERR_DTYPE,       /* wrong or unavailable dtype */
+	CLG_ERR_DEVICE,      /* unknown device, or operands on different devices */
+	CLG_ERR_UNSUPPORTED, /* op not available on this device */
+	CLG_ERR_OOM,         /* host or device memory exhausted, or allocation too large */
+	CLG_ERR_BUILD,       /* a kernel failed to compile: the message carries the build log */
+	CLG_ERR_OPENCL,      /* any other OpenCL or CLBlast failure */
+	CLG_ERR_IO,          /* file system error */
+	CLG_ERR_FORMAT,      /* malformed file */
+	CLG_ERR_STATE,       /* call out of order, e.g. use after free */
+} clg_status;
+
+const char *clg_status_name(clg_status s);
+/* Message of the last failure on this thread ("" if none). Valid until the next failure. */
+const char *clg_last_error(void);
+void clg_clear_error(void);
+
+typedef enum { CLG_F32, CLG_F16, CLG_F64, CLG_I32, CLG_DTYPE_COUNT } clg_dtype;
+size_t clg_dtype_size(clg_dtype t);
+const char *clg_dtype_name(clg_dtype t);
+
+/* ---- devices ---------------------------------------------------------------------------- */
+
+typedef enum { CLG_DEV_REF, CLG_DEV_CPU, CLG_DEV_GPU, CLG_DEV_ACCEL, CLG_DEV_OTHER } clg_device_type;
+
+typedef struct {
+	int index;                /* position in clg_devices(); 0 is the reference backend */
+	clg_device_type type;
+	char platform[128];
+	char platform_version[128];
+	char vendor[128];
+	char name[128];
+	char cl_version[64];      /* CL_DEVICE_VERSION */
+	char clc_version[64];     /* CL_DEVICE_OPENCL_C_VERSION */
+	char driver_version[64];
+	char il_version[64];      /* CL_DEVICE_IL_VERSION, "" when absent */
+	unsigned compute_units;
+	unsigned clock_mhz;
+	uint64_t global_mem;
+	uint64_t local_mem;
+	uint64_t max_alloc;
+	uint64_t max_wg_size;
+	uint64_t timer_resolution_ns;
+	int has_fp16;             /* cl_khr_fp16 */
+	int has_fp64;             /* cl_khr_fp64 or a double-precision config */
+	int has_subgroups;        /* cl_khr_subgroups or cl_intel_subgroups */
+	int has_int_dot;          /* cl_khr_integer_dot_product */
+	int has_il;               /* cl_khr_il_program or an IL version */
+} clg_device_info;
+
+const char *clg_device_type_name(clg_device_type t);
+/* Every device this process can use: the reference backend first, then each OpenCL device of each
+ * platform the ICD loader reports. Enumerated once; the array lives until process exit. */
+clg_status clg_devices(const clg_device_info **list, int *count);
+/* Resolve a device spec: an index, "ref", "cpu", "gpu", or a case-insensitive substring of the
+ * platform or device name. NULL or "" means $CLGRAD_DEVICE, else the first GPU, else the first
+ * OpenCL CPU device, else the reference backend. */
+clg_status clg_device_select(const char *spec, int *index);
+
+/* ---- backends and buffers --------------------------------------------------------------- */
+
+typedef struct clg_backend clg_backend;
+
+typedef struct clg_buffer {
+	clg_backend *backend;
+	void *handle;     /* host pointer (ref) or cl_mem (OpenCL) */
+	size_t size;      /* bytes asked for */
+	size_t capacity;  /* bytes held (the allocator's bucket) */
+} clg_buffer;
+
+#define CLG_MAX_DIMS 6
+#define CLG_MAX_SRC 4
+
+/* A strided view of a buffer: what every op reads and writes. Offset and strides count elements. */
+typedef struct {
+	clg_buffer *buf;
+	clg_dtype dtype;
+	int ndim;
+	int64_t offset;
+	int64_t shape[CLG_MAX_DIMS];
+	int64_t stride[CLG_MAX_DIMS];
+} clg_view;
+
+typedef enum {
+#define CLG_OP(id, name, nsrc, kind) CLG_OP_##id,
+#include "clg_ops.def"
+#undef CLG_OP
+	CLG_OP_COUNT
+} clg_op;
+
+const char *clg_op_name(clg_op op);
+int clg_op_nsrc(clg_op op);
+
+typedef struct {
+	clg_op op;
+	clg_view src[CLG_MAX_SRC];
+	clg_view dst;
+	double f[4];      /* float parameters (alpha, beta, slope, ...) */
+	int64_t i[4];     /* integer parameters */
+} clg_op_call;
+
+typedef clg_status (*clg_op_fn)(clg_backend *be, const clg_op_call *call);
+
+typedef struct {
+	/* allocator */
+	uint64_t bytes_in_use;    /* held by live buffers (bucket sizes) */
+	uint64_t bytes_peak;      /* highest bytes_in_use so far */
+	uint64_t bytes_cached;    /* freed buffers kept for reuse */
+	uint64_t n_alloc;         /* clg_buffer_alloc calls */
+	uint64_t n_reuse;         /* of which served from the cache */
+	/* program cache */
+	uint64_t n_build;         /* programs compiled from source */
+	uint64_t n_disk_load;     /* programs loaded from the disk cache */
+	uint64_t n_disk_reject;   /* disk entries found corrupt or foreign, then rebuilt */
+	uint64_t n_mem_hit;       /* programs found in memory */
+} clg_stats;
+
+/* The interface every backend implements (ggml style: function pointers + context). */
+typedef struct {
+	const char *kind;  /* "ref" or "opencl" */
+	void (*close)(clg_backend *be);
+	clg_status (*alloc)(clg_backend *be, size_t size, clg_buffer **out);
+	void (*free)(clg_backend *be, clg_buffer *buf);
+	/* Asynchronous where the device allows: src may be reused as soon as upload returns. */
+	clg_status (*upload)(clg_backend *be, clg_buffer *dst, size_t offset, const void *src, size_t n);
+	/* Blocks until the data is on the host (and so until every earlier op finished). */
+	clg_status (*download)(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n);
+	clg_status (*synchronize)(clg_backend *be);
+	void (*stats)(clg_backend *be, clg_stats *out);
+	/* Drop cached free buffers. */
+	void (*trim)(clg_backend *be);
+} clg_backend_iface;
+
+struct clg_backend {
+	const clg_backend_iface *iface;
+	clg_op_fn ops[CLG_OP_COUNT];   /* NULL: op not supported on this device */
+	clg_device_info info;
+	void *ctx;                     /* backend-private state */
+};
+
+clg_status clg_backend_open(int device_index, clg_backend **out);
+void clg_backend_close(clg_backend *be);
+
+clg_status clg_buffer_alloc(clg_backend *be, size_t size, clg_buffer **out);
+void clg_buffer_free(clg_buffer *buf);
+clg_status clg_buffer_upload(clg_buffer *dst, size_t offset, const void *src, size_t n);
+clg_status clg_buffer_download(clg_buffer *src, size_t offset, void *dst, size_t n);
+clg_status clg_synchronize(clg_backend *be);
+void clg_backend_stats(clg_backend *be, clg_stats *out);
+
+/* Views */
+void clg_view_contiguous(clg_view *v, clg_buffer *buf, clg_dtype dtype, int ndim, const int64_t *shape);
+int64_t clg_view_numel(const clg_view *v);
+int clg_view_is_contiguous(const clg_view *v);
+/* "(2, 3, 4)" into buf; returns buf. */
+const char *clg_shape_str(const clg_view *v, char *buf, size_t len);
+
+/* Checks the call (operand count, devices, dtypes, bounds) and enqueues it. */
+clg_status clg_run(clg_backend *be, const clg_op_call *call);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

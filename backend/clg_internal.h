@@ -1,0 +1,34 @@
+/* Internal helpers shared by the backends: error reporting and small utilities. */
+#ifndef CLG_INTERNAL_H
+#define CLG_INTERNAL_H
+
+#include "clg_backend.h"
+#include <stdarg.h>
+
+#if defined(__GNUC__)
+#define CLG_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLG_PRINTF(a, b)
+#endif
+
+/* Sets the thread's error message and returns s, so callers can write `return clg_fail(...)`. */
+clg_status clg_fail(clg_status s, const char *fmt, ...) CLG_PRINTF(2, 3);
+/* Prefixes the current message with more context ("op 'gemm' on device 'x': " + old message). */
+clg_status clg_fail_prefix(clg_status s, const char *fmt, ...) CLG_PRINTF(2, 3);
+/* Debug output to stderr when CLGRAD_DEBUG is set. */
+void clg_debug(const char *fmt, ...) CLG_PRINTF(1, 2);
+int clg_debug_enabled(void);
+
+/* Reference and OpenCL backends. */
+clg_status clg_ref_open(clg_backend **out);
+clg_status clg_cl_open(int device_index, clg_backend **out);
+/* Fills the OpenCL part of the device list (indices from first_index on). */
+clg_status clg_cl_enumerate(clg_device_info **list, int *count, int first_index);
+
+/* Whether an op is of the elementwise kind (see clg_ops.def). */
+int clg_op_is_elementwise(clg_op op);
+
+/* Case-insensitive substring test. */
+int clg_contains_nocase(const char *hay, const char *needle);
+
+#endif

@@ -1,0 +1,330 @@
+/* Status messages, dtypes, views, and the checked entry point clg_run(). */
+#include "clg_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+
+static _Thread_local char errmsg[8192];
+
+const char *clg_status_name(clg_status s)
+{
+	static const char *names[] = {"ok", "invalid argument", "shape mismatch", "dtype error",
+		"device error", "unsupported", "out of memory", "kernel build failed", "OpenCL error",
+		"I/O error", "malformed file", "invalid state"};
+	if ((unsigned)s < sizeof(names) / sizeof(names[0]))
+		return names[s];
+	return "unknown status";
+}
+
+const char *clg_last_error(void) { return errmsg; }
+void clg_clear_error(void) { errmsg[0] = 0; }
+
+clg_status clg_fail(clg_status s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	va_end(ap);
+	clg_debug("error: %s", errmsg);
+	return s;
+}
+
+clg_status clg_fail_prefix(clg_status s, const char *fmt, ...)
+{
+	char prefix[1024], old[sizeof(errmsg)];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(prefix, sizeof(prefix), fmt, ap);
+	va_end(ap);
+	size_t n = strlen(prefix);
+	memcpy(old, errmsg, sizeof(old));
+	if (n >= sizeof(errmsg))
+		n = sizeof(errmsg) - 1;
+	memcpy(errmsg, prefix, n);
+	memcpy(errmsg + n, old, sizeof(errmsg) - n - 1);
+	errmsg[sizeof(errmsg) - 1] = 0;
+	return s;
+}
+
+int clg_debug_enabled(void)
+{
+	static int enabled = -1;
+	if (enabled < 0) {
+		const char *e = getenv("CLGRAD_DEBUG");
+		enabled = e && *e && strcmp(e, "0") != 0;
+	}
+	return enabled;
+}
+
+void clg_debug(const char *fmt, ...)
+{
+	va_list ap;
+	if (!clg_debug_enabled())
+		return;
+	va_start(ap, fmt);
+	fputs("clgrad: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int clg_contains_nocase(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	if (n == 0)
+		return 1;
+	for (; *hay; hay++) {
+		size_t i = 0;
+		while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+			i++;
+		if (i == n)
+			return 1;
+	}
+	return 0;
+}
+
+size_t clg_dtype_size(clg_dtype t)
+{
+	static const size_t sizes[] = {4, 2, 8, 4};
+	return (unsigned)t < CLG_DTYPE_COUNT ? sizes[t] : 0;
+}
+
+const char *clg_dtype_name(clg_dtype t)
+{
+	static const char *names[] = {"float32", "float16", "float64", "int32"};
+	return (unsigned)t < CLG_DTYPE_COUNT ? names[t] : "?";
+}
+
+enum op_kind { EW, REDUCE, GEMM };
+
+static const struct {
+	const char *name;
+	int nsrc;
+	enum op_kind kind;
+} op_table[] = {
+#define CLG_OP(id, name, nsrc, kind) {name, nsrc, kind},
+#include "clg_ops.def"
+#undef CLG_OP
+};
+
+int clg_op_is_elementwise(clg_op op) { return (unsigned)op < CLG_OP_COUNT && op_table[op].kind == EW; }
+const char *clg_op_name(clg_op op) { return (unsigned)op < CLG_OP_COUNT ? op_table[op].name : "?"; }
+int clg_op_nsrc(clg_op op) { return (unsigned)op < CLG_OP_COUNT ? op_table[op].nsrc : 0; }
+
+/* ---- views ---- */
+
+void clg_view_contiguous(clg_view *v, clg_buffer *buf, clg_dtype dtype, int ndim, const int64_t *shape)
+{
+	int64_t s = 1;
+	memset(v, 0, sizeof(*v));
+	v->buf = buf;
+	v->dtype = dtype;
+	v->ndim = ndim;
+	for (int d = ndim - 1; d >= 0; d--) {
+		v->shape[d] = shape[d];
+		v->stride[d] = s;
+		s *= shape[d];
+	}
+}
+
+int64_t clg_view_numel(const clg_view *v)
+{
+	int64_t n = 1;
+	for (int d = 0; d < v->ndim; d++)
+		n *= v->shape[d];
+	return n;
+}
+
+int clg_view_is_contiguous(const clg_view *v)
+{
+	int64_t s = 1;
+	for (int d = v->ndim - 1; d >= 0; d--) {
+		if (v->shape[d] != 1 && v->stride[d] != s)
+			return 0;
+		s *= v->shape[d];
+	}
+	return 1;
+}
+
+const char *clg_shape_str(const clg_view *v, char *buf, size_t len)
+{
+	size_t p = 0;
+	p += (size_t)snprintf(buf + p, len - p, "(");
+	for (int d = 0; d < v->ndim && p < len; d++)
+		p += (size_t)snprintf(buf + p, len - p, d ? ", %lld" : "%lld", (long long)v->shape[d]);
+	if (p < len)
+		snprintf(buf + p, len - p, v->ndim == 1 ? ",)" : ")");
+	return buf;
+}
+
+/* ---- buffers ---- */
+
+clg_status clg_buffer_alloc(clg_backend *be, size_t size, clg_buffer **out)
+{
+	*out = NULL;
+	if (!be)
+		return clg_fail(CLG_ERR_INVALID, "buffer alloc: no backend");
+	return be->iface->alloc(be, size ? size : 1, out);
+}
+
+void clg_buffer_free(clg_buffer *buf)
+{
+	if (buf)
+		buf->backend->iface->free(buf->backend, buf);
+}
+
+static clg_status check_range(const char *what, const clg_buffer *b, size_t offset, size_t n)
+{
+	if (!b)
+		return clg_fail(CLG_ERR_INVALID, "%s: NULL buffer", what);
+	if (offset > b->size || n > b->size - offset)
+		return clg_fail(CLG_ERR_INVALID, "%s on device '%s': range [%zu, %zu) outside buffer of %zu bytes",
+				what, b->backend->info.name, offset, offset + n, b->size);
+	return CLG_OK;
+}
+
+clg_status clg_buffer_upload(clg_buffer *dst, size_t offset, const void *src, size_t n)
+{
+	clg_status st = check_range("upload", dst, offset, n);
+	if (st || n == 0)
+		return st;
+	return dst->backend->iface->upload(dst->backend, dst, offset, src, n);
+}
+
+clg_status clg_buffer_download(clg_buffer *src, size_t offset, void *dst, size_t n)
+{
+	clg_status st = check_range("download", src, offset, n);
+	if (st || n == 0)
+		return st;
+	return src->backend->iface->download(src->backend, src, offset, dst, n);
+}
+
+clg_status clg_synchronize(clg_backend *be) { return be->iface->synchronize(be); }
+
+void clg_backend_stats(clg_backend *be, clg_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	be->iface->stats(be, out);
+}
+
+void clg_backend_close(clg_backend *be)
+{
+	if (be)
+		be->iface->close(be);
+}
+
+clg_status clg_backend_open(int index, clg_backend **out)
+{
+	const clg_device_info *list;
+	int count;
+	clg_status st;
+
+	*out = NULL;
+	st = clg_devices(&list, &count);
+	if (st)
+		return st;
+	if (index < 0 || index >= count)
+		return clg_fail(CLG_ERR_DEVICE, "open device %d: no such device (%d present; see `clgrad devices`)",
+				index, count);
+	return index == 0 ? clg_ref_open(out) : clg_cl_open(index, out);
+}
+
+/* ---- the checked op entry point ---- */
+
+static clg_status check_view(clg_backend *be, const clg_op_call *c, const clg_view *v, const char *role)
+{
+	char sh[128];
+	int64_t lo = v->offset, hi = v->offset;
+	size_t es = clg_dtype_size(v->dtype);
+
+	if (!v->buf)
+		return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': %s has no buffer",
+				clg_op_name(c->op), be->info.name, role);
+	if (v->buf->backend != be)
+		return clg_fail(CLG_ERR_DEVICE, "op '%s': %s lives on device '%s', not on '%s'; copy it first",
+				clg_op_name(c->op), role, v->buf->backend->info.name, be->info.name);
+	if (v->ndim < 0 || v->ndim > CLG_MAX_DIMS || es == 0)
+		return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': %s has %d dims or bad dtype",
+				clg_op_name(c->op), be->info.name, role, v->ndim);
+	for (int d = 0; d < v->ndim; d++) {
+		if (v->shape[d] < 0)
+			return clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': %s has negative shape %s",
+					clg_op_name(c->op), be->info.name, role, clg_shape_str(v, sh, sizeof(sh)));
+		if (v->shape[d] == 0)
+			return CLG_OK;
+		if (v->stride[d] < 0)
+			lo += v->stride[d] * (v->shape[d] - 1);
+		else
+			hi += v->stride[d] * (v->shape[d] - 1);
+	}
+	if (lo < 0 || (uint64_t)(hi + 1) * es > v->buf->size)
+		return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': %s view %s reaches outside its buffer of %zu bytes",
+				clg_op_name(c->op), be->info.name, role, clg_shape_str(v, sh, sizeof(sh)), v->buf->size);
+	return CLG_OK;
+}
+
+static int same_dims(const clg_view *a, const clg_view *b, int n)
+{
+	for (int d = 0; d < n; d++)
+		if (a->shape[d] != b->shape[d])
+			return 0;
+	return 1;
+}
+
+/* The shape rules of each op kind (see clg_ops.def), checked once here for every backend. */
+static clg_status check_shapes(clg_backend *be, const clg_op_call *c, int nsrc)
+{
+	const clg_view *d = &c->dst, *a = &c->src[0], *b = &c->src[1];
+	char s0[128], s1[128], s2[128];
+	int ok = 1, nd = d->ndim;
+
+	switch (op_table[c->op].kind) {
+	case EW:
+		for (int s = 0; s < nsrc; s++)
+			ok &= c->src[s].ndim == nd && same_dims(&c->src[s], d, nd);
+		break;
+	case REDUCE:
+		ok = a->ndim >= nd && same_dims(a, d, nd);
+		break;
+	case GEMM:
+		ok = (nd == 2 || nd == 3) && a->ndim == nd && b->ndim == nd &&
+		     a->shape[nd - 2] == d->shape[nd - 2] && b->shape[nd - 1] == d->shape[nd - 1] &&
+		     a->shape[nd - 1] == b->shape[nd - 2] &&
+		     (nd == 2 || (a->shape[0] == d->shape[0] && b->shape[0] == d->shape[0]));
+		break;
+	}
+	if (ok)
+		return CLG_OK;
+	return clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': shapes do not fit: src0 %s, src1 %s, dst %s",
+			clg_op_name(c->op), be->info.name, nsrc > 0 ? clg_shape_str(a, s0, sizeof(s0)) : "-",
+			nsrc > 1 ? clg_shape_str(b, s1, sizeof(s1)) : "-", clg_shape_str(d, s2, sizeof(s2)));
+}
+
+clg_status clg_run(clg_backend *be, const clg_op_call *c)
+{
+	static const char *roles[] = {"src0", "src1", "src2", "src3"};
+	clg_status st;
+	int nsrc;
+
+	if (!be || !c || (unsigned)c->op >= CLG_OP_COUNT)
+		return clg_fail(CLG_ERR_INVALID, "clg_run: bad backend, call or op id");
+	nsrc = clg_op_nsrc(c->op);
+	st = check_view(be, c, &c->dst, "dst");
+	for (int s = 0; !st && s < nsrc; s++) {
+		st = check_view(be, c, &c->src[s], roles[s]);
+		if (!st && c->src[s].dtype != c->dst.dtype)
+			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is %s but dst is %s",
+				      clg_op_name(c->op), be->info.name, roles[s],
+				      clg_dtype_name(c->src[s].dtype), clg_dtype_name(c->dst.dtype));
+	}
+	if (!st)
+		st = check_shapes(be, c, nsrc);
+	if (st)
+		return st;
+	if (!be->ops[c->op])
+		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' is not supported on device '%s'",
+				clg_op_name(c->op), be->info.name);
+	return be->ops[c->op](be, c);
+}

@@ -1,0 +1,120 @@
+/* The device list (reference backend + every OpenCL device) and device selection. */
+#include "clg_internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static clg_device_info *devices;
+static int ndevices;
+static clg_status enum_status;
+static char enum_error[1024];
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+const char *clg_device_type_name(clg_device_type t)
+{
+	static const char *names[] = {"ref", "cpu", "gpu", "accelerator", "other"};
+	return (unsigned)t <= CLG_DEV_OTHER ? names[t] : "?";
+}
+
+static void enumerate(void)
+{
+	clg_device_info *cl = NULL;
+	int ncl = 0;
+
+	enum_status = clg_cl_enumerate(&cl, &ncl, 1);
+	if (enum_status)
+		snprintf(enum_error, sizeof(enum_error), "%s", clg_last_error());
+	devices = calloc((size_t)ncl + 1, sizeof(*devices));
+	if (!devices) {
+		free(cl);
+		enum_status = CLG_ERR_OOM;
+		snprintf(enum_error, sizeof(enum_error), "device list: out of host memory");
+		return;
+	}
+	devices[0].index = 0;
+	devices[0].type = CLG_DEV_REF;
+	snprintf(devices[0].platform, sizeof(devices[0].platform), "clgrad");
+	snprintf(devices[0].vendor, sizeof(devices[0].vendor), "clgrad");
+	snprintf(devices[0].name, sizeof(devices[0].name), "reference");
+	snprintf(devices[0].driver_version, sizeof(devices[0].driver_version), "plain C");
+	devices[0].compute_units = 1;
+	devices[0].has_fp64 = 1;
+	if (ncl)
+		memcpy(devices + 1, cl, (size_t)ncl * sizeof(*cl));
+	ndevices = ncl + 1;
+	free(cl);
+}
+
+clg_status clg_devices(const clg_device_info **list, int *count)
+{
+	pthread_once(&once, enumerate);
+	*list = devices;
+	*count = ndevices;
+	if (!devices)
+		return clg_fail(enum_status, "%s", enum_error);
+	/* A failing OpenCL platform still leaves the reference backend usable. */
+	if (enum_status)
+		clg_debug("OpenCL enumeration: %s", enum_error);
+	return CLG_OK;
+}
+
+static int first_of_type(const clg_device_info *list, int count, clg_device_type t)
+{
+	for (int i = 1; i < count; i++)
+		if (list[i].type == t)
+			return i;
+	return -1;
+}
+
+clg_status clg_device_select(const char *spec, int *index)
+{
+	const clg_device_info *list;
+	int count, i;
+	char *end;
+	long n;
+	clg_status st = clg_devices(&list, &count);
+
+	*index = -1;
+	if (st)
+		return st;
+	if (!spec || !*spec)
+		spec = getenv("CLGRAD_DEVICE");
+	if (!spec || !*spec) {
+		i = first_of_type(list, count, CLG_DEV_GPU);
+		if (i < 0)
+			i = first_of_type(list, count, CLG_DEV_CPU);
+		*index = i < 0 ? 0 : i;
+		return CLG_OK;
+	}
+	n = strtol(spec, &end, 10);
+	if (*end == 0) {
+		if (n < 0 || n >= count)
+			return clg_fail(CLG_ERR_DEVICE, "device '%s': index out of range (0..%d; see `clgrad devices`)",
+					spec, count - 1);
+		*index = (int)n;
+		return CLG_OK;
+	}
+	if (clg_contains_nocase("ref", spec) && strlen(spec) == 3) {
+		*index = 0;
+		return CLG_OK;
+	}
+	if (!strcmp(spec, "cpu") || !strcmp(spec, "gpu")) {
+		i = first_of_type(list, count, spec[0] == 'c' ? CLG_DEV_CPU : CLG_DEV_GPU);
+		if (i < 0)
+			return clg_fail(CLG_ERR_DEVICE, "device '%s': no OpenCL %s device present (see `clgrad devices`)",
+					spec, spec);
+		*index = i;
+		return CLG_OK;
+	}
+	for (i = 1; i < count; i++) {
+		if (clg_contains_nocase(list[i].name, spec) || clg_contains_nocase(list[i].platform, spec)) {
+			*index = i;
+			return CLG_OK;
+		}
+	}
+	return clg_fail(CLG_ERR_DEVICE,
+			"device '%s': no device matches (use an index, ref, cpu, gpu, or part of a platform or device name; see `clgrad devices`)",
+			spec);
+}

@@ -1,0 +1,162 @@
+/* One OpenCL backend instance per device: context, in-order queue, transfers. */
+#include "cl_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Frees the staging copies of uploads that have completed (all of them when wait is set). */
+static void reap_uploads(clg_cl *cl, int wait)
+{
+	int kept = 0;
+	for (int i = 0; i < cl->npending; i++) {
+		cl_int status = CL_COMPLETE;
+		clg_cl_pending *p = &cl->pending[i];
+		if (!wait)
+			clGetEventInfo(p->event, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, NULL);
+		else
+			clWaitForEvents(1, &p->event);
+		if (status <= CL_COMPLETE) { /* complete, or failed (negative): either way it is done */
+			clReleaseEvent(p->event);
+			free(p->staging);
+		} else {
+			cl->pending[kept++] = *p;
+		}
+	}
+	cl->npending = kept;
+}
+
+static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, const void *src, size_t n)
+{
+	clg_cl *cl = clg_cl_of(be);
+	cl_event ev = NULL;
+	void *staging;
+	cl_int err;
+
+	reap_uploads(cl, 0);
+	if (cl->npending == cl->cappending) {
+		int cap = cl->cappending ? 2 * cl->cappending : 16;
+		void *p = realloc(cl->pending, (size_t)cap * sizeof(*cl->pending));
+		if (!p)
+			return clg_fail(CLG_ERR_OOM, "upload to device '%s': out of host memory", be->info.name);
+		cl->pending = p;
+		cl->cappending = cap;
+	}
+	/* The caller may reuse src at once, so the asynchronous write reads a private copy. */
+	staging = malloc(n);
+	if (!staging)
+		return clg_fail(CLG_ERR_OOM, "upload of %zu bytes to device '%s': out of host memory", n, be->info.name);
+	memcpy(staging, src, n);
+	err = clEnqueueWriteBuffer(cl->queue, (cl_mem)dst->handle, CL_FALSE, offset, n, staging, 0, NULL, &ev);
+	if (err != CL_SUCCESS) {
+		free(staging);
+		return clg_cl_fail(be, "upload", err, "clEnqueueWriteBuffer of %zu bytes", n);
+	}
+	cl->pending[cl->npending].event = ev;
+	cl->pending[cl->npending].staging = staging;
+	cl->npending++;
+	return CLG_OK;
+}
+
+static clg_status cl_download(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n)
+{
+	cl_int err = clEnqueueReadBuffer(clg_cl_of(be)->queue, (cl_mem)src->handle, CL_TRUE, offset, n, dst,
+					 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer of %zu bytes", n);
+	reap_uploads(clg_cl_of(be), 0);
+	return CLG_OK;
+}
+
+static clg_status cl_synchronize(clg_backend *be)
+{
+	clg_cl *cl = clg_cl_of(be);
+	cl_int err = clFinish(cl->queue);
+	reap_uploads(cl, 1);
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, "synchronize", err, "clFinish");
+	return CLG_OK;
+}
+
+static void cl_stats(clg_backend *be, clg_stats *out) { *out = clg_cl_of(be)->stats; }
+
+static void cl_close(clg_backend *be)
+{
+	clg_cl *cl = clg_cl_of(be);
+	if (cl->queue) {
+		clFinish(cl->queue);
+		reap_uploads(cl, 1);
+	}
+	clg_cl_trim(be);
+	clg_cl_release_programs(be);
+	if (cl->queue)
+		clReleaseCommandQueue(cl->queue);
+	if (cl->context)
+		clReleaseContext(cl->context);
+	free(cl->pending);
+	free(cl->cached);
+	free(cl);
+	free(be);
+}
+
+static const clg_backend_iface cl_iface = {
+	.kind = "opencl",
+	.close = cl_close,
+	.alloc = clg_cl_alloc,
+	.free = clg_cl_free,
+	.upload = cl_upload,
+	.download = cl_download,
+	.synchronize = cl_synchronize,
+	.stats = cl_stats,
+	.trim = clg_cl_trim,
+};
+
+clg_status clg_cl_open(int index, clg_backend **out)
+{
+	const clg_device_info *list;
+	int count;
+	clg_backend *be = NULL;
+	clg_cl *cl = NULL;
+	cl_int err;
+	clg_status st;
+
+	*out = NULL;
+	st = clg_devices(&list, &count);
+	if (st)
+		return st;
+	be = calloc(1, sizeof(*be));
+	cl = calloc(1, sizeof(*cl));
+	if (!be || !cl) {
+		st = clg_fail(CLG_ERR_OOM, "open device %d: out of host memory", index);
+		goto err_free;
+	}
+	be->iface = &cl_iface;
+	be->info = list[index];
+	be->ctx = cl;
+	st = clg_cl_device_ids(index, &cl->platform, &cl->device);
+	if (st)
+		goto err_free;
+	cl->context = clCreateContext(NULL, 1, &cl->device, NULL, NULL, &err);
+	if (err != CL_SUCCESS) {
+		st = clg_cl_fail(be, "open", err, "clCreateContext");
+		goto err_free;
+	}
+	cl->queue = clCreateCommandQueue(cl->context, cl->device, 0, &err);
+	if (err != CL_SUCCESS) {
+		st = clg_cl_fail(be, "open", err, "clCreateCommandQueue");
+		goto err_release_context;
+	}
+	/* 256 suits most GPUs; CPU devices run one work-item per lane anyway. */
+	cl->wg_size = be->info.max_wg_size < 256 ? (size_t)be->info.max_wg_size : 256;
+	if (cl->wg_size == 0)
+		cl->wg_size = 1;
+	clg_cl_register_ops(be);
+	*out = be;
+	return CLG_OK;
+
+err_release_context:
+	clReleaseContext(cl->context);
+err_free:
+	free(cl);
+	free(be);
+	return st;
+}

@@ -1,0 +1,78 @@
+/* State and helpers private to the OpenCL backend. */
+#ifndef CLG_CL_INTERNAL_H
+#define CLG_CL_INTERNAL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "../clg_internal.h"
+
+typedef struct {
+	size_t capacity;
+	cl_mem mem;
+} clg_cl_cached_mem;
+
+typedef struct {
+	cl_event event;
+	void *staging;   /* host copy kept alive until the upload completes */
+} clg_cl_pending;
+
+typedef struct {
+	uint64_t key;    /* hash of (program name, options) or (program, options, kernel) */
+	cl_program program;
+	cl_kernel kernel;
+} clg_cl_cache_entry;
+
+typedef struct {
+	cl_platform_id platform;
+	cl_device_id device;
+	cl_context context;
+	cl_command_queue queue;
+	size_t wg_size;                  /* work-group size for 1-D kernels */
+
+	clg_cl_cached_mem *cached;       /* freed buffers kept for reuse */
+	int ncached, capcached;
+	clg_cl_pending *pending;         /* uploads in flight */
+	int npending, cappending;
+
+	clg_cl_cache_entry *programs, *kernels;
+	int nprograms, capprograms, nkernels, capkernels;
+
+	clg_stats stats;
+} clg_cl;
+
+static inline clg_cl *clg_cl_of(clg_backend *be) { return (clg_cl *)be->ctx; }
+
+const char *clg_cl_error_name(cl_int err);
+/* Fails with CLG_ERR_OPENCL (or CLG_ERR_OOM for allocation failures), naming op, device and err. */
+clg_status clg_cl_fail(clg_backend *be, const char *op, cl_int err, const char *fmt, ...) CLG_PRINTF(4, 5);
+
+/* enumeration */
+clg_status clg_cl_device_ids(int device_index, cl_platform_id *platform, cl_device_id *device);
+
+/* allocator */
+clg_status clg_cl_alloc(clg_backend *be, size_t size, clg_buffer **out);
+void clg_cl_free(clg_backend *be, clg_buffer *buf);
+void clg_cl_trim(clg_backend *be);
+
+/* programs and kernels */
+/* The source of a kernel program by name ("elementwise" for kernels_cl/elementwise.cl). */
+clg_status clg_cl_program_source(const char *name, const char **src, size_t *len, char **owned);
+/* Embedded program names, NULL-terminated. */
+const char *const *clg_cl_program_names(void);
+clg_status clg_cl_program(clg_backend *be, const char *name, const char *options, cl_program *out);
+clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *options, const char *kernel,
+			 cl_kernel *out);
+/* Builds options common to every program for this device and dtype ("-DT=float ..."). */
+void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len);
+void clg_cl_release_programs(clg_backend *be);
+
+/* ops */
+void clg_cl_register_ops(clg_backend *be);
+clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
+
+/* 64-bit FNV-1a, chained: h = clg_hash64(h, data, n); start with CLG_HASH_SEED. */
+#define CLG_HASH_SEED 0xcbf29ce484222325ULL
+uint64_t clg_hash64(uint64_t h, const void *data, size_t n);
+
+#endif

@@ -1,0 +1,235 @@
+/* OpenCL launchers for the elementwise and reduction ops (kernels_cl/elementwise.cl, reduce.cl). */
+#include "cl_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MAXD CLG_MAX_DIMS
+
+/* Must match `geom` in kernels_cl/elementwise.cl. */
+typedef struct {
+	cl_int nd, n;
+	cl_int shape[MAXD];
+	cl_int off[3];
+	cl_int st[3][MAXD];
+} ew_geom;
+
+/* Must match `rgeom` in kernels_cl/reduce.cl. */
+typedef struct {
+	cl_int nout, nred, R, dst_off, src_off;
+	cl_int out_shape[MAXD], red_shape[MAXD];
+	cl_int dst_st[MAXD], src_out_st[MAXD], src_red_st[MAXD];
+} red_geom;
+
+/* Kernels index with 32-bit ints (fast on every GPU); larger buffers are refused up front. */
+static clg_status check_int_range(clg_backend *be, const clg_op_call *c, const clg_view *v)
+{
+	if (v->buf->size / clg_dtype_size(v->dtype) > INT_MAX)
+		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': buffer of %zu bytes exceeds 2^31 elements",
+				clg_op_name(c->op), be->info.name, v->buf->size);
+	return CLG_OK;
+}
+
+/* Builds the geometry of nv operands (dst first) of one shape, dropping size-1 dims and merging
+ * dims that are contiguous with each other in every operand. */
+static void ew_geometry(const clg_view *const *v, int nv, ew_geom *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->n = 1;
+	for (int k = 0; k < nv; k++)
+		g->off[k] = (cl_int)v[k]->offset;
+	for (int d = 0; d < v[0]->ndim; d++) {
+		int64_t sz = v[0]->shape[d];
+		if (sz == 1)
+			continue;
+		g->n *= (cl_int)sz;
+		int merge = g->nd > 0;
+		for (int k = 0; k < nv && merge; k++)
+			merge = g->st[k][g->nd - 1] == v[k]->stride[d] * sz;
+		if (merge) {
+			g->shape[g->nd - 1] *= (cl_int)sz;
+			for (int k = 0; k < nv; k++)
+				g->st[k][g->nd - 1] = (cl_int)v[k]->stride[d];
+		} else {
+			g->shape[g->nd] = (cl_int)sz;
+			for (int k = 0; k < nv; k++)
+				g->st[k][g->nd] = (cl_int)v[k]->stride[d];
+			g->nd++;
+		}
+	}
+	for (int d = 0; v[0]->ndim && d < v[0]->ndim; d++)
+		if (v[0]->shape[d] == 0)
+			g->n = 0;
+}
+
+static int ew_contiguous(const ew_geom *g, int nv)
+{
+	if (g->nd > 1)
+		return 0;
+	for (int k = 0; k < nv && g->nd == 1; k++)
+		if (g->st[k][0] != 1)
+			return 0;
+	return 1;
+}
+
+static clg_status launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t local, const char *op)
+{
+	clg_cl *cl = clg_cl_of(be);
+	size_t global;
+	cl_int err;
+
+	if (items == 0)
+		return CLG_OK;
+	global = (items + local - 1) / local * local;
+	err = clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zu, local %zu)", global, local);
+	return CLG_OK;
+}
+
+static clg_status set_args(clg_backend *be, cl_kernel k, const char *op, int n, const size_t *sizes,
+			   const void *const *vals)
+{
+	for (int i = 0; i < n; i++) {
+		cl_int err = clSetKernelArg(k, (cl_uint)i, sizes[i], vals[i]);
+		if (err != CL_SUCCESS)
+			return clg_cl_fail(be, op, err, "clSetKernelArg(%d)", i);
+	}
+	return CLG_OK;
+}
+
+static clg_status check_dtype(clg_backend *be, const clg_op_call *c)
+{
+	clg_dtype t = c->dst.dtype;
+	if (t == CLG_F32 || (t == CLG_F64 && be->info.has_fp64))
+		return CLG_OK;
+	return clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': dtype %s is not available on this device",
+			clg_op_name(c->op), be->info.name, clg_dtype_name(t));
+}
+
+static clg_status ew_run(clg_backend *be, const clg_op_call *c)
+{
+	const clg_view *views[3];
+	int nsrc = clg_op_nsrc(c->op), nv = 1 + nsrc;
+	char opts[256], kname[64];
+	ew_geom g;
+	cl_kernel k;
+	clg_status st;
+	cl_mem d, a, b;
+	double p64[2] = {c->f[0], c->f[1]};
+	float p32[2] = {(float)c->f[0], (float)c->f[1]};
+	int f64 = c->dst.dtype == CLG_F64;
+
+	st = check_dtype(be, c);
+	for (int i = 0; !st && i < nv; i++) {
+		views[i] = i ? &c->src[i - 1] : &c->dst;
+		st = check_int_range(be, c, views[i]);
+	}
+	if (st)
+		return st;
+	ew_geometry(views, nv, &g);
+	if (g.n == 0)
+		return CLG_OK;
+	snprintf(kname, sizeof(kname), "%s_%s", clg_op_name(c->op), ew_contiguous(&g, nv) ? "c" : "s");
+	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	st = clg_cl_kernel(be, "elementwise", opts, kname, &k);
+	if (st)
+		return st;
+	d = (cl_mem)c->dst.buf->handle;
+	a = nsrc > 0 ? (cl_mem)c->src[0].buf->handle : d;
+	b = nsrc > 1 ? (cl_mem)c->src[1].buf->handle : a;
+	{
+		size_t ps = f64 ? sizeof(double) : sizeof(float);
+		const void *p0 = f64 ? (const void *)&p64[0] : (const void *)&p32[0];
+		const void *p1 = f64 ? (const void *)&p64[1] : (const void *)&p32[1];
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), ps, ps};
+		const void *vals[] = {&g, &d, &a, &b, p0, p1};
+		st = set_args(be, k, clg_op_name(c->op), 6, sizes, vals);
+	}
+	if (st)
+		return st;
+	return launch_1d(be, k, (size_t)g.n, clg_cl_of(be)->wg_size, clg_op_name(c->op));
+}
+
+static clg_status sum_run(clg_backend *be, const clg_op_call *c)
+{
+	const clg_view *s = &c->src[0], *dv = &c->dst;
+	char opts[256];
+	red_geom g;
+	cl_kernel k;
+	clg_status st;
+	cl_mem dm, sm;
+	size_t local = clg_cl_of(be)->wg_size, kwg = 0, items = 1;
+	int64_t R = 1;
+
+	st = check_dtype(be, c);
+	if (!st)
+		st = check_int_range(be, c, s);
+	if (!st)
+		st = check_int_range(be, c, dv);
+	if (st)
+		return st;
+	memset(&g, 0, sizeof(g));
+	g.dst_off = (cl_int)dv->offset;
+	g.src_off = (cl_int)s->offset;
+	for (int d = 0; d < dv->ndim; d++) {
+		if (dv->shape[d] == 1)
+			continue;
+		g.out_shape[g.nout] = (cl_int)dv->shape[d];
+		g.dst_st[g.nout] = (cl_int)dv->stride[d];
+		g.src_out_st[g.nout] = (cl_int)s->stride[d];
+		g.nout++;
+		items *= (size_t)dv->shape[d];
+	}
+	for (int d = dv->ndim; d < s->ndim; d++) {
+		if (s->shape[d] == 1)
+			continue;
+		/* merge with the previous reduced dim when contiguous with it */
+		if (g.nred && g.src_red_st[g.nred - 1] == s->stride[d] * s->shape[d]) {
+			g.red_shape[g.nred - 1] *= (cl_int)s->shape[d];
+			g.src_red_st[g.nred - 1] = (cl_int)s->stride[d];
+		} else {
+			g.red_shape[g.nred] = (cl_int)s->shape[d];
+			g.src_red_st[g.nred] = (cl_int)s->stride[d];
+			g.nred++;
+		}
+		R *= s->shape[d];
+	}
+	for (int d = 0; d < dv->ndim; d++)
+		if (dv->shape[d] == 0)
+			return CLG_OK;
+	g.R = (cl_int)R;
+	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	st = clg_cl_kernel(be, "reduce", opts, "sum_rows", &k);
+	if (st)
+		return st;
+	/* power of two no larger than what this kernel allows, nor much larger than R */
+	clGetKernelWorkGroupInfo(k, clg_cl_of(be)->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg, NULL);
+	if (kwg && kwg < local)
+		local = kwg;
+	while (local > 1 && (local & (local - 1)))
+		local &= local - 1;
+	while (local > 1 && (int64_t)local / 2 >= R)
+		local /= 2;
+	dm = (cl_mem)dv->buf->handle;
+	sm = (cl_mem)s->buf->handle;
+	{
+		size_t acc = c->dst.dtype == CLG_F64 ? sizeof(double) : sizeof(float);
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), local * acc};
+		const void *vals[] = {&g, &dm, &sm, NULL};
+		st = set_args(be, k, "sum", 4, sizes, vals);
+	}
+	if (st)
+		return st;
+	return launch_1d(be, k, items * local, local, "sum");
+}
+
+void clg_cl_register_ops(clg_backend *be)
+{
+	for (int op = 0; op < CLG_OP_COUNT; op++)
+		if (clg_op_is_elementwise((clg_op)op))
+			be->ops[op] = ew_run;
+	be->ops[CLG_OP_SUM] = sum_run;
+	be->ops[CLG_OP_GEMM] = clg_cl_gemm;
+}

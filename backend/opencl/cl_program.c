@@ -1,0 +1,410 @@
+/* Kernel programs: sources (embedded, or $CLGRAD_KERNEL_DIR), compiled lazily with #define'd
+ * options, cached in memory per (program, options) and on disk as program binaries.
+ *
+ * A disk entry is <cache dir>/<key>.bin where key hashes the format version, the source, the
+ * options, the platform, the device name and the driver version. The file starts with a header
+ * that repeats the key and a checksum of the binary, so a truncated, corrupt or foreign entry is
+ * detected and rebuilt. Entries are written to a temporary name, synced and renamed. */
+#include "cl_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CACHE_FORMAT_VERSION 1u
+static const char cache_magic[8] = {'C', 'L', 'G', 'B', 'I', 'N', 0, 1};
+
+typedef struct {
+	char magic[8];
+	uint32_t format;
+	uint32_t reserved;
+	uint64_t key[2];
+	uint64_t payload_size;
+	uint64_t payload_hash;
+} cache_header;
+
+struct clg_embedded_kernel {
+	const char *name;
+	const unsigned char *data;
+	size_t size;
+};
+extern const struct clg_embedded_kernel clg_embedded_kernels[];
+extern const int clg_embedded_kernel_count;
+extern const char *const clg_embedded_kernel_names[];
+
+const char *const *clg_cl_program_names(void) { return clg_embedded_kernel_names; }
+
+static clg_status read_file(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+	char *buf;
+
+	*data = NULL;
+	*len = 0;
+	if (!f)
+		return clg_fail(CLG_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+		fclose(f);
+		return clg_fail(CLG_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+	}
+	buf = malloc((size_t)n + 1);
+	if (!buf) {
+		fclose(f);
+		return clg_fail(CLG_ERR_OOM, "reading '%s': out of host memory", path);
+	}
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		fclose(f);
+		return clg_fail(CLG_ERR_IO, "short read from '%s'", path);
+	}
+	fclose(f);
+	buf[n] = 0;
+	*data = buf;
+	*len = (size_t)n;
+	return CLG_OK;
+}
+
+clg_status clg_cl_program_source(const char *name, const char **src, size_t *len, char **owned)
+{
+	const char *dir = getenv("CLGRAD_KERNEL_DIR");
+
+	*owned = NULL;
+	if (dir && *dir) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s.cl", dir, name);
+		clg_status st = read_file(path, owned, len);
+		if (st)
+			return clg_fail_prefix(st, "kernel program '%s' from CLGRAD_KERNEL_DIR: ", name);
+		*src = *owned;
+		return CLG_OK;
+	}
+	for (int i = 0; i < clg_embedded_kernel_count; i++) {
+		if (!strcmp(clg_embedded_kernels[i].name, name)) {
+			*src = (const char *)clg_embedded_kernels[i].data;
+			*len = clg_embedded_kernels[i].size;
+			return CLG_OK;
+		}
+	}
+	return clg_fail(CLG_ERR_INVALID, "no kernel program named '%s'", name);
+}
+
+/* The cache folder, or "" when disabled (CLGRAD_CACHE_DIR=0 or no home). */
+static void cache_dir(char *buf, size_t len)
+{
+	const char *d = getenv("CLGRAD_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	buf[0] = 0;
+	if (d && *d) {
+		if (strcmp(d, "0") != 0)
+			snprintf(buf, len, "%s", d);
+	} else if (x && *x) {
+		snprintf(buf, len, "%s/clgrad", x);
+	} else if (h && *h) {
+		snprintf(buf, len, "%s/.cache/clgrad", h);
+	}
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	}
+	return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void disk_key(clg_backend *be, const char *src, size_t len, const char *options, uint64_t key[2])
+{
+	const clg_device_info *i = &be->info;
+	uint32_t fmt = CACHE_FORMAT_VERSION;
+	for (int k = 0; k < 2; k++) {
+		/* two differently seeded 64-bit hashes make a 128-bit key */
+		uint64_t h = k ? CLG_HASH_SEED ^ 0x9e3779b97f4a7c15ULL : CLG_HASH_SEED;
+		h = clg_hash64(h, &fmt, sizeof(fmt));
+		h = clg_hash64(h, src, len);
+		h = clg_hash64(h, options, strlen(options) + 1);
+		h = clg_hash64(h, i->platform, strlen(i->platform) + 1);
+		h = clg_hash64(h, i->platform_version, strlen(i->platform_version) + 1);
+		h = clg_hash64(h, i->name, strlen(i->name) + 1);
+		h = clg_hash64(h, i->driver_version, strlen(i->driver_version) + 1);
+		key[k] = h;
+	}
+}
+
+static void entry_path(const char *dir, const uint64_t key[2], char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%016llx%016llx.bin", dir, (unsigned long long)key[0], (unsigned long long)key[1]);
+}
+
+/* Loads a cached binary; returns NULL (and says why in debug output) when absent or unusable. */
+static cl_program load_cached(clg_backend *be, const char *path, const uint64_t key[2], const char *options)
+{
+	clg_cl *cl = clg_cl_of(be);
+	char *data = NULL;
+	size_t len;
+	const char *why = NULL;
+	cl_program prog = NULL;
+	cache_header h;
+	cl_int err, binerr;
+
+	if (access(path, F_OK) != 0)
+		return NULL;
+	if (read_file(path, &data, &len) != CLG_OK) {
+		why = clg_last_error();
+		goto reject;
+	}
+	if (len < sizeof(h)) {
+		why = "truncated header";
+		goto reject;
+	}
+	memcpy(&h, data, sizeof(h));
+	if (memcmp(h.magic, cache_magic, sizeof(cache_magic)) != 0 || h.format != CACHE_FORMAT_VERSION) {
+		why = "not a clgrad cache entry of this format";
+	} else if (h.key[0] != key[0] || h.key[1] != key[1]) {
+		why = "entry belongs to another source, device or driver";
+	} else if (h.payload_size != len - sizeof(h)) {
+		why = "truncated binary";
+	} else if (clg_hash64(CLG_HASH_SEED, data + sizeof(h), len - sizeof(h)) != h.payload_hash) {
+		why = "checksum mismatch";
+	}
+	if (why)
+		goto reject;
+	{
+		const unsigned char *bin = (const unsigned char *)data + sizeof(h);
+		size_t binlen = len - sizeof(h);
+		prog = clCreateProgramWithBinary(cl->context, 1, &cl->device, &binlen, &bin, &binerr, &err);
+	}
+	if (err != CL_SUCCESS || binerr != CL_SUCCESS) {
+		why = "driver refused the binary";
+		goto reject;
+	}
+	err = clBuildProgram(prog, 1, &cl->device, options, NULL, NULL);
+	if (err != CL_SUCCESS) {
+		why = "driver could not build the binary";
+		goto reject;
+	}
+	free(data);
+	return prog;
+
+reject:
+	clg_debug("program cache: rejected %s (%s); rebuilding from source", path, why);
+	cl->stats.n_disk_reject++;
+	if (prog)
+		clReleaseProgram(prog);
+	free(data);
+	return NULL;
+}
+
+static void store_cached(clg_backend *be, cl_program prog, const char *dir, const char *path, const uint64_t key[2])
+{
+	static unsigned counter;
+	clg_cl *cl = clg_cl_of(be);
+	size_t binlen = 0;
+	unsigned char *bin = NULL;
+	char tmp[4400];
+	cache_header h;
+	FILE *f = NULL;
+
+	(void)cl;
+	if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(binlen), &binlen, NULL) != CL_SUCCESS || !binlen)
+		goto out; /* the driver offers no binaries: nothing to cache */
+	bin = malloc(binlen);
+	if (!bin || clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(bin), &bin, NULL) != CL_SUCCESS)
+		goto out;
+	if (mkdir_p(dir) != 0) {
+		clg_debug("program cache: cannot create %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	memcpy(h.magic, cache_magic, sizeof(h.magic));
+	h.format = CACHE_FORMAT_VERSION;
+	h.reserved = 0;
+	h.key[0] = key[0];
+	h.key[1] = key[1];
+	h.payload_size = binlen;
+	h.payload_hash = clg_hash64(CLG_HASH_SEED, bin, binlen);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+	f = fopen(tmp, "wb");
+	if (!f || fwrite(&h, sizeof(h), 1, f) != 1 || fwrite(bin, 1, binlen, f) != binlen || fflush(f) != 0 ||
+	    fsync(fileno(f)) != 0) {
+		clg_debug("program cache: cannot write %s: %s", tmp, strerror(errno));
+		if (f)
+			fclose(f);
+		f = NULL;
+		unlink(tmp);
+		goto out;
+	}
+	fclose(f);
+	f = NULL;
+	if (rename(tmp, path) != 0) {
+		clg_debug("program cache: cannot rename %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+	}
+out:
+	free(bin);
+}
+
+static clg_status build_from_source(clg_backend *be, const char *name, const char *src, size_t len,
+				    const char *options, cl_program *out)
+{
+	clg_cl *cl = clg_cl_of(be);
+	cl_int err;
+	cl_program prog = clCreateProgramWithSource(cl->context, 1, &src, &len, &err);
+
+	*out = NULL;
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, "build", err, "clCreateProgramWithSource('%s')", name);
+	err = clBuildProgram(prog, 1, &cl->device, options, NULL, NULL);
+	if (err != CL_SUCCESS) {
+		size_t loglen = 0;
+		char *log = NULL;
+		clGetProgramBuildInfo(prog, cl->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &loglen);
+		log = calloc(loglen + 1, 1);
+		if (log)
+			clGetProgramBuildInfo(prog, cl->device, CL_PROGRAM_BUILD_LOG, loglen, log, NULL);
+		clg_fail(CLG_ERR_BUILD, "op 'build' on device '%s': kernel program '%s' with options '%s' failed to compile (%s, %d); build log:\n%s",
+			 be->info.name, name, options, clg_cl_error_name(err), (int)err, log ? log : "(unavailable)");
+		free(log);
+		clReleaseProgram(prog);
+		return CLG_ERR_BUILD;
+	}
+	cl->stats.n_build++;
+	*out = prog;
+	return CLG_OK;
+}
+
+static uint64_t mem_key(const char *a, const char *b, const char *c)
+{
+	uint64_t h = clg_hash64(CLG_HASH_SEED, a, strlen(a) + 1);
+	h = clg_hash64(h, b, strlen(b) + 1);
+	return c ? clg_hash64(h, c, strlen(c) + 1) : h;
+}
+
+static clg_status push_entry(clg_cl_cache_entry **arr, int *n, int *cap, clg_cl_cache_entry e)
+{
+	if (*n == *cap) {
+		int nc = *cap ? 2 * *cap : 32;
+		void *p = realloc(*arr, (size_t)nc * sizeof(**arr));
+		if (!p)
+			return clg_fail(CLG_ERR_OOM, "program cache: out of host memory");
+		*arr = p;
+		*cap = nc;
+	}
+	(*arr)[(*n)++] = e;
+	return CLG_OK;
+}
+
+clg_status clg_cl_program(clg_backend *be, const char *name, const char *options, cl_program *out)
+{
+	clg_cl *cl = clg_cl_of(be);
+	uint64_t key = mem_key(name, options, NULL), dkey[2];
+	const char *src;
+	char *owned = NULL, dir[4096], path[4300];
+	size_t len;
+	cl_program prog = NULL;
+	clg_status st;
+
+	for (int i = 0; i < cl->nprograms; i++) {
+		if (cl->programs[i].key == key) {
+			cl->stats.n_mem_hit++;
+			*out = cl->programs[i].program;
+			return CLG_OK;
+		}
+	}
+	st = clg_cl_program_source(name, &src, &len, &owned);
+	if (st)
+		return st;
+	cache_dir(dir, sizeof(dir));
+	if (dir[0]) {
+		disk_key(be, src, len, options, dkey);
+		entry_path(dir, dkey, path, sizeof(path));
+		prog = load_cached(be, path, dkey, options);
+		if (prog) {
+			cl->stats.n_disk_load++;
+			clg_debug("program cache: loaded '%s' [%s] from %s", name, options, path);
+		}
+	}
+	if (!prog) {
+		st = build_from_source(be, name, src, len, options, &prog);
+		if (st)
+			goto out;
+		clg_debug("program cache: built '%s' [%s] from source", name, options);
+		if (dir[0])
+			store_cached(be, prog, dir, path, dkey);
+	}
+	st = push_entry(&cl->programs, &cl->nprograms, &cl->capprograms,
+			(clg_cl_cache_entry){.key = key, .program = prog});
+	if (st) {
+		clReleaseProgram(prog);
+		goto out;
+	}
+	*out = prog;
+out:
+	free(owned);
+	return st;
+}
+
+clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *options, const char *kernel,
+			 cl_kernel *out)
+{
+	clg_cl *cl = clg_cl_of(be);
+	uint64_t key = mem_key(program, options, kernel);
+	cl_program prog;
+	cl_kernel k;
+	cl_int err;
+	clg_status st;
+
+	for (int i = 0; i < cl->nkernels; i++) {
+		if (cl->kernels[i].key == key) {
+			*out = cl->kernels[i].kernel;
+			return CLG_OK;
+		}
+	}
+	st = clg_cl_program(be, program, options, &prog);
+	if (st)
+		return st;
+	k = clCreateKernel(prog, kernel, &err);
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, kernel, err, "clCreateKernel from program '%s'", program);
+	st = push_entry(&cl->kernels, &cl->nkernels, &cl->capkernels, (clg_cl_cache_entry){.key = key, .kernel = k});
+	if (st) {
+		clReleaseKernel(k);
+		return st;
+	}
+	*out = k;
+	return CLG_OK;
+}
+
+void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
+{
+	(void)be;
+	switch (t) {
+	case CLG_F64:
+		snprintf(buf, len, "-DT=double -DACC=double -DUSE_FP64 -cl-std=CL1.2");
+		break;
+	default:
+		snprintf(buf, len, "-DT=float -DACC=float -cl-std=CL1.2");
+		break;
+	}
+}
+
+void clg_cl_release_programs(clg_backend *be)
+{
+	clg_cl *cl = clg_cl_of(be);
+	for (int i = 0; i < cl->nkernels; i++)
+		clReleaseKernel(cl->kernels[i].kernel);
+	for (int i = 0; i < cl->nprograms; i++)
+		clReleaseProgram(cl->programs[i].program);
+	free(cl->kernels);
+	free(cl->programs);
+	cl->kernels = cl->programs = NULL;
+	cl->nkernels = cl->nprograms = cl->capkernels = cl->capprograms = 0;
+}

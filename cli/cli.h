@@ -1,0 +1,15 @@
+/* Subcommands of the clgrad command-line tool. Each returns the process exit code. */
+#ifndef CLGRAD_CLI_H
+#define CLGRAD_CLI_H
+
+#include <stdio.h>
+
+int cmd_devices(int argc, char **argv);
+int cmd_smoke(int argc, char **argv);
+
+/* Prints s as a JSON string literal. */
+void json_string(FILE *f, const char *s);
+/* Prints "clgrad <cmd>: <message>" for the last library error; returns 1. */
+int report_error(const char *cmd);
+
+#endif

@@ -1,0 +1,100 @@
+/* clgrad devices [--json]: every device and what it offers. */
+#include "cli.h"
+
+#include <clgrad.h>
+#include <string.h>
+
+static void print_json(const clg_device_info *list, int n, int selected)
+{
+	printf("{\n  \"schema\": 1,\n  \"default\": %d,\n  \"devices\": [\n", selected);
+	for (int i = 0; i < n; i++) {
+		const clg_device_info *d = &list[i];
+		printf("    {\"index\": %d, \"type\": ", d->index);
+		json_string(stdout, clg_device_type_name(d->type));
+		printf(", \"platform\": ");
+		json_string(stdout, d->platform);
+		printf(", \"platform_version\": ");
+		json_string(stdout, d->platform_version);
+		printf(", \"vendor\": ");
+		json_string(stdout, d->vendor);
+		printf(", \"name\": ");
+		json_string(stdout, d->name);
+		printf(", \"opencl_version\": ");
+		json_string(stdout, d->cl_version);
+		printf(", \"opencl_c_version\": ");
+		json_string(stdout, d->clc_version);
+		printf(", \"driver_version\": ");
+		json_string(stdout, d->driver_version);
+		printf(", \"compute_units\": %u, \"clock_mhz\": %u, \"global_mem_bytes\": %llu, "
+		       "\"local_mem_bytes\": %llu, \"max_alloc_bytes\": %llu, \"max_work_group_size\": %llu, "
+		       "\"timer_resolution_ns\": %llu, ",
+		       d->compute_units, d->clock_mhz, (unsigned long long)d->global_mem,
+		       (unsigned long long)d->local_mem, (unsigned long long)d->max_alloc,
+		       (unsigned long long)d->max_wg_size, (unsigned long long)d->timer_resolution_ns);
+		printf("\"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, \"integer_dot_product\": %s, \"il\": %s, \"il_version\": ",
+		       d->has_fp16 ? "true" : "false", d->has_fp64 ? "true" : "false",
+		       d->has_subgroups ? "true" : "false", d->has_int_dot ? "true" : "false",
+		       d->has_il ? "true" : "false");
+		json_string(stdout, d->il_version);
+		printf("}%s\n", i + 1 < n ? "," : "");
+	}
+	printf("  ]\n}\n");
+}
+
+static void mib(char *buf, size_t len, uint64_t bytes)
+{
+	if (bytes >= (1ull << 30))
+		snprintf(buf, len, "%.1f GiB", (double)bytes / (1ull << 30));
+	else if (bytes >= (1ull << 20))
+		snprintf(buf, len, "%.0f MiB", (double)bytes / (1ull << 20));
+	else
+		snprintf(buf, len, "%.0f KiB", (double)bytes / 1024);
+}
+
+static void print_table(const clg_device_info *list, int n, int selected)
+{
+	printf("%-3s %-4s %-28s %-34s %-6s %-5s %-10s %-10s %-10s %s\n", "idx", "type", "platform", "device",
+	       "CUs", "MHz", "global", "max alloc", "local", "features");
+	for (int i = 0; i < n; i++) {
+		const clg_device_info *d = &list[i];
+		char g[32], a[32], l[32], feat[96];
+		if (d->type == CLG_DEV_REF) {
+			snprintf(g, sizeof(g), "host");
+			snprintf(a, sizeof(a), "host");
+			snprintf(l, sizeof(l), "-");
+		} else {
+			mib(g, sizeof(g), d->global_mem);
+			mib(a, sizeof(a), d->max_alloc);
+			mib(l, sizeof(l), d->local_mem);
+		}
+		snprintf(feat, sizeof(feat), "%s%s%s%s%s", d->has_fp16 ? "fp16 " : "", d->has_fp64 ? "fp64 " : "",
+			 d->has_subgroups ? "subgroups " : "", d->has_int_dot ? "intdot " : "", d->has_il ? "il " : "");
+		printf("%c%-2d %-4s %-28.28s %-34.34s %-6u %-5u %-10s %-10s %-10s %s\n", i == selected ? '*' : ' ',
+		       d->index, clg_device_type_name(d->type), d->platform, d->name, d->compute_units, d->clock_mhz,
+		       g, a, l, feat);
+		if (d->type != CLG_DEV_REF)
+			printf("    %s | %s | driver %s | timer %llu ns\n", d->cl_version, d->clc_version,
+			       d->driver_version, (unsigned long long)d->timer_resolution_ns);
+	}
+	printf("* default device (CLGRAD_DEVICE selects another)\n");
+}
+
+int cmd_devices(int argc, char **argv)
+{
+	const clg_device_info *list;
+	int n, selected, json = argc > 1 && !strcmp(argv[1], "--json");
+
+	if (argc > 1 && !json) {
+		fprintf(stderr, "usage: clgrad devices [--json]\n");
+		return 2;
+	}
+	if (clg_devices(&list, &n))
+		return report_error("devices");
+	if (clg_device_select(NULL, &selected))
+		return report_error("devices");
+	if (json)
+		print_json(list, n, selected);
+	else
+		print_table(list, n, selected);
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* clgrad: the command-line tool. */
+#include "cli.h"
+
+#include <clgrad.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *help;
+} commands[] = {
+	{"devices", cmd_devices, "list every device (--json for JSON)"},
+	{"smoke", cmd_smoke, "run a small computation on a device and check it against the reference"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: clgrad <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\nenvironment: CLGRAD_DEVICE (index, ref, cpu, gpu or part of a name), CLGRAD_CACHE_DIR\n"
+		   "(0 disables the kernel cache), CLGRAD_KERNEL_DIR (load kernels from a folder), CLGRAD_DEBUG\n");
+}
+
+void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+int report_error(const char *cmd)
+{
+	fprintf(stderr, "clgrad %s: %s\n", cmd, clg_last_error());
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "clgrad: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
