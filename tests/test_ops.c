@@ -1,0 +1,385 @@
+/* The op suite: every op, at several shapes and layouts, on every OpenCL device, against the
+ * reference backend (ggml's test-backend-ops in spirit).
+ *
+ * usage: test_ops [--op NAME] [--device SUBSTRING] [--small] [-v]
+ *   --small  only cases of at most 64 elements per operand (for Oclgrind)
+ * Each case fills its buffers (dst included) with the same random numbers on both backends, runs
+ * the op on views into them, reads back the whole dst buffer and compares: NaN/Inf positions
+ * first, then the normalized squared error against a per-op threshold. Comparing the whole buffer
+ * also catches writes outside the view. */
+#include "test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+enum layout {
+	L_CONTIG,     /* every operand contiguous */
+	L_BROADCAST,  /* src1 (or src0 for unary) broadcast along dim 0 with stride 0 */
+	L_TRANSPOSED, /* src0 a transposed (column-major) view */
+	L_OFFSET,     /* operands start at an offset inside a larger buffer, rows padded */
+	L_COUNT
+};
+static const char *layout_names[] = {"contig", "bcast", "transp", "offset"};
+
+typedef struct {
+	clg_op op;
+	int nd;
+	int64_t shape[CLG_MAX_DIMS]; /* dst shape; for SUM the src shape, split at nkeep; for GEMM M,N,K (+batch) */
+	int nkeep;                   /* SUM: leading dims kept */
+	enum layout layout;
+	int transA, transB, batch;   /* GEMM */
+	double f[2];
+	float lo, hi;                /* input range */
+} op_case;
+
+typedef struct {
+	clg_buffer *buf[1 + CLG_MAX_SRC];
+	clg_view view[1 + CLG_MAX_SRC]; /* 0 is dst */
+} bound;
+
+static int nsrc_of(clg_op op) { return clg_op_nsrc(op); }
+
+static double threshold(clg_op op)
+{
+	switch (op) {
+	case CLG_OP_GEMM: return 1e-9;
+	case CLG_OP_SUM: return 1e-10;
+	default: return 1e-11;
+	}
+}
+
+/* Lays out one operand of the given logical shape inside a buffer, according to the case layout. */
+static void make_view(const op_case *c, int which, int nd, const int64_t *shape, clg_view *v, size_t *elems)
+{
+	int64_t s = 1, pad = c->layout == L_OFFSET ? 3 : 0, off = c->layout == L_OFFSET ? 5 : 0;
+	int transposed = c->layout == L_TRANSPOSED && which == 1 && nd >= 2;
+	int bcast = c->layout == L_BROADCAST && nd >= 1 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
+
+	memset(v, 0, sizeof(*v));
+	v->dtype = CLG_F32;
+	v->ndim = nd;
+	v->offset = off;
+	for (int d = 0; d < nd; d++)
+		v->shape[d] = shape[d];
+	if (c->op == CLG_OP_GEMM) {
+		int tr = (which == 1 && c->transA) || (which == 2 && c->transB);
+		transposed = tr;
+		bcast = 0;
+	}
+	if (transposed) {
+		/* last two dims stored swapped (column-major matrix) */
+		int a = nd - 2, b = nd - 1;
+		v->stride[a] = 1;
+		v->stride[b] = shape[a] + pad;
+		s = shape[b] * (shape[a] + pad);
+		for (int d = nd - 3; d >= 0; d--) {
+			v->stride[d] = s;
+			s *= shape[d];
+		}
+	} else {
+		for (int d = nd - 1; d >= 0; d--) {
+			v->stride[d] = s;
+			s *= shape[d] + (d == nd - 1 ? pad : 0);
+		}
+	}
+	if (bcast) {
+		/* stored once, read for every index of dim 0 */
+		s = s / (shape[0] + (nd == 1 ? pad : 0));
+		v->stride[0] = 0;
+		if (s == 0)
+			s = 1;
+	}
+	*elems = (size_t)(off + s + pad + 1);
+}
+
+/* Logical shapes of dst and sources for a case. */
+static int case_shapes(const op_case *c, int64_t shapes[][CLG_MAX_DIMS], int *nds)
+{
+	int nsrc = nsrc_of(c->op);
+	if (c->op == CLG_OP_GEMM) {
+		int64_t M = c->shape[0], N = c->shape[1], K = c->shape[2];
+		int nd = c->batch ? 3 : 2, o = c->batch ? 1 : 0;
+		for (int k = 0; k < 3; k++) {
+			nds[k] = nd;
+			if (c->batch)
+				shapes[k][0] = c->batch;
+		}
+		shapes[0][o] = M, shapes[0][o + 1] = N;
+		shapes[1][o] = M, shapes[1][o + 1] = K;
+		shapes[2][o] = K, shapes[2][o + 1] = N;
+		return 2;
+	}
+	if (c->op == CLG_OP_SUM) {
+		nds[0] = c->nkeep;
+		nds[1] = c->nd;
+		memcpy(shapes[1], c->shape, sizeof(c->shape));
+		memcpy(shapes[0], c->shape, sizeof(c->shape));
+		return 1;
+	}
+	for (int k = 0; k <= nsrc; k++) {
+		nds[k] = c->nd;
+		memcpy(shapes[k], c->shape, sizeof(c->shape));
+	}
+	return nsrc;
+}
+
+static void case_name(const op_case *c, char *buf, size_t len)
+{
+	size_t p = (size_t)snprintf(buf, len, "%s [", clg_op_name(c->op));
+	int n = c->op == CLG_OP_GEMM ? 3 : c->nd;
+	for (int d = 0; d < n; d++)
+		p += (size_t)snprintf(buf + p, len - p, d ? "x%lld" : "%lld", (long long)c->shape[d]);
+	if (c->op == CLG_OP_SUM)
+		p += (size_t)snprintf(buf + p, len - p, " keep %d", c->nkeep);
+	if (c->op == CLG_OP_GEMM)
+		p += (size_t)snprintf(buf + p, len - p, "%s%s batch %d a %.1f b %.1f", c->transA ? " At" : "",
+				      c->transB ? " Bt" : "", c->batch, c->f[0], c->f[1]);
+	snprintf(buf + p, len - p, "] %s", layout_names[c->layout]);
+}
+
+/* Runs a case on one backend; returns the dst buffer contents (malloc'd) or NULL on failure. */
+static float *run_case(clg_backend *be, const op_case *c, clg_status *status, size_t *dst_elems)
+{
+	int64_t shapes[1 + CLG_MAX_SRC][CLG_MAX_DIMS] = {{0}};
+	int nds[1 + CLG_MAX_SRC] = {0};
+	int nsrc = case_shapes(c, shapes, nds);
+	bound b;
+	clg_op_call call;
+	float *out = NULL;
+	size_t elems[1 + CLG_MAX_SRC];
+	clg_status st = CLG_OK;
+
+	memset(&b, 0, sizeof(b));
+	memset(&call, 0, sizeof(call));
+	for (int k = 0; k <= nsrc && !st; k++) {
+		float *host;
+		make_view(c, k, nds[k], shapes[k], &b.view[k], &elems[k]);
+		host = malloc(elems[k] * sizeof(float));
+		if (!host) {
+			st = CLG_ERR_OOM;
+			break;
+		}
+		t_fill_uniform(host, elems[k], 100u * (unsigned)c->op + (unsigned)k, c->lo, c->hi);
+		st = clg_buffer_alloc(be, elems[k] * sizeof(float), &b.buf[k]);
+		if (!st)
+			st = clg_buffer_upload(b.buf[k], 0, host, elems[k] * sizeof(float));
+		b.view[k].buf = b.buf[k];
+		free(host);
+	}
+	if (!st) {
+		call.op = c->op;
+		call.dst = b.view[0];
+		for (int k = 0; k < nsrc; k++)
+			call.src[k] = b.view[k + 1];
+		call.f[0] = c->f[0];
+		call.f[1] = c->f[1];
+		st = clg_run(be, &call);
+	}
+	if (!st) {
+		out = malloc(elems[0] * sizeof(float));
+		st = out ? clg_buffer_download(b.buf[0], 0, out, elems[0] * sizeof(float)) : CLG_ERR_OOM;
+	}
+	for (int k = 0; k <= nsrc; k++)
+		clg_buffer_free(b.buf[k]);
+	*status = st;
+	*dst_elems = elems[0];
+	if (st) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* NaN/Inf agreement, then normalized squared error. Returns the error (INFINITY on disagreement). */
+static double compare(const float *ref, const float *dev, size_t n)
+{
+	double num = 0, den = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(ref[i]) != isnan(dev[i]) || isinf(ref[i]) != isinf(dev[i]))
+			return INFINITY;
+		if (isnan(ref[i]) || isinf(ref[i])) {
+			if (isinf(ref[i]) && ref[i] != dev[i])
+				return INFINITY;
+			continue;
+		}
+		num += ((double)ref[i] - dev[i]) * ((double)ref[i] - dev[i]);
+		den += (double)ref[i] * ref[i];
+	}
+	return den > 0 ? num / den : num;
+}
+
+/* ---- the case table ---- */
+
+static op_case cases[4096];
+static int ncases;
+
+static void add(op_case c)
+{
+	if (ncases < (int)(sizeof(cases) / sizeof(cases[0])))
+		cases[ncases++] = c;
+}
+
+static void build_cases(void)
+{
+	static const int64_t ew_shapes[][CLG_MAX_DIMS + 1] = {
+		/* nd, dims... : odd sizes, primes, non-multiples of work-group sizes */
+		{1, 1}, {1, 7}, {1, 257}, {1, 1000}, {2, 3, 5}, {2, 31, 17}, {3, 4, 1, 9}, {4, 2, 3, 4, 5}, {2, 64, 300},
+	};
+	for (int op = 0; op < CLG_OP_COUNT; op++) {
+		if (op == CLG_OP_SUM || op == CLG_OP_GEMM)
+			continue;
+		for (size_t s = 0; s < sizeof(ew_shapes) / sizeof(ew_shapes[0]); s++) {
+			for (int l = 0; l < L_COUNT; l++) {
+				op_case c = {.op = (clg_op)op, .nd = (int)ew_shapes[s][0], .layout = (enum layout)l,
+					     .lo = -2, .hi = 2, .f = {1.5, -0.25}};
+				if (l == L_TRANSPOSED && c.nd < 2)
+					continue;
+				if (l == L_BROADCAST && clg_op_nsrc((clg_op)op) == 0)
+					continue;
+				memcpy(c.shape, &ew_shapes[s][1], sizeof(c.shape));
+				if (op == CLG_OP_LOG)
+					c.lo = 0.01f;
+				if (op == CLG_OP_DIV)
+					c.lo = 0.5f; /* keep divisors away from zero */
+				add(c);
+			}
+		}
+	}
+	static const int64_t red_shapes[][CLG_MAX_DIMS + 2] = {
+		/* nd, nkeep, dims... */
+		{1, 0, 1}, {1, 0, 1000}, {1, 0, 100003}, {2, 1, 3, 5}, {2, 1, 128, 10}, {2, 1, 7, 4099},
+		{3, 1, 5, 6, 7}, {3, 2, 4, 3, 65}, {3, 0, 4, 3, 65}, {4, 2, 2, 3, 4, 5},
+	};
+	for (size_t s = 0; s < sizeof(red_shapes) / sizeof(red_shapes[0]); s++) {
+		for (int l = 0; l < L_COUNT; l++) {
+			op_case c = {.op = CLG_OP_SUM, .nd = (int)red_shapes[s][0], .nkeep = (int)red_shapes[s][1],
+				     .layout = (enum layout)l, .lo = -1, .hi = 1};
+			if (l == L_BROADCAST || (l == L_TRANSPOSED && c.nd < 2))
+				continue;
+			memcpy(c.shape, &red_shapes[s][2], sizeof(c.shape));
+			add(c);
+		}
+	}
+	static const int64_t mnk[][3] = {{1, 1, 1}, {7, 5, 3}, {64, 48, 32}, {129, 65, 33}, {128, 10, 512}, {3, 257, 17}};
+	for (size_t s = 0; s < sizeof(mnk) / sizeof(mnk[0]); s++) {
+		for (int t = 0; t < 4; t++) {
+			for (int batch = 0; batch <= 3; batch += 3) {
+				op_case c = {.op = CLG_OP_GEMM, .nd = 3, .transA = t & 1, .transB = (t >> 1) & 1,
+					     .batch = batch, .lo = -1, .hi = 1, .f = {1.0, 0.0}};
+				memcpy(c.shape, mnk[s], sizeof(mnk[s]));
+				if (s == 2 && t == 0 && !batch) {
+					op_case ab = c;
+					ab.f[0] = 0.5, ab.f[1] = 2.0; /* alpha and beta: accumulate into dst */
+					add(ab);
+				}
+				add(c);
+			}
+		}
+	}
+}
+
+static int small_case(const op_case *c)
+{
+	int64_t n = 1;
+	int dims = c->op == CLG_OP_GEMM ? 3 : c->nd;
+	for (int d = 0; d < dims; d++)
+		n *= c->shape[d];
+	return c->op == CLG_OP_GEMM ? (c->shape[0] * c->shape[1] <= 64 && c->shape[2] <= 64 && c->shape[0] * c->shape[2] <= 64) : n <= 64;
+}
+
+int main(int argc, char **argv)
+{
+	const char *op_filter = NULL, *dev_filter = NULL;
+	int small = 0, verbose = 0, ndev;
+	const clg_device_info *list;
+	clg_backend *ref = NULL;
+	int tally[CLG_OP_COUNT][3] = {{0}}; /* pass, fail, unsupported; summed over devices */
+	int total_pass = 0, total_fail = 0, total_unsup = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--op") && i + 1 < argc)
+			op_filter = argv[++i];
+		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
+			dev_filter = argv[++i];
+		else if (!strcmp(argv[i], "--small"))
+			small = 1;
+		else if (!strcmp(argv[i], "-v"))
+			verbose = 1;
+		else {
+			fprintf(stderr, "usage: test_ops [--op NAME] [--device SUBSTRING] [--small] [-v]\n");
+			return 2;
+		}
+	}
+	t_require_opencl();
+	build_cases();
+	CHECK_OK(clg_devices(&list, &ndev));
+	CHECK_OK(clg_backend_open(0, &ref));
+	if (!ref)
+		return t_finish("test_ops");
+
+	int tested_devices = 0;
+	for (int di = 1; di < ndev; di++) {
+		clg_backend *be = NULL;
+		if (dev_filter && !strstr(list[di].name, dev_filter) && !strstr(list[di].platform, dev_filter))
+			continue;
+		CHECK_OK(clg_backend_open(di, &be));
+		if (!be)
+			continue;
+		tested_devices++;
+		printf("device %d: %s (%s)\n", di, list[di].name, list[di].platform);
+		for (int ci = 0; ci < ncases; ci++) {
+			const op_case *c = &cases[ci];
+			char name[256];
+			clg_status sr, sd;
+			size_t nr, nd;
+			float *r, *d;
+			double err;
+
+			if (op_filter && strcmp(op_filter, clg_op_name(c->op)) != 0)
+				continue;
+			if (small && !small_case(c))
+				continue;
+			case_name(c, name, sizeof(name));
+			r = run_case(ref, c, &sr, &nr);
+			CHECK(sr == CLG_OK, "reference failed on %s: %s", name, clg_last_error());
+			d = run_case(be, c, &sd, &nd);
+			if (sd == CLG_ERR_UNSUPPORTED) {
+				tally[c->op][2]++;
+				if (verbose)
+					printf("  %-60s not supported\n", name);
+			} else if (sd != CLG_OK || !r) {
+				tally[c->op][1]++;
+				CHECK(0, "%s on %s failed: %s", name, list[di].name, clg_last_error());
+			} else {
+				err = compare(r, d, nr);
+				if (err <= threshold(c->op)) {
+					tally[c->op][0]++;
+				} else {
+					tally[c->op][1]++;
+					CHECK(0, "%s on %s: normalized error %.3g > %.3g", name, list[di].name, err,
+					      threshold(c->op));
+				}
+				if (verbose)
+					printf("  %-60s err %.3g\n", name, err);
+			}
+			free(r);
+			free(d);
+		}
+		clg_backend_close(be);
+	}
+	CHECK(tested_devices > 0, "no device matched --device %s", dev_filter ? dev_filter : "(none)");
+
+	printf("\nop suite tally (cases x devices): %-16s %6s %6s %12s\n", "op", "pass", "fail", "unsupported");
+	for (int op = 0; op < CLG_OP_COUNT; op++) {
+		if (!tally[op][0] && !tally[op][1] && !tally[op][2])
+			continue;
+		printf("%-48s %-16s %6d %6d %12d\n", "", clg_op_name((clg_op)op), tally[op][0], tally[op][1], tally[op][2]);
+		total_pass += tally[op][0];
+		total_fail += tally[op][1];
+		total_unsup += tally[op][2];
+	}
+	printf("op cases: %d passed, %d failed, %d unsupported on %d device(s)\n", total_pass, total_fail, total_unsup,
+	       tested_devices);
+	clg_backend_close(ref);
+	return t_finish("test_ops");
+}
