@@ -1,7 +1,127 @@
-/* clgrad: the public header. Include this one. */
+/* clgrad: tensors with reverse-mode autograd on any OpenCL device (and a reference backend).
+ *
+ * Errors. Functions returning clg_status say how they failed through clg_last_error(). Functions
+ * returning a tensor return NULL on failure; clg_last_status() then gives the status and
+ * clg_last_error() the message (op, device, shapes, OpenCL error). A NULL argument makes a tensor
+ * function return NULL without overwriting the first error, so chains such as
+ * clg_relu(clg_add(a, b)) report the failure that started it.
+ *
+ * Memory ownership.
+ * - Every function that returns a tensor returns a new reference owned by the caller. Release it
+ *   with clg_free(). Views (reshape, permute, slice, expand...) share their base's storage; the
+ *   storage lives until its last tensor is freed.
+ * - Inside clg_scope_begin() / clg_scope_end(), tensors created are owned by the scope and freed at
+ *   its end unless clg_keep() moved them out (to the enclosing scope, or to the caller if none).
+ *   clg_free() on a scoped tensor frees it at once.
+ * - The autograd graph holds its own references to what backward needs, so freeing a tensor that
+ *   fed an op never breaks backward. clg_backward() frees the graph's saved tensors as soon as they
+ *   are used; a second backward through the same graph fails with CLG_ERR_STATE unless the first
+ *   used clg_backward_ex(..., retain_graph = 1).
+ * - clg_grad(t) returns a borrowed pointer owned by t (valid until t's grad is zeroed or t freed).
+ *
+ * Asynchrony. Ops enqueue device work and return at once; only reading values (clg_to_host,
+ * clg_item) waits for the device.
+ *
+ * Threads. A backend, and the tensors on it, are used by one thread at a time.
+ */
 #ifndef CLGRAD_H
 #define CLGRAD_H
 
 #include "clg_backend.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clg_tensor clg_tensor;
+
+/* Helpers to pass a shape literal: clg_zeros(be, CLG_F32, CLG_SHAPE(2, 3)). */
+#define CLG_SHAPE(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
+
+clg_status clg_last_status(void);
+
+/* ---- creation ------------------------------------------------------------------------------ */
+clg_tensor *clg_empty(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape);
+clg_tensor *clg_zeros(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape);
+clg_tensor *clg_ones(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape);
+clg_tensor *clg_full(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape, double value);
+/* 0, 1, ..., n - 1 */
+clg_tensor *clg_arange(clg_backend *be, clg_dtype dt, int64_t n);
+/* Copies `data` (ndim/shape, row-major, dtype dt) to the device. */
+clg_tensor *clg_from_host(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape, const void *data);
+/* Copies t (any layout) to another device: an explicit move between devices. */
+clg_tensor *clg_to_device(clg_tensor *t, clg_backend *be);
+/* Reads t (any layout) into host memory of numel * dtype size bytes; waits for the device. */
+clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes);
+/* The single value of a one-element tensor. */
+clg_status clg_item(clg_tensor *t, double *out);
+
+/* ---- properties ---------------------------------------------------------------------------- */
+int clg_ndim(const clg_tensor *t);
+const int64_t *clg_shape(const clg_tensor *t);
+int64_t clg_numel(const clg_tensor *t);
+clg_dtype clg_dtype_of(const clg_tensor *t);
+clg_backend *clg_device_of(const clg_tensor *t);
+int clg_is_contiguous(const clg_tensor *t);
+
+/* ---- views (no copy) ----------------------------------------------------------------------- */
+/* One dim may be -1 (inferred). Non-contiguous inputs are copied first. */
+clg_tensor *clg_reshape(clg_tensor *t, int ndim, const int64_t *shape);
+clg_tensor *clg_permute(clg_tensor *t, const int *perm);
+clg_tensor *clg_transpose(clg_tensor *t, int d0, int d1);
+/* Elements start, start + step, ... < end along dim (negative start/end count from the end). */
+clg_tensor *clg_slice(clg_tensor *t, int dim, int64_t start, int64_t end, int64_t step);
+/* Broadcast to shape (size-1 dims and new leading dims repeat with stride 0). */
+clg_tensor *clg_expand(clg_tensor *t, int ndim, const int64_t *shape);
+/* A contiguous tensor with t's values: a view of t if t is contiguous, else a copy. */
+clg_tensor *clg_contiguous(clg_tensor *t);
+
+/* ---- autograd ------------------------------------------------------------------------------ */
+void clg_set_requires_grad(clg_tensor *t, int on);
+int clg_requires_grad(const clg_tensor *t);
+clg_tensor *clg_grad(clg_tensor *t);  /* borrowed; NULL before any backward */
+void clg_zero_grad(clg_tensor *t);    /* drops the gradient */
+/* Backward from a one-element tensor (gradient 1). */
+clg_status clg_backward(clg_tensor *root);
+/* Backward with a given gradient (same shape as root, NULL means ones); retain_graph keeps the
+ * graph for another backward. */
+clg_status clg_backward_ex(clg_tensor *root, clg_tensor *grad, int retain_graph);
+/* A tensor sharing t's storage, cut from the graph. */
+clg_tensor *clg_detach(clg_tensor *t);
+/* Ops between these record no graph (evaluation); they nest. */
+void clg_no_grad_begin(void);
+void clg_no_grad_end(void);
+int clg_grad_enabled(void);
+
+/* ---- memory -------------------------------------------------------------------------------- */
+void clg_free(clg_tensor *t);
+void clg_scope_begin(void);
+void clg_scope_end(void);
+/* Moves t out of the current scope; returns t. */
+clg_tensor *clg_keep(clg_tensor *t);
+
+/* ---- ops (all differentiable ones record the graph) ---------------------------------------- */
+/* elementwise, with NumPy broadcasting */
+clg_tensor *clg_add(clg_tensor *a, clg_tensor *b);
+clg_tensor *clg_sub(clg_tensor *a, clg_tensor *b);
+clg_tensor *clg_mul(clg_tensor *a, clg_tensor *b);
+clg_tensor *clg_div(clg_tensor *a, clg_tensor *b);
+clg_tensor *clg_neg(clg_tensor *a);
+clg_tensor *clg_exp(clg_tensor *a);
+clg_tensor *clg_log(clg_tensor *a);
+clg_tensor *clg_tanh(clg_tensor *a);
+clg_tensor *clg_relu(clg_tensor *a);
+/* alpha * a + beta */
+clg_tensor *clg_affine(clg_tensor *a, double alpha, double beta);
+/* reductions over the listed axes (negative axes count from the end); naxes 0 means all */
+clg_tensor *clg_sum(clg_tensor *a, int naxes, const int *axes, int keepdim);
+clg_tensor *clg_mean(clg_tensor *a, int naxes, const int *axes, int keepdim);
+/* (..., M, K) @ (..., K, N); 1-D operands are not promoted; batch dims must match or be absent */
+clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b);
+/* x (..., in) @ w^T with w (out, in), plus b (out) when b is not NULL */
+clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

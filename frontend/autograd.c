@@ -1,0 +1,302 @@
+/* Reverse-mode autograd: graph nodes recorded as ops run (define-by-run), and backward. */
+#include "fe_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local int no_grad_depth;
+
+void clg_no_grad_begin(void) { no_grad_depth++; }
+void clg_no_grad_end(void)
+{
+	if (no_grad_depth > 0)
+		no_grad_depth--;
+}
+int clg_grad_enabled(void) { return no_grad_depth == 0; }
+
+void clg_set_requires_grad(clg_tensor *t, int on)
+{
+	if (t && !t->grad_fn)
+		t->requires_grad = on != 0;
+}
+
+int clg_requires_grad(const clg_tensor *t) { return t && t->requires_grad; }
+clg_tensor *clg_grad(clg_tensor *t) { return t ? t->grad : NULL; }
+
+void clg_zero_grad(clg_tensor *t)
+{
+	if (t && t->grad) {
+		fe_release(t->grad);
+		t->grad = NULL;
+	}
+}
+
+/* Drops what the node keeps for backward (saved tensors, pending gradient). */
+static void node_drop_saved(clg_node *n)
+{
+	for (int i = 0; i < n->nsaved; i++)
+		fe_release(n->saved[i]);
+	n->nsaved = 0;
+	if (n->gout)
+		fe_release(n->gout);
+	n->gout = NULL;
+}
+
+void fe_node_release(clg_node *n)
+{
+	if (!n || --n->refs > 0)
+		return;
+	node_drop_saved(n);
+	for (int i = 0; i < n->ninputs; i++)
+		fe_release(n->in[i]);
+	free(n);
+}
+
+int fe_needs_grad(int n, clg_tensor *const *ins)
+{
+	if (no_grad_depth)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if (ins[i] && ins[i]->requires_grad)
+			return 1;
+	return 0;
+}
+
+clg_node *fe_record(clg_tensor *out, const char *op, clg_backward_fn fn, int n, clg_tensor *const *ins)
+{
+	clg_node *node = calloc(1, sizeof(*node));
+	if (!node)
+		return NULL;
+	node->op = op;
+	node->backward = fn;
+	node->refs = 1;
+	node->ninputs = n;
+	for (int i = 0; i < n; i++) {
+		node->in[i] = ins[i];
+		ins[i]->refs++;
+	}
+	out->grad_fn = node;
+	out->requires_grad = 1;
+	return node;
+}
+
+void fe_save(clg_node *n, clg_tensor *t)
+{
+	clg_tensor *d;
+	if (!n || !t || n->nsaved >= CLG_MAX_SAVED)
+		return;
+	/* a detached alias: saving the node's own output must not make a reference cycle */
+	d = fe_own(fe_view_of(t, &t->v));
+	if (!d)
+		return;
+	n->saved[n->nsaved++] = d;
+}
+
+clg_tensor *clg_detach(clg_tensor *t)
+{
+	if (!t)
+		return NULL;
+	return fe_view_of(t, &t->v);
+}
+
+/* dst += g in place when dst is exclusively ours and contiguous, else dst = dst + g. */
+static clg_status add_into(clg_tensor **dst, clg_tensor *g)
+{
+	clg_tensor *d = *dst, *sum;
+	clg_op_call c = {.op = CLG_OP_ADD};
+	clg_tensor *gx;
+
+	gx = clg_expand(g, d->v.ndim, d->v.shape);
+	if (!gx)
+		return clg_last_status();
+	if (d->refs == 1 && d->st->refs == 1 && clg_view_is_contiguous(&d->v)) {
+		clg_status st;
+		c.dst = d->v;
+		c.src[0] = d->v;
+		c.src[1] = gx->v;
+		st = fe_run(d->v.buf->backend, &c);
+		clg_free(gx);
+		return st;
+	}
+	sum = fe_own(fe_ew(CLG_OP_ADD, d, gx, 0, 0));
+	clg_free(gx);
+	if (!sum)
+		return clg_last_status();
+	fe_release(d);
+	*dst = sum;
+	return CLG_OK;
+}
+
+clg_status fe_accumulate(clg_tensor *x, clg_tensor *g)
+{
+	clg_tensor **target;
+	char s0[96], s1[96];
+
+	if (!x->requires_grad)
+		return CLG_OK;
+	if (g->v.ndim != x->v.ndim || memcmp(g->v.shape, x->v.shape, sizeof(int64_t) * (size_t)x->v.ndim) != 0)
+		return clg_fail(CLG_ERR_SHAPE, "backward: gradient of shape %s for a tensor of shape %s",
+				clg_shape_str(&g->v, s0, sizeof(s0)), clg_shape_str(&x->v, s1, sizeof(s1)));
+	target = x->grad_fn ? &x->grad_fn->gout : &x->grad;
+	if (*target)
+		return add_into(target, g);
+	/* the first gradient: leaves get a private contiguous copy, nodes may share */
+	if (!x->grad_fn || !clg_view_is_contiguous(&g->v)) {
+		clg_op_call c = {.op = CLG_OP_COPY};
+		clg_tensor *copy = fe_new(g->v.buf->backend, g->v.dtype, g->v.ndim, g->v.shape);
+		if (!copy)
+			return clg_last_status();
+		fe_own(copy);
+		c.dst = copy->v;
+		c.src[0] = g->v;
+		if (fe_run(copy->v.buf->backend, &c)) {
+			fe_release(copy);
+			return clg_last_status();
+		}
+		*target = copy;
+		return CLG_OK;
+	}
+	g->refs++;
+	*target = g;
+	return CLG_OK;
+}
+
+/* Depth-first post-order of the nodes below root; fails on a node already freed by a backward. */
+static clg_status topo(clg_node *root, clg_node ***order, int *n)
+{
+	int cap = 64, sp = 0, scap = 64;
+	clg_node **out = malloc((size_t)cap * sizeof(*out));
+	struct frame {
+		clg_node *node;
+		int next;
+	} *stack = malloc((size_t)scap * sizeof(*stack));
+	clg_status st = CLG_OK;
+
+	*n = 0;
+	if (!out || !stack) {
+		st = clg_fail(CLG_ERR_OOM, "backward: out of host memory");
+		goto fail;
+	}
+	root->mark = 1;
+	stack[sp++] = (struct frame){root, 0};
+	while (sp > 0) {
+		struct frame *f = &stack[sp - 1];
+		clg_node *node = f->node;
+		if (node->freed) {
+			st = clg_fail(CLG_ERR_STATE,
+				      "backward through op '%s' whose saved tensors a previous backward already freed (use clg_backward_ex with retain_graph)",
+				      node->op);
+			goto fail;
+		}
+		if (f->next < node->ninputs) {
+			clg_node *child = node->in[f->next++]->grad_fn;
+			if (child && !child->mark && node->in[f->next - 1]->requires_grad) {
+				if (sp == scap) {
+					void *p = realloc(stack, (size_t)(scap *= 2) * sizeof(*stack));
+					if (!p) {
+						st = clg_fail(CLG_ERR_OOM, "backward: out of host memory");
+						goto fail;
+					}
+					stack = p;
+				}
+				child->mark = 1;
+				stack[sp++] = (struct frame){child, 0};
+			}
+			continue;
+		}
+		if (*n == cap) {
+			void *p = realloc(out, (size_t)(cap *= 2) * sizeof(*out));
+			if (!p) {
+				st = clg_fail(CLG_ERR_OOM, "backward: out of host memory");
+				goto fail;
+			}
+			out = p;
+		}
+		node->refs++; /* the order holds each node alive */
+		out[(*n)++] = node;
+		sp--;
+	}
+	free(stack);
+	*order = out;
+	return CLG_OK;
+fail:
+	for (int i = 0; i < *n; i++) {
+		out[i]->mark = 0;
+		fe_node_release(out[i]);
+	}
+	for (int i = 0; i < sp; i++)
+		stack[i].node->mark = 0;
+	free(out);
+	free(stack);
+	*n = 0;
+	return st;
+}
+
+clg_status clg_backward_ex(clg_tensor *root, clg_tensor *grad, int retain_graph)
+{
+	clg_node **order = NULL;
+	clg_tensor *g = grad;
+	int n = 0;
+	clg_status st;
+
+	if (!root)
+		return clg_last_status() ? clg_last_status() : clg_fail(CLG_ERR_INVALID, "backward: NULL tensor");
+	if (!root->requires_grad)
+		return clg_fail(CLG_ERR_STATE, "backward: the tensor does not require grad (no input had requires_grad set)");
+	if (!g) {
+		if (clg_view_numel(&root->v) != 1)
+			return clg_fail(CLG_ERR_SHAPE, "backward: without a gradient the tensor must have one element, not %lld",
+					(long long)clg_view_numel(&root->v));
+		g = clg_ones(root->v.buf->backend, root->v.dtype, root->v.ndim, root->v.shape);
+		if (!g)
+			return clg_last_status();
+		fe_own(g);
+	} else {
+		if (!fe_check_inputs("backward", 2, (clg_tensor *[]){root, grad}))
+			return clg_last_status();
+		grad->refs++;
+	}
+	clg_no_grad_begin();
+	if (!root->grad_fn) { /* a leaf */
+		st = fe_accumulate(root, g);
+		goto out;
+	}
+	st = topo(root->grad_fn, &order, &n);
+	if (st)
+		goto out;
+	st = fe_accumulate(root, g);
+	/* reverse post-order: every node runs after all the nodes that use its output */
+	for (int i = n - 1; i >= 0 && !st; i--) {
+		clg_node *node = order[i];
+		clg_tensor *gout = node->gout;
+		if (!gout)
+			continue; /* no gradient reached it */
+		node->gout = NULL;
+		st = node->backward(node, gout);
+		fe_release(gout);
+		if (st)
+			clg_fail_prefix(st, "backward of op '%s': ", node->op);
+		if (!retain_graph) { /* free what backward no longer needs, as early as possible */
+			node_drop_saved(node);
+			for (int k = 0; k < node->ninputs; k++)
+				fe_release(node->in[k]);
+			node->ninputs = 0;
+			node->freed = 1;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		order[i]->mark = 0;
+		if (order[i]->gout) { /* left over after a failure */
+			fe_release(order[i]->gout);
+			order[i]->gout = NULL;
+		}
+		fe_node_release(order[i]);
+	}
+	free(order);
+out:
+	clg_no_grad_end();
+	fe_release(g);
+	return st;
+}
+
+clg_status clg_backward(clg_tensor *root) { return clg_backward_ex(root, NULL, 0); }

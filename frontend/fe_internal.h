@@ -1,0 +1,81 @@
+/* Internal structures of the tensor frontend. */
+#ifndef CLG_FE_INTERNAL_H
+#define CLG_FE_INTERNAL_H
+
+#include "clgrad.h"
+#include "../backend/clg_internal.h"
+
+typedef struct clg_node clg_node;
+
+typedef struct {
+	clg_buffer *buf;
+	int refs;
+} clg_storage;
+
+struct clg_tensor {
+	clg_view v;            /* v.buf == st->buf */
+	clg_storage *st;
+	int refs;              /* the owner's reference + the graph's */
+	int requires_grad;
+	clg_tensor *grad;      /* leaf gradient (contiguous, owned) */
+	clg_node *grad_fn;     /* the node that made this tensor (owned reference) */
+	int scope_depth;       /* 0: not owned by a scope */
+	int scope_slot;
+};
+
+/* Accumulates into the gradients of the node's inputs, given the gradient of its output. */
+typedef clg_status (*clg_backward_fn)(clg_node *n, clg_tensor *gout);
+
+#define CLG_MAX_SAVED 4
+
+struct clg_node {
+	const char *op;
+	clg_backward_fn backward;
+	int refs;
+	int freed;                        /* saved tensors released by a backward */
+	int ninputs;
+	clg_tensor *in[CLG_MAX_SRC];      /* owned references */
+	int nsaved;
+	clg_tensor *saved[CLG_MAX_SAVED]; /* owned references (detached) */
+	double f[4];
+	int64_t i[8];
+	clg_tensor *gout;                 /* accumulated gradient of the output */
+	int mark;                         /* traversal */
+};
+
+/* Takes t out of every scope: the caller's code owns it (an internal reference). */
+clg_tensor *fe_own(clg_tensor *t);
+/* Drops an internal reference (one taken with refs++ or fe_own). */
+void fe_release(clg_tensor *t);
+void fe_node_release(clg_node *n);
+
+/* Records the failure status for clg_last_status() and returns NULL. */
+clg_tensor *fe_fail(clg_status s);
+/* NULL if any of n tensors is NULL (keeping the first error), or if they live on different devices. */
+int fe_check_inputs(const char *op, int n, clg_tensor *const *ts);
+
+clg_tensor *fe_new(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape);
+/* A tensor object over t's storage with the given view geometry (no graph). */
+clg_tensor *fe_view_of(clg_tensor *t, const clg_view *v);
+/* Backward of ops that pass the gradient through unchanged (one input). */
+clg_status fe_identity_backward(clg_node *n, clg_tensor *g);
+/* A new tensor object over t's view, differentiable as the identity. */
+clg_tensor *fe_alias(clg_tensor *t);
+/* Runs a backend op; on failure sets the status and returns it. */
+clg_status fe_run(clg_backend *be, clg_op_call *c);
+
+/* Graph recording: returns 1 if out must get a node (grad enabled and an input requires grad). */
+int fe_needs_grad(int n, clg_tensor *const *ins);
+/* Creates out's node with the given inputs; returns it (NULL on OOM, out is then left graph-less). */
+clg_node *fe_record(clg_tensor *out, const char *op, clg_backward_fn fn, int n, clg_tensor *const *ins);
+/* Keeps a detached reference to t in the node. */
+void fe_save(clg_node *n, clg_tensor *t);
+/* Adds g (shape of x) into x's gradient (leaf .grad, or the pending gradient of x's node). */
+clg_status fe_accumulate(clg_tensor *x, clg_tensor *g);
+/* Sums g over the dims that were broadcast to reach g's shape from (ndim, shape). */
+clg_tensor *fe_reduce_to(clg_tensor *g, int ndim, const int64_t *shape);
+
+/* Elementwise op on views of the same shape as out (src views already expanded). */
+clg_tensor *fe_ew(clg_op op, clg_tensor *a, clg_tensor *b, double f0, double f1);
+
+#endif

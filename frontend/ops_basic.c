@@ -1,0 +1,491 @@
+/* Elementwise ops with broadcasting, reductions, matmul and linear: forward and backward pairs. */
+#include "fe_internal.h"
+
+#include <string.h>
+
+/* ---- broadcasting helpers ---- */
+
+static int broadcast_shape(const clg_tensor *a, const clg_tensor *b, int *nd, int64_t *shape)
+{
+	int n = a->v.ndim > b->v.ndim ? a->v.ndim : b->v.ndim;
+	for (int d = 0; d < n; d++) {
+		int da = d - (n - a->v.ndim), db = d - (n - b->v.ndim);
+		int64_t sa = da >= 0 ? a->v.shape[da] : 1, sb = db >= 0 ? b->v.shape[db] : 1;
+		if (sa != sb && sa != 1 && sb != 1)
+			return 0;
+		shape[d] = sa == 1 ? sb : sa;
+	}
+	*nd = n;
+	return 1;
+}
+
+/* t's view broadcast to (nd, shape), without recording anything. */
+static void expanded_view(const clg_tensor *t, int nd, const int64_t *shape, clg_view *v)
+{
+	int lead = nd - t->v.ndim;
+	*v = t->v;
+	v->ndim = nd;
+	for (int d = nd - 1; d >= 0; d--) {
+		v->shape[d] = shape[d];
+		v->stride[d] = d < lead || t->v.shape[d - lead] != shape[d] ? 0 : t->v.stride[d - lead];
+	}
+}
+
+clg_tensor *fe_ew(clg_op op, clg_tensor *a, clg_tensor *b, double f0, double f1)
+{
+	int nd = a->v.ndim;
+	int64_t shape[CLG_MAX_DIMS];
+	clg_op_call c = {.op = op};
+	clg_tensor *out;
+	char s0[96], s1[96];
+
+	memcpy(shape, a->v.shape, sizeof(shape));
+	if (b && !broadcast_shape(a, b, &nd, shape))
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': shapes %s and %s do not broadcast",
+					clg_op_name(op), a->v.buf->backend->info.name, clg_shape_str(&a->v, s0, sizeof(s0)),
+					clg_shape_str(&b->v, s1, sizeof(s1))));
+	out = fe_new(a->v.buf->backend, a->v.dtype, nd, shape);
+	if (!out)
+		return NULL;
+	c.dst = out->v;
+	expanded_view(a, nd, shape, &c.src[0]);
+	if (b)
+		expanded_view(b, nd, shape, &c.src[1]);
+	c.f[0] = f0;
+	c.f[1] = f1;
+	if (fe_run(out->v.buf->backend, &c)) {
+		clg_free(out);
+		return NULL;
+	}
+	return out;
+}
+
+clg_tensor *fe_reduce_to(clg_tensor *g, int ndim, const int64_t *shape)
+{
+	int lead = g->v.ndim - ndim, perm[CLG_MAX_DIMS], nkeep = 0, nred = 0, reduced[CLG_MAX_DIMS];
+	int64_t keep_shape[CLG_MAX_DIMS];
+	clg_op_call c = {.op = CLG_OP_SUM};
+	clg_tensor *sum, *out;
+
+	for (int d = 0; d < g->v.ndim; d++)
+		reduced[d] = d < lead || (shape[d - lead] == 1 && g->v.shape[d] != 1);
+	for (int d = 0; d < g->v.ndim; d++)
+		if (!reduced[d]) {
+			perm[nkeep] = d;
+			keep_shape[nkeep++] = g->v.shape[d];
+		}
+	if (nkeep == g->v.ndim)
+		return fe_alias(g);
+	for (int d = 0; d < g->v.ndim; d++)
+		if (reduced[d])
+			perm[nkeep + nred++] = d;
+	sum = fe_new(g->v.buf->backend, g->v.dtype, nkeep, keep_shape);
+	if (!sum)
+		return NULL;
+	c.dst = sum->v;
+	c.src[0] = g->v;
+	for (int d = 0; d < g->v.ndim; d++) {
+		c.src[0].shape[d] = g->v.shape[perm[d]];
+		c.src[0].stride[d] = g->v.stride[perm[d]];
+	}
+	if (fe_run(sum->v.buf->backend, &c)) {
+		clg_free(sum);
+		return NULL;
+	}
+	out = clg_reshape(sum, ndim, shape);
+	clg_free(sum);
+	return out;
+}
+
+/* Records a node for out when needed; frees out and fails if the node cannot be made. */
+static clg_tensor *record(clg_tensor *out, const char *op, clg_backward_fn fn, int n, clg_tensor *const *ins,
+			  clg_node **node)
+{
+	if (node)
+		*node = NULL;
+	if (!out || !fe_needs_grad(n, ins))
+		return out;
+	clg_node *nd = fe_record(out, op, fn, n, ins);
+	if (!nd) {
+		clg_free(out);
+		return fe_fail(clg_fail(CLG_ERR_OOM, "op '%s': out of host memory", op));
+	}
+	if (node)
+		*node = nd;
+	return out;
+}
+
+/* Accumulates g, summed back to x's shape, into x's gradient. Takes ownership of g. */
+static clg_status give(clg_tensor *x, clg_tensor *g)
+{
+	clg_tensor *r;
+	clg_status st;
+	if (!g)
+		return clg_last_status();
+	if (!x->requires_grad) {
+		clg_free(g);
+		return CLG_OK;
+	}
+	r = fe_reduce_to(g, x->v.ndim, x->v.shape);
+	clg_free(g);
+	if (!r)
+		return clg_last_status();
+	st = fe_accumulate(x, r);
+	clg_free(r);
+	return st;
+}
+
+/* ---- binary ---- */
+
+static clg_status add_backward(clg_node *n, clg_tensor *g)
+{
+	clg_status st = give(n->in[0], fe_alias(g));
+	return st ? st : give(n->in[1], fe_alias(g));
+}
+
+static clg_status sub_backward(clg_node *n, clg_tensor *g)
+{
+	clg_status st = give(n->in[0], fe_alias(g));
+	return st ? st : give(n->in[1], clg_neg(g));
+}
+
+static clg_status mul_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *a = n->in[0], *b = n->in[1];
+	clg_status st = a->requires_grad ? give(a, clg_mul(g, b)) : CLG_OK;
+	return st || !b->requires_grad ? st : give(b, clg_mul(g, a));
+}
+
+static clg_status div_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *a = n->in[0], *b = n->in[1], *t;
+	clg_status st = a->requires_grad ? give(a, clg_div(g, b)) : CLG_OK;
+	if (st || !b->requires_grad)
+		return st;
+	/* d(a/b)/db = -a / b^2 */
+	t = clg_div(clg_mul(g, a), b);
+	st = give(b, clg_neg(clg_div(t, b)));
+	clg_free(t);
+	return st;
+}
+
+#define BINARY(NAME, OP, BW)                                                           \
+	clg_tensor *clg_##NAME(clg_tensor *a, clg_tensor *b)                          \
+	{                                                                              \
+		clg_tensor *ins[2] = {a, b};                                           \
+		if (!fe_check_inputs(#NAME, 2, ins))                                   \
+			return NULL;                                                   \
+		return record(fe_ew(OP, a, b, 0, 0), #NAME, BW, 2, ins, NULL);         \
+	}
+
+BINARY(add, CLG_OP_ADD, add_backward)
+BINARY(sub, CLG_OP_SUB, sub_backward)
+BINARY(mul, CLG_OP_MUL, mul_backward)
+BINARY(div, CLG_OP_DIV, div_backward)
+
+/* ---- unary ---- */
+
+static clg_status neg_backward(clg_node *n, clg_tensor *g) { return give(n->in[0], clg_neg(g)); }
+static clg_status exp_backward(clg_node *n, clg_tensor *g) { return give(n->in[0], clg_mul(g, n->saved[0])); }
+static clg_status log_backward(clg_node *n, clg_tensor *g) { return give(n->in[0], clg_div(g, n->in[0])); }
+
+static clg_status tanh_backward(clg_node *n, clg_tensor *g)
+{
+	/* g * (1 - y^2) */
+	clg_tensor *y = n->saved[0], *y2 = clg_mul(y, y), *d = clg_affine(y2, -1.0, 1.0);
+	clg_status st = give(n->in[0], clg_mul(g, d));
+	clg_free(y2);
+	clg_free(d);
+	return st;
+}
+
+static clg_status relu_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *x = n->in[0];
+	return give(x, fe_ew(CLG_OP_RELU_BACKWARD, g, x, 0, 0));
+}
+
+static clg_status affine_backward(clg_node *n, clg_tensor *g) { return give(n->in[0], clg_affine(g, n->f[0], 0)); }
+
+static clg_tensor *unary(const char *name, clg_op op, clg_tensor *a, clg_backward_fn bw, int save_out, double f0, double f1)
+{
+	clg_node *node;
+	clg_tensor *out;
+	if (!fe_check_inputs(name, 1, &a))
+		return NULL;
+	out = record(fe_ew(op, a, NULL, f0, f1), name, bw, 1, &a, &node);
+	if (node) {
+		node->f[0] = f0;
+		node->f[1] = f1;
+		if (save_out)
+			fe_save(node, out);
+	}
+	return out;
+}
+
+clg_tensor *clg_neg(clg_tensor *a) { return unary("neg", CLG_OP_NEG, a, neg_backward, 0, 0, 0); }
+clg_tensor *clg_exp(clg_tensor *a) { return unary("exp", CLG_OP_EXP, a, exp_backward, 1, 0, 0); }
+clg_tensor *clg_log(clg_tensor *a) { return unary("log", CLG_OP_LOG, a, log_backward, 0, 0, 0); }
+clg_tensor *clg_tanh(clg_tensor *a) { return unary("tanh", CLG_OP_TANH, a, tanh_backward, 1, 0, 0); }
+clg_tensor *clg_relu(clg_tensor *a) { return unary("relu", CLG_OP_RELU, a, relu_backward, 0, 0, 0); }
+clg_tensor *clg_affine(clg_tensor *a, double alpha, double beta)
+{
+	return unary("affine", CLG_OP_SCALE, a, affine_backward, 0, alpha, beta);
+}
+
+/* ---- reductions ---- */
+
+/* Marks the reduced axes; returns the count, or -1 on a bad axis. */
+static int reduced_axes(const clg_tensor *a, int naxes, const int *axes, int *red)
+{
+	int n = 0;
+	memset(red, 0, sizeof(int) * CLG_MAX_DIMS);
+	if (naxes == 0) {
+		for (int d = 0; d < a->v.ndim; d++)
+			red[d] = 1;
+		return a->v.ndim;
+	}
+	for (int k = 0; k < naxes; k++) {
+		int ax = axes[k] < 0 ? axes[k] + a->v.ndim : axes[k];
+		if (ax < 0 || ax >= a->v.ndim || red[ax])
+			return -1;
+		red[ax] = 1;
+		n++;
+	}
+	return n;
+}
+
+static clg_status sum_backward(clg_node *n, clg_tensor *g)
+{
+	/* g has the kept shape (keepdim or not): view it with the input's rank, then broadcast */
+	clg_tensor *x = n->in[0], *gk, *ge;
+	int64_t kshape[CLG_MAX_DIMS];
+	clg_status st;
+	for (int d = 0; d < x->v.ndim; d++)
+		kshape[d] = (n->i[0] >> d) & 1 ? 1 : x->v.shape[d];
+	gk = clg_reshape(g, x->v.ndim, kshape);
+	ge = clg_expand(gk, x->v.ndim, x->v.shape);
+	st = ge ? fe_accumulate(x, ge) : clg_last_status();
+	clg_free(gk);
+	clg_free(ge);
+	return st;
+}
+
+clg_tensor *clg_sum(clg_tensor *a, int naxes, const int *axes, int keepdim)
+{
+	int red[CLG_MAX_DIMS], nred, nkeep = 0, k = 0, nout = 0;
+	int64_t kshape[CLG_MAX_DIMS], oshape[CLG_MAX_DIMS], mask = 0;
+	clg_op_call c = {.op = CLG_OP_SUM};
+	clg_tensor *out;
+	clg_node *node;
+
+	if (!fe_check_inputs("sum", 1, &a))
+		return NULL;
+	nred = reduced_axes(a, naxes, axes, red);
+	if (nred < 0)
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'sum' on device '%s': bad or repeated axis for %d dims",
+					a->v.buf->backend->info.name, a->v.ndim));
+	c.src[0] = a->v;
+	for (int d = 0; d < a->v.ndim; d++) {
+		if (!red[d]) {
+			kshape[nkeep] = a->v.shape[d];
+			c.src[0].shape[k] = a->v.shape[d];
+			c.src[0].stride[k++] = a->v.stride[d];
+			nkeep++;
+		}
+		mask |= (int64_t)red[d] << d;
+		oshape[nout++] = red[d] ? 1 : a->v.shape[d];
+	}
+	for (int d = 0; d < a->v.ndim; d++)
+		if (red[d]) {
+			c.src[0].shape[k] = a->v.shape[d];
+			c.src[0].stride[k++] = a->v.stride[d];
+		}
+	out = fe_new(a->v.buf->backend, a->v.dtype, keepdim ? nout : nkeep, keepdim ? oshape : kshape);
+	if (!out)
+		return NULL;
+	c.dst = out->v;
+	if (keepdim) { /* the kernel writes the kept dims only */
+		c.dst.ndim = nkeep;
+		for (int d = 0, j = 0; d < a->v.ndim; d++)
+			if (!red[d]) {
+				c.dst.shape[j] = out->v.shape[d];
+				c.dst.stride[j++] = out->v.stride[d];
+			}
+	}
+	if (fe_run(out->v.buf->backend, &c)) {
+		clg_free(out);
+		return NULL;
+	}
+	out = record(out, "sum", sum_backward, 1, &a, &node);
+	if (node)
+		node->i[0] = mask;
+	return out;
+}
+
+clg_tensor *clg_mean(clg_tensor *a, int naxes, const int *axes, int keepdim)
+{
+	int red[CLG_MAX_DIMS];
+	double count = 1;
+	clg_tensor *s, *m;
+
+	if (!fe_check_inputs("mean", 1, &a))
+		return NULL;
+	if (reduced_axes(a, naxes, axes, red) < 0)
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'mean': bad or repeated axis for %d dims", a->v.ndim));
+	for (int d = 0; d < a->v.ndim; d++)
+		if (red[d])
+			count *= (double)a->v.shape[d];
+	s = clg_sum(a, naxes, axes, keepdim);
+	m = s ? clg_affine(s, count > 0 ? 1.0 / count : 0.0, 0.0) : NULL;
+	clg_free(s);
+	return m;
+}
+
+/* ---- matmul ---- */
+
+/* A GEMM operand: t itself when one of its last two dims has unit stride, else a copy. */
+static clg_tensor *gemm_operand(clg_tensor *t)
+{
+	int nd = t->v.ndim;
+	if (t->v.stride[nd - 1] == 1 || t->v.stride[nd - 2] == 1 || t->v.shape[nd - 1] == 1 || t->v.shape[nd - 2] == 1)
+		return fe_alias(t);
+	return clg_contiguous(t);
+}
+
+/* out = alpha * a @ b + beta * out, on views already checked. */
+static clg_status gemm(clg_tensor *a, clg_tensor *b, clg_tensor *out, double alpha, double beta)
+{
+	clg_op_call c = {.op = CLG_OP_GEMM};
+	clg_tensor *ga, *gb;
+	clg_status st;
+	clg_no_grad_begin();
+	ga = gemm_operand(a);
+	gb = gemm_operand(b);
+	clg_no_grad_end();
+	if (!ga || !gb) {
+		clg_free(ga);
+		clg_free(gb);
+		return clg_last_status();
+	}
+	c.src[0] = ga->v;
+	c.src[1] = gb->v;
+	c.dst = out->v;
+	c.f[0] = alpha;
+	c.f[1] = beta;
+	/* a 2-D operand against a batch: repeat it with batch stride 0 */
+	if (out->v.ndim == 3) {
+		for (int k = 0; k < 2; k++) {
+			if (c.src[k].ndim == 2) {
+				c.src[k].ndim = 3;
+				c.src[k].shape[2] = c.src[k].shape[1], c.src[k].stride[2] = c.src[k].stride[1];
+				c.src[k].shape[1] = c.src[k].shape[0], c.src[k].stride[1] = c.src[k].stride[0];
+				c.src[k].shape[0] = out->v.shape[0], c.src[k].stride[0] = 0;
+			}
+		}
+	}
+	st = fe_run(out->v.buf->backend, &c);
+	clg_free(ga);
+	clg_free(gb);
+	return st;
+}
+
+static clg_status matmul_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *a = n->in[0], *b = n->in[1];
+	clg_status st = CLG_OK;
+	if (a->requires_grad) {
+		clg_tensor *bt = clg_transpose(b, -1, -2);
+		st = give(a, clg_matmul(g, bt));
+		clg_free(bt);
+	}
+	if (!st && b->requires_grad) {
+		clg_tensor *at = clg_transpose(a, -1, -2);
+		st = give(b, clg_matmul(at, g));
+		clg_free(at);
+	}
+	return st;
+}
+
+clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b)
+{
+	clg_tensor *ins[2] = {a, b}, *out;
+	int nd;
+	int64_t shape[3];
+	char s0[96], s1[96];
+
+	if (!fe_check_inputs("matmul", 2, ins))
+		return NULL;
+	nd = a->v.ndim > b->v.ndim ? a->v.ndim : b->v.ndim;
+	if (a->v.ndim < 2 || b->v.ndim < 2 || nd > 3 || a->v.shape[a->v.ndim - 1] != b->v.shape[b->v.ndim - 2] ||
+	    (a->v.ndim == 3 && b->v.ndim == 3 && a->v.shape[0] != b->v.shape[0]))
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'matmul' on device '%s': cannot multiply %s by %s",
+					a->v.buf->backend->info.name, clg_shape_str(&a->v, s0, sizeof(s0)),
+					clg_shape_str(&b->v, s1, sizeof(s1))));
+	if (nd == 3)
+		shape[0] = a->v.ndim == 3 ? a->v.shape[0] : b->v.shape[0];
+	shape[nd - 2] = a->v.shape[a->v.ndim - 2];
+	shape[nd - 1] = b->v.shape[b->v.ndim - 1];
+	out = fe_new(a->v.buf->backend, a->v.dtype, nd, shape);
+	if (!out)
+		return NULL;
+	if (gemm(a, b, out, 1.0, 0.0)) {
+		clg_free(out);
+		return NULL;
+	}
+	return record(out, "matmul", matmul_backward, 2, ins, NULL);
+}
+
+/* ---- linear: y = x @ w^T + b, the bias written first and accumulated by the GEMM (beta = 1) ---- */
+
+static clg_status linear_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *x = n->in[0], *w = n->in[1];
+	clg_status st = CLG_OK;
+	if (x->requires_grad)
+		st = give(x, clg_matmul(g, w)); /* (N, out) @ (out, in) */
+	if (!st && w->requires_grad) {
+		clg_tensor *gt = clg_transpose(g, 0, 1);
+		st = give(w, clg_matmul(gt, x)); /* (out, N) @ (N, in) */
+		clg_free(gt);
+	}
+	if (!st && n->ninputs > 2 && n->in[2]->requires_grad)
+		st = give(n->in[2], fe_alias(g)); /* summed over rows by give() */
+	return st;
+}
+
+clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b)
+{
+	clg_tensor *ins[3] = {x, w, b}, *out, *wt = NULL;
+	int nin = b ? 3 : 2;
+	char s0[96], s1[96];
+
+	if (!fe_check_inputs("linear", nin, ins))
+		return NULL;
+	if (x->v.ndim != 2 || w->v.ndim != 2 || x->v.shape[1] != w->v.shape[1] ||
+	    (b && (b->v.ndim != 1 || b->v.shape[0] != w->v.shape[0])))
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'linear' on device '%s': x %s, weight %s%s",
+					x->v.buf->backend->info.name, clg_shape_str(&x->v, s0, sizeof(s0)),
+					clg_shape_str(&w->v, s1, sizeof(s1)), b ? " and a bias" : ""));
+	out = fe_new(x->v.buf->backend, x->v.dtype, CLG_SHAPE(x->v.shape[0], w->v.shape[0]));
+	if (!out)
+		return NULL;
+	if (b) {
+		clg_op_call c = {.op = CLG_OP_COPY};
+		c.dst = out->v;
+		expanded_view(b, 2, out->v.shape, &c.src[0]);
+		if (fe_run(out->v.buf->backend, &c))
+			goto fail;
+	}
+	clg_no_grad_begin();
+	wt = clg_transpose(w, 0, 1);
+	clg_no_grad_end();
+	if (!wt || gemm(x, wt, out, 1.0, b ? 1.0 : 0.0))
+		goto fail;
+	clg_free(wt);
+	return record(out, "linear", linear_backward, nin, ins, NULL);
+fail:
+	clg_free(wt);
+	clg_free(out);
+	return NULL;
+}

@@ -1,0 +1,390 @@
+/* Tensors: creation, reference counting, scopes, views and transfers. */
+#include "fe_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local clg_status last_status;
+
+clg_status clg_last_status(void) { return last_status; }
+
+clg_tensor *fe_fail(clg_status s)
+{
+	last_status = s;
+	return NULL;
+}
+
+int fe_check_inputs(const char *op, int n, clg_tensor *const *ts)
+{
+	for (int i = 0; i < n; i++)
+		if (!ts[i])
+			return 0; /* an earlier call failed: keep its message */
+	for (int i = 1; i < n; i++) {
+		if (ts[i]->v.buf->backend != ts[0]->v.buf->backend) {
+			last_status = clg_fail(CLG_ERR_DEVICE, "op '%s': operands live on different devices ('%s' and '%s'); copy with clg_to_device first",
+					       op, ts[0]->v.buf->backend->info.name, ts[i]->v.buf->backend->info.name);
+			return 0;
+		}
+		if (ts[i]->v.dtype != ts[0]->v.dtype) {
+			last_status = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': operands have different dtypes (%s and %s)",
+					       op, ts[0]->v.buf->backend->info.name, clg_dtype_name(ts[0]->v.dtype),
+					       clg_dtype_name(ts[i]->v.dtype));
+			return 0;
+		}
+	}
+	return 1;
+}
+
+clg_status fe_run(clg_backend *be, clg_op_call *c)
+{
+	clg_status st = clg_run(be, c);
+	if (st)
+		last_status = st;
+	return st;
+}
+
+/* ---- scopes ---- */
+
+typedef struct {
+	clg_tensor **items;
+	int n, cap;
+} scope;
+
+static _Thread_local scope *scopes;
+static _Thread_local int nscopes, capscopes;
+
+/* Puts t in the scope at depth (1-based); depth 0 leaves it to the caller. */
+static void scope_add_at(clg_tensor *t, int depth)
+{
+	scope *s;
+	t->scope_depth = 0;
+	if (depth <= 0 || depth > nscopes)
+		return;
+	s = &scopes[depth - 1];
+	if (s->n == s->cap) {
+		int cap = s->cap ? 2 * s->cap : 64;
+		void *p = realloc(s->items, (size_t)cap * sizeof(*s->items));
+		if (!p)
+			return; /* the tensor stays owned by the caller */
+		s->items = p;
+		s->cap = cap;
+	}
+	t->scope_depth = depth;
+	t->scope_slot = s->n;
+	s->items[s->n++] = t;
+}
+
+static void scope_add(clg_tensor *t) { scope_add_at(t, nscopes); }
+
+static void scope_remove(clg_tensor *t)
+{
+	if (t->scope_depth > 0 && t->scope_depth <= nscopes)
+		scopes[t->scope_depth - 1].items[t->scope_slot] = NULL;
+	t->scope_depth = 0;
+}
+
+void clg_scope_begin(void)
+{
+	if (nscopes == capscopes) {
+		int cap = capscopes ? 2 * capscopes : 8;
+		void *p = realloc(scopes, (size_t)cap * sizeof(*scopes));
+		if (!p)
+			return;
+		scopes = p;
+		capscopes = cap;
+	}
+	memset(&scopes[nscopes], 0, sizeof(scopes[0]));
+	nscopes++;
+}
+
+static void release(clg_tensor *t);
+
+void clg_scope_end(void)
+{
+	scope *s;
+	if (nscopes == 0)
+		return;
+	s = &scopes[nscopes - 1];
+	for (int i = 0; i < s->n; i++) {
+		clg_tensor *t = s->items[i];
+		if (t) {
+			t->scope_depth = 0;
+			release(t);
+		}
+	}
+	free(s->items);
+	nscopes--;
+}
+
+clg_tensor *clg_keep(clg_tensor *t)
+{
+	int depth;
+	if (!t || t->scope_depth == 0)
+		return t;
+	depth = t->scope_depth;
+	scope_remove(t);
+	scope_add_at(t, depth - 1);
+	return t;
+}
+
+/* ---- lifetime ---- */
+
+static void storage_release(clg_storage *s)
+{
+	if (s && --s->refs == 0) {
+		clg_buffer_free(s->buf);
+		free(s);
+	}
+}
+
+static void release(clg_tensor *t)
+{
+	if (!t || --t->refs > 0)
+		return;
+	storage_release(t->st);
+	if (t->grad)
+		release(t->grad);
+	if (t->grad_fn)
+		fe_node_release(t->grad_fn);
+	free(t);
+}
+
+void clg_free(clg_tensor *t)
+{
+	if (!t)
+		return;
+	if (t->scope_depth)
+		scope_remove(t);
+	release(t);
+}
+
+void fe_release(clg_tensor *t) { release(t); }
+
+clg_tensor *fe_own(clg_tensor *t)
+{
+	if (t && t->scope_depth)
+		scope_remove(t);
+	return t;
+}
+
+static clg_tensor *wrap(clg_storage *s, const clg_view *v)
+{
+	clg_tensor *t = calloc(1, sizeof(*t));
+	if (!t)
+		return fe_fail(clg_fail(CLG_ERR_OOM, "tensor: out of host memory"));
+	t->v = *v;
+	t->v.buf = s->buf;
+	t->st = s;
+	s->refs++;
+	t->refs = 1;
+	scope_add(t);
+	return t;
+}
+
+clg_tensor *fe_new(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape)
+{
+	clg_storage *s;
+	clg_tensor *t;
+	clg_view v;
+	int64_t n = 1;
+	clg_status st;
+
+	if (!be)
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "tensor: no device given"));
+	if (ndim < 0 || ndim > CLG_MAX_DIMS)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "tensor: %d dims (at most %d)", ndim, CLG_MAX_DIMS));
+	if ((unsigned)dt >= CLG_DTYPE_COUNT)
+		return fe_fail(clg_fail(CLG_ERR_DTYPE, "tensor: unknown dtype %d", (int)dt));
+	if ((dt == CLG_F64 && !be->info.has_fp64) || (dt == CLG_F16 && !be->info.has_fp16) ||
+	    (dt == CLG_F16 && be->info.type == CLG_DEV_REF))
+		return fe_fail(clg_fail(CLG_ERR_DTYPE, "tensor: dtype %s is not available on device '%s'",
+					clg_dtype_name(dt), be->info.name));
+	for (int d = 0; d < ndim; d++) {
+		if (shape[d] < 0)
+			return fe_fail(clg_fail(CLG_ERR_SHAPE, "tensor: negative dim %lld", (long long)shape[d]));
+		if (shape[d] && n > INT64_MAX / 16 / shape[d])
+			return fe_fail(clg_fail(CLG_ERR_OOM, "tensor on device '%s': shape too large", be->info.name));
+		n *= shape[d];
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return fe_fail(clg_fail(CLG_ERR_OOM, "tensor: out of host memory"));
+	st = clg_buffer_alloc(be, (size_t)n * clg_dtype_size(dt), &s->buf);
+	if (st) {
+		free(s);
+		return fe_fail(st);
+	}
+	clg_view_contiguous(&v, s->buf, dt, ndim, shape);
+	t = wrap(s, &v);
+	if (!t) {
+		clg_buffer_free(s->buf);
+		free(s);
+	}
+	return t;
+}
+
+clg_tensor *fe_view_of(clg_tensor *t, const clg_view *v)
+{
+	return wrap(t->st, v);
+}
+
+/* ---- creation ---- */
+
+clg_tensor *clg_empty(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape)
+{
+	return fe_new(be, dt, ndim, shape);
+}
+
+clg_tensor *clg_full(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape, double value)
+{
+	clg_tensor *t = fe_new(be, dt, ndim, shape);
+	clg_op_call c = {.op = CLG_OP_FILL};
+	if (!t)
+		return NULL;
+	c.dst = t->v;
+	c.f[0] = value;
+	if (fe_run(be, &c)) {
+		clg_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+clg_tensor *clg_zeros(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape)
+{
+	return clg_full(be, dt, ndim, shape, 0.0);
+}
+
+clg_tensor *clg_ones(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape)
+{
+	return clg_full(be, dt, ndim, shape, 1.0);
+}
+
+clg_tensor *clg_from_host(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape, const void *data)
+{
+	clg_tensor *t = fe_new(be, dt, ndim, shape);
+	clg_status st;
+	if (!t)
+		return NULL;
+	st = clg_buffer_upload(t->v.buf, 0, data, t->v.buf->size);
+	if (st) {
+		clg_free(t);
+		return fe_fail(st);
+	}
+	return t;
+}
+
+clg_tensor *clg_arange(clg_backend *be, clg_dtype dt, int64_t n)
+{
+	size_t es = clg_dtype_size(dt);
+	void *host = malloc((size_t)(n > 0 ? n : 1) * (es ? es : 1));
+	clg_tensor *t;
+	if (!host)
+		return fe_fail(clg_fail(CLG_ERR_OOM, "arange: out of host memory"));
+	for (int64_t i = 0; i < n; i++) {
+		if (dt == CLG_F64)
+			((double *)host)[i] = (double)i;
+		else if (dt == CLG_I32)
+			((int32_t *)host)[i] = (int32_t)i;
+		else
+			((float *)host)[i] = (float)i;
+	}
+	t = clg_from_host(be, dt, 1, &n, host);
+	free(host);
+	return t;
+}
+
+clg_tensor *clg_contiguous(clg_tensor *t)
+{
+	clg_tensor *out;
+	if (!t)
+		return NULL;
+	if (clg_view_is_contiguous(&t->v))
+		return fe_alias(t);
+	out = fe_ew(CLG_OP_COPY, t, NULL, 0, 0);
+	if (out && fe_needs_grad(1, &t) && !fe_record(out, "contiguous", fe_identity_backward, 1, &t)) {
+		clg_free(out);
+		return fe_fail(clg_fail(CLG_ERR_OOM, "op 'contiguous': out of host memory"));
+	}
+	return out;
+}
+
+clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes)
+{
+	clg_tensor *c;
+	size_t need;
+	clg_status st;
+
+	if (!t)
+		return clg_last_status() ? clg_last_status() : clg_fail(CLG_ERR_INVALID, "to_host: NULL tensor");
+	need = (size_t)clg_view_numel(&t->v) * clg_dtype_size(t->v.dtype);
+	if (bytes != need)
+		return clg_fail(CLG_ERR_INVALID, "to_host from device '%s': buffer of %zu bytes for a tensor of %zu bytes",
+				t->v.buf->backend->info.name, bytes, need);
+	clg_no_grad_begin();
+	c = clg_contiguous(t);
+	clg_no_grad_end();
+	if (!c)
+		return clg_last_status();
+	st = clg_buffer_download(c->v.buf, (size_t)c->v.offset * clg_dtype_size(c->v.dtype), out, need);
+	clg_free(c);
+	return st;
+}
+
+clg_status clg_item(clg_tensor *t, double *out)
+{
+	float f;
+	double d;
+	int32_t i;
+	clg_status st;
+
+	if (!t)
+		return clg_last_status() ? clg_last_status() : clg_fail(CLG_ERR_INVALID, "item: NULL tensor");
+	if (clg_view_numel(&t->v) != 1)
+		return clg_fail(CLG_ERR_SHAPE, "item: tensor has %lld elements, not 1", (long long)clg_view_numel(&t->v));
+	switch (t->v.dtype) {
+	case CLG_F64:
+		st = clg_to_host(t, &d, sizeof(d));
+		*out = d;
+		return st;
+	case CLG_I32:
+		st = clg_to_host(t, &i, sizeof(i));
+		*out = i;
+		return st;
+	default:
+		st = clg_to_host(t, &f, sizeof(f));
+		*out = f;
+		return st;
+	}
+}
+
+clg_tensor *clg_to_device(clg_tensor *t, clg_backend *be)
+{
+	size_t bytes;
+	void *host;
+	clg_tensor *out;
+
+	if (!t)
+		return NULL;
+	bytes = (size_t)clg_view_numel(&t->v) * clg_dtype_size(t->v.dtype);
+	host = malloc(bytes ? bytes : 1);
+	if (!host)
+		return fe_fail(clg_fail(CLG_ERR_OOM, "to_device: out of host memory"));
+	if (clg_to_host(t, host, bytes)) {
+		free(host);
+		return fe_fail(clg_last_status());
+	}
+	out = clg_from_host(be, t->v.dtype, t->v.ndim, t->v.shape, host);
+	free(host);
+	return out;
+}
+
+/* ---- properties ---- */
+
+int clg_ndim(const clg_tensor *t) { return t->v.ndim; }
+const int64_t *clg_shape(const clg_tensor *t) { return t->v.shape; }
+int64_t clg_numel(const clg_tensor *t) { return clg_view_numel(&t->v); }
+clg_dtype clg_dtype_of(const clg_tensor *t) { return t->v.dtype; }
+clg_backend *clg_device_of(const clg_tensor *t) { return t->v.buf->backend; }
+int clg_is_contiguous(const clg_tensor *t) { return clg_view_is_contiguous(&t->v); }
