@@ -97,7 +97,7 @@ const char *clg_dtype_name(clg_dtype t)
 	return (unsigned)t < CLG_DTYPE_COUNT ? names[t] : "?";
 }
 
-enum op_kind { EW, REDUCE, GEMM };
+enum op_kind { EW, REDUCE, ROW, GEMM };
 
 static const struct {
 	const char *name;
@@ -236,7 +236,7 @@ clg_status clg_backend_open(int index, clg_backend **out)
 static clg_status check_view(clg_backend *be, const clg_op_call *c, const clg_view *v, const char *role)
 {
 	char sh[128];
-	int64_t lo = v->offset, hi = v->offset;
+	int64_t lo = v->offset, hi = v->offset, nel;
 	size_t es = clg_dtype_size(v->dtype);
 
 	if (!v->buf)
@@ -248,21 +248,35 @@ static clg_status check_view(clg_backend *be, const clg_op_call *c, const clg_vi
 	if (v->ndim < 0 || v->ndim > CLG_MAX_DIMS || es == 0)
 		return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': %s has %d dims or bad dtype",
 				clg_op_name(c->op), be->info.name, role, v->ndim);
+	nel = (int64_t)(v->buf->size / es);
 	for (int d = 0; d < v->ndim; d++) {
 		if (v->shape[d] < 0)
 			return clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': %s has negative shape %s",
 					clg_op_name(c->op), be->info.name, role, clg_shape_str(v, sh, sizeof(sh)));
 		if (v->shape[d] == 0)
 			return CLG_OK;
-		if (v->stride[d] < 0)
-			lo += v->stride[d] * (v->shape[d] - 1);
-		else
-			hi += v->stride[d] * (v->shape[d] - 1);
 	}
-	if (lo < 0 || (uint64_t)(hi + 1) * es > v->buf->size)
-		return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': %s view %s reaches outside its buffer of %zu bytes",
-				clg_op_name(c->op), be->info.name, role, clg_shape_str(v, sh, sizeof(sh)), v->buf->size);
+	/* Every element of the (non-empty) view must lie in [0, nel). lo and hi stay inside that range
+	 * at each step, so nothing below can overflow, whatever the strides and offset. */
+	if (lo < 0 || lo >= nel)
+		goto outside;
+	for (int d = 0; d < v->ndim; d++) {
+		uint64_t as = v->stride[d] < 0 ? 0 - (uint64_t)v->stride[d] : (uint64_t)v->stride[d];
+		uint64_t steps = (uint64_t)(v->shape[d] - 1);
+		if (as && steps > (uint64_t)nel / as)
+			goto outside;
+		if (v->stride[d] < 0)
+			lo -= (int64_t)(as * steps);
+		else
+			hi += (int64_t)(as * steps);
+		if (lo < 0 || hi >= nel)
+			goto outside;
+	}
 	return CLG_OK;
+
+outside:
+	return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': %s view %s reaches outside its buffer of %zu bytes",
+			clg_op_name(c->op), be->info.name, role, clg_shape_str(v, sh, sizeof(sh)), v->buf->size);
 }
 
 static int same_dims(const clg_view *a, const clg_view *b, int n)
@@ -282,6 +296,7 @@ static clg_status check_shapes(clg_backend *be, const clg_op_call *c, int nsrc)
 
 	switch (op_table[c->op].kind) {
 	case EW:
+	case ROW:
 		for (int s = 0; s < nsrc; s++)
 			ok &= c->src[s].ndim == nd && same_dims(&c->src[s], d, nd);
 		break;
@@ -314,7 +329,7 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 	st = check_view(be, c, &c->dst, "dst");
 	for (int s = 0; !st && s < nsrc; s++) {
 		st = check_view(be, c, &c->src[s], roles[s]);
-		if (!st && c->src[s].dtype != c->dst.dtype)
+		if (!st && c->src[s].dtype != c->dst.dtype && c->op != CLG_OP_ARGMAX)
 			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is %s but dst is %s",
 				      clg_op_name(c->op), be->info.name, roles[s],
 				      clg_dtype_name(c->src[s].dtype), clg_dtype_name(c->dst.dtype));

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <ctype.h>
 
 static clg_device_info *devices;
 static int ndevices;
@@ -96,12 +98,12 @@ clg_status clg_device_select(const char *spec, int *index)
 		*index = (int)n;
 		return CLG_OK;
 	}
-	if (clg_contains_nocase("ref", spec) && strlen(spec) == 3) {
+	if (!strcasecmp(spec, "ref")) {
 		*index = 0;
 		return CLG_OK;
 	}
-	if (!strcmp(spec, "cpu") || !strcmp(spec, "gpu")) {
-		i = first_of_type(list, count, spec[0] == 'c' ? CLG_DEV_CPU : CLG_DEV_GPU);
+	if (!strcasecmp(spec, "cpu") || !strcasecmp(spec, "gpu")) {
+		i = first_of_type(list, count, tolower((unsigned char)spec[0]) == 'c' ? CLG_DEV_CPU : CLG_DEV_GPU);
 		if (i < 0)
 			return clg_fail(CLG_ERR_DEVICE, "device '%s': no OpenCL %s device present (see `clgrad devices`)",
 					spec, spec);

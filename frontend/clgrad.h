@@ -121,6 +121,32 @@ clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b);
 /* x (..., in) @ w^T with w (out, in), plus b (out) when b is not NULL */
 clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b);
 
+/* activations and other elementwise ops */
+clg_tensor *clg_sigmoid(clg_tensor *a);
+clg_tensor *clg_gelu(clg_tensor *a);      /* exact: x * Phi(x) */
+clg_tensor *clg_silu(clg_tensor *a);
+clg_tensor *clg_abs(clg_tensor *a);
+clg_tensor *clg_sqrt(clg_tensor *a);
+clg_tensor *clg_rsqrt(clg_tensor *a);
+clg_tensor *clg_leaky_relu(clg_tensor *a, double slope);
+clg_tensor *clg_clamp(clg_tensor *a, double lo, double hi);
+clg_tensor *clg_pow(clg_tensor *a, clg_tensor *b);
+typedef enum { CLG_CMP_EQ, CLG_CMP_LT, CLG_CMP_LE, CLG_CMP_GT, CLG_CMP_GE } clg_cmp;
+/* 1 where the comparison holds, else 0 (not differentiable) */
+clg_tensor *clg_compare(clg_tensor *a, clg_tensor *b, clg_cmp cmp);
+/* cond != 0 ? a : b, with broadcasting */
+clg_tensor *clg_where(clg_tensor *cond, clg_tensor *a, clg_tensor *b);
+/* over the last dim */
+clg_tensor *clg_max(clg_tensor *a);
+clg_tensor *clg_min(clg_tensor *a);
+clg_tensor *clg_argmax(clg_tensor *a);    /* int32 */
+clg_tensor *clg_softmax(clg_tensor *a);
+clg_tensor *clg_log_softmax(clg_tensor *a);
+/* losses: targets as one-hot (N, C) rows of the logits' dtype; the mean over rows */
+clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot);
+clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double label_smoothing);
+clg_tensor *clg_mse_loss(clg_tensor *pred, clg_tensor *target);
+
 #ifdef __cplusplus
 }
 #endif

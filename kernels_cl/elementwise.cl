@@ -3,49 +3,69 @@
  * Each op NAME has two kernels with one signature:
  *   NAME_c  every operand contiguous (the common case: plain indexing)
  *   NAME_s  any strides, described by geom (stride 0 is how broadcasting arrives)
- * Operand 0 is the destination, 1 and 2 the sources (unused sources alias an operand). */
+ * Operand 0 is the destination, 1..3 the sources a, b, c, read as x, y, z in EXPR; p0 and p1 are
+ * the op's float parameters (f[0], f[1]). The host makes an unused source alias a used operand,
+ * so every read stays inside a buffer. Semantics: backend/clg_ops.def. */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define K(x) x
+#else
+#define K(x) x##f
 #endif
 
 #define MAXD 6
+#define NOPS 4
 typedef struct {
 	int nd;             /* dims after the host merged the mergeable ones */
 	int n;              /* elements */
 	int shape[MAXD];
-	int off[3];         /* element offsets of dst, src0, src1 */
-	int st[3][MAXD];    /* element strides of dst, src0, src1 */
+	int off[NOPS];      /* element offsets of dst, src0, src1, src2 */
+	int st[NOPS][MAXD]; /* element strides of dst, src0, src1, src2 */
 } geom;
 
 #define EW_KERNELS(NAME, EXPR)                                                                   \
 __kernel void NAME##_c(const geom g, __global T *d, __global const T *a, __global const T *b,   \
-		       const ACC p0, const ACC p1)                                              \
+		       __global const T *c, const ACC p0, const ACC p1)                         \
 {                                                                                                \
 	int i = get_global_id(0);                                                                \
 	if (i >= g.n)                                                                            \
 		return;                                                                          \
-	ACC x = a[g.off[1] + i], y = b[g.off[2] + i];                                            \
+	ACC x = a[g.off[1] + i], y = b[g.off[2] + i], z = c[g.off[3] + i];                       \
 	d[g.off[0] + i] = (T)(EXPR);                                                             \
 }                                                                                                \
 __kernel void NAME##_s(const geom g, __global T *d, __global const T *a, __global const T *b,   \
-		       const ACC p0, const ACC p1)                                              \
+		       __global const T *c, const ACC p0, const ACC p1)                         \
 {                                                                                                \
 	int i = get_global_id(0);                                                                \
 	if (i >= g.n)                                                                            \
 		return;                                                                          \
-	int o0 = g.off[0], o1 = g.off[1], o2 = g.off[2];                                         \
+	int o0 = g.off[0], o1 = g.off[1], o2 = g.off[2], o3 = g.off[3];                          \
 	for (int dim = g.nd - 1; dim >= 0; dim--) {                                              \
-		int c = i % g.shape[dim];                                                        \
+		int q = i % g.shape[dim];                                                        \
 		i /= g.shape[dim];                                                               \
-		o0 += c * g.st[0][dim];                                                          \
-		o1 += c * g.st[1][dim];                                                          \
-		o2 += c * g.st[2][dim];                                                          \
+		o0 += q * g.st[0][dim];                                                          \
+		o1 += q * g.st[1][dim];                                                          \
+		o2 += q * g.st[2][dim];                                                          \
+		o3 += q * g.st[3][dim];                                                          \
 	}                                                                                        \
-	ACC x = a[o1], y = b[o2];                                                                \
+	ACC x = a[o1], y = b[o2], z = c[o3];                                                     \
 	d[o0] = (T)(EXPR);                                                                       \
 }
 
 #define ZERO ((ACC)0)
+#define ONE ((ACC)1)
+
+ACC sigmoid_(ACC x) { return ONE / (ONE + exp(-x)); }
+/* Phi(x), the standard normal CDF; erfc keeps its precision for negative x */
+ACC normal_cdf_(ACC x) { return K(0.5) * erfc(-x * K(0.70710678118654752440)); }
+/* d gelu / dx = Phi(x) + x * phi(x), phi the standard normal density */
+ACC gelu_grad_(ACC x) { return normal_cdf_(x) + x * exp(-K(0.5) * x * x) * K(0.39894228040143267794); }
+/* min(max(x, lo), hi) with NaN passing through */
+ACC clamp_(ACC x, ACC lo, ACC hi)
+{
+	ACC t = x < lo ? lo : x;
+	return t > hi ? hi : t;
+}
 
 EW_KERNELS(copy, x)
 EW_KERNELS(add, x + y)
@@ -57,13 +77,38 @@ EW_KERNELS(exp, exp(x))
 EW_KERNELS(log, log(x))
 EW_KERNELS(tanh, tanh(x))
 EW_KERNELS(relu, x > ZERO ? x : ZERO)
+EW_KERNELS(scale, p0 * x + p1)
+EW_KERNELS(pow, pow(x, y))
+EW_KERNELS(abs, fabs(x))
+EW_KERNELS(sqrt, sqrt(x))
+EW_KERNELS(rsqrt, rsqrt(x))
+EW_KERNELS(sigmoid, sigmoid_(x))
+EW_KERNELS(leaky_relu, x > ZERO ? x : p0 * x)
+EW_KERNELS(gelu, x * normal_cdf_(x))
+EW_KERNELS(silu, x * sigmoid_(x))
+EW_KERNELS(clamp, clamp_(x, p0, p1))
+/* comparisons give 1 or 0 (a scalar relational is an int 1 or 0) */
+EW_KERNELS(eq, x == y)
+EW_KERNELS(lt, x < y)
+EW_KERNELS(le, x <= y)
+EW_KERNELS(gt, x > y)
+EW_KERNELS(ge, x >= y)
+EW_KERNELS(where, x != ZERO ? y : z)
+
+/* backward helpers: x is the upstream gradient g, y the forward input (or output, where noted) */
 /* d(relu)/dx: the upstream gradient x passes where the forward input y was positive */
 EW_KERNELS(relu_backward, y > ZERO ? x : ZERO)
-EW_KERNELS(scale, p0 * x + p1)
+EW_KERNELS(tanh_backward, x * (ONE - y * y))          /* y = tanh output */
+EW_KERNELS(sigmoid_backward, x * y * (ONE - y))       /* y = sigmoid output */
+EW_KERNELS(gelu_backward, x * gelu_grad_(y))
+EW_KERNELS(silu_backward, x * sigmoid_(y) * (ONE + y * (ONE - sigmoid_(y))))
+EW_KERNELS(leaky_relu_backward, y > ZERO ? x : p0 * x)
+EW_KERNELS(clamp_backward, y >= p0 && y <= p1 ? x : ZERO)
+EW_KERNELS(abs_backward, y > ZERO ? x : y < ZERO ? -x : ZERO)
 
 /* fill reads nothing, so it has its own kernel (no read of uninitialised memory). */
 __kernel void fill_s(const geom g, __global T *d, __global const T *a, __global const T *b,
-		     const ACC p0, const ACC p1)
+		     __global const T *c, const ACC p0, const ACC p1)
 {
 	int i = get_global_id(0);
 	if (i >= g.n)
@@ -77,7 +122,7 @@ __kernel void fill_s(const geom g, __global T *d, __global const T *a, __global 
 }
 
 __kernel void fill_c(const geom g, __global T *d, __global const T *a, __global const T *b,
-		     const ACC p0, const ACC p1)
+		     __global const T *c, const ACC p0, const ACC p1)
 {
 	int i = get_global_id(0);
 	if (i < g.n)

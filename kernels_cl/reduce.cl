@@ -1,6 +1,11 @@
 /* Reductions over the trailing dims of a strided view: one work-group per output element.
+ *   sum_rows, max_rows, min_rows  dst T; max and min propagate NaN (as PyTorch does)
+ *   argmax_rows                   dst int: flat index within the reduced dims, the first on ties,
+ *                                 NaN counted as the largest value
+ * An empty reduction (R == 0) gives 0, -inf, +inf and -1.
  * Expects: -DT=<storage type> -DACC=<accumulator type>; -DUSE_FP64 when either is double.
- * The work-group size must be a power of two; scratch holds one ACC per work-item. */
+ * The work-group size must be a power of two; scratch holds one ACC (and iscratch one int) per
+ * work-item. */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -18,33 +23,98 @@ typedef struct {
 	int src_red_st[MAXD]; /* src strides over the reduced dims */
 } rgeom;
 
-__kernel void sum_rows(const rgeom g, __global T *d, __global const T *s, __local ACC *scratch)
+/* Offsets of this work-group's output in dst and of its first reduced element in src. */
+void row_start(const rgeom *g, int *od, int *os)
 {
-	int lid = get_local_id(0), lsz = get_local_size(0);
-	int o = get_group_id(0), od = g.dst_off, os = g.src_off;
+	int o = get_group_id(0);
+	*od = g->dst_off;
+	*os = g->src_off;
+	for (int dim = g->nout - 1; dim >= 0; dim--) {
+		int c = o % g->out_shape[dim];
+		o /= g->out_shape[dim];
+		*od += c * g->dst_st[dim];
+		*os += c * g->src_out_st[dim];
+	}
+}
 
-	for (int dim = g.nout - 1; dim >= 0; dim--) {
-		int c = o % g.out_shape[dim];
-		o /= g.out_shape[dim];
-		od += c * g.dst_st[dim];
-		os += c * g.src_out_st[dim];
+/* Offset in src of reduced element r (a flat index over the reduced dims). */
+int red_offset(const rgeom *g, int os, int r)
+{
+	for (int dim = g->nred - 1; dim >= 0; dim--) {
+		os += (r % g->red_shape[dim]) * g->src_red_st[dim];
+		r /= g->red_shape[dim];
 	}
-	ACC acc = (ACC)0;
+	return os;
+}
+
+#define SUM_(a, b) ((a) + (b))
+/* keeps a NaN once seen: a if it is NaN or not worse than b, else b (which may be NaN) */
+#define MAX_(a, b) (isnan(a) || (a) >= (b) ? (a) : (b))
+#define MIN_(a, b) (isnan(a) || (a) <= (b) ? (a) : (b))
+
+#define REDUCE_KERNEL(NAME, IDENTITY, COMBINE)                                                   \
+__kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __local ACC *scratch) \
+{                                                                                                \
+	int lid = get_local_id(0), lsz = get_local_size(0), od, os;                              \
+	row_start(&g, &od, &os);                                                                 \
+	ACC acc = IDENTITY;                                                                      \
+	for (int r = lid; r < g.R; r += lsz) {                                                   \
+		ACC x = (ACC)s[red_offset(&g, os, r)];                                           \
+		acc = COMBINE(acc, x);                                                           \
+	}                                                                                        \
+	scratch[lid] = acc;                                                                      \
+	barrier(CLK_LOCAL_MEM_FENCE);                                                            \
+	for (int k = lsz / 2; k > 0; k >>= 1) {                                                  \
+		if (lid < k)                                                                     \
+			scratch[lid] = COMBINE(scratch[lid], scratch[lid + k]);                  \
+		barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+	}                                                                                        \
+	if (lid == 0)                                                                            \
+		d[od] = (T)scratch[0];                                                           \
+}
+
+REDUCE_KERNEL(sum, (ACC)0, SUM_)
+REDUCE_KERNEL(max, (ACC)(-INFINITY), MAX_)
+REDUCE_KERNEL(min, (ACC)INFINITY, MIN_)
+
+/* Whether (v, i) beats (bv, bi): larger, or NaN over a number, or equal (both NaN counts as
+ * equal) with a smaller index. i == INT_MAX marks "no element yet" and never wins. */
+int argmax_better(ACC v, int i, ACC bv, int bi)
+{
+	if (i == INT_MAX)
+		return 0;
+	if (bi == INT_MAX)
+		return 1;
+	if (isnan(v) || isnan(bv))
+		return isnan(v) && (!isnan(bv) || i < bi);
+	return v > bv || (v == bv && i < bi);
+}
+
+__kernel void argmax_rows(const rgeom g, __global int *d, __global const T *s, __local ACC *scratch,
+			  __local int *iscratch)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0), od, os;
+	row_start(&g, &od, &os);
+	ACC best = (ACC)(-INFINITY);
+	int bi = INT_MAX;
+	/* r grows, so within one work-item a tie keeps the earlier index */
 	for (int r = lid; r < g.R; r += lsz) {
-		int q = r, off = os;
-		for (int dim = g.nred - 1; dim >= 0; dim--) {
-			off += (q % g.red_shape[dim]) * g.src_red_st[dim];
-			q /= g.red_shape[dim];
+		ACC x = (ACC)s[red_offset(&g, os, r)];
+		if (argmax_better(x, r, best, bi)) {
+			best = x;
+			bi = r;
 		}
-		acc += (ACC)s[off];
 	}
-	scratch[lid] = acc;
+	scratch[lid] = best;
+	iscratch[lid] = bi;
 	barrier(CLK_LOCAL_MEM_FENCE);
 	for (int k = lsz / 2; k > 0; k >>= 1) {
-		if (lid < k)
-			scratch[lid] += scratch[lid + k];
+		if (lid < k && argmax_better(scratch[lid + k], iscratch[lid + k], scratch[lid], iscratch[lid])) {
+			scratch[lid] = scratch[lid + k];
+			iscratch[lid] = iscratch[lid + k];
+		}
 		barrier(CLK_LOCAL_MEM_FENCE);
 	}
 	if (lid == 0)
-		d[od] = (T)scratch[0];
+		d[od] = iscratch[0] == INT_MAX ? -1 : iscratch[0];
 }

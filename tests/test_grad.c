@@ -71,6 +71,44 @@ static clg_tensor *f_expand(clg_tensor **x)
 	return y;
 }
 
+static clg_tensor *f_sigmoid(clg_tensor **x) { return clg_sigmoid(x[0]); }
+static clg_tensor *f_gelu(clg_tensor **x) { return clg_gelu(x[0]); }
+static clg_tensor *f_silu(clg_tensor **x) { return clg_silu(x[0]); }
+static clg_tensor *f_abs(clg_tensor **x) { return clg_abs(x[0]); }
+static clg_tensor *f_sqrt(clg_tensor **x) { return clg_sqrt(x[0]); }
+static clg_tensor *f_rsqrt(clg_tensor **x) { return clg_rsqrt(x[0]); }
+static clg_tensor *f_leaky(clg_tensor **x) { return clg_leaky_relu(x[0], 0.1); }
+static clg_tensor *f_clamp(clg_tensor **x) { return clg_clamp(x[0], -0.5, 0.6); }
+static clg_tensor *f_pow(clg_tensor **x) { return clg_pow(x[0], x[1]); }
+static clg_tensor *f_max(clg_tensor **x) { return clg_max(x[0]); }
+static clg_tensor *f_min(clg_tensor **x) { return clg_min(x[0]); }
+static clg_tensor *f_softmax(clg_tensor **x) { return clg_softmax(x[0]); }
+static clg_tensor *f_log_softmax(clg_tensor **x) { return clg_log_softmax(x[0]); }
+
+static clg_tensor *f_where(clg_tensor **x)
+{
+	/* cond from a comparison: where(a > b, a, b) is an elementwise max */
+	clg_tensor *c = clg_compare(x[0], x[1], CLG_CMP_GT), *y = clg_where(c, x[0], x[1]);
+	clg_free(c);
+	return y;
+}
+
+/* cross-entropy of logits (N, C) against fixed one-hot targets, with label smoothing */
+static clg_tensor *f_cross_entropy(clg_tensor **x)
+{
+	static const float onehot[4 * 5] = {1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0};
+	double tmp[20];
+	clg_backend *be = clg_device_of(x[0]);
+	clg_tensor *t, *y;
+	for (int i = 0; i < 20; i++)
+		tmp[i] = onehot[i];
+	t = clg_dtype_of(x[0]) == CLG_F64 ? clg_from_host(be, CLG_F64, CLG_SHAPE(4, 5), tmp)
+					  : clg_from_host(be, CLG_F32, CLG_SHAPE(4, 5), onehot);
+	y = clg_cross_entropy(x[0], t, 0.1);
+	clg_free(t);
+	return y;
+}
+
 /* A two-layer MLP with a log-sum-exp loss: linear -> tanh -> linear -> relu -> mean. */
 static clg_tensor *f_mlp(clg_tensor **x)
 {
@@ -111,6 +149,21 @@ static const gcase cases[] = {
 	{"slice", 1, {2}, {{3, 7}}, -1, 1, f_slice},
 	{"reshape_permute", 1, {2}, {{6, 4}}, -1, 1, f_reshape_permute},
 	{"expand", 2, {2, 3}, {{4, 1}, {3, 4, 5}}, -1, 1, f_expand},
+	{"sigmoid", 1, {2}, {{3, 5}}, -3, 3, f_sigmoid},
+	{"gelu", 1, {2}, {{3, 5}}, -3, 3, f_gelu},
+	{"silu", 1, {2}, {{3, 5}}, -3, 3, f_silu},
+	{"abs", 1, {2}, {{3, 5}}, -1, 1, f_abs},
+	{"sqrt", 1, {2}, {{3, 5}}, 0.5f, 2, f_sqrt},
+	{"rsqrt", 1, {2}, {{3, 5}}, 0.5f, 2, f_rsqrt},
+	{"leaky_relu", 1, {2}, {{3, 5}}, -1, 1, f_leaky},
+	{"clamp", 1, {2}, {{3, 5}}, -1, 1, f_clamp},
+	{"pow", 2, {2, 2}, {{3, 4}, {3, 4}}, 0.5f, 2, f_pow},
+	{"where", 2, {2, 2}, {{3, 4}, {3, 4}}, -1, 1, f_where},
+	{"max_lastdim", 1, {2}, {{3, 6}}, -1, 1, f_max},
+	{"min_lastdim", 1, {3}, {{2, 2, 5}}, -1, 1, f_min},
+	{"softmax", 1, {2}, {{3, 6}}, -2, 2, f_softmax},
+	{"log_softmax", 1, {2}, {{3, 6}}, -2, 2, f_log_softmax},
+	{"cross_entropy", 1, {2}, {{4, 5}}, -2, 2, f_cross_entropy},
 	{"mlp", 3, {2, 2, 1}, {{4, 5}, {3, 5}, {3}}, -1, 1, f_mlp},
 };
 

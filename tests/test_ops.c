@@ -5,8 +5,11 @@
  *   --small  only cases of at most 64 elements per operand (for Oclgrind)
  * Each case fills its buffers (dst included) with the same random numbers on both backends, runs
  * the op on views into them, reads back the whole dst buffer and compares: NaN/Inf positions
- * first, then the normalized squared error against a per-op threshold. Comparing the whole buffer
- * also catches writes outside the view. */
+ * first, then the normalized squared error against a per-op threshold (0, i.e. bit-exact, for ops
+ * whose float result is exact: comparisons, where, abs, clamp, max, min, argmax). Comparing the
+ * whole buffer also catches writes outside the view. Inputs are drawn per op (fill_operand) so
+ * each op meets its interesting cases: equal elements for comparisons and ties, zeros and
+ * non-zeros in where's condition, NaN in some reductions, large logits for softmax. */
 #include "test_util.h"
 
 #include <math.h>
@@ -24,12 +27,15 @@ static const char *layout_names[] = {"contig", "bcast", "transp", "offset"};
 typedef struct {
 	clg_op op;
 	int nd;
-	int64_t shape[CLG_MAX_DIMS]; /* dst shape; for SUM the src shape, split at nkeep; for GEMM M,N,K (+batch) */
-	int nkeep;                   /* SUM: leading dims kept */
+	int64_t shape[CLG_MAX_DIMS]; /* dst shape; for REDUCE ops the src shape, split at nkeep; for GEMM M,N,K (+batch) */
+	int nkeep;                   /* REDUCE: leading dims kept */
 	enum layout layout;
 	int transA, transB, batch;   /* GEMM */
 	double f[2];
-	float lo, hi;                /* input range */
+	float lo, hi;                /* input range (fill_operand may narrow it per source) */
+	int quant;                   /* inputs rounded to multiples of 1/4: equal elements, exact zeros */
+	float nan_rate;              /* fraction of source elements replaced by NaN */
+	const char *tag;             /* shown in the case name */
 } op_case;
 
 typedef struct {
@@ -39,12 +45,91 @@ typedef struct {
 
 static int nsrc_of(clg_op op) { return clg_op_nsrc(op); }
 
+static int is_reduce(clg_op op)
+{
+	return op == CLG_OP_SUM || op == CLG_OP_MAX || op == CLG_OP_MIN || op == CLG_OP_ARGMAX;
+}
+
+static int is_row(clg_op op)
+{
+	return op == CLG_OP_SOFTMAX || op == CLG_OP_LOG_SOFTMAX || op == CLG_OP_SOFTMAX_BACKWARD ||
+	       op == CLG_OP_LOG_SOFTMAX_BACKWARD;
+}
+
 static double threshold(clg_op op)
 {
 	switch (op) {
 	case CLG_OP_GEMM: return 1e-9;
 	case CLG_OP_SUM: return 1e-10;
+	/* the float result is exactly one of the inputs (or 0/1): any difference is a bug */
+	case CLG_OP_ABS: case CLG_OP_CLAMP: case CLG_OP_WHERE: case CLG_OP_CLAMP_BACKWARD: case CLG_OP_ABS_BACKWARD:
+	case CLG_OP_CMP_EQ: case CLG_OP_CMP_LT: case CLG_OP_CMP_LE: case CLG_OP_CMP_GT: case CLG_OP_CMP_GE:
+	case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
+		return 0;
 	default: return 1e-11;
+	}
+}
+
+/* Host contents of operand `which` (0 = dst, 1.. = sources) of a case: the same numbers on every
+ * backend. The dst is filled too, so that writes outside its view show. */
+static void fill_operand(const op_case *c, int which, float *x, size_t n, unsigned seed)
+{
+	float lo = c->lo, hi = c->hi;
+
+	if (which == 0 && c->op == CLG_OP_ARGMAX) {
+		/* an int32 dst: small integers, stored as such */
+		t_fill_uniform(x, n, seed, -1000, 1000);
+		for (size_t i = 0; i < n; i++) {
+			int32_t v = (int32_t)x[i];
+			memcpy(&x[i], &v, sizeof(v));
+		}
+		return;
+	}
+	if (which > 0) {
+		switch (c->op) {
+		case CLG_OP_POW: /* a positive base, any exponent */
+			if (which == 1)
+				lo = 0.1f, hi = 2.5f;
+			break;
+		case CLG_OP_TANH_BACKWARD: /* src1 is the forward output */
+			if (which == 2)
+				lo = -1, hi = 1;
+			break;
+		case CLG_OP_SIGMOID_BACKWARD:
+		case CLG_OP_SOFTMAX_BACKWARD:
+			if (which == 2)
+				lo = 0, hi = 1;
+			break;
+		case CLG_OP_LOG_SOFTMAX_BACKWARD: /* log-probabilities */
+			if (which == 2)
+				lo = -6, hi = 0;
+			break;
+		default:
+			break;
+		}
+	}
+	t_fill_uniform(x, n, seed, lo, hi);
+	if (which == 0)
+		return;
+	if (c->op == CLG_OP_WHERE && which == 1) {
+		/* the condition: zeros and non-zeros (1 and -0.5) */
+		for (size_t i = 0; i < n; i++) {
+			int k = (int)((x[i] - lo) / (hi - lo) * 3);
+			x[i] = k == 0 ? 0.0f : k == 1 ? 1.0f : -0.5f;
+		}
+	}
+	if (c->quant)
+		for (size_t i = 0; i < n; i++)
+			x[i] = roundf(x[i] * 4) / 4;
+	if (c->nan_rate > 0) {
+		float *u = malloc(n * sizeof(float));
+		if (u) {
+			t_fill_uniform(u, n, seed + 7919u, 0, 1);
+			for (size_t i = 0; i < n; i++)
+				if (u[i] < c->nan_rate)
+					x[i] = NAN;
+			free(u);
+		}
 	}
 }
 
@@ -56,7 +141,7 @@ static void make_view(const op_case *c, int which, int nd, const int64_t *shape,
 	int bcast = c->layout == L_BROADCAST && nd >= 1 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
 
 	memset(v, 0, sizeof(*v));
-	v->dtype = CLG_F32;
+	v->dtype = which == 0 && c->op == CLG_OP_ARGMAX ? CLG_I32 : CLG_F32; /* both 4 bytes */
 	v->ndim = nd;
 	v->offset = off;
 	for (int d = 0; d < nd; d++)
@@ -109,7 +194,7 @@ static int case_shapes(const op_case *c, int64_t shapes[][CLG_MAX_DIMS], int *nd
 		shapes[2][o] = K, shapes[2][o + 1] = N;
 		return 2;
 	}
-	if (c->op == CLG_OP_SUM) {
+	if (is_reduce(c->op)) {
 		nds[0] = c->nkeep;
 		nds[1] = c->nd;
 		memcpy(shapes[1], c->shape, sizeof(c->shape));
@@ -129,8 +214,14 @@ static void case_name(const op_case *c, char *buf, size_t len)
 	int n = c->op == CLG_OP_GEMM ? 3 : c->nd;
 	for (int d = 0; d < n; d++)
 		p += (size_t)snprintf(buf + p, len - p, d ? "x%lld" : "%lld", (long long)c->shape[d]);
-	if (c->op == CLG_OP_SUM)
+	if (is_reduce(c->op))
 		p += (size_t)snprintf(buf + p, len - p, " keep %d", c->nkeep);
+	if (c->quant)
+		p += (size_t)snprintf(buf + p, len - p, " quant");
+	if (c->nan_rate > 0)
+		p += (size_t)snprintf(buf + p, len - p, " nan");
+	if (c->tag)
+		p += (size_t)snprintf(buf + p, len - p, " %s", c->tag);
 	if (c->op == CLG_OP_GEMM)
 		p += (size_t)snprintf(buf + p, len - p, "%s%s batch %d a %.1f b %.1f", c->transA ? " At" : "",
 				      c->transB ? " Bt" : "", c->batch, c->f[0], c->f[1]);
@@ -146,7 +237,7 @@ static float *run_case(clg_backend *be, const op_case *c, clg_status *status, si
 	bound b;
 	clg_op_call call;
 	float *out = NULL;
-	size_t elems[1 + CLG_MAX_SRC];
+	size_t elems[1 + CLG_MAX_SRC] = {0};
 	clg_status st = CLG_OK;
 
 	memset(&b, 0, sizeof(b));
@@ -159,7 +250,7 @@ static float *run_case(clg_backend *be, const op_case *c, clg_status *status, si
 			st = CLG_ERR_OOM;
 			break;
 		}
-		t_fill_uniform(host, elems[k], 100u * (unsigned)c->op + (unsigned)k, c->lo, c->hi);
+		fill_operand(c, k, host, elems[k], 100u * (unsigned)c->op + (unsigned)k);
 		st = clg_buffer_alloc(be, elems[k] * sizeof(float), &b.buf[k]);
 		if (!st)
 			st = clg_buffer_upload(b.buf[k], 0, host, elems[k] * sizeof(float));
@@ -178,6 +269,14 @@ static float *run_case(clg_backend *be, const op_case *c, clg_status *status, si
 	if (!st) {
 		out = malloc(elems[0] * sizeof(float));
 		st = out ? clg_buffer_download(b.buf[0], 0, out, elems[0] * sizeof(float)) : CLG_ERR_OOM;
+		if (!st && b.view[0].dtype == CLG_I32) {
+			/* int32 results (argmax): convert in place for the comparison, exact below 2^24 */
+			for (size_t i = 0; i < elems[0]; i++) {
+				int32_t v;
+				memcpy(&v, &out[i], sizeof(v));
+				out[i] = (float)v;
+			}
+		}
 	}
 	for (int k = 0; k <= nsrc; k++)
 		clg_buffer_free(b.buf[k]);
@@ -219,6 +318,51 @@ static void add(op_case c)
 		cases[ncases++] = c;
 }
 
+/* The input range and parameters of an elementwise case of op (on top of [-2, 2), f = {1.5, -0.25}). */
+static void ew_inputs(op_case *c)
+{
+	switch (c->op) {
+	case CLG_OP_LOG:
+		c->lo = 0.01f;
+		break;
+	case CLG_OP_DIV:
+		c->lo = 0.5f; /* keep divisors away from zero */
+		break;
+	case CLG_OP_SQRT:
+	case CLG_OP_RSQRT:
+		c->lo = 0.01f, c->hi = 4;
+		break;
+	case CLG_OP_SIGMOID:
+	case CLG_OP_SILU:
+	case CLG_OP_GELU:
+	case CLG_OP_GELU_BACKWARD:
+	case CLG_OP_SILU_BACKWARD:
+		c->lo = -10, c->hi = 10; /* into the tails */
+		break;
+	case CLG_OP_LEAKY_RELU:
+	case CLG_OP_LEAKY_RELU_BACKWARD:
+		c->f[0] = 0.1;
+		c->quant = 1; /* exact zeros */
+		break;
+	case CLG_OP_CLAMP:
+	case CLG_OP_CLAMP_BACKWARD:
+		c->f[0] = -0.5, c->f[1] = 0.75;
+		c->quant = 1; /* elements exactly on both bounds */
+		break;
+	case CLG_OP_ABS:
+	case CLG_OP_ABS_BACKWARD:
+	case CLG_OP_CMP_EQ:
+	case CLG_OP_CMP_LT:
+	case CLG_OP_CMP_LE:
+	case CLG_OP_CMP_GT:
+	case CLG_OP_CMP_GE:
+		c->quant = 1; /* exact zeros, equal pairs */
+		break;
+	default:
+		break;
+	}
+}
+
 static void build_cases(void)
 {
 	static const int64_t ew_shapes[][CLG_MAX_DIMS + 1] = {
@@ -226,7 +370,7 @@ static void build_cases(void)
 		{1, 1}, {1, 7}, {1, 257}, {1, 1000}, {2, 3, 5}, {2, 31, 17}, {3, 4, 1, 9}, {4, 2, 3, 4, 5}, {2, 64, 300},
 	};
 	for (int op = 0; op < CLG_OP_COUNT; op++) {
-		if (op == CLG_OP_SUM || op == CLG_OP_GEMM)
+		if (is_reduce((clg_op)op) || is_row((clg_op)op) || op == CLG_OP_GEMM)
 			continue;
 		for (size_t s = 0; s < sizeof(ew_shapes) / sizeof(ew_shapes[0]); s++) {
 			for (int l = 0; l < L_COUNT; l++) {
@@ -237,10 +381,7 @@ static void build_cases(void)
 				if (l == L_BROADCAST && clg_op_nsrc((clg_op)op) == 0)
 					continue;
 				memcpy(c.shape, &ew_shapes[s][1], sizeof(c.shape));
-				if (op == CLG_OP_LOG)
-					c.lo = 0.01f;
-				if (op == CLG_OP_DIV)
-					c.lo = 0.5f; /* keep divisors away from zero */
+				ew_inputs(&c);
 				add(c);
 			}
 		}
@@ -248,16 +389,50 @@ static void build_cases(void)
 	static const int64_t red_shapes[][CLG_MAX_DIMS + 2] = {
 		/* nd, nkeep, dims... */
 		{1, 0, 1}, {1, 0, 1000}, {1, 0, 100003}, {2, 1, 3, 5}, {2, 1, 128, 10}, {2, 1, 7, 4099},
-		{3, 1, 5, 6, 7}, {3, 2, 4, 3, 65}, {3, 0, 4, 3, 65}, {4, 2, 2, 3, 4, 5},
+		{3, 1, 5, 6, 7}, {3, 2, 4, 3, 65}, {3, 0, 4, 3, 65}, {4, 2, 2, 3, 4, 5}, {2, 1, 6, 1}, {2, 1, 2, 31},
 	};
-	for (size_t s = 0; s < sizeof(red_shapes) / sizeof(red_shapes[0]); s++) {
-		for (int l = 0; l < L_COUNT; l++) {
-			op_case c = {.op = CLG_OP_SUM, .nd = (int)red_shapes[s][0], .nkeep = (int)red_shapes[s][1],
-				     .layout = (enum layout)l, .lo = -1, .hi = 1};
-			if (l == L_BROADCAST || (l == L_TRANSPOSED && c.nd < 2))
-				continue;
-			memcpy(c.shape, &red_shapes[s][2], sizeof(c.shape));
-			add(c);
+	static const clg_op red_ops[] = {CLG_OP_SUM, CLG_OP_MAX, CLG_OP_MIN, CLG_OP_ARGMAX};
+	for (size_t o = 0; o < sizeof(red_ops) / sizeof(red_ops[0]); o++) {
+		for (size_t s = 0; s < sizeof(red_shapes) / sizeof(red_shapes[0]); s++) {
+			int64_t R = 1;
+			for (int d = (int)red_shapes[s][1]; d < (int)red_shapes[s][0]; d++)
+				R *= red_shapes[s][2 + d];
+			for (int l = 0; l < L_COUNT; l++) {
+				/* max, min, argmax also meet ties and NaN (in about half of the outputs) */
+				for (int v = 0; v < (red_ops[o] == CLG_OP_SUM ? 1 : 3); v++) {
+					op_case c = {.op = red_ops[o], .nd = (int)red_shapes[s][0],
+						     .nkeep = (int)red_shapes[s][1], .layout = (enum layout)l, .lo = -1, .hi = 1,
+						     .quant = v == 1, .nan_rate = v == 2 ? 0.7f / (float)R : 0};
+					if (l == L_BROADCAST || (l == L_TRANSPOSED && c.nd < 2))
+						continue;
+					memcpy(c.shape, &red_shapes[s][2], sizeof(c.shape));
+					add(c);
+				}
+			}
+		}
+	}
+	static const int64_t row_shapes[][CLG_MAX_DIMS + 1] = {
+		/* nd, dims...: the last dim is the row */
+		{2, 1, 1}, {1, 7}, {2, 5, 1}, {2, 7, 10}, {2, 3, 17}, {2, 2, 31}, {3, 2, 2, 13}, {2, 128, 10},
+		{2, 3, 1000}, {3, 2, 3, 65}, {2, 4, 257},
+	};
+	static const clg_op row_ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX, CLG_OP_SOFTMAX_BACKWARD,
+					 CLG_OP_LOG_SOFTMAX_BACKWARD};
+	for (size_t o = 0; o < sizeof(row_ops) / sizeof(row_ops[0]); o++) {
+		for (size_t s = 0; s < sizeof(row_shapes) / sizeof(row_shapes[0]); s++) {
+			for (int l = 0; l < L_COUNT; l++) {
+				op_case c = {.op = row_ops[o], .nd = (int)row_shapes[s][0], .layout = (enum layout)l,
+					     .lo = -2, .hi = 2};
+				if (l == L_TRANSPOSED && c.nd < 2)
+					continue;
+				memcpy(c.shape, &row_shapes[s][1], sizeof(c.shape));
+				add(c);
+				if (row_ops[o] == CLG_OP_SOFTMAX || row_ops[o] == CLG_OP_LOG_SOFTMAX) {
+					/* logits whose exp overflows float: only the max subtraction saves them */
+					c.lo = 80, c.hi = 120, c.tag = "large";
+					add(c);
+				}
+			}
 		}
 	}
 	static const int64_t mnk[][3] = {{1, 1, 1}, {7, 5, 3}, {64, 48, 32}, {129, 65, 33}, {128, 10, 512}, {3, 257, 17}};
@@ -369,11 +544,11 @@ int main(int argc, char **argv)
 	}
 	CHECK(tested_devices > 0, "no device matched --device %s", dev_filter ? dev_filter : "(none)");
 
-	printf("\nop suite tally (cases x devices): %-16s %6s %6s %12s\n", "op", "pass", "fail", "unsupported");
+	printf("\nop suite tally (cases x devices): %-20s %6s %6s %12s\n", "op", "pass", "fail", "unsupported");
 	for (int op = 0; op < CLG_OP_COUNT; op++) {
 		if (!tally[op][0] && !tally[op][1] && !tally[op][2])
 			continue;
-		printf("%-48s %-16s %6d %6d %12d\n", "", clg_op_name((clg_op)op), tally[op][0], tally[op][1], tally[op][2]);
+		printf("%-34s %-20s %6d %6d %12d\n", "", clg_op_name((clg_op)op), tally[op][0], tally[op][1], tally[op][2]);
 		total_pass += tally[op][0];
 		total_fail += tally[op][1];
 		total_unsup += tally[op][2];

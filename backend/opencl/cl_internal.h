@@ -70,6 +70,20 @@ void clg_cl_release_programs(clg_backend *be);
 /* ops */
 void clg_cl_register_ops(clg_backend *be);
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
+clg_status clg_cl_row(clg_backend *be, const clg_op_call *c); /* softmax family, cl_ops_row.c */
+
+/* launch helpers (cl_ops.c) */
+/* Fails unless dtype t is computable on this device (float32, or float64 with fp64). */
+clg_status clg_cl_check_dtype(clg_backend *be, const clg_op_call *c, clg_dtype t);
+/* Fails unless every element of v's buffer is addressable with a 32-bit int. */
+clg_status clg_cl_check_int_range(clg_backend *be, const clg_op_call *c, const clg_view *v);
+clg_status clg_cl_set_args(clg_backend *be, cl_kernel k, const char *op, int n, const size_t *sizes,
+			   const void *const *vals);
+/* Enqueues items work-items (rounded up to a multiple of local) in groups of local. */
+clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t local, const char *op);
+/* Work-group size for a kernel that reduces n elements per group: a power of two, at most the
+ * backend's and the kernel's limit, and no more than about n. */
+size_t clg_cl_group_size(clg_backend *be, cl_kernel k, int64_t n);
 
 /* 64-bit FNV-1a, chained: h = clg_hash64(h, data, n); start with CLG_HASH_SEED. */
 #define CLG_HASH_SEED 0xcbf29ce484222325ULL

@@ -1,4 +1,5 @@
-/* OpenCL launchers for the elementwise and reduction ops (kernels_cl/elementwise.cl, reduce.cl). */
+/* OpenCL launchers for the elementwise and reduction ops (kernels_cl/elementwise.cl, reduce.cl),
+ * and the small launch helpers the other launchers share (cl_ops_row.c, cl_gemm.c). */
 #include "cl_internal.h"
 
 #include <limits.h>
@@ -8,11 +9,12 @@
 #define MAXD CLG_MAX_DIMS
 
 /* Must match `geom` in kernels_cl/elementwise.cl. */
+#define EW_NOPS 4 /* dst and up to three sources */
 typedef struct {
 	cl_int nd, n;
 	cl_int shape[MAXD];
-	cl_int off[3];
-	cl_int st[3][MAXD];
+	cl_int off[EW_NOPS];
+	cl_int st[EW_NOPS][MAXD];
 } ew_geom;
 
 /* Must match `rgeom` in kernels_cl/reduce.cl. */
@@ -23,7 +25,7 @@ typedef struct {
 } red_geom;
 
 /* Kernels index with 32-bit ints (fast on every GPU); larger buffers are refused up front. */
-static clg_status check_int_range(clg_backend *be, const clg_op_call *c, const clg_view *v)
+clg_status clg_cl_check_int_range(clg_backend *be, const clg_op_call *c, const clg_view *v)
 {
 	if (v->buf->size / clg_dtype_size(v->dtype) > INT_MAX)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': buffer of %zu bytes exceeds 2^31 elements",
@@ -73,7 +75,7 @@ static int ew_contiguous(const ew_geom *g, int nv)
 	return 1;
 }
 
-static clg_status launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t local, const char *op)
+clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t local, const char *op)
 {
 	clg_cl *cl = clg_cl_of(be);
 	size_t global;
@@ -88,7 +90,7 @@ static clg_status launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t l
 	return CLG_OK;
 }
 
-static clg_status set_args(clg_backend *be, cl_kernel k, const char *op, int n, const size_t *sizes,
+clg_status clg_cl_set_args(clg_backend *be, cl_kernel k, const char *op, int n, const size_t *sizes,
 			   const void *const *vals)
 {
 	for (int i = 0; i < n; i++) {
@@ -99,75 +101,96 @@ static clg_status set_args(clg_backend *be, cl_kernel k, const char *op, int n, 
 	return CLG_OK;
 }
 
-static clg_status check_dtype(clg_backend *be, const clg_op_call *c)
+clg_status clg_cl_check_dtype(clg_backend *be, const clg_op_call *c, clg_dtype t)
 {
-	clg_dtype t = c->dst.dtype;
 	if (t == CLG_F32 || (t == CLG_F64 && be->info.has_fp64))
 		return CLG_OK;
 	return clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': dtype %s is not available on this device",
 			clg_op_name(c->op), be->info.name, clg_dtype_name(t));
 }
 
+size_t clg_cl_group_size(clg_backend *be, cl_kernel k, int64_t n)
+{
+	size_t local = clg_cl_of(be)->wg_size, kwg = 0;
+
+	if (clGetKernelWorkGroupInfo(k, clg_cl_of(be)->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg,
+				     NULL) == CL_SUCCESS && kwg && kwg < local)
+		local = kwg;
+	while (local > 1 && (local & (local - 1)))
+		local &= local - 1;
+	while (local > 1 && (int64_t)local / 2 >= n)
+		local /= 2;
+	return local ? local : 1;
+}
+
 static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 {
-	const clg_view *views[3];
+	const clg_view *views[EW_NOPS];
 	int nsrc = clg_op_nsrc(c->op), nv = 1 + nsrc;
 	char opts[256], kname[64];
 	ew_geom g;
 	cl_kernel k;
 	clg_status st;
-	cl_mem d, a, b;
+	cl_mem mem[EW_NOPS];
 	double p64[2] = {c->f[0], c->f[1]};
 	float p32[2] = {(float)c->f[0], (float)c->f[1]};
 	int f64 = c->dst.dtype == CLG_F64;
 
-	st = check_dtype(be, c);
+	st = clg_cl_check_dtype(be, c, c->dst.dtype);
 	for (int i = 0; !st && i < nv; i++) {
 		views[i] = i ? &c->src[i - 1] : &c->dst;
-		st = check_int_range(be, c, views[i]);
+		st = clg_cl_check_int_range(be, c, views[i]);
 	}
 	if (st)
 		return st;
-	ew_geometry(views, nv, &g);
+	/* an unused source aliases the last operand (buffer and geometry), so its reads stay in range */
+	for (int i = nv; i < EW_NOPS; i++)
+		views[i] = views[nv - 1];
+	ew_geometry(views, EW_NOPS, &g);
 	if (g.n == 0)
 		return CLG_OK;
-	snprintf(kname, sizeof(kname), "%s_%s", clg_op_name(c->op), ew_contiguous(&g, nv) ? "c" : "s");
+	snprintf(kname, sizeof(kname), "%s_%s", clg_op_name(c->op), ew_contiguous(&g, EW_NOPS) ? "c" : "s");
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
 	st = clg_cl_kernel(be, "elementwise", opts, kname, &k);
 	if (st)
 		return st;
-	d = (cl_mem)c->dst.buf->handle;
-	a = nsrc > 0 ? (cl_mem)c->src[0].buf->handle : d;
-	b = nsrc > 1 ? (cl_mem)c->src[1].buf->handle : a;
+	for (int i = 0; i < EW_NOPS; i++)
+		mem[i] = (cl_mem)views[i]->buf->handle;
 	{
 		size_t ps = f64 ? sizeof(double) : sizeof(float);
 		const void *p0 = f64 ? (const void *)&p64[0] : (const void *)&p32[0];
 		const void *p1 = f64 ? (const void *)&p64[1] : (const void *)&p32[1];
-		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), ps, ps};
-		const void *vals[] = {&g, &d, &a, &b, p0, p1};
-		st = set_args(be, k, clg_op_name(c->op), 6, sizes, vals);
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), ps, ps};
+		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], &mem[3], p0, p1};
+		st = clg_cl_set_args(be, k, clg_op_name(c->op), 7, sizes, vals);
 	}
 	if (st)
 		return st;
-	return launch_1d(be, k, (size_t)g.n, clg_cl_of(be)->wg_size, clg_op_name(c->op));
+	return clg_cl_launch_1d(be, k, (size_t)g.n, clg_cl_of(be)->wg_size, clg_op_name(c->op));
 }
 
-static clg_status sum_run(clg_backend *be, const clg_op_call *c)
+/* SUM, MAX, MIN, ARGMAX (see kernels_cl/reduce.cl): one work-group per output element. */
+static clg_status reduce_run(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *s = &c->src[0], *dv = &c->dst;
-	char opts[256];
+	const char *op = clg_op_name(c->op);
+	int argmax = c->op == CLG_OP_ARGMAX;
+	char opts[256], kname[64];
 	red_geom g;
 	cl_kernel k;
 	clg_status st;
 	cl_mem dm, sm;
-	size_t local = clg_cl_of(be)->wg_size, kwg = 0, items = 1;
+	size_t local, items = 1;
 	int64_t R = 1;
 
-	st = check_dtype(be, c);
+	if (argmax && dv->dtype != CLG_I32)
+		return clg_fail(CLG_ERR_DTYPE, "op 'argmax' on device '%s': dst is %s, must be int32", be->info.name,
+				clg_dtype_name(dv->dtype));
+	st = clg_cl_check_dtype(be, c, s->dtype);
 	if (!st)
-		st = check_int_range(be, c, s);
+		st = clg_cl_check_int_range(be, c, s);
 	if (!st)
-		st = check_int_range(be, c, dv);
+		st = clg_cl_check_int_range(be, c, dv);
 	if (st)
 		return st;
 	memset(&g, 0, sizeof(g));
@@ -199,30 +222,28 @@ static clg_status sum_run(clg_backend *be, const clg_op_call *c)
 	for (int d = 0; d < dv->ndim; d++)
 		if (dv->shape[d] == 0)
 			return CLG_OK;
+	if (R > INT_MAX)
+		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': %lld elements per output exceed 2^31",
+				op, be->info.name, (long long)R);
 	g.R = (cl_int)R;
-	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
-	st = clg_cl_kernel(be, "reduce", opts, "sum_rows", &k);
+	clg_cl_dtype_options(be, s->dtype, opts, sizeof(opts));
+	snprintf(kname, sizeof(kname), "%s_rows", op);
+	st = clg_cl_kernel(be, "reduce", opts, kname, &k);
 	if (st)
 		return st;
-	/* power of two no larger than what this kernel allows, nor much larger than R */
-	clGetKernelWorkGroupInfo(k, clg_cl_of(be)->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg, NULL);
-	if (kwg && kwg < local)
-		local = kwg;
-	while (local > 1 && (local & (local - 1)))
-		local &= local - 1;
-	while (local > 1 && (int64_t)local / 2 >= R)
-		local /= 2;
+	/* a power of two no larger than what this kernel allows, nor much larger than R */
+	local = clg_cl_group_size(be, k, R);
 	dm = (cl_mem)dv->buf->handle;
 	sm = (cl_mem)s->buf->handle;
 	{
-		size_t acc = c->dst.dtype == CLG_F64 ? sizeof(double) : sizeof(float);
-		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), local * acc};
-		const void *vals[] = {&g, &dm, &sm, NULL};
-		st = set_args(be, k, "sum", 4, sizes, vals);
+		size_t acc = s->dtype == CLG_F64 ? sizeof(double) : sizeof(float);
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), local * acc, local * sizeof(cl_int)};
+		const void *vals[] = {&g, &dm, &sm, NULL, NULL};
+		st = clg_cl_set_args(be, k, op, argmax ? 5 : 4, sizes, vals);
 	}
 	if (st)
 		return st;
-	return launch_1d(be, k, items * local, local, "sum");
+	return clg_cl_launch_1d(be, k, items * local, local, op);
 }
 
 void clg_cl_register_ops(clg_backend *be)
@@ -230,6 +251,13 @@ void clg_cl_register_ops(clg_backend *be)
 	for (int op = 0; op < CLG_OP_COUNT; op++)
 		if (clg_op_is_elementwise((clg_op)op))
 			be->ops[op] = ew_run;
-	be->ops[CLG_OP_SUM] = sum_run;
+	be->ops[CLG_OP_SUM] = reduce_run;
+	be->ops[CLG_OP_MAX] = reduce_run;
+	be->ops[CLG_OP_MIN] = reduce_run;
+	be->ops[CLG_OP_ARGMAX] = reduce_run;
+	be->ops[CLG_OP_SOFTMAX] = clg_cl_row;
+	be->ops[CLG_OP_LOG_SOFTMAX] = clg_cl_row;
+	be->ops[CLG_OP_SOFTMAX_BACKWARD] = clg_cl_row;
+	be->ops[CLG_OP_LOG_SOFTMAX_BACKWARD] = clg_cl_row;
 	be->ops[CLG_OP_GEMM] = clg_cl_gemm;
 }

@@ -1,7 +1,49 @@
+/* Private to the reference backend: op registration and the strided-view helpers its loops share. */
 #ifndef CLG_REF_INTERNAL_H
 #define CLG_REF_INTERNAL_H
 #include "../clg_internal.h"
 
 void clg_ref_register_ops(clg_backend *be);
+/* ROW ops (softmax family), in ref_ops_row.c. */
+clg_status clg_ref_row(clg_backend *be, const clg_op_call *c);
+
+/* Element `off` of a view's buffer, widened to double. */
+static inline double clg_ref_load(const clg_view *v, int64_t off)
+{
+	const void *p = v->buf->handle;
+	switch (v->dtype) {
+	case CLG_F64: return ((const double *)p)[off];
+	case CLG_I32: return ((const int32_t *)p)[off];
+	default: return ((const float *)p)[off];
+	}
+}
+
+static inline void clg_ref_store(const clg_view *v, int64_t off, double x)
+{
+	void *p = v->buf->handle;
+	switch (v->dtype) {
+	case CLG_F64: ((double *)p)[off] = x; break;
+	case CLG_I32: ((int32_t *)p)[off] = (int32_t)x; break;
+	default: ((float *)p)[off] = (float)x; break;
+	}
+}
+
+/* Steps a multi-index over `shape` (ndim dims), keeping each of the nv operands' element offsets
+ * in off[]; returns 0 after the last index (idx and off are then back at the start). */
+static inline int clg_ref_next_index(int ndim, const int64_t *shape, int64_t *idx, const clg_view *const *v,
+				     int nv, int64_t *off)
+{
+	for (int d = ndim - 1; d >= 0; d--) {
+		if (++idx[d] < shape[d]) {
+			for (int k = 0; k < nv; k++)
+				off[k] += v[k]->stride[d];
+			return 1;
+		}
+		idx[d] = 0;
+		for (int k = 0; k < nv; k++)
+			off[k] -= v[k]->stride[d] * (shape[d] - 1);
+	}
+	return 0;
+}
 
 #endif

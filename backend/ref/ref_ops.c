@@ -1,46 +1,24 @@
-/* Reference implementations: straightforward loops over strided views, computed in double. */
+/* Reference implementations: straightforward loops over strided views, computed in double.
+ * Elementwise, reductions and GEMM here; the ROW ops (softmax family) are in ref_ops_row.c. */
 #include "ref_internal.h"
 
 #include <math.h>
 #include <string.h>
 
-static double load(const clg_view *v, int64_t off)
-{
-	const void *p = v->buf->handle;
-	switch (v->dtype) {
-	case CLG_F64: return ((const double *)p)[off];
-	case CLG_I32: return ((const int32_t *)p)[off];
-	default: return ((const float *)p)[off];
-	}
-}
+#define load clg_ref_load
+#define store clg_ref_store
+#define next_index clg_ref_next_index
 
-static void store(const clg_view *v, int64_t off, double x)
-{
-	void *p = v->buf->handle;
-	switch (v->dtype) {
-	case CLG_F64: ((double *)p)[off] = x; break;
-	case CLG_I32: ((int32_t *)p)[off] = (int32_t)x; break;
-	default: ((float *)p)[off] = (float)x; break;
-	}
-}
+#define SQRT1_2 0.70710678118654752440     /* 1 / sqrt(2) */
+#define INV_SQRT_2PI 0.39894228040143267794 /* 1 / sqrt(2 pi) */
 
-/* Steps a multi-index over `shape`, keeping each operand's element offset; returns 0 at the end. */
-static int next_index(int ndim, const int64_t *shape, int64_t *idx, const clg_view *const *v, int nv, int64_t *off)
-{
-	for (int d = ndim - 1; d >= 0; d--) {
-		if (++idx[d] < shape[d]) {
-			for (int k = 0; k < nv; k++)
-				off[k] += v[k]->stride[d];
-			return 1;
-		}
-		idx[d] = 0;
-		for (int k = 0; k < nv; k++)
-			off[k] -= v[k]->stride[d] * (shape[d] - 1);
-	}
-	return 0;
-}
+static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
-static double ew_apply(clg_op op, double x, double y, const double *f)
+/* Phi(x), the standard normal CDF; erfc keeps its precision for negative x */
+static double normal_cdf(double x) { return 0.5 * erfc(-x * SQRT1_2); }
+
+/* One elementwise op on sources x, y, z (those the op has; see clg_ops.def). */
+static double ew_apply(clg_op op, double x, double y, double z, const double *f)
 {
 	switch (op) {
 	case CLG_OP_COPY: return x;
@@ -56,15 +34,44 @@ static double ew_apply(clg_op op, double x, double y, const double *f)
 	case CLG_OP_RELU: return x > 0 ? x : 0;
 	case CLG_OP_RELU_BACKWARD: return y > 0 ? x : 0;
 	case CLG_OP_SCALE: return f[0] * x + f[1];
+	case CLG_OP_POW: return pow(x, y);
+	case CLG_OP_ABS: return fabs(x);
+	case CLG_OP_SQRT: return sqrt(x);
+	case CLG_OP_RSQRT: return 1.0 / sqrt(x);
+	case CLG_OP_SIGMOID: return sigmoid(x);
+	case CLG_OP_LEAKY_RELU: return x > 0 ? x : f[0] * x;
+	case CLG_OP_GELU: return x * normal_cdf(x);
+	case CLG_OP_SILU: return x * sigmoid(x);
+	case CLG_OP_CLAMP: {
+		/* min(max(x, lo), hi) with NaN passing through */
+		double t = x < f[0] ? f[0] : x;
+		return t > f[1] ? f[1] : t;
+	}
+	case CLG_OP_CMP_EQ: return x == y;
+	case CLG_OP_CMP_LT: return x < y;
+	case CLG_OP_CMP_LE: return x <= y;
+	case CLG_OP_CMP_GT: return x > y;
+	case CLG_OP_CMP_GE: return x >= y;
+	case CLG_OP_WHERE: return x != 0 ? y : z;
+	case CLG_OP_TANH_BACKWARD: return x * (1 - y * y);
+	case CLG_OP_SIGMOID_BACKWARD: return x * y * (1 - y);
+	case CLG_OP_GELU_BACKWARD: return x * (normal_cdf(y) + y * exp(-0.5 * y * y) * INV_SQRT_2PI);
+	case CLG_OP_SILU_BACKWARD: {
+		double s = sigmoid(y);
+		return x * s * (1 + y * (1 - s));
+	}
+	case CLG_OP_LEAKY_RELU_BACKWARD: return y > 0 ? x : f[0] * x;
+	case CLG_OP_CLAMP_BACKWARD: return y >= f[0] && y <= f[1] ? x : 0;
+	case CLG_OP_ABS_BACKWARD: return y > 0 ? x : y < 0 ? -x : 0;
 	default: return NAN;
 	}
 }
 
 static clg_status ref_elementwise(clg_backend *be, const clg_op_call *c)
 {
-	const clg_view *v[3] = {&c->dst, &c->src[0], &c->src[1]};
+	const clg_view *v[4] = {&c->dst, &c->src[0], &c->src[1], &c->src[2]};
 	int nsrc = clg_op_nsrc(c->op), nv = 1 + nsrc;
-	int64_t idx[CLG_MAX_DIMS] = {0}, off[3];
+	int64_t idx[CLG_MAX_DIMS] = {0}, off[4];
 
 	(void)be;
 	if (clg_view_numel(&c->dst) == 0)
@@ -72,20 +79,29 @@ static clg_status ref_elementwise(clg_backend *be, const clg_op_call *c)
 	for (int k = 0; k < nv; k++)
 		off[k] = v[k]->offset;
 	do {
-		double x = nsrc > 0 ? load(v[1], off[1]) : 0, y = nsrc > 1 ? load(v[2], off[2]) : 0;
-		store(v[0], off[0], ew_apply(c->op, x, y, c->f));
+		double x[3] = {0, 0, 0};
+		for (int k = 0; k < nsrc; k++)
+			x[k] = load(v[k + 1], off[k + 1]);
+		store(v[0], off[0], ew_apply(c->op, x[0], x[1], x[2], c->f));
 	} while (next_index(c->dst.ndim, c->dst.shape, idx, v, nv, off));
 	return CLG_OK;
 }
 
-static clg_status ref_sum(clg_backend *be, const clg_op_call *c)
+/* SUM, MAX, MIN and ARGMAX over the src's trailing dims. MAX and MIN propagate NaN; ARGMAX takes
+ * NaN as the largest value and the first index on ties. An empty reduction gives 0, -inf, +inf
+ * and -1 respectively. */
+static clg_status ref_reduce(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *s = &c->src[0], *d = &c->dst;
 	int nout = d->ndim, nred = s->ndim - d->ndim;
 	int64_t oidx[CLG_MAX_DIMS] = {0}, ridx[CLG_MAX_DIMS] = {0}, off[2];
 	const clg_view *ov[2] = {d, s};
+	clg_op op = c->op;
 
 	(void)be;
+	if (op == CLG_OP_ARGMAX && d->dtype != CLG_I32)
+		return clg_fail(CLG_ERR_DTYPE, "op 'argmax' on device '%s': dst is %s, must be int32", be->info.name,
+				clg_dtype_name(d->dtype));
 	if (clg_view_numel(d) == 0)
 		return CLG_OK;
 	off[0] = d->offset;
@@ -94,8 +110,8 @@ static clg_status ref_sum(clg_backend *be, const clg_op_call *c)
 		/* a view of the src's reduced dims, starting at this output's row */
 		clg_view red = *s;
 		const clg_view *rv[1] = {&red};
-		int64_t roff[1] = {off[1]};
-		double acc = 0;
+		int64_t roff[1] = {off[1]}, r = 0, best = -1;
+		double acc = op == CLG_OP_MAX || op == CLG_OP_ARGMAX ? -INFINITY : op == CLG_OP_MIN ? INFINITY : 0;
 		red.ndim = nred;
 		for (int k = 0; k < nred; k++) {
 			red.shape[k] = s->shape[nout + k];
@@ -103,11 +119,31 @@ static clg_status ref_sum(clg_backend *be, const clg_op_call *c)
 			ridx[k] = 0;
 		}
 		if (clg_view_numel(&red) > 0) {
-			do
-				acc += load(s, roff[0]);
-			while (next_index(nred, red.shape, ridx, rv, 1, roff));
+			do {
+				double x = load(s, roff[0]);
+				switch (op) {
+				case CLG_OP_MAX:
+					if (!isnan(acc) && (x > acc || isnan(x)))
+						acc = x;
+					break;
+				case CLG_OP_MIN:
+					if (!isnan(acc) && (x < acc || isnan(x)))
+						acc = x;
+					break;
+				case CLG_OP_ARGMAX:
+					if (best < 0 || (!isnan(acc) && (x > acc || isnan(x)))) {
+						acc = x;
+						best = r;
+					}
+					break;
+				default:
+					acc += x;
+					break;
+				}
+				r++;
+			} while (next_index(nred, red.shape, ridx, rv, 1, roff));
 		}
-		store(d, off[0], acc);
+		store(d, off[0], op == CLG_OP_ARGMAX ? (double)best : acc);
 	} while (next_index(nout, d->shape, oidx, ov, 2, off));
 	return CLG_OK;
 }
@@ -145,6 +181,13 @@ void clg_ref_register_ops(clg_backend *be)
 	for (int op = 0; op < CLG_OP_COUNT; op++)
 		if (clg_op_is_elementwise((clg_op)op))
 			be->ops[op] = ref_elementwise;
-	be->ops[CLG_OP_SUM] = ref_sum;
+	be->ops[CLG_OP_SUM] = ref_reduce;
+	be->ops[CLG_OP_MAX] = ref_reduce;
+	be->ops[CLG_OP_MIN] = ref_reduce;
+	be->ops[CLG_OP_ARGMAX] = ref_reduce;
+	be->ops[CLG_OP_SOFTMAX] = clg_ref_row;
+	be->ops[CLG_OP_LOG_SOFTMAX] = clg_ref_row;
+	be->ops[CLG_OP_SOFTMAX_BACKWARD] = clg_ref_row;
+	be->ops[CLG_OP_LOG_SOFTMAX_BACKWARD] = clg_ref_row;
 	be->ops[CLG_OP_GEMM] = ref_gemm;
 }

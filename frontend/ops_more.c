@@ -1,0 +1,355 @@
+/* More elementwise ops (activations, pow, clamp, comparisons, where), max/min/argmax, softmax,
+ * log_softmax and cross-entropy: forward and backward pairs. */
+#include "fe_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Same helpers as ops_basic.c, kept local: record a node, and give a gradient back to an input. */
+static clg_tensor *record1(clg_tensor *out, const char *op, clg_backward_fn fn, int n, clg_tensor *const *ins,
+			   clg_node **node)
+{
+	*node = NULL;
+	if (!out || !fe_needs_grad(n, ins))
+		return out;
+	*node = fe_record(out, op, fn, n, ins);
+	if (!*node) {
+		clg_free(out);
+		return fe_fail(clg_fail(CLG_ERR_OOM, "op '%s': out of host memory", op));
+	}
+	return out;
+}
+
+static clg_status give(clg_tensor *x, clg_tensor *g)
+{
+	clg_tensor *r;
+	clg_status st;
+	if (!g)
+		return clg_last_status();
+	if (!x->requires_grad) {
+		clg_free(g);
+		return CLG_OK;
+	}
+	r = fe_reduce_to(g, x->v.ndim, x->v.shape);
+	clg_free(g);
+	if (!r)
+		return clg_last_status();
+	st = fe_accumulate(x, r);
+	clg_free(r);
+	return st;
+}
+
+/* ---- activations whose backward is one helper op on (g, x) or (g, y) ---- */
+
+static clg_status helper_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *arg = n->nsaved ? n->saved[0] : n->in[0];
+	return give(n->in[0], fe_ew((clg_op)n->i[0], g, arg, n->f[0], n->f[1]));
+}
+
+static clg_tensor *activation(const char *name, clg_op op, clg_op bw, int save_out, clg_tensor *a, double f0, double f1)
+{
+	clg_node *node;
+	clg_tensor *out;
+	if (!fe_check_inputs(name, 1, &a))
+		return NULL;
+	out = record1(fe_ew(op, a, NULL, f0, f1), name, helper_backward, 1, &a, &node);
+	if (node) {
+		node->i[0] = bw;
+		node->f[0] = f0;
+		node->f[1] = f1;
+		if (save_out)
+			fe_save(node, out);
+	}
+	return out;
+}
+
+clg_tensor *clg_sigmoid(clg_tensor *a) { return activation("sigmoid", CLG_OP_SIGMOID, CLG_OP_SIGMOID_BACKWARD, 1, a, 0, 0); }
+clg_tensor *clg_gelu(clg_tensor *a) { return activation("gelu", CLG_OP_GELU, CLG_OP_GELU_BACKWARD, 0, a, 0, 0); }
+clg_tensor *clg_silu(clg_tensor *a) { return activation("silu", CLG_OP_SILU, CLG_OP_SILU_BACKWARD, 0, a, 0, 0); }
+clg_tensor *clg_abs(clg_tensor *a) { return activation("abs", CLG_OP_ABS, CLG_OP_ABS_BACKWARD, 0, a, 0, 0); }
+clg_tensor *clg_leaky_relu(clg_tensor *a, double slope)
+{
+	return activation("leaky_relu", CLG_OP_LEAKY_RELU, CLG_OP_LEAKY_RELU_BACKWARD, 0, a, slope, 0);
+}
+clg_tensor *clg_clamp(clg_tensor *a, double lo, double hi)
+{
+	return activation("clamp", CLG_OP_CLAMP, CLG_OP_CLAMP_BACKWARD, 0, a, lo, hi);
+}
+
+/* sqrt and rsqrt: backward from the output, g * 0.5 / y and g * -0.5 * y^3 */
+static clg_status sqrt_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *y = n->saved[0], *t = clg_div(g, y);
+	clg_status st = give(n->in[0], clg_affine(t, 0.5, 0));
+	clg_free(t);
+	return st;
+}
+
+static clg_status rsqrt_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *y = n->saved[0], *y2 = clg_mul(y, y), *y3 = clg_mul(y2, y), *t = clg_mul(g, y3);
+	clg_status st = give(n->in[0], clg_affine(t, -0.5, 0));
+	clg_free(y2);
+	clg_free(y3);
+	clg_free(t);
+	return st;
+}
+
+static clg_tensor *unary_saved(const char *name, clg_op op, clg_backward_fn bw, clg_tensor *a)
+{
+	clg_node *node;
+	clg_tensor *out;
+	if (!fe_check_inputs(name, 1, &a))
+		return NULL;
+	out = record1(fe_ew(op, a, NULL, 0, 0), name, bw, 1, &a, &node);
+	if (node)
+		fe_save(node, out);
+	return out;
+}
+
+clg_tensor *clg_sqrt(clg_tensor *a) { return unary_saved("sqrt", CLG_OP_SQRT, sqrt_backward, a); }
+clg_tensor *clg_rsqrt(clg_tensor *a) { return unary_saved("rsqrt", CLG_OP_RSQRT, rsqrt_backward, a); }
+
+/* pow(a, b) = a^b: da = g * b * a^(b-1) = g * b * y / a, db = g * y * log(a) */
+static clg_status pow_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *a = n->in[0], *b = n->in[1], *y = n->saved[0], *t, *u;
+	clg_status st = CLG_OK;
+	if (a->requires_grad) {
+		t = clg_mul(g, b);
+		u = clg_mul(t, y);
+		st = give(a, clg_div(u, a));
+		clg_free(t);
+		clg_free(u);
+	}
+	if (!st && b->requires_grad) {
+		t = clg_mul(g, y);
+		u = clg_log(a);
+		st = give(b, clg_mul(t, u));
+		clg_free(t);
+		clg_free(u);
+	}
+	return st;
+}
+
+clg_tensor *clg_pow(clg_tensor *a, clg_tensor *b)
+{
+	clg_tensor *ins[2] = {a, b}, *out;
+	clg_node *node;
+	if (!fe_check_inputs("pow", 2, ins))
+		return NULL;
+	out = record1(fe_ew(CLG_OP_POW, a, b, 0, 0), "pow", pow_backward, 2, ins, &node);
+	if (node)
+		fe_save(node, out);
+	return out;
+}
+
+/* comparisons: not differentiable, 1 or 0 */
+clg_tensor *clg_compare(clg_tensor *a, clg_tensor *b, clg_cmp cmp)
+{
+	static const clg_op ops[] = {CLG_OP_CMP_EQ, CLG_OP_CMP_LT, CLG_OP_CMP_LE, CLG_OP_CMP_GT, CLG_OP_CMP_GE};
+	clg_tensor *ins[2] = {a, b};
+	if (!fe_check_inputs("compare", 2, ins))
+		return NULL;
+	if ((unsigned)cmp >= sizeof(ops) / sizeof(ops[0]))
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'compare': unknown comparison %d", (int)cmp));
+	return fe_ew(ops[cmp], a, b, 0, 0);
+}
+
+/* where(cond, a, b): gradient flows to a where cond, to b elsewhere */
+static clg_status where_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *cond = n->in[0], *zero = clg_zeros(g->v.buf->backend, g->v.dtype, CLG_SHAPE(1));
+	clg_status st = give(n->in[1], clg_where(cond, g, zero));
+	if (!st)
+		st = give(n->in[2], clg_where(cond, zero, g));
+	clg_free(zero);
+	return st;
+}
+
+clg_tensor *clg_where(clg_tensor *cond, clg_tensor *a, clg_tensor *b)
+{
+	clg_tensor *ins[3] = {cond, a, b}, *ab, *out;
+	clg_op_call c = {.op = CLG_OP_WHERE};
+	clg_node *node;
+	const clg_tensor *t[3] = {cond, a, b};
+	int nd = 0;
+	int64_t shape[CLG_MAX_DIMS];
+	char s0[96];
+
+	if (!fe_check_inputs("where", 3, ins))
+		return NULL;
+	/* the broadcast shape of all three */
+	for (int k = 0; k < 3; k++)
+		if (t[k]->v.ndim > nd)
+			nd = t[k]->v.ndim;
+	for (int d = 0; d < nd; d++) {
+		shape[d] = 1;
+		for (int k = 0; k < 3; k++) {
+			int dk = d - (nd - t[k]->v.ndim);
+			int64_t s = dk >= 0 ? t[k]->v.shape[dk] : 1;
+			if (s != 1 && shape[d] != 1 && s != shape[d])
+				return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'where' on device '%s': shapes do not broadcast (%s ...)",
+							a->v.buf->backend->info.name, clg_shape_str(&t[k]->v, s0, sizeof(s0))));
+			if (s != 1)
+				shape[d] = s;
+		}
+	}
+	out = fe_new(a->v.buf->backend, a->v.dtype, nd, shape);
+	if (!out)
+		return NULL;
+	c.dst = out->v;
+	for (int k = 0; k < 3; k++) {
+		clg_tensor *e = clg_expand((clg_tensor *)t[k], nd, shape);
+		if (!e) {
+			clg_free(out);
+			return NULL;
+		}
+		c.src[k] = e->v;
+		clg_free(e);
+	}
+	if (fe_run(out->v.buf->backend, &c)) {
+		clg_free(out);
+		return NULL;
+	}
+	ab = out;
+	return record1(ab, "where", where_backward, 3, ins, &node);
+}
+
+/* ---- max / min / argmax over the last dim ---- */
+
+/* Runs a reduction over the last dim into a new tensor of the leading dims. */
+static clg_tensor *reduce_last(const char *name, clg_op op, clg_tensor *a, clg_dtype out_dt)
+{
+	clg_tensor *out;
+	clg_op_call c = {.op = op};
+	if (!fe_check_inputs(name, 1, &a))
+		return NULL;
+	if (a->v.ndim < 1)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op '%s': needs at least one dim", name));
+	out = fe_new(a->v.buf->backend, out_dt, a->v.ndim - 1, a->v.shape);
+	if (!out)
+		return NULL;
+	c.dst = out->v;
+	c.src[0] = a->v;
+	if (fe_run(out->v.buf->backend, &c)) {
+		clg_free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* gradient flows to the positions equal to the result (all of them on ties, as a subgradient) */
+static clg_status maxmin_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *x = n->in[0], *y = n->saved[0];
+	int64_t kshape[CLG_MAX_DIMS];
+	clg_tensor *yk, *gk, *mask, *gm;
+	clg_status st;
+	memcpy(kshape, x->v.shape, sizeof(kshape));
+	kshape[x->v.ndim - 1] = 1;
+	yk = clg_reshape(y, x->v.ndim, kshape);
+	gk = clg_reshape(g, x->v.ndim, kshape);
+	mask = clg_compare(x, yk, CLG_CMP_EQ);
+	gm = clg_mul(mask, gk);
+	st = give(x, gm ? fe_alias(gm) : NULL);
+	clg_free(yk);
+	clg_free(gk);
+	clg_free(mask);
+	clg_free(gm);
+	return st;
+}
+
+static clg_tensor *maxmin(const char *name, clg_op op, clg_tensor *a)
+{
+	clg_node *node;
+	clg_tensor *out = record1(reduce_last(name, op, a, a ? a->v.dtype : CLG_F32), name, maxmin_backward, 1, &a, &node);
+	if (node)
+		fe_save(node, out);
+	return out;
+}
+
+clg_tensor *clg_max(clg_tensor *a) { return maxmin("max", CLG_OP_MAX, a); }
+clg_tensor *clg_min(clg_tensor *a) { return maxmin("min", CLG_OP_MIN, a); }
+clg_tensor *clg_argmax(clg_tensor *a) { return reduce_last("argmax", CLG_OP_ARGMAX, a, CLG_I32); }
+
+/* ---- softmax and log_softmax over the last dim ---- */
+
+static clg_status softmax_backward(clg_node *n, clg_tensor *g)
+{
+	return give(n->in[0], fe_ew((clg_op)n->i[0], g, n->saved[0], 0, 0));
+}
+
+static clg_tensor *row_op(const char *name, clg_op op, clg_op bw, clg_tensor *a)
+{
+	clg_tensor *out;
+	clg_op_call c = {.op = op};
+	clg_node *node;
+	if (!fe_check_inputs(name, 1, &a))
+		return NULL;
+	out = fe_new(a->v.buf->backend, a->v.dtype, a->v.ndim, a->v.shape);
+	if (!out)
+		return NULL;
+	c.dst = out->v;
+	c.src[0] = a->v;
+	if (fe_run(out->v.buf->backend, &c)) {
+		clg_free(out);
+		return NULL;
+	}
+	out = record1(out, name, softmax_backward, 1, &a, &node);
+	if (node) {
+		node->i[0] = bw;
+		fe_save(node, out);
+	}
+	return out;
+}
+
+clg_tensor *clg_softmax(clg_tensor *a) { return row_op("softmax", CLG_OP_SOFTMAX, CLG_OP_SOFTMAX_BACKWARD, a); }
+clg_tensor *clg_log_softmax(clg_tensor *a)
+{
+	return row_op("log_softmax", CLG_OP_LOG_SOFTMAX, CLG_OP_LOG_SOFTMAX_BACKWARD, a);
+}
+
+/* ---- losses ---- */
+
+clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot)
+{
+	/* -mean over rows of sum(onehot * logp) */
+	clg_tensor *p, *s, *l;
+	if (!fe_check_inputs("nll_loss", 2, (clg_tensor *[]){logp, onehot}))
+		return NULL;
+	if (logp->v.ndim != 2)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'nll_loss': expects (N, C) log-probabilities"));
+	p = clg_mul(logp, onehot);
+	s = clg_sum(p, 0, NULL, 0);
+	l = s ? clg_affine(s, -1.0 / (double)logp->v.shape[0], 0) : NULL;
+	clg_free(p);
+	clg_free(s);
+	return l;
+}
+
+clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double label_smoothing)
+{
+	/* log_softmax then nll against the (smoothed) targets */
+	clg_tensor *lp, *t = NULL, *l;
+	if (!fe_check_inputs("cross_entropy", 2, (clg_tensor *[]){logits, onehot}))
+		return NULL;
+	lp = clg_log_softmax(logits);
+	if (label_smoothing > 0 && lp) {
+		double k = (double)logits->v.shape[logits->v.ndim - 1];
+		t = clg_affine(onehot, 1.0 - label_smoothing, label_smoothing / k);
+	}
+	l = clg_nll_loss(lp, t ? t : onehot);
+	clg_free(lp);
+	clg_free(t);
+	return l;
+}
+
+clg_tensor *clg_mse_loss(clg_tensor *pred, clg_tensor *target)
+{
+	clg_tensor *d = clg_sub(pred, target), *d2 = clg_mul(d, d), *m = clg_mean(d2, 0, NULL, 0);
+	clg_free(d);
+	clg_free(d2);
+	return m;
+}

@@ -1,0 +1,124 @@
+/* ROW ops: softmax family over the last dim, one work-group per row, forward and backward.
+ *   softmax_rows               dst = exp(x - max) / sum(exp(x - max))            (a = x)
+ *   log_softmax_rows           dst = x - max - log(sum(exp(x - max)))            (a = x)
+ *   softmax_backward_rows      dst = y * (g - sum(g * y))                        (a = g, b = y)
+ *   log_softmax_backward_rows  dst = g - exp(y) * sum(g)                         (a = g, b = y)
+ * Subtracting the row max keeps exp from overflowing; a NaN in a row makes the row NaN. Each
+ * work-item writes only elements it has read, after the row's reductions, so dst may alias a.
+ * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
+ * The work-group size must be a power of two; scratch holds one ACC per work-item. */
+#ifdef USE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#define MAXD 6
+typedef struct {
+	int nd;          /* leading (row index) dims, after merging */
+	int C;           /* row length */
+	int shape[MAXD]; /* leading dims */
+	int off[3];      /* element offsets of dst, src0, src1 */
+	int st[3][MAXD]; /* strides of dst, src0, src1 over the leading dims */
+	int cst[3];      /* strides of dst, src0, src1 along the row */
+} sgeom;
+
+/* Row offsets of this work-group's row in each operand. */
+void row_offsets(const sgeom *g, int *o)
+{
+	int r = get_group_id(0);
+	o[0] = g->off[0];
+	o[1] = g->off[1];
+	o[2] = g->off[2];
+	for (int dim = g->nd - 1; dim >= 0; dim--) {
+		int q = r % g->shape[dim];
+		r /= g->shape[dim];
+		o[0] += q * g->st[0][dim];
+		o[1] += q * g->st[1][dim];
+		o[2] += q * g->st[2][dim];
+	}
+}
+
+/* Work-group sum and max of one value per work-item; every work-item gets the result. */
+ACC wg_sum(ACC v, __local ACC *scratch)
+{
+	int lid = get_local_id(0);
+	scratch[lid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = get_local_size(0) / 2; k > 0; k >>= 1) {
+		if (lid < k)
+			scratch[lid] += scratch[lid + k];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	v = scratch[0];
+	barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read before scratch is reused */
+	return v;
+}
+
+ACC wg_max(ACC v, __local ACC *scratch)
+{
+	int lid = get_local_id(0);
+	scratch[lid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = get_local_size(0) / 2; k > 0; k >>= 1) {
+		if (lid < k)
+			scratch[lid] = fmax(scratch[lid], scratch[lid + k]);
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	v = scratch[0];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return v;
+}
+
+#define SOFTMAX_KERNEL(NAME, LOG)                                                                \
+__kernel void NAME##_rows(const sgeom g, __global T *d, __global const T *a, __global const T *b, \
+			  __local ACC *scratch)                                                   \
+{                                                                                                \
+	int lid = get_local_id(0), lsz = get_local_size(0), o[3];                                \
+	row_offsets(&g, o);                                                                      \
+	ACC m = (ACC)(-INFINITY), s = (ACC)0;                                                    \
+	for (int j = lid; j < g.C; j += lsz)                                                     \
+		m = fmax(m, (ACC)a[o[1] + j * g.cst[1]]);                                        \
+	m = wg_max(m, scratch);                                                                  \
+	for (int j = lid; j < g.C; j += lsz)                                                     \
+		s += exp((ACC)a[o[1] + j * g.cst[1]] - m);                                       \
+	s = wg_sum(s, scratch);                                                                  \
+	if (LOG) {                                                                               \
+		ACC ls = log(s);                                                                 \
+		for (int j = lid; j < g.C; j += lsz)                                             \
+			d[o[0] + j * g.cst[0]] = (T)((ACC)a[o[1] + j * g.cst[1]] - m - ls);      \
+	} else {                                                                                 \
+		ACC inv = (ACC)1 / s;                                                            \
+		for (int j = lid; j < g.C; j += lsz)                                             \
+			d[o[0] + j * g.cst[0]] = (T)(exp((ACC)a[o[1] + j * g.cst[1]] - m) * inv); \
+	}                                                                                        \
+}
+
+SOFTMAX_KERNEL(softmax, 0)
+SOFTMAX_KERNEL(log_softmax, 1)
+
+__kernel void softmax_backward_rows(const sgeom g, __global T *d, __global const T *a, __global const T *b,
+				    __local ACC *scratch)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0), o[3];
+	row_offsets(&g, o);
+	ACC s = (ACC)0;
+	for (int j = lid; j < g.C; j += lsz)
+		s += (ACC)a[o[1] + j * g.cst[1]] * (ACC)b[o[2] + j * g.cst[2]];
+	s = wg_sum(s, scratch);
+	for (int j = lid; j < g.C; j += lsz) {
+		ACC y = b[o[2] + j * g.cst[2]];
+		d[o[0] + j * g.cst[0]] = (T)(y * ((ACC)a[o[1] + j * g.cst[1]] - s));
+	}
+}
+
+__kernel void log_softmax_backward_rows(const sgeom g, __global T *d, __global const T *a,
+					__global const T *b, __local ACC *scratch)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0), o[3];
+	row_offsets(&g, o);
+	ACC s = (ACC)0;
+	for (int j = lid; j < g.C; j += lsz)
+		s += (ACC)a[o[1] + j * g.cst[1]];
+	s = wg_sum(s, scratch);
+	for (int j = lid; j < g.C; j += lsz)
+		d[o[0] + j * g.cst[0]] = (T)((ACC)a[o[1] + j * g.cst[1]] - exp((ACC)b[o[2] + j * g.cst[2]]) * s);
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Command 2 of the README (and what CI runs through .ci/run): install what is missing, build with
+# warnings as errors in build-ci/, run every test. Exits non-zero if any step or test fails.
+#   ./scripts/test.sh              (env: CLGRAD_BUILD_DIR to build elsewhere than build-ci/,
+#                                   CTEST_ARGS for extra ctest arguments, e.g. "-R test_ops")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${CLGRAD_BUILD_DIR:-build-ci}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+step() { printf '\n==== %s\n' "$*"; }
+
+step "[1/4] setup: Debian packages (scripts/setup.sh)"
+bash scripts/setup.sh
+step "[2/4] configure: $build (CLGRAD_WERROR=ON)"
+cmake -S . -B "$build" -DCLGRAD_WERROR=ON
+step "[3/4] build: $build with $jobs jobs"
+cmake --build "$build" -j "$jobs"
+step "[4/4] ctest (tests run in parallel, 2 at a time)"
+rc=0
+# shellcheck disable=SC2086
+(cd "$build" && ctest --output-on-failure --no-tests=error -j2 ${CTEST_ARGS:-}) || rc=$?
+if [ "$rc" -ne 0 ]; then
+	step "test.sh: FAILED (ctest exit $rc); see the output of the failing tests above"
+	exit "$rc"
+fi
+step "test.sh: all tests passed"

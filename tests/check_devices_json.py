@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Runs `clgrad devices --json` and validates the document (used by the cli_devices_json test).
+
+usage: check_devices_json.py <path to clgrad>
+Exit codes: 0 valid, 1 invalid, 77 when no OpenCL device is present (ctest SKIP_RETURN_CODE).
+"""
+import json
+import subprocess
+import sys
+
+STRINGS = ["type", "platform", "name", "opencl_version", "opencl_c_version", "driver_version"]
+INTEGERS = ["index", "compute_units", "clock_mhz", "global_mem_bytes", "max_alloc_bytes",
+            "local_mem_bytes", "timer_resolution_ns"]
+BOOLEANS = ["fp16", "fp64", "subgroups", "integer_dot_product", "il"]
+TYPES = {"ref", "cpu", "gpu", "accelerator", "other"}
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    proc = subprocess.run([sys.argv[1], "devices", "--json"], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    errors = []
+    if proc.returncode != 0:
+        print("clgrad devices --json exited %d: %s" % (proc.returncode, proc.stderr), file=sys.stderr)
+        return 1
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError as e:
+        print("not JSON (%s):\n%s" % (e, proc.stdout), file=sys.stderr)
+        return 1
+    devices = doc.get("devices") if isinstance(doc, dict) else None
+    if not isinstance(devices, list) or not devices:
+        print("no 'devices' list in:\n%s" % proc.stdout, file=sys.stderr)
+        return 1
+    for pos, dev in enumerate(devices):
+        where = "device %d" % pos
+        if not isinstance(dev, dict):
+            errors.append("%s: not an object" % where)
+            continue
+        for key in STRINGS + INTEGERS + BOOLEANS:
+            if key not in dev:
+                errors.append("%s: missing key '%s'" % (where, key))
+        for key in STRINGS:
+            if key in dev and not isinstance(dev[key], str):
+                errors.append("%s: '%s' is not a string: %r" % (where, key, dev[key]))
+        for key in INTEGERS:
+            v = dev.get(key)
+            if key in dev and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+                errors.append("%s: '%s' is not a non-negative integer: %r" % (where, key, v))
+        for key in BOOLEANS:
+            if key in dev and not isinstance(dev[key], bool):
+                errors.append("%s: '%s' is not a boolean: %r" % (where, key, dev[key]))
+        if dev.get("index") != pos:
+            errors.append("%s: index %r" % (where, dev.get("index")))
+        if dev.get("type") not in TYPES:
+            errors.append("%s: unknown type %r" % (where, dev.get("type")))
+        if pos == 0:
+            if dev.get("type") != "ref":
+                errors.append("device 0 is not the reference backend: %r" % dev.get("type"))
+            continue
+        for key in ["platform", "name", "opencl_version", "opencl_c_version", "driver_version"]:
+            if not dev.get(key):
+                errors.append("%s: empty '%s'" % (where, key))
+        for key in ["compute_units", "global_mem_bytes", "max_alloc_bytes"]:
+            if not dev.get(key):
+                errors.append("%s: '%s' is zero" % (where, key))
+        if isinstance(dev.get("opencl_version"), str) and not dev["opencl_version"].startswith("OpenCL "):
+            errors.append("%s: opencl_version %r" % (where, dev["opencl_version"]))
+    default = doc.get("default")
+    if not isinstance(default, int) or isinstance(default, bool) or not 0 <= default < len(devices):
+        errors.append("'default' is %r, not a device index" % (default,))
+    for dev in devices:
+        print("%s %-4s %s | %s" % (dev.get("index"), dev.get("type"), dev.get("platform"), dev.get("name")))
+    if errors:
+        for e in errors:
+            print("error: " + e, file=sys.stderr)
+        return 1
+    if len(devices) < 2:
+        print("no OpenCL device present: skipped the cpu-device check")
+        return 77
+    if not any(d.get("type") == "cpu" for d in devices):
+        print("error: no cpu device in the list", file=sys.stderr)
+        return 1
+    print("devices --json: %d devices, valid" % len(devices))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

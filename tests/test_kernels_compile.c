@@ -1,0 +1,257 @@
+/* Every embedded kernel program builds on every OpenCL device, for float32 and (where the device
+ * has fp64) float64; a broken kernel from CLGRAD_KERNEL_DIR fails with the build log in the
+ * message; CLGRAD_KERNEL_DIR pointing at the real kernels_cl folder works. */
+#include "test_util.h"
+#include "cl_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#ifndef CLG_TEST_KERNEL_SRC_DIR
+#error "CMake passes the kernels_cl folder as CLG_TEST_KERNEL_SRC_DIR"
+#endif
+
+enum { N = 37 };
+
+static int contains_nocase(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (; *hay; hay++) {
+		size_t i = 0;
+		while (i < n && hay[i] && (hay[i] | 32) == (needle[i] | 32))
+			i++;
+		if (i == n)
+			return 1;
+	}
+	return n == 0;
+}
+
+static void build_all(clg_backend *be)
+{
+	const char *const *names = clg_cl_program_names();
+	clg_dtype dts[2] = {CLG_F32, CLG_F64};
+	int nprog = 0, expect_builds = 0;
+	clg_stats st;
+
+	for (int p = 0; names[p]; p++) {
+		nprog++;
+		for (int t = 0; t < 2; t++) {
+			char opts[256];
+			cl_program prog = NULL;
+			size_t nk = 0;
+			clg_status s;
+
+			if (dts[t] == CLG_F64 && !be->info.has_fp64) {
+				printf("  %-14s x %-28s x %-8s: skipped (no fp64)\n", names[p], be->info.name,
+				       clg_dtype_name(dts[t]));
+				continue;
+			}
+			clg_cl_dtype_options(be, dts[t], opts, sizeof(opts));
+			s = clg_cl_program(be, names[p], opts, &prog);
+			printf("  %-14s x %-28s x %-8s: %s\n", names[p], be->info.name, clg_dtype_name(dts[t]),
+			       s ? clg_last_error() : "built");
+			CHECK(s == CLG_OK && prog, "program '%s' (%s) on '%s': %s: %s", names[p], clg_dtype_name(dts[t]),
+			      be->info.name, clg_status_name(s), clg_last_error());
+			if (s || !prog)
+				continue;
+			expect_builds++;
+			CHECK(clGetProgramInfo(prog, CL_PROGRAM_NUM_KERNELS, sizeof(nk), &nk, NULL) == CL_SUCCESS && nk > 0,
+			      "program '%s' on '%s' holds %zu kernels", names[p], be->info.name, nk);
+		}
+	}
+	CHECK(nprog >= 2, "only %d embedded programs", nprog);
+	clg_backend_stats(be, &st);
+	CHECK((int)st.n_build == expect_builds, "n_build %llu, expected %d", (unsigned long long)st.n_build,
+	      expect_builds);
+	CHECK(st.n_disk_load == 0, "CLGRAD_CACHE_DIR=0 but %llu programs came from disk",
+	      (unsigned long long)st.n_disk_load);
+	/* a second request is a memory hit, not a rebuild */
+	{
+		char opts[256];
+		cl_program prog;
+		clg_cl_dtype_options(be, CLG_F32, opts, sizeof(opts));
+		CHECK_OK(clg_cl_program(be, names[0], opts, &prog));
+		clg_backend_stats(be, &st);
+		CHECK((int)st.n_build == expect_builds && st.n_mem_hit >= 1, "rebuild instead of memory hit");
+	}
+}
+
+/* Buffers for c = a + b with N floats. */
+typedef struct {
+	clg_buffer *a, *b, *c;
+	clg_op_call call;
+} add_case;
+
+static int add_setup(clg_backend *be, add_case *k)
+{
+	float x[N], y[N];
+	int64_t shape[1] = {N};
+
+	memset(k, 0, sizeof(*k));
+	for (int i = 0; i < N; i++) {
+		x[i] = (float)i;
+		y[i] = 0.5f * (float)i - 3;
+	}
+	if (clg_buffer_alloc(be, sizeof(x), &k->a) || clg_buffer_alloc(be, sizeof(x), &k->b) ||
+	    clg_buffer_alloc(be, sizeof(x), &k->c) || clg_buffer_upload(k->a, 0, x, sizeof(x)) ||
+	    clg_buffer_upload(k->b, 0, y, sizeof(y))) {
+		CHECK(0, "setting up buffers: %s", clg_last_error());
+		return -1;
+	}
+	k->call.op = CLG_OP_ADD;
+	clg_view_contiguous(&k->call.src[0], k->a, CLG_F32, 1, shape);
+	clg_view_contiguous(&k->call.src[1], k->b, CLG_F32, 1, shape);
+	clg_view_contiguous(&k->call.dst, k->c, CLG_F32, 1, shape);
+	return 0;
+}
+
+static void add_check(add_case *k, const char *what)
+{
+	float z[N];
+	int bad = 0;
+	CHECK_OK(clg_buffer_download(k->c, 0, z, sizeof(z)));
+	for (int i = 0; i < N; i++)
+		bad += fabsf(z[i] - (1.5f * (float)i - 3)) > 1e-5f;
+	CHECK(bad == 0, "%s: %d wrong sums", what, bad);
+}
+
+static void add_free(add_case *k)
+{
+	clg_buffer_free(k->a);
+	clg_buffer_free(k->b);
+	clg_buffer_free(k->c);
+}
+
+static const char broken_src[] =
+	"/* deliberately broken for test_kernels_compile */\n"
+	"__kernel void add_c(__global float *d)\n"
+	"{\n"
+	"\td[0] = clgrad_undeclared_identifier;\n"
+	"\tint x = ;\n"
+	"}\n";
+
+static void check_broken(clg_backend *be, const char *dir)
+{
+	char path[4096];
+	FILE *f;
+	add_case k;
+	clg_status s;
+	const char *msg, *log;
+
+	snprintf(path, sizeof(path), "%s/elementwise.cl", dir);
+	f = fopen(path, "w");
+	CHECK(f != NULL, "cannot write %s", path);
+	if (!f)
+		return;
+	fputs(broken_src, f);
+	fclose(f);
+
+	setenv("CLGRAD_KERNEL_DIR", dir, 1);
+	if (add_setup(be, &k) == 0) {
+		for (int attempt = 0; attempt < 2; attempt++) {
+			/* a failed build is not cached: the second attempt fails the same way */
+			clg_clear_error();
+			s = clg_run(be, &k.call);
+			msg = clg_last_error();
+			if (attempt == 0)
+				printf("broken kernel on '%s' -> %s:\n%s\n", be->info.name, clg_status_name(s), msg);
+			CHECK(s == CLG_ERR_BUILD, "broken kernel: %s, want build error", clg_status_name(s));
+			CHECK(strstr(msg, be->info.name) != NULL, "message lacks the device name: %s", msg);
+			CHECK(strstr(msg, "elementwise") != NULL, "message lacks the program name: %s", msg);
+			log = strstr(msg, "build log");
+			CHECK(log != NULL, "message lacks the build log: %s", msg);
+			if (log) {
+				CHECK(contains_nocase(log, "error"), "build log part has no compiler error: %s", log);
+				CHECK(strstr(log, "clgrad_undeclared_identifier") != NULL,
+				      "build log does not name the bad identifier: %s", log);
+			}
+		}
+		/* another program, missing from the folder: an I/O error naming the file */
+		{
+			clg_op_call sum = {.op = CLG_OP_SUM};
+			int64_t one[1] = {1}, sh[2] = {1, N};
+			clg_view_contiguous(&sum.src[0], k.a, CLG_F32, 2, sh);
+			clg_view_contiguous(&sum.dst, k.c, CLG_F32, 1, one);
+			s = clg_run(be, &sum);
+			CHECK(s == CLG_ERR_IO, "missing reduce.cl: %s, want I/O error", clg_status_name(s));
+			CHECK(strstr(clg_last_error(), "reduce") != NULL && strstr(clg_last_error(), dir) != NULL,
+			      "missing kernel file message: %s", clg_last_error());
+		}
+		/* the same backend recovers once the embedded sources are back */
+		unsetenv("CLGRAD_KERNEL_DIR");
+		CHECK_OK(clg_run(be, &k.call));
+		add_check(&k, "after a failed build");
+	}
+	add_free(&k);
+	unsetenv("CLGRAD_KERNEL_DIR");
+	remove(path);
+}
+
+static void check_kernel_dir(int index)
+{
+	clg_backend *be = NULL;
+	add_case k;
+	clg_stats st;
+
+	setenv("CLGRAD_KERNEL_DIR", CLG_TEST_KERNEL_SRC_DIR, 1);
+	CHECK_OK(clg_backend_open(index, &be));
+	if (!be)
+		goto out;
+	if (add_setup(be, &k) == 0) {
+		CHECK_OK(clg_run(be, &k.call));
+		add_check(&k, "CLGRAD_KERNEL_DIR=" CLG_TEST_KERNEL_SRC_DIR);
+		/* and a second program from the folder: sum over a (1, N) view */
+		{
+			clg_op_call sum = {.op = CLG_OP_SUM};
+			int64_t one[1] = {1}, sh[2] = {1, N};
+			float r = 0;
+			clg_view_contiguous(&sum.src[0], k.a, CLG_F32, 2, sh);
+			clg_view_contiguous(&sum.dst, k.c, CLG_F32, 1, one);
+			CHECK_OK(clg_run(be, &sum));
+			CHECK_OK(clg_buffer_download(k.c, 0, &r, sizeof(r)));
+			CHECK(fabsf(r - (float)(N * (N - 1) / 2)) < 1e-3f, "sum from kernel folder: %g", r);
+		}
+	}
+	clg_backend_stats(be, &st);
+	CHECK(st.n_build >= 2, "kernel folder: n_build %llu", (unsigned long long)st.n_build);
+	add_free(&k);
+	clg_backend_close(be);
+out:
+	unsetenv("CLGRAD_KERNEL_DIR");
+}
+
+int main(void)
+{
+	const clg_device_info *list;
+	int n;
+	char *dir;
+
+	t_require_opencl();
+	/* build from source every time: nothing from (or to) the disk cache */
+	setenv("CLGRAD_CACHE_DIR", "0", 1);
+	unsetenv("CLGRAD_KERNEL_DIR");
+	CHECK_OK(clg_devices(&list, &n));
+	dir = t_tmpdir();
+	CHECK(dir != NULL, "no temporary folder");
+
+	for (int i = 1; i < n; i++) {
+		clg_backend *be = NULL;
+		printf("device %d: %s (%s)\n", i, list[i].name, list[i].platform);
+		CHECK_OK(clg_backend_open(i, &be));
+		if (!be)
+			continue;
+		build_all(be);
+		clg_backend_close(be);
+
+		/* a fresh instance, so nothing is in its memory cache */
+		CHECK_OK(clg_backend_open(i, &be));
+		if (be && dir)
+			check_broken(be, dir);
+		clg_backend_close(be);
+
+		check_kernel_dir(i);
+	}
+	t_rmtree(dir);
+	free(dir);
+	return t_finish("test_kernels_compile");
+}
