@@ -75,6 +75,13 @@ clg_status fe_accumulate(clg_tensor *x, clg_tensor *g);
 /* Sums g over the dims that were broadcast to reach g's shape from (ndim, shape). */
 clg_tensor *fe_reduce_to(clg_tensor *g, int ndim, const int64_t *shape);
 
+/* Records out's node when an input needs grad (*node gets it, or NULL; node may be NULL);
+ * frees out and fails if the node cannot be made. */
+clg_tensor *fe_record_op(clg_tensor *out, const char *op, clg_backward_fn fn, int n, clg_tensor *const *ins,
+			 clg_node **node);
+/* Accumulates g, summed back to x's shape, into x's gradient. Takes ownership of g. */
+clg_status fe_give(clg_tensor *x, clg_tensor *g);
+
 /* Elementwise op on views of the same shape as out (src views already expanded). */
 clg_tensor *fe_ew(clg_op op, clg_tensor *a, clg_tensor *b, double f0, double f1);
 

@@ -97,8 +97,7 @@ clg_tensor *fe_reduce_to(clg_tensor *g, int ndim, const int64_t *shape)
 	return out;
 }
 
-/* Records a node for out when needed; frees out and fails if the node cannot be made. */
-static clg_tensor *record(clg_tensor *out, const char *op, clg_backward_fn fn, int n, clg_tensor *const *ins,
+clg_tensor *fe_record_op(clg_tensor *out, const char *op, clg_backward_fn fn, int n, clg_tensor *const *ins,
 			  clg_node **node)
 {
 	if (node)
@@ -115,8 +114,7 @@ static clg_tensor *record(clg_tensor *out, const char *op, clg_backward_fn fn, i
 	return out;
 }
 
-/* Accumulates g, summed back to x's shape, into x's gradient. Takes ownership of g. */
-static clg_status give(clg_tensor *x, clg_tensor *g)
+clg_status fe_give(clg_tensor *x, clg_tensor *g)
 {
 	clg_tensor *r;
 	clg_status st;
@@ -139,32 +137,32 @@ static clg_status give(clg_tensor *x, clg_tensor *g)
 
 static clg_status add_backward(clg_node *n, clg_tensor *g)
 {
-	clg_status st = give(n->in[0], fe_alias(g));
-	return st ? st : give(n->in[1], fe_alias(g));
+	clg_status st = fe_give(n->in[0], fe_alias(g));
+	return st ? st : fe_give(n->in[1], fe_alias(g));
 }
 
 static clg_status sub_backward(clg_node *n, clg_tensor *g)
 {
-	clg_status st = give(n->in[0], fe_alias(g));
-	return st ? st : give(n->in[1], clg_neg(g));
+	clg_status st = fe_give(n->in[0], fe_alias(g));
+	return st ? st : fe_give(n->in[1], clg_neg(g));
 }
 
 static clg_status mul_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *a = n->in[0], *b = n->in[1];
-	clg_status st = a->requires_grad ? give(a, clg_mul(g, b)) : CLG_OK;
-	return st || !b->requires_grad ? st : give(b, clg_mul(g, a));
+	clg_status st = a->requires_grad ? fe_give(a, clg_mul(g, b)) : CLG_OK;
+	return st || !b->requires_grad ? st : fe_give(b, clg_mul(g, a));
 }
 
 static clg_status div_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *a = n->in[0], *b = n->in[1], *t;
-	clg_status st = a->requires_grad ? give(a, clg_div(g, b)) : CLG_OK;
+	clg_status st = a->requires_grad ? fe_give(a, clg_div(g, b)) : CLG_OK;
 	if (st || !b->requires_grad)
 		return st;
 	/* d(a/b)/db = -a / b^2 */
 	t = clg_div(clg_mul(g, a), b);
-	st = give(b, clg_neg(clg_div(t, b)));
+	st = fe_give(b, clg_neg(clg_div(t, b)));
 	clg_free(t);
 	return st;
 }
@@ -175,7 +173,7 @@ static clg_status div_backward(clg_node *n, clg_tensor *g)
 		clg_tensor *ins[2] = {a, b};                                           \
 		if (!fe_check_inputs(#NAME, 2, ins))                                   \
 			return NULL;                                                   \
-		return record(fe_ew(OP, a, b, 0, 0), #NAME, BW, 2, ins, NULL);         \
+		return fe_record_op(fe_ew(OP, a, b, 0, 0), #NAME, BW, 2, ins, NULL);         \
 	}
 
 BINARY(add, CLG_OP_ADD, add_backward)
@@ -185,15 +183,15 @@ BINARY(div, CLG_OP_DIV, div_backward)
 
 /* ---- unary ---- */
 
-static clg_status neg_backward(clg_node *n, clg_tensor *g) { return give(n->in[0], clg_neg(g)); }
-static clg_status exp_backward(clg_node *n, clg_tensor *g) { return give(n->in[0], clg_mul(g, n->saved[0])); }
-static clg_status log_backward(clg_node *n, clg_tensor *g) { return give(n->in[0], clg_div(g, n->in[0])); }
+static clg_status neg_backward(clg_node *n, clg_tensor *g) { return fe_give(n->in[0], clg_neg(g)); }
+static clg_status exp_backward(clg_node *n, clg_tensor *g) { return fe_give(n->in[0], clg_mul(g, n->saved[0])); }
+static clg_status log_backward(clg_node *n, clg_tensor *g) { return fe_give(n->in[0], clg_div(g, n->in[0])); }
 
 static clg_status tanh_backward(clg_node *n, clg_tensor *g)
 {
 	/* g * (1 - y^2) */
 	clg_tensor *y = n->saved[0], *y2 = clg_mul(y, y), *d = clg_affine(y2, -1.0, 1.0);
-	clg_status st = give(n->in[0], clg_mul(g, d));
+	clg_status st = fe_give(n->in[0], clg_mul(g, d));
 	clg_free(y2);
 	clg_free(d);
 	return st;
@@ -202,10 +200,10 @@ static clg_status tanh_backward(clg_node *n, clg_tensor *g)
 static clg_status relu_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *x = n->in[0];
-	return give(x, fe_ew(CLG_OP_RELU_BACKWARD, g, x, 0, 0));
+	return fe_give(x, fe_ew(CLG_OP_RELU_BACKWARD, g, x, 0, 0));
 }
 
-static clg_status affine_backward(clg_node *n, clg_tensor *g) { return give(n->in[0], clg_affine(g, n->f[0], 0)); }
+static clg_status affine_backward(clg_node *n, clg_tensor *g) { return fe_give(n->in[0], clg_affine(g, n->f[0], 0)); }
 
 static clg_tensor *unary(const char *name, clg_op op, clg_tensor *a, clg_backward_fn bw, int save_out, double f0, double f1)
 {
@@ -213,7 +211,7 @@ static clg_tensor *unary(const char *name, clg_op op, clg_tensor *a, clg_backwar
 	clg_tensor *out;
 	if (!fe_check_inputs(name, 1, &a))
 		return NULL;
-	out = record(fe_ew(op, a, NULL, f0, f1), name, bw, 1, &a, &node);
+	out = fe_record_op(fe_ew(op, a, NULL, f0, f1), name, bw, 1, &a, &node);
 	if (node) {
 		node->f[0] = f0;
 		node->f[1] = f1;
@@ -317,7 +315,7 @@ clg_tensor *clg_sum(clg_tensor *a, int naxes, const int *axes, int keepdim)
 		clg_free(out);
 		return NULL;
 	}
-	out = record(out, "sum", sum_backward, 1, &a, &node);
+	out = fe_record_op(out, "sum", sum_backward, 1, &a, &node);
 	if (node)
 		node->i[0] = mask;
 	return out;
@@ -396,12 +394,12 @@ static clg_status matmul_backward(clg_node *n, clg_tensor *g)
 	clg_status st = CLG_OK;
 	if (a->requires_grad) {
 		clg_tensor *bt = clg_transpose(b, -1, -2);
-		st = give(a, clg_matmul(g, bt));
+		st = fe_give(a, clg_matmul(g, bt));
 		clg_free(bt);
 	}
 	if (!st && b->requires_grad) {
 		clg_tensor *at = clg_transpose(a, -1, -2);
-		st = give(b, clg_matmul(at, g));
+		st = fe_give(b, clg_matmul(at, g));
 		clg_free(at);
 	}
 	return st;
@@ -433,7 +431,7 @@ clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b)
 		clg_free(out);
 		return NULL;
 	}
-	return record(out, "matmul", matmul_backward, 2, ins, NULL);
+	return fe_record_op(out, "matmul", matmul_backward, 2, ins, NULL);
 }
 
 /* ---- linear: y = x @ w^T + b, the bias written first and accumulated by the GEMM (beta = 1) ---- */
@@ -443,14 +441,14 @@ static clg_status linear_backward(clg_node *n, clg_tensor *g)
 	clg_tensor *x = n->in[0], *w = n->in[1];
 	clg_status st = CLG_OK;
 	if (x->requires_grad)
-		st = give(x, clg_matmul(g, w)); /* (N, out) @ (out, in) */
+		st = fe_give(x, clg_matmul(g, w)); /* (N, out) @ (out, in) */
 	if (!st && w->requires_grad) {
 		clg_tensor *gt = clg_transpose(g, 0, 1);
-		st = give(w, clg_matmul(gt, x)); /* (out, N) @ (N, in) */
+		st = fe_give(w, clg_matmul(gt, x)); /* (out, N) @ (N, in) */
 		clg_free(gt);
 	}
 	if (!st && n->ninputs > 2 && n->in[2]->requires_grad)
-		st = give(n->in[2], fe_alias(g)); /* summed over rows by give() */
+		st = fe_give(n->in[2], fe_alias(g)); /* summed over rows by fe_give() */
 	return st;
 }
 
@@ -483,7 +481,7 @@ clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b)
 	if (!wt || gemm(x, wt, out, 1.0, b ? 1.0 : 0.0))
 		goto fail;
 	clg_free(wt);
-	return record(out, "linear", linear_backward, nin, ins, NULL);
+	return fe_record_op(out, "linear", linear_backward, nin, ins, NULL);
 fail:
 	clg_free(wt);
 	clg_free(out);

@@ -5,46 +5,12 @@
 #include <math.h>
 #include <string.h>
 
-/* Same helpers as ops_basic.c, kept local: record a node, and give a gradient back to an input. */
-static clg_tensor *record1(clg_tensor *out, const char *op, clg_backward_fn fn, int n, clg_tensor *const *ins,
-			   clg_node **node)
-{
-	*node = NULL;
-	if (!out || !fe_needs_grad(n, ins))
-		return out;
-	*node = fe_record(out, op, fn, n, ins);
-	if (!*node) {
-		clg_free(out);
-		return fe_fail(clg_fail(CLG_ERR_OOM, "op '%s': out of host memory", op));
-	}
-	return out;
-}
-
-static clg_status give(clg_tensor *x, clg_tensor *g)
-{
-	clg_tensor *r;
-	clg_status st;
-	if (!g)
-		return clg_last_status();
-	if (!x->requires_grad) {
-		clg_free(g);
-		return CLG_OK;
-	}
-	r = fe_reduce_to(g, x->v.ndim, x->v.shape);
-	clg_free(g);
-	if (!r)
-		return clg_last_status();
-	st = fe_accumulate(x, r);
-	clg_free(r);
-	return st;
-}
-
 /* ---- activations whose backward is one helper op on (g, x) or (g, y) ---- */
 
 static clg_status helper_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *arg = n->nsaved ? n->saved[0] : n->in[0];
-	return give(n->in[0], fe_ew((clg_op)n->i[0], g, arg, n->f[0], n->f[1]));
+	return fe_give(n->in[0], fe_ew((clg_op)n->i[0], g, arg, n->f[0], n->f[1]));
 }
 
 static clg_tensor *activation(const char *name, clg_op op, clg_op bw, int save_out, clg_tensor *a, double f0, double f1)
@@ -53,7 +19,7 @@ static clg_tensor *activation(const char *name, clg_op op, clg_op bw, int save_o
 	clg_tensor *out;
 	if (!fe_check_inputs(name, 1, &a))
 		return NULL;
-	out = record1(fe_ew(op, a, NULL, f0, f1), name, helper_backward, 1, &a, &node);
+	out = fe_record_op(fe_ew(op, a, NULL, f0, f1), name, helper_backward, 1, &a, &node);
 	if (node) {
 		node->i[0] = bw;
 		node->f[0] = f0;
@@ -81,7 +47,7 @@ clg_tensor *clg_clamp(clg_tensor *a, double lo, double hi)
 static clg_status sqrt_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *y = n->saved[0], *t = clg_div(g, y);
-	clg_status st = give(n->in[0], clg_affine(t, 0.5, 0));
+	clg_status st = fe_give(n->in[0], clg_affine(t, 0.5, 0));
 	clg_free(t);
 	return st;
 }
@@ -89,7 +55,7 @@ static clg_status sqrt_backward(clg_node *n, clg_tensor *g)
 static clg_status rsqrt_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *y = n->saved[0], *y2 = clg_mul(y, y), *y3 = clg_mul(y2, y), *t = clg_mul(g, y3);
-	clg_status st = give(n->in[0], clg_affine(t, -0.5, 0));
+	clg_status st = fe_give(n->in[0], clg_affine(t, -0.5, 0));
 	clg_free(y2);
 	clg_free(y3);
 	clg_free(t);
@@ -102,7 +68,7 @@ static clg_tensor *unary_saved(const char *name, clg_op op, clg_backward_fn bw, 
 	clg_tensor *out;
 	if (!fe_check_inputs(name, 1, &a))
 		return NULL;
-	out = record1(fe_ew(op, a, NULL, 0, 0), name, bw, 1, &a, &node);
+	out = fe_record_op(fe_ew(op, a, NULL, 0, 0), name, bw, 1, &a, &node);
 	if (node)
 		fe_save(node, out);
 	return out;
@@ -119,14 +85,14 @@ static clg_status pow_backward(clg_node *n, clg_tensor *g)
 	if (a->requires_grad) {
 		t = clg_mul(g, b);
 		u = clg_mul(t, y);
-		st = give(a, clg_div(u, a));
+		st = fe_give(a, clg_div(u, a));
 		clg_free(t);
 		clg_free(u);
 	}
 	if (!st && b->requires_grad) {
 		t = clg_mul(g, y);
 		u = clg_log(a);
-		st = give(b, clg_mul(t, u));
+		st = fe_give(b, clg_mul(t, u));
 		clg_free(t);
 		clg_free(u);
 	}
@@ -139,7 +105,7 @@ clg_tensor *clg_pow(clg_tensor *a, clg_tensor *b)
 	clg_node *node;
 	if (!fe_check_inputs("pow", 2, ins))
 		return NULL;
-	out = record1(fe_ew(CLG_OP_POW, a, b, 0, 0), "pow", pow_backward, 2, ins, &node);
+	out = fe_record_op(fe_ew(CLG_OP_POW, a, b, 0, 0), "pow", pow_backward, 2, ins, &node);
 	if (node)
 		fe_save(node, out);
 	return out;
@@ -161,9 +127,9 @@ clg_tensor *clg_compare(clg_tensor *a, clg_tensor *b, clg_cmp cmp)
 static clg_status where_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *cond = n->in[0], *zero = clg_zeros(g->v.buf->backend, g->v.dtype, CLG_SHAPE(1));
-	clg_status st = give(n->in[1], clg_where(cond, g, zero));
+	clg_status st = fe_give(n->in[1], clg_where(cond, g, zero));
 	if (!st)
-		st = give(n->in[2], clg_where(cond, zero, g));
+		st = fe_give(n->in[2], clg_where(cond, zero, g));
 	clg_free(zero);
 	return st;
 }
@@ -214,7 +180,7 @@ clg_tensor *clg_where(clg_tensor *cond, clg_tensor *a, clg_tensor *b)
 		return NULL;
 	}
 	ab = out;
-	return record1(ab, "where", where_backward, 3, ins, &node);
+	return fe_record_op(ab, "where", where_backward, 3, ins, &node);
 }
 
 /* ---- max / min / argmax over the last dim ---- */
@@ -253,7 +219,7 @@ static clg_status maxmin_backward(clg_node *n, clg_tensor *g)
 	gk = clg_reshape(g, x->v.ndim, kshape);
 	mask = clg_compare(x, yk, CLG_CMP_EQ);
 	gm = clg_mul(mask, gk);
-	st = give(x, gm ? fe_alias(gm) : NULL);
+	st = fe_give(x, gm ? fe_alias(gm) : NULL);
 	clg_free(yk);
 	clg_free(gk);
 	clg_free(mask);
@@ -264,7 +230,7 @@ static clg_status maxmin_backward(clg_node *n, clg_tensor *g)
 static clg_tensor *maxmin(const char *name, clg_op op, clg_tensor *a)
 {
 	clg_node *node;
-	clg_tensor *out = record1(reduce_last(name, op, a, a ? a->v.dtype : CLG_F32), name, maxmin_backward, 1, &a, &node);
+	clg_tensor *out = fe_record_op(reduce_last(name, op, a, a ? a->v.dtype : CLG_F32), name, maxmin_backward, 1, &a, &node);
 	if (node)
 		fe_save(node, out);
 	return out;
@@ -278,7 +244,7 @@ clg_tensor *clg_argmax(clg_tensor *a) { return reduce_last("argmax", CLG_OP_ARGM
 
 static clg_status softmax_backward(clg_node *n, clg_tensor *g)
 {
-	return give(n->in[0], fe_ew((clg_op)n->i[0], g, n->saved[0], 0, 0));
+	return fe_give(n->in[0], fe_ew((clg_op)n->i[0], g, n->saved[0], 0, 0));
 }
 
 static clg_tensor *row_op(const char *name, clg_op op, clg_op bw, clg_tensor *a)
@@ -297,7 +263,7 @@ static clg_tensor *row_op(const char *name, clg_op op, clg_op bw, clg_tensor *a)
 		clg_free(out);
 		return NULL;
 	}
-	out = record1(out, name, softmax_backward, 1, &a, &node);
+	out = fe_record_op(out, name, softmax_backward, 1, &a, &node);
 	if (node) {
 		node->i[0] = bw;
 		fe_save(node, out);
