@@ -110,13 +110,15 @@ typedef enum {
 
 const char *clg_op_name(clg_op op);
 int clg_op_nsrc(clg_op op);
+/* Whether an op is of the elementwise kind (see clg_ops.def). */
+int clg_op_is_elementwise(clg_op op);
 
 typedef struct {
 	clg_op op;
 	clg_view src[CLG_MAX_SRC];
 	clg_view dst;
 	double f[4];      /* float parameters (alpha, beta, slope, ...) */
-	int64_t i[4];     /* integer parameters */
+	int64_t i[8];     /* integer parameters (kernel sizes, strides, seeds, ...) */
 } clg_op_call;
 
 typedef clg_status (*clg_op_fn)(clg_backend *be, const clg_op_call *call);

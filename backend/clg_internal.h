@@ -25,8 +25,6 @@ clg_status clg_cl_open(int device_index, clg_backend **out);
 /* Fills the OpenCL part of the device list (indices from first_index on). */
 clg_status clg_cl_enumerate(clg_device_info **list, int *count, int first_index);
 
-/* Whether an op is of the elementwise kind (see clg_ops.def). */
-int clg_op_is_elementwise(clg_op op);
 
 /* Case-insensitive substring test. */
 int clg_contains_nocase(const char *hay, const char *needle);

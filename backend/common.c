@@ -97,7 +97,7 @@ const char *clg_dtype_name(clg_dtype t)
 	return (unsigned)t < CLG_DTYPE_COUNT ? names[t] : "?";
 }
 
-enum op_kind { EW, REDUCE, ROW, GEMM };
+enum op_kind { EW, REDUCE, ROW, GEMM, OTHER };
 
 static const struct {
 	const char *name;
@@ -303,6 +303,8 @@ static clg_status check_shapes(clg_backend *be, const clg_op_call *c, int nsrc)
 	case REDUCE:
 		ok = a->ndim >= nd && same_dims(a, d, nd);
 		break;
+	case OTHER:
+		break;
 	case GEMM:
 		ok = (nd == 2 || nd == 3) && a->ndim == nd && b->ndim == nd &&
 		     a->shape[nd - 2] == d->shape[nd - 2] && b->shape[nd - 1] == d->shape[nd - 1] &&
@@ -329,7 +331,9 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 	st = check_view(be, c, &c->dst, "dst");
 	for (int s = 0; !st && s < nsrc; s++) {
 		st = check_view(be, c, &c->src[s], roles[s]);
-		if (!st && c->src[s].dtype != c->dst.dtype && c->op != CLG_OP_ARGMAX)
+		/* indices are int32 whatever the data's dtype */
+		if (!st && c->src[s].dtype != c->dst.dtype && c->op != CLG_OP_ARGMAX &&
+		    !(c->src[s].dtype == CLG_I32 && (c->op == CLG_OP_INDEX_SELECT || c->op == CLG_OP_INDEX_ADD)))
 			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is %s but dst is %s",
 				      clg_op_name(c->op), be->info.name, roles[s],
 				      clg_dtype_name(c->src[s].dtype), clg_dtype_name(c->dst.dtype));

@@ -70,6 +70,7 @@ static void fill_random(float *x, size_t n, uint32_t seed)
 	}
 }
 
+static void sleep_s(double s) __attribute__((unused));
 static void sleep_s(double s)
 {
 	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
@@ -297,6 +298,7 @@ int main(int argc, char **argv)
 	ob_threads = openblas_get_num_threads();
 #else
 	(void)threads;
+	(void)ob_threads;
 #endif
 
 	if ((st = clg_device_select(spec, &idx)) || (st = clg_devices(&devs, &ndev)))
@@ -314,7 +316,8 @@ int main(int argc, char **argv)
 #else
 		printf("OpenBLAS: not built in (configure found no OpenBLAS)\n");
 #endif
-		printf("reps: %ld (median reported); GFLOP/s = 2*M*N*K / time\n\n", reps);
+		printf("reps: %ld (median reported); GFLOP/s = 2*M*N*K / time; ratio = clgrad GFLOP/s / OpenBLAS GFLOP/s\n", reps);
+		printf("first call: the warm-up clgrad GEMM (CLBlast kernel build for a new routine, plus one run)\n\n");
 		printf("%-16s %12s %12s %12s %12s %10s %12s\n", "M x N x K", "first call s", "clgrad ms", "clgrad GF/s",
 		       "OpenBLAS ms", "OB GF/s", "ratio cl/OB");
 		fflush(stdout);
@@ -364,12 +367,12 @@ int main(int argc, char **argv)
 		printf(",\n  \"reps\": %ld,\n  \"results\": [", reps);
 		for (int i = 0; i < nshapes; i++) {
 			const result *r = &res[i];
-			printf("%s\n    {\"m\": %ld, \"n\": %ld, \"k\": %ld, \"clgrad_first_call_s\": %.6f, "
-			       "\"clgrad_median_s\": %.6f, \"clgrad_gflops\": %.2f",
+			printf("%s\n    {\"m\": %ld, \"n\": %ld, \"k\": %ld, \"clgrad_first_call_s\": %.9g, "
+			       "\"clgrad_median_s\": %.9g, \"clgrad_gflops\": %.2f",
 			       i ? "," : "", r->s.m, r->s.n, r->s.k, r->cl_first_s, r->cl_median_s,
 			       gflops(&r->s, r->cl_median_s));
 			if (r->ob_median_s > 0)
-				printf(", \"openblas_median_s\": %.6f, \"openblas_gflops\": %.2f, \"ratio\": %.4f, "
+				printf(", \"openblas_median_s\": %.9g, \"openblas_gflops\": %.2f, \"ratio\": %.4f, "
 				       "\"max_rel_err\": %.3e}",
 				       r->ob_median_s, gflops(&r->s, r->ob_median_s), r->ob_median_s / r->cl_median_s,
 				       r->max_rel_err);

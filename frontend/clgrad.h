@@ -150,4 +150,10 @@ clg_tensor *clg_mse_loss(clg_tensor *pred, clg_tensor *target);
 #ifdef __cplusplus
 }
 #endif
+
+/* op families with headers of their own */
+#include "clgrad_conv.h"   /* conv2d, pooling */
+#include "clgrad_index.h"  /* random numbers, dropout, embedding, index_select, gather, concat */
+#include "clgrad_norm.h"   /* batch_norm, layer_norm, attention */
+
 #endif

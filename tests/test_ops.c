@@ -10,38 +10,17 @@
  * whole buffer also catches writes outside the view. Inputs are drawn per op (fill_operand) so
  * each op meets its interesting cases: equal elements for comparisons and ties, zeros and
  * non-zeros in where's condition, NaN in some reductions, large logits for softmax. */
-#include "test_util.h"
+#include "test_ops.h"
 
 #include <math.h>
 #include <string.h>
-
-enum layout {
-	L_CONTIG,     /* every operand contiguous */
-	L_BROADCAST,  /* src1 (or src0 for unary) broadcast along dim 0 with stride 0 */
-	L_TRANSPOSED, /* src0 a transposed (column-major) view */
-	L_OFFSET,     /* operands start at an offset inside a larger buffer, rows padded */
-	L_COUNT
-};
-static const char *layout_names[] = {"contig", "bcast", "transp", "offset"};
-
-typedef struct {
-	clg_op op;
-	int nd;
-	int64_t shape[CLG_MAX_DIMS]; /* dst shape; for REDUCE ops the src shape, split at nkeep; for GEMM M,N,K (+batch) */
-	int nkeep;                   /* REDUCE: leading dims kept */
-	enum layout layout;
-	int transA, transB, batch;   /* GEMM */
-	double f[2];
-	float lo, hi;                /* input range (fill_operand may narrow it per source) */
-	int quant;                   /* inputs rounded to multiples of 1/4: equal elements, exact zeros */
-	float nan_rate;              /* fraction of source elements replaced by NaN */
-	const char *tag;             /* shown in the case name */
-} op_case;
 
 typedef struct {
 	clg_buffer *buf[1 + CLG_MAX_SRC];
 	clg_view view[1 + CLG_MAX_SRC]; /* 0 is dst */
 } bound;
+
+static const char *layout_names[] = {"contig", "bcast", "transp", "offset"};
 
 static int nsrc_of(clg_op op) { return clg_op_nsrc(op); }
 
@@ -50,13 +29,11 @@ static int is_reduce(clg_op op)
 	return op == CLG_OP_SUM || op == CLG_OP_MAX || op == CLG_OP_MIN || op == CLG_OP_ARGMAX;
 }
 
-static int is_row(clg_op op)
-{
-	return op == CLG_OP_SOFTMAX || op == CLG_OP_LOG_SOFTMAX || op == CLG_OP_SOFTMAX_BACKWARD ||
-	       op == CLG_OP_LOG_SOFTMAX_BACKWARD;
-}
+static double op_threshold(clg_op op);
 
-static double threshold(clg_op op)
+static double threshold(const op_case *c) { return c->thr > 0 ? c->thr : op_threshold(c->op); }
+
+static double op_threshold(clg_op op)
 {
 	switch (op) {
 	case CLG_OP_GEMM: return 1e-9;
@@ -79,6 +56,15 @@ static void fill_operand(const op_case *c, int which, float *x, size_t n, unsign
 	if (which == 0 && c->op == CLG_OP_ARGMAX) {
 		/* an int32 dst: small integers, stored as such */
 		t_fill_uniform(x, n, seed, -1000, 1000);
+		for (size_t i = 0; i < n; i++) {
+			int32_t v = (int32_t)x[i];
+			memcpy(&x[i], &v, sizeof(v));
+		}
+		return;
+	}
+	if (c->nops && c->op_dtype[which] == CLG_I32) {
+		/* indices (or an int32 dst): integers in [0, idx_hi), stored as such */
+		t_fill_uniform(x, n, seed, 0, (float)(c->idx_hi > 0 ? c->idx_hi : 1));
 		for (size_t i = 0; i < n; i++) {
 			int32_t v = (int32_t)x[i];
 			memcpy(&x[i], &v, sizeof(v));
@@ -181,6 +167,13 @@ static void make_view(const op_case *c, int which, int nd, const int64_t *shape,
 static int case_shapes(const op_case *c, int64_t shapes[][CLG_MAX_DIMS], int *nds)
 {
 	int nsrc = nsrc_of(c->op);
+	if (c->nops) {
+		for (int k = 0; k < c->nops; k++) {
+			nds[k] = c->op_nd[k];
+			memcpy(shapes[k], c->op_shape[k], sizeof(c->op_shape[k]));
+		}
+		return c->nops - 1;
+	}
 	if (c->op == CLG_OP_GEMM) {
 		int64_t M = c->shape[0], N = c->shape[1], K = c->shape[2];
 		int nd = c->batch ? 3 : 2, o = c->batch ? 1 : 0;
@@ -211,9 +204,10 @@ static int case_shapes(const op_case *c, int64_t shapes[][CLG_MAX_DIMS], int *nd
 static void case_name(const op_case *c, char *buf, size_t len)
 {
 	size_t p = (size_t)snprintf(buf, len, "%s [", clg_op_name(c->op));
-	int n = c->op == CLG_OP_GEMM ? 3 : c->nd;
+	int n = c->op == CLG_OP_GEMM ? 3 : c->nops ? c->op_nd[1] : c->nd;
+	const int64_t *shape = c->nops ? c->op_shape[1] : c->shape;
 	for (int d = 0; d < n; d++)
-		p += (size_t)snprintf(buf + p, len - p, d ? "x%lld" : "%lld", (long long)c->shape[d]);
+		p += (size_t)snprintf(buf + p, len - p, d ? "x%lld" : "%lld", (long long)shape[d]);
 	if (is_reduce(c->op))
 		p += (size_t)snprintf(buf + p, len - p, " keep %d", c->nkeep);
 	if (c->quant)
@@ -245,6 +239,8 @@ static float *run_case(clg_backend *be, const op_case *c, clg_status *status, si
 	for (int k = 0; k <= nsrc && !st; k++) {
 		float *host;
 		make_view(c, k, nds[k], shapes[k], &b.view[k], &elems[k]);
+		if (c->nops)
+			b.view[k].dtype = c->op_dtype[k];
 		host = malloc(elems[k] * sizeof(float));
 		if (!host) {
 			st = CLG_ERR_OOM;
@@ -262,8 +258,8 @@ static float *run_case(clg_backend *be, const op_case *c, clg_status *status, si
 		call.dst = b.view[0];
 		for (int k = 0; k < nsrc; k++)
 			call.src[k] = b.view[k + 1];
-		call.f[0] = c->f[0];
-		call.f[1] = c->f[1];
+		memcpy(call.f, c->f, sizeof(call.f));
+		memcpy(call.i, c->i, sizeof(call.i));
 		st = clg_run(be, &call);
 	}
 	if (!st) {
@@ -370,7 +366,7 @@ static void build_cases(void)
 		{1, 1}, {1, 7}, {1, 257}, {1, 1000}, {2, 3, 5}, {2, 31, 17}, {3, 4, 1, 9}, {4, 2, 3, 4, 5}, {2, 64, 300},
 	};
 	for (int op = 0; op < CLG_OP_COUNT; op++) {
-		if (is_reduce((clg_op)op) || is_row((clg_op)op) || op == CLG_OP_GEMM)
+		if (!clg_op_is_elementwise((clg_op)op))
 			continue;
 		for (size_t s = 0; s < sizeof(ew_shapes) / sizeof(ew_shapes[0]); s++) {
 			for (int l = 0; l < L_COUNT; l++) {
@@ -456,6 +452,16 @@ static void build_cases(void)
 static int small_case(const op_case *c)
 {
 	int64_t n = 1;
+	if (c->nops) { /* every operand at most 256 elements */
+		for (int k = 0; k < c->nops; k++) {
+			int64_t m = 1;
+			for (int d = 0; d < c->op_nd[k]; d++)
+				m *= c->op_shape[k][d];
+			if (m > 256)
+				return 0;
+		}
+		return 1;
+	}
 	int dims = c->op == CLG_OP_GEMM ? 3 : c->nd;
 	for (int d = 0; d < dims; d++)
 		n *= c->shape[d];
@@ -487,6 +493,9 @@ int main(int argc, char **argv)
 	}
 	t_require_opencl();
 	build_cases();
+	ops_cases_conv(add);
+	ops_cases_index(add);
+	ops_cases_norm(add);
 	CHECK_OK(clg_devices(&list, &ndev));
 	CHECK_OK(clg_backend_open(0, &ref));
 	if (!ref)
@@ -527,12 +536,12 @@ int main(int argc, char **argv)
 				CHECK(0, "%s on %s failed: %s", name, list[di].name, clg_last_error());
 			} else {
 				err = compare(r, d, nr);
-				if (err <= threshold(c->op)) {
+				if (err <= threshold(c)) {
 					tally[c->op][0]++;
 				} else {
 					tally[c->op][1]++;
 					CHECK(0, "%s on %s: normalized error %.3g > %.3g", name, list[di].name, err,
-					      threshold(c->op));
+					      threshold(c));
 				}
 				if (verbose)
 					printf("  %-60s err %.3g\n", name, err);

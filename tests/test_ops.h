@@ -1,0 +1,47 @@
+/* The op suite's case description, shared by tests/test_ops.c and the per-family case files
+ * (tests/ops_cases_*.c), each of which adds its cases through ops_cases_<family>(add). */
+#ifndef CLG_TEST_OPS_H
+#define CLG_TEST_OPS_H
+
+#include "test_util.h"
+
+#include <stdint.h>
+
+enum layout {
+	L_CONTIG,     /* every operand contiguous */
+	L_BROADCAST,  /* src1 (or src0 for unary) broadcast along dim 0 with stride 0 */
+	L_TRANSPOSED, /* src0 a transposed (column-major) view */
+	L_OFFSET,     /* operands start at an offset inside a larger buffer, rows padded */
+	L_COUNT
+};
+typedef struct {
+	clg_op op;
+	int nd;
+	int64_t shape[CLG_MAX_DIMS]; /* dst shape; for REDUCE ops the src shape, split at nkeep; for GEMM M,N,K (+batch) */
+	int nkeep;                   /* REDUCE: leading dims kept */
+	enum layout layout;
+	int transA, transB, batch;   /* GEMM */
+	double f[4];                 /* op parameters (clg_op_call.f) */
+	int64_t i[8];                /* op parameters (clg_op_call.i) */
+	float lo, hi;                /* input range (fill_operand may narrow it per source) */
+	int quant;                   /* inputs rounded to multiples of 1/4: equal elements, exact zeros */
+	float nan_rate;              /* fraction of source elements replaced by NaN */
+	const char *tag;             /* shown in the case name */
+	/* Explicit operands, for ops whose shapes follow none of the EW/REDUCE/ROW/GEMM rules
+	 * (conv, pooling, indexing, ...). nops > 0 turns it on; operand 0 is the dst. Layouts
+	 * L_CONTIG and L_OFFSET apply. */
+	int nops;
+	int op_nd[1 + CLG_MAX_SRC];
+	int64_t op_shape[1 + CLG_MAX_SRC][CLG_MAX_DIMS];
+	clg_dtype op_dtype[1 + CLG_MAX_SRC]; /* CLG_F32 (0) or CLG_I32 */
+	int32_t idx_hi;              /* int32 sources hold integers in [0, idx_hi) */
+	double thr;                  /* > 0: overrides the op's threshold */
+} op_case;
+
+typedef void (*op_case_adder)(op_case c);
+
+void ops_cases_conv(op_case_adder add);   /* im2col / col2im / pooling */
+void ops_cases_index(op_case_adder add);  /* random numbers, index_select / index_add */
+void ops_cases_norm(op_case_adder add);   /* layer norm */
+
+#endif
