@@ -259,5 +259,8 @@ void clg_cl_register_ops(clg_backend *be)
 	be->ops[CLG_OP_LOG_SOFTMAX] = clg_cl_row;
 	be->ops[CLG_OP_SOFTMAX_BACKWARD] = clg_cl_row;
 	be->ops[CLG_OP_LOG_SOFTMAX_BACKWARD] = clg_cl_row;
+	clg_cl_register_conv(be);
+	clg_cl_register_index(be);
+	clg_cl_register_norm(be);
 	be->ops[CLG_OP_GEMM] = clg_cl_gemm;
 }

@@ -189,5 +189,8 @@ void clg_ref_register_ops(clg_backend *be)
 	be->ops[CLG_OP_LOG_SOFTMAX] = clg_ref_row;
 	be->ops[CLG_OP_SOFTMAX_BACKWARD] = clg_ref_row;
 	be->ops[CLG_OP_LOG_SOFTMAX_BACKWARD] = clg_ref_row;
+	clg_ref_register_conv(be);
+	clg_ref_register_index(be);
+	clg_ref_register_norm(be);
 	be->ops[CLG_OP_GEMM] = ref_gemm;
 }
