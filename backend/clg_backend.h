@@ -117,7 +117,7 @@ typedef struct {
 	clg_op op;
 	clg_view src[CLG_MAX_SRC];
 	clg_view dst;
-	double f[4];      /* float parameters (alpha, beta, slope, ...) */
+	double f[8];      /* float parameters (alpha, beta, slope, ...) */
 	int64_t i[8];     /* integer parameters (kernel sizes, strides, seeds, ...) */
 } clg_op_call;
 

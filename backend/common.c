@@ -97,7 +97,7 @@ const char *clg_dtype_name(clg_dtype t)
 	return (unsigned)t < CLG_DTYPE_COUNT ? names[t] : "?";
 }
 
-enum op_kind { EW, REDUCE, ROW, GEMM, OTHER };
+enum op_kind { EW, REDUCE, ROW, GEMM, OTHER, OPTIM };
 
 static const struct {
 	const char *name;
@@ -304,6 +304,11 @@ static clg_status check_shapes(clg_backend *be, const clg_op_call *c, int nsrc)
 		ok = a->ndim >= nd && same_dims(a, d, nd);
 		break;
 	case OTHER:
+		break;
+	case OPTIM: /* parameter and state: one shape, contiguous (they are updated in place) */
+		ok = clg_view_is_contiguous(d);
+		for (int s = 0; s < nsrc; s++)
+			ok &= c->src[s].ndim == nd && same_dims(&c->src[s], d, nd) && clg_view_is_contiguous(&c->src[s]);
 		break;
 	case GEMM:
 		ok = (nd == 2 || nd == 3) && a->ndim == nd && b->ndim == nd &&

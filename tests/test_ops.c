@@ -496,6 +496,7 @@ int main(int argc, char **argv)
 	ops_cases_conv(add);
 	ops_cases_index(add);
 	ops_cases_norm(add);
+	ops_cases_optim(add);
 	CHECK_OK(clg_devices(&list, &ndev));
 	CHECK_OK(clg_backend_open(0, &ref));
 	if (!ref)

@@ -21,7 +21,7 @@ typedef struct {
 	int nkeep;                   /* REDUCE: leading dims kept */
 	enum layout layout;
 	int transA, transB, batch;   /* GEMM */
-	double f[4];                 /* op parameters (clg_op_call.f) */
+	double f[8];                 /* op parameters (clg_op_call.f) */
 	int64_t i[8];                /* op parameters (clg_op_call.i) */
 	float lo, hi;                /* input range (fill_operand may narrow it per source) */
 	int quant;                   /* inputs rounded to multiples of 1/4: equal elements, exact zeros */
@@ -43,5 +43,6 @@ typedef void (*op_case_adder)(op_case c);
 void ops_cases_conv(op_case_adder add);   /* im2col / col2im / pooling */
 void ops_cases_index(op_case_adder add);  /* random numbers, index_select / index_add */
 void ops_cases_norm(op_case_adder add);   /* layer norm */
+void ops_cases_optim(op_case_adder add);  /* fused optimizer updates */
 
 #endif

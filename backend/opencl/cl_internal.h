@@ -73,6 +73,7 @@ void clg_cl_register_ops(clg_backend *be);
 void clg_cl_register_conv(clg_backend *be);
 void clg_cl_register_index(clg_backend *be);
 void clg_cl_register_norm(clg_backend *be);
+void clg_cl_register_optim(clg_backend *be);
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c); /* softmax family, cl_ops_row.c */
 

@@ -1,0 +1,65 @@
+/* OpenCL launchers of the fused optimizer updates (kernels_cl/optim.cl): one launch per parameter. */
+#include "cl_internal.h"
+
+#include <stdio.h>
+
+/* Scalar kernel arguments in the compute type of the program (float or double). */
+typedef struct {
+	int f64;
+	float f[8];
+	double d[8];
+} scalars;
+
+static const void *scalar(const scalars *s, int k) { return s->f64 ? (const void *)&s->d[k] : (const void *)&s->f[k]; }
+
+static clg_status optim_run(clg_backend *be, const clg_op_call *c)
+{
+	int adam = c->op == CLG_OP_ADAM_STEP, nsrc = adam ? 3 : 2;
+	cl_int n = (cl_int)clg_view_numel(&c->dst), off[4], flags[2] = {(cl_int)c->i[0], (cl_int)c->i[1]};
+	cl_mem mem[4];
+	scalars sc = {.f64 = c->dst.dtype == CLG_F64};
+	char opts[256];
+	cl_kernel k;
+	clg_status st = clg_cl_check_dtype(be, c, c->dst.dtype);
+
+	for (int j = 0; !st && j <= nsrc; j++) {
+		const clg_view *v = j ? &c->src[j - 1] : &c->dst;
+		st = clg_cl_check_int_range(be, c, v);
+		mem[j] = (cl_mem)v->buf->handle;
+		off[j] = (cl_int)v->offset;
+	}
+	if (st || n == 0)
+		return st;
+	for (int j = 0; j < 8; j++) {
+		sc.f[j] = (float)c->f[j];
+		sc.d[j] = c->f[j];
+	}
+	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	st = clg_cl_kernel(be, "optim", opts, adam ? "adam_step" : "sgd_step", &k);
+	if (st)
+		return st;
+	{
+		size_t ps = sc.f64 ? sizeof(double) : sizeof(float), is = sizeof(cl_int), ms = sizeof(cl_mem);
+		if (adam) {
+			size_t sizes[] = {is, ms, is, ms, is, ms, is, ms, is, ps, ps, ps, ps, ps, ps, ps, is};
+			const void *vals[] = {&n, &mem[0], &off[0], &mem[1], &off[1], &mem[2], &off[2], &mem[3], &off[3],
+					      scalar(&sc, 0), scalar(&sc, 1), scalar(&sc, 2), scalar(&sc, 3), scalar(&sc, 4),
+					      scalar(&sc, 5), scalar(&sc, 6), &flags[0]};
+			st = clg_cl_set_args(be, k, "adam_step", 17, sizes, vals);
+		} else {
+			size_t sizes[] = {is, ms, is, ms, is, ms, is, ps, ps, ps, ps, is, is};
+			const void *vals[] = {&n, &mem[0], &off[0], &mem[1], &off[1], &mem[2], &off[2], scalar(&sc, 0),
+					      scalar(&sc, 1), scalar(&sc, 2), scalar(&sc, 3), &flags[0], &flags[1]};
+			st = clg_cl_set_args(be, k, "sgd_step", 13, sizes, vals);
+		}
+	}
+	if (st)
+		return st;
+	return clg_cl_launch_1d(be, k, (size_t)n, clg_cl_of(be)->wg_size, clg_op_name(c->op));
+}
+
+void clg_cl_register_optim(clg_backend *be)
+{
+	be->ops[CLG_OP_SGD_STEP] = optim_run;
+	be->ops[CLG_OP_ADAM_STEP] = optim_run;
+}

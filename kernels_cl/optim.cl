@@ -1,0 +1,45 @@
+/* Optimizer updates, one work-item per parameter element, in place (see clg_ops.def for the
+ * parameters: they mirror torch.optim.SGD and torch.optim.Adam / AdamW).
+ * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
+ * Every tensor is contiguous and starts at the given element offset. */
+#ifdef USE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+__kernel void sgd_step(const int n, __global T *p, const int op, __global const T *g, const int og,
+		       __global T *buf, const int ob, const ACC lr, const ACC momentum, const ACC wd,
+		       const ACC dampening, const int nesterov, const int first)
+{
+	int i = get_global_id(0);
+	if (i >= n)
+		return;
+	ACC x = p[op + i];
+	ACC d = (ACC)g[og + i] + wd * x;
+	if (momentum != (ACC)0) {
+		ACC b = first ? d : momentum * (ACC)buf[ob + i] + ((ACC)1 - dampening) * d;
+		buf[ob + i] = (T)b;
+		d = nesterov ? d + momentum * b : b;
+	}
+	p[op + i] = (T)(x - lr * d);
+}
+
+__kernel void adam_step(const int n, __global T *p, const int op, __global const T *g, const int og,
+			__global T *m, const int om, __global T *v, const int ov, const ACC lr,
+			const ACC beta1, const ACC beta2, const ACC eps, const ACC wd, const ACC bc1,
+			const ACC bc2, const int decoupled)
+{
+	int i = get_global_id(0);
+	if (i >= n)
+		return;
+	ACC x = p[op + i];
+	ACC d = g[og + i];
+	if (decoupled)
+		x *= (ACC)1 - lr * wd;
+	else
+		d += wd * x;
+	ACC m1 = beta1 * (ACC)m[om + i] + ((ACC)1 - beta1) * d;
+	ACC v1 = beta2 * (ACC)v[ov + i] + ((ACC)1 - beta2) * d * d;
+	m[om + i] = (T)m1;
+	v[ov + i] = (T)v1;
+	p[op + i] = (T)(x - lr * (m1 / bc1) / (sqrt(v1 / bc2) + eps));
+}

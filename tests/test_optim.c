@@ -1,0 +1,157 @@
+/* Optimizers against the PyTorch update rules computed on the host in double: SGD (momentum,
+ * Nesterov, weight decay), Adam and AdamW over several steps on every device; gradient clipping
+ * by global norm; learning-rate schedules. */
+#include "test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { N = 37, STEPS = 4 };
+
+/* p <- update(p, g) for STEPS steps, PyTorch's formulas, gradient g_t = G * (t + 1). */
+static void host_reference(const clg_opt_config *c, const float *p0, const float *G, double *p)
+{
+	double m[N] = {0}, v[N] = {0}, b1 = c->beta1 ? c->beta1 : 0.9, b2 = c->beta2 ? c->beta2 : 0.999;
+	double eps = c->eps ? c->eps : 1e-8;
+	for (int i = 0; i < N; i++)
+		p[i] = p0[i];
+	for (int t = 0; t < STEPS; t++) {
+		for (int i = 0; i < N; i++) {
+			double g = G[i] * (t + 1);
+			if (c->kind == CLG_OPT_SGD) {
+				g += c->weight_decay * p[i];
+				if (c->momentum != 0) {
+					m[i] = t == 0 ? g : c->momentum * m[i] + (1 - c->dampening) * g;
+					g = c->nesterov ? g + c->momentum * m[i] : m[i];
+				}
+				p[i] -= c->lr * g;
+			} else {
+				if (c->kind == CLG_OPT_ADAMW)
+					p[i] *= 1 - c->lr * c->weight_decay;
+				else
+					g += c->weight_decay * p[i];
+				m[i] = b1 * m[i] + (1 - b1) * g;
+				v[i] = b2 * v[i] + (1 - b2) * g * g;
+				double mh = m[i] / (1 - pow(b1, t + 1)), vh = v[i] / (1 - pow(b2, t + 1));
+				p[i] -= c->lr * mh / (sqrt(vh) + eps);
+			}
+		}
+	}
+}
+
+static void check_optimizer(clg_backend *be, const clg_opt_config *cfg, const char *name)
+{
+	float p0[N], G[N], got[N];
+	double want[N], worst = 0;
+	clg_tensor *p;
+	clg_optimizer *opt;
+
+	t_fill_uniform(p0, N, 1, -1, 1);
+	t_fill_uniform(G, N, 2, -1, 1);
+	host_reference(cfg, p0, G, want);
+	clg_scope_begin();
+	p = clg_from_host(be, CLG_F32, CLG_SHAPE(N), p0);
+	clg_set_requires_grad(p, 1);
+	opt = clg_optimizer_new(cfg, &p, 1);
+	CHECK(opt != NULL, "%s: optimizer_new: %s", name, clg_last_error());
+	for (int t = 0; opt && t < STEPS; t++) {
+		/* loss = sum(p * G * (t + 1)) so the gradient is G * (t + 1) */
+		float gt[N];
+		for (int i = 0; i < N; i++)
+			gt[i] = G[i] * (float)(t + 1);
+		clg_scope_begin();
+		clg_tensor *gw = clg_from_host(be, CLG_F32, CLG_SHAPE(N), gt);
+		clg_optimizer_zero_grad(opt);
+		CHECK_OK(clg_backward(clg_sum(clg_mul(p, gw), 0, NULL, 0)));
+		CHECK_OK(clg_optimizer_step(opt));
+		clg_scope_end();
+	}
+	CHECK_OK(clg_to_host(p, got, sizeof(got)));
+	for (int i = 0; i < N; i++)
+		worst = fmax(worst, fabs(got[i] - want[i]) / (1 + fabs(want[i])));
+	CHECK(worst < 1e-5, "%s on %s: parameters differ from PyTorch's rule by %.3g", name, be->info.name, worst);
+	CHECK(opt && clg_optimizer_steps(opt) == STEPS, "%s: step count", name);
+	printf("  %-24s %-28s max relative difference from the host rule %.2g\n", name, be->info.name, worst);
+	clg_optimizer_free(opt);
+	clg_scope_end();
+}
+
+static void check_clipping(clg_backend *be)
+{
+	float a[3] = {3, 0, 0}, b[2] = {0, 4};
+	clg_tensor *pa, *pb, *norm = NULL, *ps[2];
+	double nv;
+	float ga[3], gb[2];
+
+	clg_scope_begin();
+	pa = clg_from_host(be, CLG_F32, CLG_SHAPE(3), a);
+	pb = clg_from_host(be, CLG_F32, CLG_SHAPE(2), b);
+	clg_set_requires_grad(pa, 1);
+	clg_set_requires_grad(pb, 1);
+	/* loss = 0.5 * (|pa|^2 + |pb|^2): gradients are pa and pb, global norm 5 */
+	CHECK_OK(clg_backward(clg_affine(clg_add(clg_sum(clg_mul(pa, pa), 0, NULL, 0), clg_sum(clg_mul(pb, pb), 0, NULL, 0)), 0.5, 0)));
+	ps[0] = pa, ps[1] = pb;
+	CHECK_OK(clg_clip_grad_norm(ps, 2, 1.0, &norm));
+	CHECK_OK(clg_item(norm, &nv));
+	CHECK(fabs(nv - 5) < 1e-5, "clip on %s: norm before clipping %g, want 5", be->info.name, nv);
+	CHECK_OK(clg_to_host(clg_grad(pa), ga, sizeof(ga)));
+	CHECK_OK(clg_to_host(clg_grad(pb), gb, sizeof(gb)));
+	CHECK(fabsf(ga[0] - 0.6f) < 1e-5f && fabsf(gb[1] - 0.8f) < 1e-5f, "clip on %s: gradients (%g, %g), want (0.6, 0.8)",
+	      be->info.name, ga[0], gb[1]);
+	clg_free(norm);
+	/* below the limit nothing changes */
+	CHECK_OK(clg_clip_grad_norm(ps, 2, 10.0, NULL));
+	CHECK_OK(clg_to_host(clg_grad(pa), ga, sizeof(ga)));
+	CHECK(fabsf(ga[0] - 0.6f) < 1e-5f, "clip below the limit changed the gradient to %g", ga[0]);
+	clg_scope_end();
+}
+
+static void check_schedules(void)
+{
+	clg_lr_schedule s = {.kind = CLG_LR_STEP, .base_lr = 0.1, .step_size = 10, .gamma = 0.5};
+	CHECK(fabs(clg_lr_at(&s, 0) - 0.1) < 1e-12 && fabs(clg_lr_at(&s, 25) - 0.025) < 1e-12, "step schedule");
+	s = (clg_lr_schedule){.kind = CLG_LR_COSINE, .base_lr = 1.0, .total_steps = 100, .min_lr = 0.0};
+	CHECK(fabs(clg_lr_at(&s, 0) - 1.0) < 1e-12 && fabs(clg_lr_at(&s, 50) - 0.5) < 1e-12 && fabs(clg_lr_at(&s, 100)) < 1e-12,
+	      "cosine schedule: %g %g %g", clg_lr_at(&s, 0), clg_lr_at(&s, 50), clg_lr_at(&s, 100));
+	s.warmup_steps = 10;
+	CHECK(fabs(clg_lr_at(&s, 0) - 0.1) < 1e-12 && fabs(clg_lr_at(&s, 9) - 1.0) < 1e-12 && fabs(clg_lr_at(&s, 10) - 1.0) < 1e-12,
+	      "linear warm-up: %g %g %g", clg_lr_at(&s, 0), clg_lr_at(&s, 9), clg_lr_at(&s, 10));
+}
+
+int main(void)
+{
+	const clg_device_info *list;
+	int n;
+	const clg_opt_config cfgs[] = {
+		{.kind = CLG_OPT_SGD, .lr = 0.1},
+		{.kind = CLG_OPT_SGD, .lr = 0.1, .momentum = 0.9, .weight_decay = 1e-2},
+		{.kind = CLG_OPT_SGD, .lr = 0.05, .momentum = 0.8, .nesterov = 1, .dampening = 0.0},
+		{.kind = CLG_OPT_SGD, .lr = 0.05, .momentum = 0.8, .dampening = 0.3},
+		{.kind = CLG_OPT_ADAM, .lr = 1e-2, .weight_decay = 1e-2},
+		{.kind = CLG_OPT_ADAMW, .lr = 1e-2, .weight_decay = 0.1, .beta1 = 0.8, .beta2 = 0.99},
+	};
+	const char *names[] = {"sgd", "sgd momentum wd", "sgd nesterov", "sgd dampening", "adam wd", "adamw"};
+
+	t_require_opencl();
+	CHECK_OK(clg_devices(&list, &n));
+	check_schedules();
+	for (int d = 0; d < n; d++) {
+		clg_backend *be = NULL;
+		CHECK_OK(clg_backend_open(d, &be));
+		if (!be)
+			continue;
+		for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++)
+			check_optimizer(be, &cfgs[k], names[k]);
+		check_clipping(be);
+		/* a parameter that is not a leaf is refused */
+		clg_scope_begin();
+		clg_tensor *x = clg_ones(be, CLG_F32, CLG_SHAPE(3));
+		clg_set_requires_grad(x, 1);
+		clg_tensor *y = clg_mul(x, x);
+		CHECK(clg_optimizer_new(&cfgs[0], &y, 1) == NULL && clg_last_status() == CLG_ERR_INVALID,
+		      "non-leaf parameter refused");
+		clg_scope_end();
+		clg_backend_close(be);
+	}
+	return t_finish("test_optim");
+}
