@@ -82,6 +82,9 @@ clg_tensor *fe_record_op(clg_tensor *out, const char *op, clg_backward_fn fn, in
 /* Accumulates g, summed back to x's shape, into x's gradient. Takes ownership of g. */
 clg_status fe_give(clg_tensor *x, clg_tensor *g);
 
+/* The bound of the uniform initialisation for the scheme and fans. */
+double clg_init_bound(clg_init init, int64_t fan_in, int64_t fan_out);
+
 /* Elementwise op on views of the same shape as out (src views already expanded). */
 clg_tensor *fe_ew(clg_op op, clg_tensor *a, clg_tensor *b, double f0, double f1);
 

@@ -1,0 +1,246 @@
+/* Neural-network modules: the module mechanics (tensors, children, state), initialisation, and
+ * the simple modules (linear, activations, flatten, sequential). */
+#include "fe_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+clg_module *clg_module_new(const clg_module_ops *ops)
+{
+	clg_module *m = calloc(1, sizeof(*m));
+	if (!m) {
+		fe_fail(clg_fail(CLG_ERR_OOM, "module: out of host memory"));
+		return NULL;
+	}
+	m->ops = ops;
+	m->training = 1;
+	return m;
+}
+
+clg_status clg_module_add_tensor(clg_module *m, const char *name, clg_tensor *t, int is_param)
+{
+	if (!t)
+		return clg_last_status();
+	if (m->ntensors == CLG_MODULE_MAX_TENSORS)
+		return clg_fail(CLG_ERR_INVALID, "module '%s': too many tensors", m->ops->kind);
+	fe_own(t);
+	if (is_param)
+		clg_set_requires_grad(t, 1);
+	m->tensor_names[m->ntensors] = name;
+	m->tensors[m->ntensors] = t;
+	m->is_param[m->ntensors] = is_param;
+	m->ntensors++;
+	return CLG_OK;
+}
+
+void clg_module_free(clg_module *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < m->nchildren; i++)
+		clg_module_free(m->children[i]);
+	free(m->children);
+	for (int i = 0; i < m->ntensors; i++)
+		fe_release(m->tensors[i]);
+	if (m->ops->destroy)
+		m->ops->destroy(m);
+	free(m);
+}
+
+clg_tensor *clg_module_forward(clg_module *m, clg_tensor *x)
+{
+	if (!m || !x)
+		return NULL;
+	return m->ops->forward(m, x);
+}
+
+void clg_module_train(clg_module *m, int training)
+{
+	m->training = training;
+	for (int i = 0; i < m->nchildren; i++)
+		clg_module_train(m->children[i], training);
+}
+
+static clg_status collect(clg_module *m, const char *prefix, int buffers, clg_named_tensors *l)
+{
+	char name[256];
+	for (int i = 0; i < m->ntensors; i++) {
+		if (!m->is_param[i] && !buffers)
+			continue;
+		void *a = realloc(l->names, sizeof(*l->names) * (size_t)(l->n + 1));
+		if (a)
+			l->names = a;
+		void *b = realloc(l->tensors, sizeof(*l->tensors) * (size_t)(l->n + 1));
+		if (b)
+			l->tensors = b;
+		void *c = realloc(l->is_param, sizeof(*l->is_param) * (size_t)(l->n + 1));
+		if (c)
+			l->is_param = c;
+		snprintf(name, sizeof(name), "%s%s", prefix, m->tensor_names[i]);
+		if (!a || !b || !c || !(l->names[l->n] = strdup(name)))
+			return clg_fail(CLG_ERR_OOM, "module state: out of host memory");
+		l->tensors[l->n] = m->tensors[i];
+		l->is_param[l->n] = m->is_param[i];
+		l->n++;
+	}
+	for (int i = 0; i < m->nchildren; i++) {
+		clg_status st;
+		snprintf(name, sizeof(name), "%s%d.", prefix, i);
+		st = collect(m->children[i], name, buffers, l);
+		if (st)
+			return st;
+	}
+	return CLG_OK;
+}
+
+clg_status clg_module_state(clg_module *m, int buffers, clg_named_tensors *out)
+{
+	clg_status st;
+	memset(out, 0, sizeof(*out));
+	st = collect(m, "", buffers, out);
+	if (st)
+		clg_named_tensors_free(out);
+	return st;
+}
+
+void clg_named_tensors_free(clg_named_tensors *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->names[i]);
+	free(l->names);
+	free(l->tensors);
+	free(l->is_param);
+	memset(l, 0, sizeof(*l));
+}
+
+int64_t clg_module_num_params(clg_module *m)
+{
+	clg_named_tensors l;
+	int64_t n = 0;
+	if (clg_module_state(m, 0, &l))
+		return -1;
+	for (int i = 0; i < l.n; i++)
+		n += clg_numel(l.tensors[i]);
+	clg_named_tensors_free(&l);
+	return n;
+}
+
+/* splitmix64: a small, well-mixed generator for initialisation (host side, same on every machine) */
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+clg_tensor *clg_init_uniform(clg_backend *be, int ndim, const int64_t *shape, double bound, uint64_t seed)
+{
+	int64_t n = 1;
+	float *h;
+	clg_tensor *t;
+	uint64_t s = seed;
+
+	for (int d = 0; d < ndim; d++)
+		n *= shape[d];
+	h = malloc(sizeof(float) * (size_t)(n ? n : 1));
+	if (!h)
+		return fe_fail(clg_fail(CLG_ERR_OOM, "init: out of host memory"));
+	for (int64_t i = 0; i < n; i++)
+		h[i] = (float)(bound * (2.0 * (double)(splitmix(&s) >> 11) * (1.0 / 9007199254740992.0) - 1.0));
+	t = clg_from_host(be, CLG_F32, ndim, shape, h);
+	free(h);
+	return t;
+}
+
+double clg_init_bound(clg_init init, int64_t fan_in, int64_t fan_out)
+{
+	switch (init) {
+	case CLG_INIT_KAIMING_UNIFORM: return sqrt(6.0 / (double)fan_in);
+	case CLG_INIT_XAVIER_UNIFORM: return sqrt(6.0 / (double)(fan_in + fan_out));
+	default: return 1.0 / sqrt((double)fan_in);
+	}
+}
+
+/* ---- linear ---- */
+
+static clg_tensor *linear_forward(clg_module *m, clg_tensor *x)
+{
+	return clg_linear(x, m->tensors[0], m->ntensors > 1 ? m->tensors[1] : NULL);
+}
+
+static const clg_module_ops linear_ops = {"linear", linear_forward, NULL};
+
+clg_module *clg_nn_linear(clg_backend *be, int64_t in, int64_t out, int bias, clg_init init, uint64_t seed)
+{
+	clg_module *m = clg_module_new(&linear_ops);
+	double wb = clg_init_bound(init, in, out), bb = 1.0 / sqrt((double)in);
+	if (!m)
+		return NULL;
+	if (clg_module_add_tensor(m, "weight", clg_init_uniform(be, CLG_SHAPE(out, in), wb, seed), 1) ||
+	    (bias && clg_module_add_tensor(m, "bias", clg_init_uniform(be, CLG_SHAPE(out), bb, seed ^ 0x5bd1e995u), 1))) {
+		clg_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* ---- stateless modules ---- */
+
+static clg_tensor *relu_forward(clg_module *m, clg_tensor *x) { return clg_relu(x); }
+static clg_tensor *tanh_forward(clg_module *m, clg_tensor *x) { return clg_tanh(x); }
+static clg_tensor *gelu_forward(clg_module *m, clg_tensor *x) { return clg_gelu(x); }
+
+static clg_tensor *flatten_forward(clg_module *m, clg_tensor *x)
+{
+	return clg_reshape(x, CLG_SHAPE(clg_shape(x)[0], -1));
+}
+
+static const clg_module_ops relu_ops = {"relu", relu_forward, NULL};
+static const clg_module_ops tanh_ops = {"tanh", tanh_forward, NULL};
+static const clg_module_ops gelu_ops = {"gelu", gelu_forward, NULL};
+static const clg_module_ops flatten_ops = {"flatten", flatten_forward, NULL};
+
+clg_module *clg_nn_relu(void) { return clg_module_new(&relu_ops); }
+clg_module *clg_nn_tanh(void) { return clg_module_new(&tanh_ops); }
+clg_module *clg_nn_gelu(void) { return clg_module_new(&gelu_ops); }
+clg_module *clg_nn_flatten(void) { return clg_module_new(&flatten_ops); }
+
+/* ---- sequential ---- */
+
+static clg_tensor *sequential_forward(clg_module *m, clg_tensor *x)
+{
+	clg_tensor *h = x;
+	for (int i = 0; i < m->nchildren && h; i++) {
+		clg_tensor *next = clg_module_forward(m->children[i], h);
+		if (h != x)
+			clg_free(h); /* the graph keeps what backward needs */
+		h = next;
+	}
+	return h;
+}
+
+static const clg_module_ops sequential_ops = {"sequential", sequential_forward, NULL};
+
+clg_module *clg_nn_sequential(clg_module **mods, int n)
+{
+	clg_module *m;
+	for (int i = 0; i < n; i++)
+		if (!mods[i]) {
+			for (int j = 0; j < n; j++)
+				clg_module_free(mods[j]);
+			return NULL;
+		}
+	m = clg_module_new(&sequential_ops);
+	if (!m || !(m->children = calloc((size_t)n + 1, sizeof(*m->children)))) {
+		for (int j = 0; j < n; j++)
+			clg_module_free(mods[j]);
+		free(m);
+		return NULL;
+	}
+	memcpy(m->children, mods, sizeof(*mods) * (size_t)n);
+	m->nchildren = n;
+	return m;
+}
