@@ -1,10 +1,34 @@
-/* clgrad: conv ops (included by clgrad.h). */
+/* clgrad: conv ops (included by clgrad.h). All differentiable; NCHW layout throughout.
+ *
+ * Output size along each spatial axis, as PyTorch:
+ *   OH = floor((H + 2 pad_h - dil_h (KH - 1) - 1) / stride_h) + 1
+ * Strides and dilations are at least 1, paddings at least 0; the (dilated) kernel must fit in
+ * the padded input. Shape errors (CLG_ERR_SHAPE) and bad parameters (CLG_ERR_INVALID) name the op,
+ * the device and the shapes. */
 #ifndef CLGRAD_CONV_H
 #define CLGRAD_CONV_H
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* 2-D convolution (cross-correlation, as PyTorch's conv2d):
+ *   x (N, C, H, W), w (OC, C / groups, KH, KW), b (OC) or NULL -> (N, OC, OH, OW)
+ * C and OC must be divisible by groups; output channels [g OC/groups, (g+1) OC/groups) see input
+ * channels [g C/groups, (g+1) C/groups). Computed as im2col + GEMM (GEMM on OpenCL is float32
+ * only); gradients for x (col2im), w and b. */
+clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
+		       int64_t pad_h, int64_t pad_w, int64_t dil_h, int64_t dil_w, int64_t groups);
+
+/* Max pooling of x (N, C, H, W) over kh x kw windows -> (N, C, OH, OW); padding is ignored (never
+ * the max), and must be at most half the kernel. The gradient goes to each window's first max. */
+clg_tensor *clg_max_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
+			   int64_t pad_h, int64_t pad_w);
+
+/* Average pooling: each window's sum divided by kh * kw, padding counting as zeros (PyTorch's
+ * count_include_pad=True); padding at most half the kernel. */
+clg_tensor *clg_avg_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
+			   int64_t pad_h, int64_t pad_w);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,110 @@
-/* Op-suite cases of the conv family (see tests/test_ops.h). */
+/* Op-suite cases of the conv family (see tests/test_ops.h): im2col, col2im, max and average pooling
+ * and their backward ops, on explicit operands. Geometries mix odd sizes (1, 5, 7, 13), stride 1
+ * and 2, padding 0 to 2, dilation 1 and 2, square and rectangular kernels, a kernel as large as
+ * the padded input, and (for max pooling) a window of padding only. Each runs contiguous and at
+ * an offset with padded rows; the smaller ones fit Oclgrind's --small (<= 256 elements each). */
 #include "test_ops.h"
+
+#include <string.h>
+
+typedef struct {
+	int64_t N, C, H, W, KH, KW, SH, SW, PH, PW, DH, DW;
+} geo;
+
+static const geo geos[] = {
+	{1, 1, 5, 5, 3, 3, 1, 1, 0, 0, 1, 1},     /* small, no padding */
+	{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1},     /* one pixel */
+	{1, 2, 5, 5, 5, 5, 1, 1, 2, 2, 1, 1},     /* kernel = input, padding 2 */
+	{2, 2, 7, 5, 2, 3, 2, 1, 0, 1, 1, 1},     /* rectangular kernel, mixed strides */
+	{1, 1, 7, 7, 3, 3, 2, 2, 1, 1, 2, 2},     /* dilation 2, stride 2 */
+	{1, 2, 5, 7, 2, 2, 1, 1, 1, 0, 1, 1},     /* overlapping 2x2 windows */
+	{2, 3, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1},     /* the common 3x3 "same" conv */
+	{1, 2, 13, 13, 3, 3, 2, 2, 1, 1, 1, 1},   /* stride 2 */
+	{1, 3, 13, 7, 3, 2, 1, 2, 2, 1, 2, 1},    /* dilation 2 in h only */
+	{2, 4, 13, 13, 5, 5, 2, 2, 2, 2, 2, 2},   /* larger: 5x5, dilation 2 */
+};
+
+static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d)
+{
+	return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+}
+
+static void set4(op_case *c, int k, int64_t a, int64_t b, int64_t d2, int64_t d3)
+{
+	c->op_nd[k] = 4;
+	c->op_shape[k][0] = a, c->op_shape[k][1] = b, c->op_shape[k][2] = d2, c->op_shape[k][3] = d3;
+}
+
+static void set3(op_case *c, int k, int64_t a, int64_t b, int64_t d2)
+{
+	c->op_nd[k] = 3;
+	c->op_shape[k][0] = a, c->op_shape[k][1] = b, c->op_shape[k][2] = d2;
+}
+
+/* One case of op on geometry g (operand 0 is the dst). */
+static op_case make(clg_op op, const geo *g, enum layout l)
+{
+	int64_t OH = out_size(g->H, g->KH, g->SH, g->PH, g->DH), OW = out_size(g->W, g->KW, g->SW, g->PW, g->DW);
+	int64_t R = g->C * g->KH * g->KW;
+	op_case c = {.op = op, .layout = l, .lo = -2, .hi = 2,
+		     .i = {g->KH, g->KW, g->SH, g->SW, g->PH, g->PW, g->DH, g->DW}};
+
+	c.nops = 1 + clg_op_nsrc(op);
+	switch (op) {
+	case CLG_OP_IM2COL:
+		set3(&c, 0, g->N, R, OH * OW);
+		set4(&c, 1, g->N, g->C, g->H, g->W);
+		break;
+	case CLG_OP_COL2IM:
+		set4(&c, 0, g->N, g->C, g->H, g->W);
+		set3(&c, 1, g->N, R, OH * OW);
+		break;
+	case CLG_OP_MAXPOOL2D:
+	case CLG_OP_AVGPOOL2D:
+		set4(&c, 0, g->N, g->C, OH, OW);
+		set4(&c, 1, g->N, g->C, g->H, g->W);
+		break;
+	case CLG_OP_MAXPOOL2D_BACKWARD:
+		set4(&c, 0, g->N, g->C, g->H, g->W);
+		set4(&c, 1, g->N, g->C, OH, OW);
+		set4(&c, 2, g->N, g->C, g->H, g->W);
+		break;
+	default: /* AVGPOOL2D_BACKWARD */
+		set4(&c, 0, g->N, g->C, g->H, g->W);
+		set4(&c, 1, g->N, g->C, OH, OW);
+		break;
+	}
+	return c;
+}
 
 void ops_cases_conv(op_case_adder add)
 {
-	(void)add;
+	static const clg_op ops[] = {CLG_OP_IM2COL, CLG_OP_COL2IM, CLG_OP_MAXPOOL2D, CLG_OP_MAXPOOL2D_BACKWARD,
+				     CLG_OP_AVGPOOL2D, CLG_OP_AVGPOOL2D_BACKWARD};
+	/* a window of padding only: max pooling gives -inf there (and no gradient) */
+	static const enum layout layouts[] = {L_CONTIG, L_OFFSET};
+	static const geo pad_only = {1, 2, 3, 3, 1, 1, 2, 2, 1, 1, 1, 1};
+
+	for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+		for (size_t s = 0; s < sizeof(geos) / sizeof(geos[0]); s++) {
+			for (int l = 0; l < 2; l++) {
+				op_case c = make(ops[o], &geos[s], layouts[l]);
+				add(c);
+				if (ops[o] == CLG_OP_MAXPOOL2D || ops[o] == CLG_OP_MAXPOOL2D_BACKWARD) {
+					/* ties (first max wins), and NaN (counted as the largest) */
+					op_case t = c;
+					t.quant = 1;
+					t.lo = -1, t.hi = 1;
+					add(t);
+					if (s % 3 == 0) {
+						op_case nn = c;
+						nn.nan_rate = 0.05f;
+						add(nn);
+					}
+				}
+			}
+		}
+		add(make(ops[o], &pad_only, L_CONTIG));
+		add(make(ops[o], &pad_only, L_OFFSET));
+	}
 }

@@ -1,0 +1,67 @@
+#include "progress.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+double clg_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void clg_progress_begin(clg_progress *p, FILE *out, const char *label, int64_t total)
+{
+	p->out = out;
+	p->tty = isatty(fileno(out));
+	p->total = total;
+	p->every = total >= 10 ? total / 10 : 1;
+	p->start = p->last_draw = clg_now();
+	p->label = label;
+}
+
+static void fmt_time(char *buf, size_t len, double s)
+{
+	if (!(s >= 0) || s > 1e7)
+		snprintf(buf, len, "--:--");
+	else if (s >= 3600)
+		snprintf(buf, len, "%d:%02d:%02d", (int)s / 3600, (int)s / 60 % 60, (int)s % 60);
+	else
+		snprintf(buf, len, "%02d:%02d", (int)s / 60, (int)s % 60);
+}
+
+void clg_progress_update(clg_progress *p, int64_t step, int64_t samples, double loss)
+{
+	double t = clg_now(), el = t - p->start, rate = el > 0 ? (double)samples / el : 0;
+	double eta = step > 0 ? el / (double)step * (double)(p->total - step) : -1;
+	char etas[32], els[32];
+
+	fmt_time(etas, sizeof(etas), eta);
+	fmt_time(els, sizeof(els), el);
+	if (p->tty) {
+		enum { WIDTH = 24 };
+		char bar[WIDTH + 1];
+		int fill = p->total > 0 ? (int)(WIDTH * step / p->total) : 0;
+		if (t - p->last_draw < 0.1 && step != p->total)
+			return; /* at most 10 redraws a second */
+		p->last_draw = t;
+		for (int i = 0; i < WIDTH; i++)
+			bar[i] = i < fill ? '#' : '.';
+		bar[WIDTH] = 0;
+		fprintf(p->out, "\r%s [%s] %lld/%lld  %.0f samples/s  loss %.4f  %s elapsed, ETA %s ", p->label, bar,
+			(long long)step, (long long)p->total, rate, loss, els, etas);
+	} else if (step % p->every == 0 || step == p->total) {
+		fprintf(p->out, "%s step %lld/%lld  %.0f samples/s  loss %.4f  elapsed %s  ETA %s\n", p->label,
+			(long long)step, (long long)p->total, rate, loss, els, etas);
+	}
+	fflush(p->out);
+}
+
+void clg_progress_end(clg_progress *p)
+{
+	if (p->tty)
+		fputc('\n', p->out);
+	fflush(p->out);
+}

@@ -1,0 +1,26 @@
+/* Training progress: a one-line bar with samples/s, loss and ETA on a terminal, plain lines
+ * otherwise. */
+#ifndef CLGRAD_PROGRESS_H
+#define CLGRAD_PROGRESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+	FILE *out;
+	int tty;              /* redraw one line (terminal) or print every `every` steps */
+	int64_t total;        /* steps in the epoch */
+	int64_t every;        /* plain mode: print every this many steps */
+	double start;         /* seconds */
+	double last_draw;
+	const char *label;    /* "epoch 1/5" */
+} clg_progress;
+
+double clg_now(void);
+void clg_progress_begin(clg_progress *p, FILE *out, const char *label, int64_t total);
+/* step done (1-based), samples seen so far in the epoch, the latest loss (NAN if unknown). */
+void clg_progress_update(clg_progress *p, int64_t step, int64_t samples, double loss);
+/* Ends the bar's line. */
+void clg_progress_end(clg_progress *p);
+
+#endif

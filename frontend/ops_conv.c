@@ -1,0 +1,336 @@
+/* conv2d (im2col + GEMM), max_pool2d and avg_pool2d: forward and backward pairs.
+ *
+ * conv2d keeps its columns in a (C*KH*KW, N*OH*OW) matrix: IM2COL writes it through a view of
+ * shape (N, C*KH*KW, OH*OW) whose batch stride is OH*OW and row stride N*OH*OW. That one matrix
+ * serves as a batched GEMM operand in the forward pass (out_n = W @ cols_n, W repeated with batch
+ * stride 0) and as a plain 2-D operand for the weight gradient (dW = g @ cols^T, a sum over the
+ * batch without a loop). Groups are column and row blocks of the same buffers: one GEMM per
+ * group. The columns are not saved; backward recomputes them from x when w needs a gradient. */
+#include "fe_internal.h"
+#include "../backend/clg_conv_internal.h"
+
+#include <string.h>
+
+typedef struct {
+	int64_t N, C, H, W, OC, KH, KW, OH, OW;
+	int64_t G, Cg, OCg;  /* groups, input and output channels per group */
+	int64_t K, L;        /* GEMM sizes: Cg*KH*KW (per group), OH*OW */
+	int64_t p[8];        /* the conv-family op parameters (clg_ops.def) */
+} conv_shape;
+
+static clg_view view_of(const clg_tensor *t, int64_t off, int nd, const int64_t *shape, const int64_t *stride)
+{
+	clg_view v = t->v;
+	v.offset = t->v.offset + off;
+	v.ndim = nd;
+	for (int d = 0; d < nd; d++) {
+		v.shape[d] = shape[d];
+		v.stride[d] = stride[d];
+	}
+	return v;
+}
+
+/* Fails with the op's message: stride, padding and dilation in range, kernel inside the padded input. */
+static clg_status check_window(const char *op, const clg_tensor *x, int64_t kh, int64_t kw, const int64_t *p6,
+			       int64_t *oh, int64_t *ow)
+{
+	const char *dev = x->v.buf->backend->info.name;
+	char s0[96];
+	int bad = kh < 1 || kw < 1 || kh > INT32_MAX || kw > INT32_MAX;
+	for (int k = 0; k < 6; k++)
+		bad |= p6[k] < (k == 2 || k == 3 ? 0 : 1) || p6[k] > INT32_MAX;
+	if (bad)
+		return clg_fail(CLG_ERR_INVALID,
+				"op '%s' on device '%s': kernel %lldx%lld, stride %lldx%lld, padding %lldx%lld, dilation %lldx%lld: kernel, stride and dilation must be at least 1, padding at least 0, all below 2^31",
+				op, dev, (long long)kh, (long long)kw, (long long)p6[0], (long long)p6[1], (long long)p6[2],
+				(long long)p6[3], (long long)p6[4], (long long)p6[5]);
+	*oh = clg_conv_out_size(x->v.shape[2], kh, p6[0], p6[2], p6[4]);
+	*ow = clg_conv_out_size(x->v.shape[3], kw, p6[1], p6[3], p6[5]);
+	if (*oh < 0 || *ow < 0)
+		return clg_fail(CLG_ERR_SHAPE,
+				"op '%s' on device '%s': kernel %lldx%lld with dilation %lldx%lld is larger than the input %s padded by %lldx%lld",
+				op, dev, (long long)kh, (long long)kw, (long long)p6[4], (long long)p6[5],
+				clg_shape_str(&x->v, s0, sizeof(s0)), (long long)p6[2], (long long)p6[3]);
+	return CLG_OK;
+}
+
+/* The shapes of a conv2d, checked; p6 = stride h, w, padding h, w, dilation h, w. */
+static clg_status conv_check(const clg_tensor *x, const clg_tensor *w, const clg_tensor *b, const int64_t *p6,
+			     int64_t groups, conv_shape *s)
+{
+	const char *dev = x->v.buf->backend->info.name;
+	char s0[96], s1[96], s2[96];
+	clg_status st;
+
+	memset(s, 0, sizeof(*s));
+	if (x->v.ndim != 4 || w->v.ndim != 4)
+		return clg_fail(CLG_ERR_SHAPE, "op 'conv2d' on device '%s': x %s must be (N, C, H, W) and weight %s (OC, C/groups, KH, KW)",
+				dev, clg_shape_str(&x->v, s0, sizeof(s0)), clg_shape_str(&w->v, s1, sizeof(s1)));
+	if (groups < 1)
+		return clg_fail(CLG_ERR_INVALID, "op 'conv2d' on device '%s': groups %lld must be at least 1", dev,
+				(long long)groups);
+	s->N = x->v.shape[0], s->C = x->v.shape[1], s->H = x->v.shape[2], s->W = x->v.shape[3];
+	s->OC = w->v.shape[0], s->KH = w->v.shape[2], s->KW = w->v.shape[3];
+	s->G = groups;
+	if (s->C % groups || s->OC % groups)
+		return clg_fail(CLG_ERR_SHAPE,
+				"op 'conv2d' on device '%s': channels of x %s and output channels of weight %s must be divisible by groups %lld",
+				dev, clg_shape_str(&x->v, s0, sizeof(s0)), clg_shape_str(&w->v, s1, sizeof(s1)), (long long)groups);
+	s->Cg = s->C / groups, s->OCg = s->OC / groups;
+	if (w->v.shape[1] != s->Cg)
+		return clg_fail(CLG_ERR_SHAPE,
+				"op 'conv2d' on device '%s': weight %s has %lld input channels per group; x %s with groups %lld needs %lld",
+				dev, clg_shape_str(&w->v, s0, sizeof(s0)), (long long)w->v.shape[1],
+				clg_shape_str(&x->v, s1, sizeof(s1)), (long long)groups, (long long)s->Cg);
+	if (b && (b->v.ndim != 1 || b->v.shape[0] != s->OC))
+		return clg_fail(CLG_ERR_SHAPE, "op 'conv2d' on device '%s': bias %s must be (%lld,) for weight %s", dev,
+				clg_shape_str(&b->v, s0, sizeof(s0)), (long long)s->OC, clg_shape_str(&w->v, s2, sizeof(s2)));
+	st = check_window("conv2d", x, s->KH, s->KW, p6, &s->OH, &s->OW);
+	if (st)
+		return st;
+	s->K = s->Cg * s->KH * s->KW;
+	s->L = s->OH * s->OW;
+	s->p[0] = s->KH, s->p[1] = s->KW;
+	memcpy(&s->p[2], p6, 6 * sizeof(int64_t));
+	return CLG_OK;
+}
+
+/* The columns of x as a (C*KH*KW, N*OH*OW) matrix (see the top of the file). */
+static clg_tensor *conv_cols(clg_tensor *x, const conv_shape *s)
+{
+	clg_op_call c = {.op = CLG_OP_IM2COL};
+	clg_tensor *cols = fe_new(x->v.buf->backend, x->v.dtype, CLG_SHAPE(s->C * s->KH * s->KW, s->N * s->L));
+	if (!cols)
+		return NULL;
+	c.src[0] = x->v;
+	c.dst = view_of(cols, 0, 3, (int64_t[]){s->N, s->C * s->KH * s->KW, s->L}, (int64_t[]){s->L, s->N * s->L, 1});
+	memcpy(c.i, s->p, sizeof(c.i));
+	if (fe_run(x->v.buf->backend, &c)) {
+		clg_free(cols);
+		return NULL;
+	}
+	return cols;
+}
+
+static clg_status run_gemm(clg_backend *be, clg_view a, clg_view b, clg_view d, double beta)
+{
+	clg_op_call c = {.op = CLG_OP_GEMM};
+	c.src[0] = a;
+	c.src[1] = b;
+	c.dst = d;
+	c.f[0] = 1.0;
+	c.f[1] = beta;
+	return fe_run(be, &c);
+}
+
+static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *x = n->in[0], *w = n->in[1], *b = n->ninputs > 2 ? n->in[2] : NULL;
+	clg_tensor *g2 = NULL, *t = NULL, *u = NULL, *wc = NULL;
+	clg_backend *be = g->v.buf->backend;
+	clg_op_call c = {.op = CLG_OP_COPY};
+	conv_shape s;
+	clg_status st;
+
+	st = conv_check(x, w, b, &n->i[0], n->i[6], &s);
+	if (st)
+		return st;
+	/* g (N, OC, OH, OW) into g2 (OC, N*OH*OW), the layout of the columns */
+	g2 = fe_new(be, g->v.dtype, CLG_SHAPE(s.OC, s.N * s.L));
+	if (!g2)
+		return clg_last_status();
+	c.dst = view_of(g2, 0, 4, (int64_t[]){s.N, s.OC, s.OH, s.OW}, (int64_t[]){s.L, s.N * s.L, s.OW, 1});
+	c.src[0] = g->v;
+	if ((st = fe_run(be, &c)))
+		goto out;
+	if (b && b->requires_grad) { /* db (OC) = g2 summed over its rows */
+		clg_op_call sc = {.op = CLG_OP_SUM};
+		t = fe_new(be, g->v.dtype, CLG_SHAPE(s.OC));
+		if (!t)
+			goto fail;
+		sc.dst = t->v;
+		sc.src[0] = g2->v;
+		if ((st = fe_run(be, &sc)))
+			goto out;
+		st = fe_give(b, t);
+		t = NULL;
+		if (st)
+			goto out;
+	}
+	if (w->requires_grad) { /* dW_g (OCg, K) = g2_g (OCg, N*L) @ cols_g^T (N*L, K) */
+		t = conv_cols(x, &s);
+		u = fe_new(be, g->v.dtype, 4, w->v.shape);
+		if (!t || !u)
+			goto fail;
+		for (int64_t k = 0; k < s.G && !st; k++)
+			st = run_gemm(be, view_of(g2, k * s.OCg * s.N * s.L, 2, (int64_t[]){s.OCg, s.N * s.L}, (int64_t[]){s.N * s.L, 1}),
+				      view_of(t, k * s.K * s.N * s.L, 2, (int64_t[]){s.N * s.L, s.K}, (int64_t[]){1, s.N * s.L}),
+				      view_of(u, k * s.OCg * s.K, 2, (int64_t[]){s.OCg, s.K}, (int64_t[]){s.K, 1}), 0.0);
+		clg_free(t);
+		t = NULL;
+		if (st)
+			goto out;
+		st = fe_give(w, u);
+		u = NULL;
+		if (st)
+			goto out;
+	}
+	if (x->requires_grad) { /* dcols_n,g (K, L) = W_g^T (K, OCg) @ g_n,g (OCg, L); dx = col2im(dcols) */
+		clg_op_call ci = {.op = CLG_OP_COL2IM};
+		wc = clg_contiguous(w);
+		t = fe_new(be, g->v.dtype, CLG_SHAPE(s.N, s.G * s.K, s.L));
+		u = fe_new(be, g->v.dtype, 4, x->v.shape);
+		if (!wc || !t || !u)
+			goto fail;
+		for (int64_t k = 0; k < s.G && !st; k++)
+			st = run_gemm(be, view_of(wc, k * s.OCg * s.K, 3, (int64_t[]){s.N, s.K, s.OCg}, (int64_t[]){0, 1, s.K}),
+				      view_of(g2, k * s.OCg * s.N * s.L, 3, (int64_t[]){s.N, s.OCg, s.L}, (int64_t[]){s.L, s.N * s.L, 1}),
+				      view_of(t, k * s.K * s.L, 3, (int64_t[]){s.N, s.K, s.L}, (int64_t[]){s.G * s.K * s.L, s.L, 1}), 0.0);
+		if (st)
+			goto out;
+		ci.dst = u->v;
+		ci.src[0] = t->v;
+		memcpy(ci.i, s.p, sizeof(ci.i));
+		if ((st = fe_run(be, &ci)))
+			goto out;
+		st = fe_give(x, u);
+		u = NULL;
+	}
+	goto out;
+fail:
+	st = clg_last_status();
+out:
+	clg_free(g2);
+	clg_free(t);
+	clg_free(u);
+	clg_free(wc);
+	return st;
+}
+
+clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
+		       int64_t pad_h, int64_t pad_w, int64_t dil_h, int64_t dil_w, int64_t groups)
+{
+	clg_tensor *ins[3] = {x, w, b}, *out = NULL, *cols = NULL, *wc = NULL;
+	const int64_t p6[6] = {stride_h, stride_w, pad_h, pad_w, dil_h, dil_w};
+	int nin = b ? 3 : 2;
+	clg_backend *be;
+	clg_node *node;
+	conv_shape s;
+	clg_status st;
+
+	if (!fe_check_inputs("conv2d", nin, ins))
+		return NULL;
+	if ((st = conv_check(x, w, b, p6, groups, &s)))
+		return fe_fail(st);
+	be = x->v.buf->backend;
+	clg_no_grad_begin();
+	wc = clg_contiguous(w);
+	clg_no_grad_end();
+	cols = conv_cols(x, &s);
+	out = fe_new(be, x->v.dtype, CLG_SHAPE(s.N, s.OC, s.OH, s.OW));
+	if (!wc || !cols || !out)
+		goto fail;
+	if (b) { /* the bias first, accumulated into by the GEMMs (beta = 1) */
+		clg_op_call c = {.op = CLG_OP_COPY};
+		c.dst = out->v;
+		c.src[0] = view_of(b, 0, 4, out->v.shape, (int64_t[]){0, b->v.stride[0], 0, 0});
+		if (fe_run(be, &c))
+			goto fail;
+	}
+	/* out_n,g (OCg, L) = W_g (OCg, K) @ cols_n,g (K, L), batched over n */
+	for (int64_t k = 0; k < s.G; k++)
+		if (run_gemm(be, view_of(wc, k * s.OCg * s.K, 3, (int64_t[]){s.N, s.OCg, s.K}, (int64_t[]){0, s.K, 1}),
+			     view_of(cols, k * s.K * s.N * s.L, 3, (int64_t[]){s.N, s.K, s.L}, (int64_t[]){s.L, s.N * s.L, 1}),
+			     view_of(out, k * s.OCg * s.L, 3, (int64_t[]){s.N, s.OCg, s.L}, (int64_t[]){s.OC * s.L, s.L, 1}),
+			     b ? 1.0 : 0.0))
+			goto fail;
+	clg_free(wc);
+	clg_free(cols);
+	out = fe_record_op(out, "conv2d", conv2d_backward, nin, ins, &node);
+	if (node) {
+		memcpy(node->i, p6, sizeof(p6));
+		node->i[6] = groups;
+	}
+	return out;
+fail:
+	clg_free(wc);
+	clg_free(cols);
+	clg_free(out);
+	return NULL;
+}
+
+/* ---- pooling ---- */
+
+/* node->i: kernel h, w, stride h, w, padding h, w; the backward op in f[0] */
+static clg_status pool_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *x = n->in[0], *dx;
+	clg_op_call c = {.op = (clg_op)n->f[0]};
+
+	dx = fe_new(g->v.buf->backend, g->v.dtype, 4, x->v.shape);
+	if (!dx)
+		return clg_last_status();
+	c.dst = dx->v;
+	c.src[0] = g->v;
+	c.src[1] = x->v;
+	memcpy(c.i, n->i, 6 * sizeof(int64_t));
+	c.i[6] = c.i[7] = 1;
+	if (fe_run(dx->v.buf->backend, &c)) {
+		clg_free(dx);
+		return clg_last_status();
+	}
+	return fe_give(x, dx);
+}
+
+static clg_tensor *pool(const char *name, clg_op op, clg_op bw, clg_tensor *x, int64_t kh, int64_t kw, int64_t sh,
+			int64_t sw, int64_t ph, int64_t pw)
+{
+	const int64_t p6[6] = {sh, sw, ph, pw, 1, 1};
+	clg_op_call c = {.op = op};
+	int64_t oh, ow;
+	clg_tensor *out;
+	clg_node *node;
+	char s0[96];
+	clg_status st;
+
+	if (!fe_check_inputs(name, 1, &x))
+		return NULL;
+	if (x->v.ndim != 4)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': x %s must be 4-D (N, C, H, W)", name,
+					x->v.buf->backend->info.name, clg_shape_str(&x->v, s0, sizeof(s0))));
+	if ((st = check_window(name, x, kh, kw, p6, &oh, &ow)))
+		return fe_fail(st);
+	if (2 * ph > kh || 2 * pw > kw)
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': padding %lldx%lld must be at most half the kernel %lldx%lld",
+					name, x->v.buf->backend->info.name, (long long)ph, (long long)pw, (long long)kh,
+					(long long)kw));
+	out = fe_new(x->v.buf->backend, x->v.dtype, CLG_SHAPE(x->v.shape[0], x->v.shape[1], oh, ow));
+	if (!out)
+		return NULL;
+	c.dst = out->v;
+	c.src[0] = x->v;
+	c.i[0] = kh, c.i[1] = kw;
+	memcpy(&c.i[2], p6, sizeof(p6));
+	if (fe_run(out->v.buf->backend, &c)) {
+		clg_free(out);
+		return NULL;
+	}
+	out = fe_record_op(out, name, pool_backward, 1, &x, &node);
+	if (node) {
+		memcpy(node->i, c.i, 6 * sizeof(int64_t));
+		node->f[0] = bw;
+	}
+	return out;
+}
+
+clg_tensor *clg_max_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+			   int64_t pad_w)
+{
+	return pool("max_pool2d", CLG_OP_MAXPOOL2D, CLG_OP_MAXPOOL2D_BACKWARD, x, kh, kw, stride_h, stride_w, pad_h, pad_w);
+}
+
+clg_tensor *clg_avg_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+			   int64_t pad_w)
+{
+	return pool("avg_pool2d", CLG_OP_AVGPOOL2D, CLG_OP_AVGPOOL2D_BACKWARD, x, kh, kw, stride_h, stride_w, pad_h, pad_w);
+}
