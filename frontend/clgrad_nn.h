@@ -21,6 +21,10 @@ typedef enum {
 } clg_init;
 
 clg_module *clg_nn_linear(clg_backend *be, int64_t in, int64_t out, int bias, clg_init init, uint64_t seed);
+/* weight (out, in / groups, k, k), bias (out); square kernel, same stride and padding both ways */
+clg_module *clg_nn_conv2d(clg_backend *be, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
+			  int64_t groups, int bias, clg_init init, uint64_t seed);
+clg_module *clg_nn_max_pool2d(int64_t k, int64_t stride, int64_t pad);
 clg_module *clg_nn_relu(void);
 clg_module *clg_nn_tanh(void);
 clg_module *clg_nn_gelu(void);

@@ -1,10 +1,34 @@
-/* clgrad: norm ops (included by clgrad.h). */
+/* clgrad: norm ops (included by clgrad.h). Shapes in comments; D is the last (feature) dim, C
+ * the channel dim. Every function returns a new tensor (NULL on failure, see clgrad.h). */
 #ifndef CLGRAD_NORM_H
 #define CLGRAD_NORM_H
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Layer normalisation over the last dim of x (..., D): (x - mean) / sqrt(var + eps) * gamma +
+ * beta, with the biased variance of each row. gamma (D) and beta (D) may each be NULL (no scale,
+ * no shift). Differentiable in x, gamma and beta. */
+clg_tensor *clg_layer_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, double eps);
+
+/* Batch normalisation of x (N, C) or (N, C, H, W) per channel, as torch.nn.functional.batch_norm.
+ * training != 0: normalises with the batch statistics over N (and H, W), using the biased
+ *   variance, and, when running_mean / running_var (C) are given, updates them in place (no
+ *   graph): running = (1 - momentum) * running + momentum * batch statistic, with the unbiased
+ *   variance for running_var. Needs more than one value per channel.
+ * training == 0: normalises with running_mean and running_var (both required).
+ * gamma (C) and beta (C) may each be NULL. Differentiable in x, gamma and beta. */
+clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, clg_tensor *running_mean,
+			   clg_tensor *running_var, double momentum, double eps, int training);
+
+/* Scaled dot-product attention: softmax(q k^T / sqrt(Dh) [+ causal mask]) v.
+ * q (B, H, Tq, Dh), k (B, H, Tk, Dh), v (B, H, Tk, Dv) -> (B, H, Tq, Dv); or the same without the
+ * head dim: (B, T, D). causal != 0 lets query i see keys j <= i only (the mask aligned to the
+ * top-left corner, as PyTorch's is_causal). dropout_p must be 0 for now (attention dropout is not
+ * implemented; any other value fails with CLG_ERR_UNSUPPORTED). Differentiable in q, k and v. */
+clg_tensor *clg_scaled_dot_product_attention(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal,
+					     double dropout_p);
 
 #ifdef __cplusplus
 }

@@ -187,6 +187,70 @@ clg_module *clg_nn_linear(clg_backend *be, int64_t in, int64_t out, int bias, cl
 	return m;
 }
 
+/* ---- conv2d and pooling ---- */
+
+typedef struct {
+	int64_t stride, pad, groups, k;
+} conv_params;
+
+static clg_tensor *conv_forward(clg_module *m, clg_tensor *x)
+{
+	const conv_params *p = m->data;
+	return clg_conv2d(x, m->tensors[0], m->ntensors > 1 ? m->tensors[1] : NULL, p->stride, p->stride, p->pad, p->pad,
+			  1, 1, p->groups);
+}
+
+static clg_tensor *maxpool_forward(clg_module *m, clg_tensor *x)
+{
+	const conv_params *p = m->data;
+	return clg_max_pool2d(x, p->k, p->k, p->stride, p->stride, p->pad, p->pad);
+}
+
+static void free_data(clg_module *m) { free(m->data); }
+
+static const clg_module_ops conv_ops = {"conv2d", conv_forward, free_data};
+static const clg_module_ops maxpool_ops = {"max_pool2d", maxpool_forward, free_data};
+
+static clg_module *with_params(const clg_module_ops *ops, conv_params p)
+{
+	clg_module *m = clg_module_new(ops);
+	if (m && !(m->data = malloc(sizeof(p)))) {
+		free(m);
+		fe_fail(clg_fail(CLG_ERR_OOM, "module: out of host memory"));
+		return NULL;
+	}
+	if (m)
+		*(conv_params *)m->data = p;
+	return m;
+}
+
+clg_module *clg_nn_conv2d(clg_backend *be, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
+			  int64_t groups, int bias, clg_init init, uint64_t seed)
+{
+	clg_module *m;
+	int64_t fan_in = (groups > 0 ? in / groups : in) * k * k;
+	if (groups <= 0 || in % groups || out % groups) {
+		fe_fail(clg_fail(CLG_ERR_INVALID, "conv2d module: %lld and %lld channels do not split into %lld groups",
+				 (long long)in, (long long)out, (long long)groups));
+		return NULL;
+	}
+	m = with_params(&conv_ops, (conv_params){stride, pad, groups, k});
+	if (m && (clg_module_add_tensor(m, "weight",
+				       clg_init_uniform(be, CLG_SHAPE(out, in / groups, k, k),
+							clg_init_bound(init, fan_in, out * k * k), seed), 1) ||
+		  (bias && clg_module_add_tensor(m, "bias", clg_init_uniform(be, CLG_SHAPE(out), 1.0 / sqrt((double)fan_in),
+									     seed ^ 0x5bd1e995u), 1)))) {
+		clg_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+clg_module *clg_nn_max_pool2d(int64_t k, int64_t stride, int64_t pad)
+{
+	return with_params(&maxpool_ops, (conv_params){stride, pad, 1, k});
+}
+
 /* ---- stateless modules ---- */
 
 static clg_tensor *relu_forward(clg_module *m, clg_tensor *x) { return clg_relu(x); }

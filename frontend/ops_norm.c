@@ -1,0 +1,280 @@
+/* Norm family: layer_norm (fused LAYER_NORM / LAYER_NORM_BACKWARD ops), batch_norm and scaled
+ * dot-product attention (compositions of differentiable ops). */
+#include "fe_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Intermediate tensors of a composite op, freed together at the end. Ops given a NULL input
+ * return NULL and keep the first error, so a composite is written straight through and checks
+ * only its result. */
+#define MAX_TEMPS 24
+typedef struct {
+	clg_tensor *t[MAX_TEMPS];
+	int n;
+} temps;
+
+static clg_tensor *tmp(temps *ts, clg_tensor *t)
+{
+	if (!t)
+		return NULL;
+	if (ts->n == MAX_TEMPS) { /* a programming error: raise MAX_TEMPS */
+		clg_free(t);
+		return fe_fail(clg_fail(CLG_ERR_STATE, "norm ops: more than %d temporaries", MAX_TEMPS));
+	}
+	ts->t[ts->n++] = t;
+	return t;
+}
+
+/* The result of a composite: t, taken back out of ts when it is the last temporary made, else a
+ * new reference to it. */
+static clg_tensor *result(temps *ts, clg_tensor *t)
+{
+	if (t && ts->n > 0 && ts->t[ts->n - 1] == t) {
+		ts->n--;
+		return t;
+	}
+	return t ? fe_alias(t) : NULL;
+}
+
+static void temps_free(temps *ts)
+{
+	for (int i = 0; i < ts->n; i++)
+		clg_free(ts->t[i]);
+	ts->n = 0;
+}
+
+/* Checks that the non-NULL tensors among n share x's device and dtype (x first, not NULL). */
+static int check_optional(const char *op, int n, clg_tensor *const *ts)
+{
+	clg_tensor *given[8];
+	int k = 0;
+	for (int i = 0; i < n && k < 8; i++)
+		if (ts[i])
+			given[k++] = ts[i];
+	return fe_check_inputs(op, k, given);
+}
+
+/* A (C) tensor is a vector of length C. */
+static int is_vec(const clg_tensor *t, int64_t C) { return !t || (t->v.ndim == 1 && t->v.shape[0] == C); }
+
+/* ---- layer norm ---- */
+
+/* dx = LAYER_NORM_BACKWARD(g, x), eps in f[0] */
+static clg_status layer_norm_backward(clg_node *n, clg_tensor *g)
+{
+	return fe_give(n->in[0], fe_ew(CLG_OP_LAYER_NORM_BACKWARD, g, n->in[0], n->f[0], 0));
+}
+
+/* The normalisation alone, (x - mean) * rsqrt(var + eps) over the last dim: one fused op forward,
+ * one backward. */
+static clg_tensor *normalize_rows(clg_tensor *x, double eps)
+{
+	clg_node *node;
+	clg_tensor *y = fe_record_op(fe_ew(CLG_OP_LAYER_NORM, x, NULL, eps, 0), "layer_norm", layer_norm_backward, 1,
+				     &x, &node);
+	if (node)
+		node->f[0] = eps;
+	return y;
+}
+
+clg_tensor *clg_layer_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, double eps)
+{
+	clg_tensor *ins[3] = {x, gamma, beta}, *y, *t;
+	char s0[96];
+	int64_t D;
+
+	if (!x || !check_optional("layer_norm", 3, ins))
+		return NULL;
+	if (x->v.ndim < 1)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'layer_norm' on device '%s': x must have at least one dim",
+					x->v.buf->backend->info.name));
+	D = x->v.shape[x->v.ndim - 1];
+	if (!is_vec(gamma, D) || !is_vec(beta, D))
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'layer_norm' on device '%s': gamma and beta must be (%lld) for x %s",
+					x->v.buf->backend->info.name, (long long)D, clg_shape_str(&x->v, s0, sizeof(s0))));
+	if (!(eps >= 0))
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'layer_norm': eps %g must be >= 0", eps));
+	y = normalize_rows(x, eps);
+	if (y && gamma) {
+		t = clg_mul(y, gamma);
+		clg_free(y);
+		y = t;
+	}
+	if (y && beta) {
+		t = clg_add(y, beta);
+		clg_free(y);
+		y = t;
+	}
+	return y;
+}
+
+/* ---- batch norm ---- */
+
+/* Copies src into dst's view (same shape), in place, outside the graph. */
+static clg_status copy_into(clg_tensor *dst, clg_tensor *src)
+{
+	clg_op_call c = {.op = CLG_OP_COPY};
+	if (!src)
+		return clg_last_status();
+	c.dst = dst->v;
+	c.src[0] = src->v;
+	return fe_run(dst->v.buf->backend, &c);
+}
+
+/* running = (1 - momentum) * running + momentum * batch (C), in place */
+static clg_status update_running(temps *ts, clg_tensor *running, clg_tensor *batch, double momentum)
+{
+	clg_tensor *a = tmp(ts, clg_affine(running, 1.0 - momentum, 0.0));
+	clg_tensor *b = tmp(ts, clg_affine(batch, momentum, 0.0));
+	return copy_into(running, tmp(ts, clg_add(a, b)));
+}
+
+clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, clg_tensor *running_mean,
+			   clg_tensor *running_var, double momentum, double eps, int training)
+{
+	static const int axes2[] = {0}, axes4[] = {0, 2, 3};
+	static const int to_channels[] = {1, 0, 2, 3}; /* (N, C, H, W) <-> (C, N, H, W) */
+	clg_tensor *ins[5] = {x, gamma, beta, running_mean, running_var}, *xhat, *y = NULL;
+	temps ts = {.n = 0};
+	int nd, naxes;
+	int64_t C, count, bshape[4] = {1, 1, 1, 1};
+	char s0[96];
+	clg_status st;
+
+	if (!x || !check_optional("batch_norm", 5, ins))
+		return NULL;
+	nd = x->v.ndim;
+	if (nd != 2 && nd != 4)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'batch_norm' on device '%s': x is %s, must be (N, C) or (N, C, H, W)",
+					x->v.buf->backend->info.name, clg_shape_str(&x->v, s0, sizeof(s0))));
+	C = x->v.shape[1];
+	count = clg_view_numel(&x->v) / (C ? C : 1);
+	if (!is_vec(gamma, C) || !is_vec(beta, C) || !is_vec(running_mean, C) || !is_vec(running_var, C))
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'batch_norm' on device '%s': gamma, beta and the running statistics must be (%lld) for x %s",
+					x->v.buf->backend->info.name, (long long)C, clg_shape_str(&x->v, s0, sizeof(s0))));
+	if (!running_mean != !running_var)
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'batch_norm': give both running_mean and running_var, or neither"));
+	if (!training && !running_mean)
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'batch_norm': evaluation (training = 0) needs running_mean and running_var"));
+	if (training && count <= 1)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'batch_norm' on device '%s': training needs more than one value per channel, x is %s",
+					x->v.buf->backend->info.name, clg_shape_str(&x->v, s0, sizeof(s0))));
+	if (!(eps >= 0))
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'batch_norm': eps %g must be >= 0", eps));
+	bshape[1] = C;
+	naxes = nd == 2 ? 1 : 3;
+
+	if (training) {
+		/* channel-major rows, normalised by the fused layer-norm op: (C, N) is a transposed view
+		 * of x; (C, N*H*W) needs a copy */
+		if (nd == 2) {
+			clg_tensor *xt = tmp(&ts, clg_transpose(x, 0, 1));
+			xhat = tmp(&ts, clg_transpose(tmp(&ts, normalize_rows(xt, eps)), 0, 1));
+		} else {
+			clg_tensor *xt = tmp(&ts, clg_permute(x, to_channels));
+			clg_tensor *xr = tmp(&ts, clg_reshape(xt, CLG_SHAPE(C, count)));
+			clg_tensor *h = tmp(&ts, normalize_rows(xr, eps));
+			clg_tensor *hr = tmp(&ts, clg_reshape(h, 4, xt ? xt->v.shape : bshape));
+			xhat = tmp(&ts, clg_permute(hr, to_channels));
+		}
+		if (xhat && running_mean) {
+			/* the running statistics, outside the graph: unbiased variance, as PyTorch */
+			clg_no_grad_begin();
+			clg_tensor *mean = tmp(&ts, clg_mean(x, naxes, nd == 2 ? axes2 : axes4, 1));
+			clg_tensor *d = tmp(&ts, clg_sub(x, mean));
+			clg_tensor *d2 = tmp(&ts, clg_mul(d, d));
+			clg_tensor *ss = tmp(&ts, clg_sum(d2, naxes, nd == 2 ? axes2 : axes4, 0)); /* (C) */
+			clg_tensor *var = tmp(&ts, clg_affine(ss, 1.0 / (double)(count - 1), 0.0));
+			st = update_running(&ts, running_mean, tmp(&ts, clg_reshape(mean, CLG_SHAPE(C))), momentum);
+			if (!st)
+				st = update_running(&ts, running_var, var, momentum);
+			clg_no_grad_end();
+			if (st)
+				xhat = NULL;
+		}
+	} else {
+		/* (x - running_mean) * rsqrt(running_var + eps), the statistics broadcast per channel */
+		clg_tensor *m = tmp(&ts, clg_reshape(running_mean, nd, bshape));
+		clg_tensor *ve = tmp(&ts, clg_affine(running_var, 1.0, eps));
+		clg_tensor *r = tmp(&ts, clg_reshape(tmp(&ts, clg_rsqrt(ve)), nd, bshape));
+		xhat = tmp(&ts, clg_mul(tmp(&ts, clg_sub(x, m)), r));
+	}
+	if (xhat && gamma)
+		xhat = tmp(&ts, clg_mul(xhat, tmp(&ts, clg_reshape(gamma, nd, bshape))));
+	if (xhat && beta)
+		xhat = tmp(&ts, clg_add(xhat, tmp(&ts, clg_reshape(beta, nd, bshape))));
+	y = result(&ts, xhat);
+	temps_free(&ts);
+	return y;
+}
+
+/* ---- scaled dot-product attention ---- */
+
+/* (Tq, Tk) additive mask: 0 where key j <= query i, -inf above the diagonal. */
+static clg_tensor *causal_mask(clg_backend *be, clg_dtype dt, int64_t Tq, int64_t Tk)
+{
+	size_t n = (size_t)(Tq * Tk), es = clg_dtype_size(dt);
+	void *host = malloc(n ? n * es : 1);
+	clg_tensor *m;
+	if (!host)
+		return fe_fail(clg_fail(CLG_ERR_OOM, "op 'attention': out of host memory"));
+	for (int64_t i = 0; i < Tq; i++)
+		for (int64_t j = 0; j < Tk; j++) {
+			double v = j <= i ? 0.0 : -INFINITY;
+			if (dt == CLG_F64)
+				((double *)host)[i * Tk + j] = v;
+			else
+				((float *)host)[i * Tk + j] = (float)v;
+		}
+	m = clg_from_host(be, dt, CLG_SHAPE(Tq, Tk), host);
+	free(host);
+	return m;
+}
+
+clg_tensor *clg_scaled_dot_product_attention(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal,
+					     double dropout_p)
+{
+	clg_tensor *ins[3] = {q, k, v}, *q3, *k3, *v3, *s, *o, *y = NULL;
+	temps ts = {.n = 0};
+	int nd, ok;
+	int64_t BH = 1, Tq = 0, Tk = 0, Dh = 0, Dv = 0;
+	char s0[96], s1[96], s2[96];
+
+	if (!fe_check_inputs("attention", 3, ins))
+		return NULL;
+	if (dropout_p != 0)
+		return fe_fail(clg_fail(CLG_ERR_UNSUPPORTED, "op 'attention': dropout_p %g: attention dropout is not implemented (pass 0)",
+					dropout_p));
+	nd = q->v.ndim;
+	ok = (nd == 3 || nd == 4) && k->v.ndim == nd && v->v.ndim == nd;
+	for (int d = 0; ok && d < nd - 2; d++) {
+		ok = k->v.shape[d] == q->v.shape[d] && v->v.shape[d] == q->v.shape[d];
+		BH *= q->v.shape[d];
+	}
+	if (ok) {
+		Tq = q->v.shape[nd - 2], Dh = q->v.shape[nd - 1];
+		Tk = k->v.shape[nd - 2], Dv = v->v.shape[nd - 1];
+		ok = k->v.shape[nd - 1] == Dh && v->v.shape[nd - 2] == Tk && Dh > 0;
+	}
+	if (!ok)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'attention' on device '%s': q %s, k %s, v %s: expected (B, H, Tq, Dh), (B, H, Tk, Dh), (B, H, Tk, Dv) or the same without H",
+					q->v.buf->backend->info.name, clg_shape_str(&q->v, s0, sizeof(s0)),
+					clg_shape_str(&k->v, s1, sizeof(s1)), clg_shape_str(&v->v, s2, sizeof(s2))));
+	/* heads folded into the batch: (B*H, T, D), a view when contiguous */
+	q3 = nd == 3 ? q : tmp(&ts, clg_reshape(q, CLG_SHAPE(BH, Tq, Dh)));
+	k3 = nd == 3 ? k : tmp(&ts, clg_reshape(k, CLG_SHAPE(BH, Tk, Dh)));
+	v3 = nd == 3 ? v : tmp(&ts, clg_reshape(v, CLG_SHAPE(BH, Tk, Dv)));
+	/* scores (B*H, Tq, Tk) = q k^T / sqrt(Dh), k^T a transposed view used without a copy */
+	s = tmp(&ts, clg_matmul(q3, tmp(&ts, clg_transpose(k3, 1, 2))));
+	s = tmp(&ts, clg_affine(s, 1.0 / sqrt((double)Dh), 0.0));
+	if (causal && s)
+		s = tmp(&ts, clg_add(s, tmp(&ts, causal_mask(q->v.buf->backend, q->v.dtype, Tq, Tk))));
+	o = tmp(&ts, clg_matmul(tmp(&ts, clg_softmax(s)), v3)); /* (B*H, Tq, Dv) */
+	if (nd == 4)
+		o = tmp(&ts, clg_reshape(o, CLG_SHAPE(q->v.shape[0], q->v.shape[1], Tq, Dv)));
+	y = result(&ts, o);
+	temps_free(&ts);
+	return y;
+}

@@ -1,0 +1,131 @@
+/* Norm family (ROW ops): layer normalisation over the last dim, one work-group per row, forward
+ * and backward.
+ *   layer_norm_rows           dst = (x - mean) * rstd                                  (a = x)
+ *   layer_norm_backward_rows  dst = rstd * (g - mean(g) - xhat * mean(g * xhat))      (a = g, b = x)
+ * with mean and the biased variance of the row, rstd = rsqrt(var + eps), xhat = (x - mean) * rstd.
+ * Numerics: the statistics are taken in two passes over the row shifted by its first element
+ * (mean = x0 + mean(x - x0), var = mean((x - x0 - that)^2)), so rows with a large common offset
+ * lose no precision to cancellation; the backward recomputes them from x, and shifts g by its
+ * first element likewise (exact: the result does not change when a constant is added to g). Each work-item writes
+ * only elements it has read, after the row's reductions, so dst may alias a.
+ * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
+ * Arguments: geometry, dst, a, b, eps (ACC), scratch of two ACC per work-item. The work-group
+ * size must be a power of two. */
+#ifdef USE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#define MAXD 6
+typedef struct {
+	int nd;          /* leading (row index) dims, after merging */
+	int C;           /* row length */
+	int shape[MAXD]; /* leading dims */
+	int off[3];      /* element offsets of dst, src0, src1 */
+	int st[3][MAXD]; /* strides of dst, src0, src1 over the leading dims */
+	int cst[3];      /* strides of dst, src0, src1 along the row */
+} ngeom;
+
+/* Row offsets of this work-group's row in each operand. */
+void norm_row_offsets(const ngeom *g, int *o)
+{
+	int r = get_group_id(0);
+	o[0] = g->off[0];
+	o[1] = g->off[1];
+	o[2] = g->off[2];
+	for (int dim = g->nd - 1; dim >= 0; dim--) {
+		int q = r % g->shape[dim];
+		r /= g->shape[dim];
+		o[0] += q * g->st[0][dim];
+		o[1] += q * g->st[1][dim];
+		o[2] += q * g->st[2][dim];
+	}
+}
+
+/* Work-group sum of one value per work-item (tree in local memory); every work-item gets it. */
+ACC norm_wg_sum(ACC v, __local ACC *scratch)
+{
+	int lid = get_local_id(0);
+	scratch[lid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = get_local_size(0) / 2; k > 0; k >>= 1) {
+		if (lid < k)
+			scratch[lid] += scratch[lid + k];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	v = scratch[0];
+	barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read before scratch is reused */
+	return v;
+}
+
+/* Two sums at once (scratch holds two ACC per work-item): *u and *v are replaced by their sums. */
+void norm_wg_sum2(ACC *u, ACC *v, __local ACC *scratch)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0);
+	scratch[lid] = *u;
+	scratch[lsz + lid] = *v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = lsz / 2; k > 0; k >>= 1) {
+		if (lid < k) {
+			scratch[lid] += scratch[lid + k];
+			scratch[lsz + lid] += scratch[lsz + lid + k];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	*u = scratch[0];
+	*v = scratch[lsz];
+	barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* The row's shift x0, mean offset dm (mean = x0 + dm) and rstd, from x at offset o, stride cs. */
+void norm_row_stats(const ngeom *g, __global const T *x, int o, int cs, ACC eps, __local ACC *scratch,
+		    ACC *x0, ACC *dm, ACC *rstd)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0);
+	ACC s = (ACC)0, v = (ACC)0, shift = (ACC)x[o];
+	for (int j = lid; j < g->C; j += lsz)
+		s += (ACC)x[o + j * cs] - shift;
+	s = norm_wg_sum(s, scratch) / (ACC)g->C;
+	for (int j = lid; j < g->C; j += lsz) {
+		ACC t = ((ACC)x[o + j * cs] - shift) - s;
+		v += t * t;
+	}
+	v = norm_wg_sum(v, scratch) / (ACC)g->C;
+	*x0 = shift;
+	*dm = s;
+	*rstd = rsqrt(v + eps);
+}
+
+__kernel void layer_norm_rows(const ngeom g, __global T *d, __global const T *a, __global const T *b,
+			      const ACC eps, __local ACC *scratch)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0), o[3];
+	ACC x0, dm, rstd;
+	norm_row_offsets(&g, o);
+	norm_row_stats(&g, a, o[1], g.cst[1], eps, scratch, &x0, &dm, &rstd);
+	for (int j = lid; j < g.C; j += lsz)
+		d[o[0] + j * g.cst[0]] = (T)((((ACC)a[o[1] + j * g.cst[1]] - x0) - dm) * rstd);
+}
+
+__kernel void layer_norm_backward_rows(const ngeom g, __global T *d, __global const T *a, __global const T *b,
+				       const ACC eps, __local ACC *scratch)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0), o[3];
+	ACC x0, dm, rstd, g0, sg = (ACC)0, sgx = (ACC)0;
+	norm_row_offsets(&g, o);
+	norm_row_stats(&g, b, o[2], g.cst[2], eps, scratch, &x0, &dm, &rstd);
+	/* the result is unchanged by a constant added to g (mean(xhat) = 0), so g is shifted by its
+	 * first element too: no cancellation in g - mean(g) */
+	g0 = a[o[1]];
+	for (int j = lid; j < g.C; j += lsz) {
+		ACC gj = (ACC)a[o[1] + j * g.cst[1]] - g0, xh = (((ACC)b[o[2] + j * g.cst[2]] - x0) - dm) * rstd;
+		sg += gj;
+		sgx += gj * xh;
+	}
+	norm_wg_sum2(&sg, &sgx, scratch);
+	sg /= (ACC)g.C;
+	sgx /= (ACC)g.C;
+	for (int j = lid; j < g.C; j += lsz) {
+		ACC gj = (ACC)a[o[1] + j * g.cst[1]] - g0, xh = (((ACC)b[o[2] + j * g.cst[2]] - x0) - dm) * rstd;
+		d[o[0] + j * g.cst[0]] = (T)(rstd * ((gj - sg) - xh * sgx));
+	}
+}
