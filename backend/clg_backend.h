@@ -34,6 +34,12 @@ const char *clg_status_name(clg_status s);
 /* Message of the last failure on this thread ("" if none). Valid until the next failure. */
 const char *clg_last_error(void);
 void clg_clear_error(void);
+/* Sets this thread's error message and returns s (for code built on clgrad: custom modules, tools). */
+clg_status clg_fail(clg_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
 
 typedef enum { CLG_F32, CLG_F16, CLG_F64, CLG_I32, CLG_DTYPE_COUNT } clg_dtype;
 size_t clg_dtype_size(clg_dtype t);

@@ -11,8 +11,6 @@
 #define CLG_PRINTF(a, b)
 #endif
 
-/* Sets the thread's error message and returns s, so callers can write `return clg_fail(...)`. */
-clg_status clg_fail(clg_status s, const char *fmt, ...) CLG_PRINTF(2, 3);
 /* Prefixes the current message with more context ("op 'gemm' on device 'x': " + old message). */
 clg_status clg_fail_prefix(clg_status s, const char *fmt, ...) CLG_PRINTF(2, 3);
 /* Debug output to stderr when CLGRAD_DEBUG is set. */
@@ -25,6 +23,10 @@ clg_status clg_cl_open(int device_index, clg_backend **out);
 /* Fills the OpenCL part of the device list (indices from first_index on). */
 clg_status clg_cl_enumerate(clg_device_info **list, int *count, int first_index);
 
+
+/* Shapes, dtypes and parameters of the index family's ops (RAND_*, INDEX_*), checked by both
+ * backends' implementations (defined in backend/ref/ref_ops_index.c). */
+clg_status clg_index_check(clg_backend *be, const clg_op_call *c);
 
 /* Case-insensitive substring test. */
 int clg_contains_nocase(const char *hay, const char *needle);

@@ -6,6 +6,8 @@
 
 int cmd_devices(int argc, char **argv);
 int cmd_smoke(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 /* Prints s as a JSON string literal. */
 void json_string(FILE *f, const char *s);

@@ -10,6 +10,8 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{"devices", cmd_devices, "list every device (--json for JSON)"},
+	{"train", cmd_train, "train a model (mlp, cnn, transformer) with progress, log and checkpoints"},
+	{"eval", cmd_eval, "evaluate a saved checkpoint"},
 	{"smoke", cmd_smoke, "run a small computation on a device and check it against the reference"},
 };
 

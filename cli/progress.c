@@ -32,6 +32,13 @@ static void fmt_time(char *buf, size_t len, double s)
 		snprintf(buf, len, "%02d:%02d", (int)s / 60, (int)s % 60);
 }
 
+int clg_progress_due(const clg_progress *p, int64_t step)
+{
+	if (step == p->total)
+		return 1;
+	return p->tty ? clg_now() - p->last_draw >= 0.1 : step % p->every == 0;
+}
+
 void clg_progress_update(clg_progress *p, int64_t step, int64_t samples, double loss)
 {
 	double t = clg_now(), el = t - p->start, rate = el > 0 ? (double)samples / el : 0;
@@ -44,15 +51,13 @@ void clg_progress_update(clg_progress *p, int64_t step, int64_t samples, double 
 		enum { WIDTH = 24 };
 		char bar[WIDTH + 1];
 		int fill = p->total > 0 ? (int)(WIDTH * step / p->total) : 0;
-		if (t - p->last_draw < 0.1 && step != p->total)
-			return; /* at most 10 redraws a second */
 		p->last_draw = t;
 		for (int i = 0; i < WIDTH; i++)
 			bar[i] = i < fill ? '#' : '.';
 		bar[WIDTH] = 0;
 		fprintf(p->out, "\r%s [%s] %lld/%lld  %.0f samples/s  loss %.4f  %s elapsed, ETA %s ", p->label, bar,
 			(long long)step, (long long)p->total, rate, loss, els, etas);
-	} else if (step % p->every == 0 || step == p->total) {
+	} else {
 		fprintf(p->out, "%s step %lld/%lld  %.0f samples/s  loss %.4f  elapsed %s  ETA %s\n", p->label,
 			(long long)step, (long long)p->total, rate, loss, els, etas);
 	}

@@ -18,7 +18,10 @@ typedef struct {
 
 double clg_now(void);
 void clg_progress_begin(clg_progress *p, FILE *out, const char *label, int64_t total);
-/* step done (1-based), samples seen so far in the epoch, the latest loss (NAN if unknown). */
+/* Whether clg_progress_update at this step will draw (so a caller reads the loss only then). */
+int clg_progress_due(const clg_progress *p, int64_t step);
+/* Draws the bar (call it when clg_progress_due says so): step done (1-based), samples seen so far
+ * in the epoch, the mean loss so far. */
 void clg_progress_update(clg_progress *p, int64_t step, int64_t samples, double loss);
 /* Ends the bar's line. */
 void clg_progress_end(clg_progress *p);

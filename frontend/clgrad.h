@@ -51,6 +51,9 @@ clg_tensor *clg_arange(clg_backend *be, clg_dtype dt, int64_t n);
 clg_tensor *clg_from_host(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape, const void *data);
 /* Copies t (any layout) to another device: an explicit move between devices. */
 clg_tensor *clg_to_device(clg_tensor *t, clg_backend *be);
+/* Copies src's values into dst (same shape and dtype, same device), in place and outside the
+ * graph: for loading weights or resetting state. */
+clg_status clg_assign(clg_tensor *dst, clg_tensor *src);
 /* Reads t (any layout) into host memory of numel * dtype size bytes; waits for the device. */
 clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes);
 /* The single value of a one-element tensor. */

@@ -25,6 +25,14 @@ clg_module *clg_nn_linear(clg_backend *be, int64_t in, int64_t out, int bias, cl
 clg_module *clg_nn_conv2d(clg_backend *be, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
 			  int64_t groups, int bias, clg_init init, uint64_t seed);
 clg_module *clg_nn_max_pool2d(int64_t k, int64_t stride, int64_t pad);
+/* over the last dim; weight ones, bias zeros */
+clg_module *clg_nn_layer_norm(clg_backend *be, int64_t dim, double eps);
+/* weight, bias; buffers running_mean, running_var (PyTorch's BatchNorm2d, also for (N, C)) */
+clg_module *clg_nn_batch_norm2d(clg_backend *be, int64_t channels, double momentum, double eps);
+/* a new mask each call, derived from seed and the call count */
+clg_module *clg_nn_dropout(double p, uint64_t seed);
+/* weight (num, dim); forward takes int32 ids of any shape */
+clg_module *clg_nn_embedding(clg_backend *be, int64_t num, int64_t dim, uint64_t seed);
 clg_module *clg_nn_relu(void);
 clg_module *clg_nn_tanh(void);
 clg_module *clg_nn_gelu(void);

@@ -29,6 +29,8 @@ void clg_optimizer_free(clg_optimizer *opt);
 clg_status clg_optimizer_step(clg_optimizer *opt);
 /* Drops every parameter's gradient. */
 void clg_optimizer_zero_grad(clg_optimizer *opt);
+/* Number of parameters. */
+int clg_optimizer_count(const clg_optimizer *opt);
 void clg_optimizer_set_lr(clg_optimizer *opt, double lr);
 double clg_optimizer_lr(const clg_optimizer *opt);
 /* Steps taken so far (Adam's bias correction uses it; a checkpoint saves it). */

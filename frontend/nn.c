@@ -251,6 +251,92 @@ clg_module *clg_nn_max_pool2d(int64_t k, int64_t stride, int64_t pad)
 	return with_params(&maxpool_ops, (conv_params){stride, pad, 1, k});
 }
 
+/* ---- normalisation, dropout, embedding ---- */
+
+typedef struct {
+	double eps, momentum, p;
+	uint64_t seed, calls;
+} norm_params;
+
+static clg_tensor *layernorm_forward(clg_module *m, clg_tensor *x)
+{
+	return clg_layer_norm(x, m->tensors[0], m->tensors[1], ((norm_params *)m->data)->eps);
+}
+
+static clg_tensor *batchnorm_forward(clg_module *m, clg_tensor *x)
+{
+	const norm_params *p = m->data;
+	return clg_batch_norm(x, m->tensors[0], m->tensors[1], m->tensors[2], m->tensors[3], p->momentum, p->eps,
+			      m->training);
+}
+
+static clg_tensor *dropout_forward(clg_module *m, clg_tensor *x)
+{
+	norm_params *p = m->data;
+	/* a fresh mask per call, the same sequence on every device and every run */
+	return clg_dropout(x, p->p, p->seed + 0x9e3779b97f4a7c15ULL * ++p->calls, m->training);
+}
+
+static clg_tensor *embedding_forward(clg_module *m, clg_tensor *idx) { return clg_embedding(m->tensors[0], idx); }
+
+static const clg_module_ops layernorm_ops = {"layer_norm", layernorm_forward, free_data};
+static const clg_module_ops batchnorm_ops = {"batch_norm", batchnorm_forward, free_data};
+static const clg_module_ops dropout_ops = {"dropout", dropout_forward, free_data};
+static const clg_module_ops embedding_ops = {"embedding", embedding_forward, NULL};
+
+static clg_module *with_norm_params(const clg_module_ops *ops, norm_params p)
+{
+	clg_module *m = clg_module_new(ops);
+	if (m && !(m->data = malloc(sizeof(p)))) {
+		free(m);
+		fe_fail(clg_fail(CLG_ERR_OOM, "module: out of host memory"));
+		return NULL;
+	}
+	if (m)
+		*(norm_params *)m->data = p;
+	return m;
+}
+
+clg_module *clg_nn_layer_norm(clg_backend *be, int64_t dim, double eps)
+{
+	clg_module *m = with_norm_params(&layernorm_ops, (norm_params){.eps = eps});
+	if (m && (clg_module_add_tensor(m, "weight", clg_ones(be, CLG_F32, CLG_SHAPE(dim)), 1) ||
+		  clg_module_add_tensor(m, "bias", clg_zeros(be, CLG_F32, CLG_SHAPE(dim)), 1))) {
+		clg_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+clg_module *clg_nn_batch_norm2d(clg_backend *be, int64_t channels, double momentum, double eps)
+{
+	clg_module *m = with_norm_params(&batchnorm_ops, (norm_params){.eps = eps, .momentum = momentum});
+	if (m && (clg_module_add_tensor(m, "weight", clg_ones(be, CLG_F32, CLG_SHAPE(channels)), 1) ||
+		  clg_module_add_tensor(m, "bias", clg_zeros(be, CLG_F32, CLG_SHAPE(channels)), 1) ||
+		  clg_module_add_tensor(m, "running_mean", clg_zeros(be, CLG_F32, CLG_SHAPE(channels)), 0) ||
+		  clg_module_add_tensor(m, "running_var", clg_ones(be, CLG_F32, CLG_SHAPE(channels)), 0))) {
+		clg_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+clg_module *clg_nn_dropout(double p, uint64_t seed)
+{
+	return with_norm_params(&dropout_ops, (norm_params){.p = p, .seed = seed});
+}
+
+clg_module *clg_nn_embedding(clg_backend *be, int64_t num, int64_t dim, uint64_t seed)
+{
+	clg_module *m = clg_module_new(&embedding_ops);
+	/* unit variance, like PyTorch's N(0, 1), from a uniform distribution */
+	if (m && clg_module_add_tensor(m, "weight", clg_init_uniform(be, CLG_SHAPE(num, dim), sqrt(3.0), seed), 1)) {
+		clg_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
 /* ---- stateless modules ---- */
 
 static clg_tensor *relu_forward(clg_module *m, clg_tensor *x) { return clg_relu(x); }

@@ -127,6 +127,7 @@ void clg_optimizer_zero_grad(clg_optimizer *o)
 		clg_zero_grad(o->params[i]);
 }
 
+int clg_optimizer_count(const clg_optimizer *o) { return o->n; }
 void clg_optimizer_set_lr(clg_optimizer *o, double lr) { o->cfg.lr = lr; }
 double clg_optimizer_lr(const clg_optimizer *o) { return o->cfg.lr; }
 int64_t clg_optimizer_steps(const clg_optimizer *o) { return o->steps; }

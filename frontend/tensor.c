@@ -332,6 +332,23 @@ clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes)
 	return st;
 }
 
+clg_status clg_assign(clg_tensor *dst, clg_tensor *src)
+{
+	clg_op_call c = {.op = CLG_OP_COPY};
+	char s0[96], s1[96];
+
+	if (!dst || !src)
+		return clg_last_status() ? clg_last_status() : clg_fail(CLG_ERR_INVALID, "assign: NULL tensor");
+	if (!fe_check_inputs("assign", 2, (clg_tensor *[]){dst, src}))
+		return clg_last_status();
+	if (dst->v.ndim != src->v.ndim || memcmp(dst->v.shape, src->v.shape, sizeof(int64_t) * (size_t)dst->v.ndim))
+		return clg_fail(CLG_ERR_SHAPE, "op 'assign' on device '%s': %s into %s", dst->v.buf->backend->info.name,
+				clg_shape_str(&src->v, s0, sizeof(s0)), clg_shape_str(&dst->v, s1, sizeof(s1)));
+	c.dst = dst->v;
+	c.src[0] = src->v;
+	return fe_run(dst->v.buf->backend, &c);
+}
+
 clg_status clg_item(clg_tensor *t, double *out)
 {
 	float f;

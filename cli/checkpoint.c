@@ -1,0 +1,142 @@
+#include "checkpoint.h"
+
+#include <safetensors.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+clg_status clg_ckpt_save(const char *path, clg_module *model, clg_optimizer *opt, const clg_ckpt_meta *m)
+{
+	clg_st_writer *w = NULL;
+	clg_named_tensors l = {0};
+	char name[300], num[64];
+	clg_status st = clg_st_writer_new(&w);
+
+	if (!st)
+		st = clg_module_state(model, 1, &l);
+	for (int i = 0; !st && i < l.n; i++) {
+		snprintf(name, sizeof(name), "model.%s", l.names[i]);
+		st = clg_st_writer_add_tensor(w, name, l.tensors[i]);
+	}
+	/* the optimizer's parameters are the trainable tensors, in module order */
+	for (int i = 0; !st && opt && i < clg_optimizer_count(opt); i++) {
+		for (int slot = 0; !st && slot < 2; slot++) {
+			clg_tensor *s = clg_optimizer_state(opt, i, slot);
+			if (!s)
+				continue;
+			snprintf(name, sizeof(name), "optim.%d.%d", i, slot);
+			st = clg_st_writer_add_tensor(w, name, s);
+		}
+	}
+#define META(k, v) \
+	if (!st)   \
+	st = clg_st_writer_meta(w, k, v)
+	META("format", "clgrad-checkpoint-1");
+	META("model", m->model.name);
+	snprintf(num, sizeof(num), "%lld", (long long)m->model.vocab);
+	META("vocab", num);
+	snprintf(num, sizeof(num), "%lld", (long long)m->model.seq_len);
+	META("seq_len", num);
+	snprintf(num, sizeof(num), "%lld", (long long)m->model.dim);
+	META("dim", num);
+	snprintf(num, sizeof(num), "%lld", (long long)m->model.heads);
+	META("heads", num);
+	snprintf(num, sizeof(num), "%lld", (long long)m->model.layers);
+	META("layers", num);
+	snprintf(num, sizeof(num), "%lld", (long long)m->epochs_done);
+	META("epochs_done", num);
+	snprintf(num, sizeof(num), "%lld", (long long)(opt ? clg_optimizer_steps(opt) : m->opt_steps));
+	META("optimizer_steps", num);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)m->seed);
+	META("seed", num);
+	META("optimizer", m->optimizer);
+	META("loader", m->loader);
+#undef META
+	if (!st)
+		st = clg_st_write(w, path);
+	clg_named_tensors_free(&l);
+	clg_st_writer_free(w);
+	return st;
+}
+
+static int64_t meta_int(clg_st_file *f, const char *key)
+{
+	const char *v = clg_st_meta(f, key);
+	return v ? strtoll(v, NULL, 10) : 0;
+}
+
+clg_status clg_ckpt_read_meta(const char *path, clg_ckpt_meta *m)
+{
+	clg_st_file *f = NULL;
+	const char *fmt, *v;
+	clg_status st = clg_st_open(path, &f);
+
+	memset(m, 0, sizeof(*m));
+	if (st)
+		return st;
+	fmt = clg_st_meta(f, "format");
+	if (!fmt || strcmp(fmt, "clgrad-checkpoint-1") != 0) {
+		clg_st_close(f);
+		return clg_fail(CLG_ERR_FORMAT, "checkpoint '%s': not a clgrad checkpoint (format %s)", path,
+				fmt ? fmt : "missing");
+	}
+	v = clg_st_meta(f, "model");
+	snprintf(m->model_name, sizeof(m->model_name), "%s", v ? v : "");
+	m->model.name = m->model_name;
+	m->model.vocab = meta_int(f, "vocab");
+	m->model.seq_len = meta_int(f, "seq_len");
+	m->model.dim = meta_int(f, "dim");
+	m->model.heads = meta_int(f, "heads");
+	m->model.layers = meta_int(f, "layers");
+	m->epochs_done = meta_int(f, "epochs_done");
+	m->opt_steps = meta_int(f, "optimizer_steps");
+	m->seed = (uint64_t)meta_int(f, "seed");
+	v = clg_st_meta(f, "optimizer");
+	snprintf(m->optimizer, sizeof(m->optimizer), "%s", v ? v : "");
+	v = clg_st_meta(f, "loader");
+	snprintf(m->loader, sizeof(m->loader), "%s", v ? v : "");
+	clg_st_close(f);
+	return CLG_OK;
+}
+
+clg_status clg_ckpt_load(const char *path, clg_module *model, clg_optimizer *opt)
+{
+	clg_st_file *f = NULL;
+	clg_named_tensors l = {0};
+	char name[300];
+	clg_status st = clg_st_open(path, &f);
+
+	if (!st)
+		st = clg_module_state(model, 1, &l);
+	for (int i = 0; !st && i < l.n; i++) {
+		clg_tensor *t = NULL;
+		snprintf(name, sizeof(name), "model.%s", l.names[i]);
+		if (!clg_st_find(f, name)) {
+			st = clg_fail(CLG_ERR_FORMAT, "checkpoint '%s': no tensor '%s' for this model", path, name);
+			break;
+		}
+		st = clg_st_load_tensor(f, name, clg_device_of(l.tensors[i]), &t);
+		if (!st)
+			st = clg_assign(l.tensors[i], t);
+		clg_free(t);
+	}
+	for (int i = 0; !st && opt && i < clg_optimizer_count(opt); i++) {
+		for (int slot = 0; !st && slot < 2; slot++) {
+			clg_tensor *t = NULL;
+			snprintf(name, sizeof(name), "optim.%d.%d", i, slot);
+			if (!clg_st_find(f, name))
+				continue;
+			st = clg_st_load_tensor(f, name, clg_device_of(l.tensors[0]), &t);
+			if (!st)
+				st = clg_optimizer_set_state(opt, i, slot, t);
+			clg_free(t);
+		}
+	}
+	if (!st && opt) {
+		const char *v = clg_st_meta(f, "optimizer_steps");
+		clg_optimizer_set_steps(opt, v ? strtoll(v, NULL, 10) : 0);
+	}
+	clg_named_tensors_free(&l);
+	clg_st_close(f);
+	return st;
+}
