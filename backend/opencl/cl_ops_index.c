@@ -1,7 +1,197 @@
-/* OpenCL launchers of the index family. */
+/* OpenCL launchers of the index family: RAND_UNIFORM and RAND_NORMAL (kernels_cl/random.cl),
+ * INDEX_SELECT and INDEX_ADD (kernels_cl/index.cl). Shapes are checked by clg_index_check (shared
+ * with the reference backend); every operand may be a strided view. */
 #include "cl_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MAXD CLG_MAX_DIMS
+
+/* Must match `rgeom` in kernels_cl/random.cl. */
+typedef struct {
+	cl_int nd, n, off;
+	cl_int shape[MAXD];
+	cl_int st[MAXD];
+} rand_geom;
+
+/* Must match `sgeom` in kernels_cl/index.cl. */
+typedef struct {
+	cl_int nd, n, V, tab_row_st;
+	cl_int off[3];
+	cl_int shape[MAXD];
+	cl_int st[3][MAXD];
+} select_geom;
+
+/* Must match `ageom` in kernels_cl/index.cl. */
+typedef struct {
+	cl_int items, nb, V, D, DC, nchunk, mnd, M;
+	cl_int off[3];
+	cl_int bshape[MAXD];
+	cl_int bst[3][MAXD];
+	cl_int mshape[MAXD];
+	cl_int mst[2][MAXD];
+	cl_int dst_row_st, dst_el_st, src_el_st;
+} add_geom;
+
+/* Fewer work-items than this for INDEX_ADD and its rows are split into chunks. */
+#define INDEX_ADD_MIN_ITEMS 8192
+
+static clg_status check_all(clg_backend *be, const clg_op_call *c, int nv)
+{
+	clg_status st = clg_index_check(be, c);
+	if (!st)
+		st = clg_cl_check_dtype(be, c, c->dst.dtype);
+	for (int k = 0; !st && k < nv; k++)
+		st = clg_cl_check_int_range(be, c, k ? &c->src[k - 1] : &c->dst);
+	return st;
+}
+
+static clg_status run_kernel(clg_backend *be, const clg_op_call *c, const char *program, const char *kname, int nargs,
+			     const size_t *sizes, const void *const *vals, size_t items)
+{
+	const char *op = clg_op_name(c->op);
+	char opts[256];
+	cl_kernel k;
+	clg_status st;
+
+	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	st = clg_cl_kernel(be, program, opts, kname, &k);
+	if (!st)
+		st = clg_cl_set_args(be, k, op, nargs, sizes, vals);
+	if (!st)
+		st = clg_cl_launch_1d(be, k, items, clg_cl_of(be)->wg_size, op);
+	return st;
+}
+
+static clg_status cl_rand(clg_backend *be, const clg_op_call *c)
+{
+	const clg_view *d = &c->dst;
+	uint64_t seed = (uint64_t)c->i[0], offset = (uint64_t)c->i[1];
+	cl_uint k0 = (cl_uint)seed, k1 = (cl_uint)(seed >> 32), c0 = (cl_uint)offset, c1 = (cl_uint)(offset >> 32);
+	cl_float p0 = (cl_float)c->f[0], p1 = (cl_float)c->f[1];
+	cl_mem mem = (cl_mem)d->buf->handle;
+	int64_t n = clg_view_numel(d);
+	rand_geom g;
+	clg_status st = check_all(be, c, 1);
+
+	if (st || n == 0)
+		return st;
+	/* size-1 dims dropped, contiguous neighbours merged: the row-major order (k) stays the same */
+	memset(&g, 0, sizeof(g));
+	g.n = (cl_int)n;
+	g.off = (cl_int)d->offset;
+	for (int k = 0; k < d->ndim; k++) {
+		if (d->shape[k] == 1)
+			continue;
+		if (g.nd > 0 && g.st[g.nd - 1] == d->stride[k] * d->shape[k]) {
+			g.shape[g.nd - 1] *= (cl_int)d->shape[k];
+			g.st[g.nd - 1] = (cl_int)d->stride[k];
+		} else {
+			g.shape[g.nd] = (cl_int)d->shape[k];
+			g.st[g.nd++] = (cl_int)d->stride[k];
+		}
+	}
+	{
+		size_t u = sizeof(cl_uint), f = sizeof(cl_float);
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), u, u, u, u, f, f};
+		const void *vals[] = {&g, &mem, &k0, &k1, &c0, &c1, &p0, &p1};
+		return run_kernel(be, c, "random", clg_op_name(c->op), 8, sizes, vals, (size_t)n);
+	}
+}
+
+static clg_status cl_index_select(clg_backend *be, const clg_op_call *c)
+{
+	const clg_view *d = &c->dst, *tab = &c->src[0], *ix = &c->src[1];
+	int nb = tab->ndim - 2, nd = d->ndim;
+	int64_t n = clg_view_numel(d);
+	cl_mem mem[3] = {(cl_mem)d->buf->handle, (cl_mem)tab->buf->handle, (cl_mem)ix->buf->handle};
+	select_geom g;
+	clg_status st = check_all(be, c, 3);
+
+	if (st || n == 0)
+		return st;
+	memset(&g, 0, sizeof(g));
+	g.nd = nd;
+	g.n = (cl_int)n;
+	g.V = (cl_int)tab->shape[nb];
+	g.tab_row_st = (cl_int)tab->stride[nb];
+	g.off[0] = (cl_int)d->offset, g.off[1] = (cl_int)tab->offset, g.off[2] = (cl_int)ix->offset;
+	for (int k = 0; k < nd; k++) {
+		g.shape[k] = (cl_int)d->shape[k];
+		g.st[0][k] = (cl_int)d->stride[k];
+		g.st[1][k] = (cl_int)(k < nb ? tab->stride[k] : k == nd - 1 ? tab->stride[nb + 1] : 0);
+		g.st[2][k] = (cl_int)(k < nd - 1 ? ix->stride[k] : 0);
+	}
+	{
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
+		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2]};
+		return run_kernel(be, c, "index", "index_select", 4, sizes, vals, (size_t)n);
+	}
+}
+
+static clg_status cl_index_add(clg_backend *be, const clg_op_call *c)
+{
+	const clg_view *d = &c->dst, *src = &c->src[0], *ix = &c->src[1];
+	int nb = d->ndim - 2, nm = ix->ndim - nb;
+	int64_t rows = 1, nchunk;
+	cl_mem mem[3] = {(cl_mem)d->buf->handle, (cl_mem)src->buf->handle, (cl_mem)ix->buf->handle};
+	add_geom g;
+	clg_status st = check_all(be, c, 3);
+
+	if (st || clg_view_numel(d) == 0 || clg_view_numel(ix) == 0)
+		return st;
+	memset(&g, 0, sizeof(g));
+	g.nb = nb;
+	g.V = (cl_int)d->shape[nb];
+	g.D = (cl_int)d->shape[nb + 1];
+	g.off[0] = (cl_int)d->offset, g.off[1] = (cl_int)src->offset, g.off[2] = (cl_int)ix->offset;
+	for (int k = 0; k < nb; k++) {
+		g.bshape[k] = (cl_int)d->shape[k];
+		g.bst[0][k] = (cl_int)d->stride[k];
+		g.bst[1][k] = (cl_int)src->stride[k];
+		g.bst[2][k] = (cl_int)ix->stride[k];
+		rows *= d->shape[k];
+	}
+	rows *= g.V;
+	/* the index dims within a batch: size-1 dims dropped, neighbours merged where contiguous in both */
+	g.M = 1;
+	for (int k = nb; k < nb + nm; k++) {
+		int64_t sz = ix->shape[k];
+		g.M *= (cl_int)sz;
+		if (sz == 1)
+			continue;
+		if (g.mnd > 0 && g.mst[0][g.mnd - 1] == src->stride[k] * sz && g.mst[1][g.mnd - 1] == ix->stride[k] * sz) {
+			g.mshape[g.mnd - 1] *= (cl_int)sz;
+			g.mst[0][g.mnd - 1] = (cl_int)src->stride[k];
+			g.mst[1][g.mnd - 1] = (cl_int)ix->stride[k];
+		} else {
+			g.mshape[g.mnd] = (cl_int)sz;
+			g.mst[0][g.mnd] = (cl_int)src->stride[k];
+			g.mst[1][g.mnd++] = (cl_int)ix->stride[k];
+		}
+	}
+	g.dst_row_st = (cl_int)d->stride[nb];
+	g.dst_el_st = (cl_int)d->stride[nb + 1];
+	g.src_el_st = (cl_int)src->stride[src->ndim - 1];
+	/* one work-item per dst row, or per chunk of a row when rows are few */
+	nchunk = rows >= INDEX_ADD_MIN_ITEMS ? 1 : (INDEX_ADD_MIN_ITEMS + rows - 1) / rows;
+	if (nchunk > g.D)
+		nchunk = g.D;
+	g.DC = (cl_int)((g.D + nchunk - 1) / nchunk);
+	g.nchunk = (g.D + g.DC - 1) / g.DC;
+	g.items = (cl_int)(rows * g.nchunk); /* at most the dst's element count */
+	{
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
+		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2]};
+		return run_kernel(be, c, "index", "index_add", 4, sizes, vals, (size_t)g.items);
+	}
+}
 
 void clg_cl_register_index(clg_backend *be)
 {
-	(void)be;
+	be->ops[CLG_OP_RAND_UNIFORM] = cl_rand;
+	be->ops[CLG_OP_RAND_NORMAL] = cl_rand;
+	be->ops[CLG_OP_INDEX_SELECT] = cl_index_select;
+	be->ops[CLG_OP_INDEX_ADD] = cl_index_add;
 }
