@@ -5,7 +5,9 @@
  *   NAME_s  any strides, described by geom (stride 0 is how broadcasting arrives)
  * Operand 0 is the destination, 1..3 the sources a, b, c, read as x, y, z in EXPR; p0 and p1 are
  * the op's float parameters (f[0], f[1]). The host makes an unused source alias a used operand,
- * so every read stays inside a buffer. Semantics: backend/clg_ops.def. */
+ * so every read stays inside a buffer. Semantics: backend/clg_ops.def.
+ * -DINT_ONLY (with -DT=int -DACC=int) builds only the kernels that move values (copy, fill), for
+ * int32 tensors. */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define K(x) x
@@ -55,6 +57,7 @@ __kernel void NAME##_s(const geom g, __global T *d, __global const T *a, __globa
 #define ZERO ((ACC)0)
 #define ONE ((ACC)1)
 
+#ifndef INT_ONLY
 ACC sigmoid_(ACC x) { return ONE / (ONE + exp(-x)); }
 /* Phi(x), the standard normal CDF; erfc keeps its precision for negative x */
 ACC normal_cdf_(ACC x) { return K(0.5) * erfc(-x * K(0.70710678118654752440)); }
@@ -67,7 +70,11 @@ ACC clamp_(ACC x, ACC lo, ACC hi)
 	return t > hi ? hi : t;
 }
 
+#endif
+
 EW_KERNELS(copy, x)
+
+#ifndef INT_ONLY
 EW_KERNELS(add, x + y)
 EW_KERNELS(sub, x - y)
 EW_KERNELS(mul, x * y)
@@ -105,6 +112,7 @@ EW_KERNELS(silu_backward, x * sigmoid_(y) * (ONE + y * (ONE - sigmoid_(y))))
 EW_KERNELS(leaky_relu_backward, y > ZERO ? x : p0 * x)
 EW_KERNELS(clamp_backward, y >= p0 && y <= p1 ? x : ZERO)
 EW_KERNELS(abs_backward, y > ZERO ? x : y < ZERO ? -x : ZERO)
+#endif
 
 /* fill reads nothing, so it has its own kernel (no read of uninitialised memory). */
 __kernel void fill_s(const geom g, __global T *d, __global const T *a, __global const T *b,

@@ -50,6 +50,17 @@ static void test_device(clg_backend *be, clg_backend *other)
 		CHECK(clg_add(o, t) == NULL && clg_last_status() == CLG_ERR_DEVICE, "cross-device add refused");
 		CHECK(strstr(clg_last_error(), "different devices") != NULL, "message: %s", clg_last_error());
 	}
+	/* int32 tensors (indices) are copied and filled exactly, beyond float's 2^24 */
+	{
+		int32_t ids[6] = {1, 2, 3, 16777217, 5, -6}, got[6];
+		clg_tensor *it = clg_from_host(be, CLG_I32, CLG_SHAPE(2, 3), ids);
+		clg_tensor *tc = clg_contiguous(clg_transpose(it, 0, 1));
+		CHECK(tc && clg_to_host(tc, got, sizeof(got)) == CLG_OK && got[1] == 16777217 && got[5] == -6,
+		      "int32 transpose copy on %s: %s", be->info.name, clg_last_error());
+		clg_tensor *f = clg_full(be, CLG_I32, CLG_SHAPE(3), 7);
+		CHECK(f && clg_to_host(f, got, 3 * sizeof(int32_t)) == CLG_OK && got[0] == 7 && got[2] == 7,
+		      "int32 fill on %s", be->info.name);
+	}
 	/* errors: shapes that do not broadcast, dtype mix, bad reshape, bad axis */
 	CHECK(clg_add(a, clg_ones(be, CLG_F32, CLG_SHAPE(4))) == NULL && clg_last_status() == CLG_ERR_SHAPE,
 	      "(2,3) + (4) refused");

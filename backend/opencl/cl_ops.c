@@ -134,9 +134,11 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 	cl_mem mem[EW_NOPS];
 	double p64[2] = {c->f[0], c->f[1]};
 	float p32[2] = {(float)c->f[0], (float)c->f[1]};
-	int f64 = c->dst.dtype == CLG_F64;
+	cl_int pi[2] = {(cl_int)c->f[0], (cl_int)c->f[1]};
+	int f64 = c->dst.dtype == CLG_F64, i32 = c->dst.dtype == CLG_I32;
 
-	st = clg_cl_check_dtype(be, c, c->dst.dtype);
+	/* int32 tensors can be copied and filled (indices), not computed with */
+	st = i32 && (c->op == CLG_OP_COPY || c->op == CLG_OP_FILL) ? CLG_OK : clg_cl_check_dtype(be, c, c->dst.dtype);
 	for (int i = 0; !st && i < nv; i++) {
 		views[i] = i ? &c->src[i - 1] : &c->dst;
 		st = clg_cl_check_int_range(be, c, views[i]);
@@ -157,9 +159,9 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 	for (int i = 0; i < EW_NOPS; i++)
 		mem[i] = (cl_mem)views[i]->buf->handle;
 	{
-		size_t ps = f64 ? sizeof(double) : sizeof(float);
-		const void *p0 = f64 ? (const void *)&p64[0] : (const void *)&p32[0];
-		const void *p1 = f64 ? (const void *)&p64[1] : (const void *)&p32[1];
+		size_t ps = f64 ? sizeof(double) : i32 ? sizeof(cl_int) : sizeof(float);
+		const void *p0 = f64 ? (const void *)&p64[0] : i32 ? (const void *)&pi[0] : (const void *)&p32[0];
+		const void *p1 = f64 ? (const void *)&p64[1] : i32 ? (const void *)&pi[1] : (const void *)&p32[1];
 		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), ps, ps};
 		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], &mem[3], p0, p1};
 		st = clg_cl_set_args(be, k, clg_op_name(c->op), 7, sizes, vals);

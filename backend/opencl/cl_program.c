@@ -390,6 +390,9 @@ void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 	case CLG_F64:
 		snprintf(buf, len, "-DT=double -DACC=double -DUSE_FP64 -cl-std=CL1.2");
 		break;
+	case CLG_I32: /* only programs that support it (elementwise: copy and fill) */
+		snprintf(buf, len, "-DT=int -DACC=int -DINT_ONLY -cl-std=CL1.2");
+		break;
 	default:
 		snprintf(buf, len, "-DT=float -DACC=float -cl-std=CL1.2");
 		break;
