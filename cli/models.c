@@ -46,6 +46,6 @@ clg_module *clg_model_build(clg_backend *be, const clg_model_config *cfg, uint64
 		return cnn(be, seed);
 	if (!strcmp(cfg->name, "transformer"))
 		return clg_transformer_build(be, cfg, seed);
-	clg_backend_stats(be, &(clg_stats){0}); /* keeps be used; the error follows */
+	clg_fail(CLG_ERR_INVALID, "unknown model '%s' (mlp, cnn, transformer)", cfg->name);
 	return NULL;
 }

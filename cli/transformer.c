@@ -71,13 +71,13 @@ static const clg_module_ops tf_ops = {"transformer", tf_forward, free_data};
 static clg_module *with_children(const clg_module_ops *ops, clg_module **kids, int n, const tf_dims *d)
 {
 	clg_module *m = NULL;
-	int ok = 1;
+	int ok = n > 0;
 	for (int i = 0; i < n; i++)
 		ok &= kids[i] != NULL;
 	if (ok)
 		m = clg_module_new(ops);
 	if (m) {
-		m->children = calloc((size_t)n, sizeof(*m->children));
+		m->children = calloc((size_t)(n > 0 ? n : 1), sizeof(*m->children));
 		m->data = malloc(sizeof(*d));
 	}
 	if (!m || !m->children || !m->data) {
@@ -102,9 +102,17 @@ clg_module *clg_transformer_build(clg_backend *be, const clg_model_config *cfg, 
 	tf_dims d = {cfg->dim, cfg->heads, cfg->seq_len};
 	int64_t D = cfg->dim;
 	int nl = (int)cfg->layers, n = nl + 4;
-	clg_module **kids = calloc((size_t)n, sizeof(*kids));
+	clg_module **kids;
 
-	if (!kids || D % cfg->heads)
+	if (cfg->layers < 1 || cfg->layers > 64 || cfg->heads < 1 || D < 1 || D % cfg->heads || cfg->vocab < 1 ||
+	    cfg->seq_len < 1) {
+		clg_fail(CLG_ERR_INVALID, "transformer: %lld layers, width %lld, %lld heads, vocabulary %lld, context %lld do not fit",
+			 (long long)cfg->layers, (long long)D, (long long)cfg->heads, (long long)cfg->vocab,
+			 (long long)cfg->seq_len);
+		return NULL;
+	}
+	kids = calloc((size_t)n, sizeof(*kids));
+	if (!kids)
 		return NULL;
 	kids[0] = clg_nn_embedding(be, cfg->vocab, D, seed + 1);
 	kids[1] = clg_nn_embedding(be, cfg->seq_len, D, seed + 2);

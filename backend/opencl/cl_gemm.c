@@ -1,13 +1,27 @@
-/* GEMM through CLBlast. Each operand is used as stored: a view with unit stride in its last dim is
- * row-major, one with unit stride in its second-last dim is a transposed row-major matrix. */
+/* GEMM on OpenCL devices, two implementations:
+ *   - CLBlast (SGEMM / DGEMM, strided-batched for a batch): GPU-style kernels, the choice on GPUs;
+ *   - our own register-tiled kernels (kernels_cl/gemm.cl): no local memory, one work-item per
+ *     work-group, vector accumulators; the choice on CPU-type devices (PoCL), where CLBlast's
+ *     default kernels run at about a tenth of the speed (docs/PERFORMANCE.md has the figures).
+ * $CLGRAD_GEMM=clblast|own|auto (default auto) forces one; auto picks the own kernels on devices
+ * of type CPU and CLBlast elsewhere. $CLGRAD_GEMM_TILE="TM,TN,VW,DM,DN" overrides the own
+ * kernels' tile (for tuning; see gemm.cl), otherwise it follows the device's preferred vector
+ * width. Each operand is used as stored: a view with unit stride in its last dim is row-major,
+ * one with unit stride in its second-last dim is a transposed row-major matrix. */
 #include "cl_internal.h"
 
 #include <clblast_c.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct {
 	CLBlastTranspose trans;
 	size_t ld;
 } gemm_layout;
+
+typedef enum { GEMM_AUTO, GEMM_CLBLAST, GEMM_OWN } gemm_impl;
 
 /* rows x cols view -> (transpose flag, leading dimension) for row-major CLBlast, or -1. */
 static int layout_of(const clg_view *v, gemm_layout *l)
@@ -29,6 +43,176 @@ static int layout_of(const clg_view *v, gemm_layout *l)
 	return -1;
 }
 
+/* The implementation asked for by $CLGRAD_GEMM. */
+static clg_status impl_from_env(clg_backend *be, gemm_impl *out)
+{
+	const char *e = getenv("CLGRAD_GEMM");
+
+	*out = GEMM_AUTO;
+	if (!e || !*e || !strcmp(e, "auto"))
+		return CLG_OK;
+	if (!strcmp(e, "clblast")) {
+		*out = GEMM_CLBLAST;
+		return CLG_OK;
+	}
+	if (!strcmp(e, "own")) {
+		*out = GEMM_OWN;
+		return CLG_OK;
+	}
+	return clg_fail(CLG_ERR_INVALID, "op 'gemm' on device '%s': CLGRAD_GEMM='%s' is none of clblast, own, auto",
+			be->info.name, e);
+}
+
+/* ---- CLBlast ----------------------------------------------------------------------------- */
+
+static clg_status gemm_clblast(clg_backend *be, const clg_op_call *c, size_t M, size_t N, size_t K, size_t batch,
+			       const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc)
+{
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
+	cl_command_queue q = clg_cl_of(be)->queue;
+	cl_mem a = (cl_mem)A->buf->handle, b = (cl_mem)B->buf->handle, cm = (cl_mem)C->buf->handle;
+	size_t oa = (size_t)A->offset, ob = (size_t)B->offset, oc = (size_t)C->offset;
+	size_t sa = batch > 1 ? (size_t)A->stride[0] : 0, sb = batch > 1 ? (size_t)B->stride[0] : 0;
+	size_t sc = batch > 1 ? (size_t)C->stride[0] : 0;
+	CLBlastStatusCode s;
+	char s0[64], s1[64], s2[64];
+
+	if (C->dtype == CLG_F64) {
+		double alpha = c->f[0], beta = c->f[1];
+		s = batch == 1 ? CLBlastDgemm(CLBlastLayoutRowMajor, la->trans, lb->trans, M, N, K, alpha, a, oa, la->ld,
+					      b, ob, lb->ld, beta, cm, oc, lc->ld, &q, NULL)
+			       : CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, la->trans, lb->trans, M, N, K, alpha,
+							    a, oa, la->ld, sa, b, ob, lb->ld, sb, beta, cm, oc, lc->ld,
+							    sc, batch, &q, NULL);
+	} else {
+		float alpha = (float)c->f[0], beta = (float)c->f[1];
+		s = batch == 1 ? CLBlastSgemm(CLBlastLayoutRowMajor, la->trans, lb->trans, M, N, K, alpha, a, oa, la->ld,
+					      b, ob, lb->ld, beta, cm, oc, lc->ld, &q, NULL)
+			       : CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, la->trans, lb->trans, M, N, K, alpha,
+							    a, oa, la->ld, sa, b, ob, lb->ld, sb, beta, cm, oc, lc->ld,
+							    sc, batch, &q, NULL);
+	}
+	if (s != CLBlastSuccess)
+		return clg_cl_fail(be, "gemm", (cl_int)s, "CLBlast %cGEMM %zux%zux%zu (batch %zu): A %s, B %s, C %s",
+				   C->dtype == CLG_F64 ? 'D' : 'S', M, N, K, batch, clg_shape_str(A, s0, sizeof(s0)),
+				   clg_shape_str(B, s1, sizeof(s1)), clg_shape_str(C, s2, sizeof(s2)));
+	return CLG_OK;
+}
+
+/* ---- own kernels (kernels_cl/gemm.cl) -------------------------------------------------------- */
+
+typedef struct {
+	int tm, tn, vw; /* gemm_op tile: TM rows x TN columns, vectors of VW */
+	int dm, dn;     /* gemm_dot tile */
+} gemm_tile;
+
+/* The tile for this device and dtype: $CLGRAD_GEMM_TILE, else from the preferred vector width
+ * (8 floats on AVX2: 6 x 16 = 12 accumulator registers of 16; 16 on AVX-512: 8 x 32, 16 of 32). */
+static void tile_for(clg_backend *be, clg_dtype t, gemm_tile *g)
+{
+	const char *e = getenv("CLGRAD_GEMM_TILE");
+	cl_uint pref = 0;
+	int vw;
+
+	clGetDeviceInfo(clg_cl_of(be)->device,
+			t == CLG_F64 ? CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE : CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT,
+			sizeof(pref), &pref, NULL);
+	vw = pref >= 16 ? 16 : pref >= 8 ? 8 : 4;
+	*g = (gemm_tile){.tm = vw >= 16 ? 8 : 6, .tn = 2 * vw, .vw = vw, .dm = 3, .dn = 4};
+	if (e && *e) {
+		gemm_tile u;
+		if (sscanf(e, "%d,%d,%d,%d,%d", &u.tm, &u.tn, &u.vw, &u.dm, &u.dn) == 5 && u.tm >= 1 && u.tm <= 16 &&
+		    (u.vw == 2 || u.vw == 4 || u.vw == 8 || u.vw == 16) && u.tn >= u.vw && u.tn <= 64 &&
+		    u.tn % u.vw == 0 && u.dm >= 1 && u.dm <= 8 && u.dn >= 1 && u.dn <= 8)
+			*g = u;
+		else
+			clg_debug("gemm: ignoring CLGRAD_GEMM_TILE='%s' (want TM,TN,VW,DM,DN)", e);
+	}
+}
+
+static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
+			   const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc)
+{
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
+	int ta = la->trans == CLBlastTransposeYes, tb = lb->trans == CLBlastTransposeYes, dot = tb && !ta;
+	int f64 = C->dtype == CLG_F64;
+	char opts[256], dt[128];
+	gemm_tile g;
+	cl_kernel k;
+	cl_int err;
+	clg_status st;
+	cl_mem ma = (cl_mem)A->buf->handle, mb = (cl_mem)B->buf->handle, mc = (cl_mem)C->buf->handle;
+	/* batch strides (unused, so zeroed, for a single matrix) */
+	cl_int sa = batch > 1 ? (cl_int)A->stride[0] : 0, sb = batch > 1 ? (cl_int)B->stride[0] : 0;
+	cl_int sc = batch > 1 ? (cl_int)C->stride[0] : 0;
+	cl_int oa = (cl_int)A->offset, ob = (cl_int)B->offset, oc = (cl_int)C->offset;
+	cl_int lda = (cl_int)la->ld, ldb = (cl_int)lb->ld, ldc = (cl_int)lc->ld, one = 1;
+	cl_int P, Q, Kk = (cl_int)K;
+	double a64 = c->f[0], b64 = c->f[1];
+	float a32 = (float)c->f[0], b32 = (float)c->f[1];
+	size_t ts = f64 ? sizeof(double) : sizeof(float), global[3], local[3] = {1, 1, 1};
+	const void *pa = f64 ? (const void *)&a64 : (const void *)&a32;
+	const void *pb = f64 ? (const void *)&b64 : (const void *)&b32;
+
+	if ((st = clg_cl_check_int_range(be, c, A)) || (st = clg_cl_check_int_range(be, c, B)) ||
+	    (st = clg_cl_check_int_range(be, c, C)))
+		return st;
+	tile_for(be, C->dtype, &g);
+	clg_cl_dtype_options(be, C->dtype, dt, sizeof(dt));
+	snprintf(opts, sizeof(opts), "%s -cl-mad-enable -DTM=%d -DTN=%d -DVW=%d -DDM=%d -DDN=%d", dt, g.tm, g.tn, g.vw,
+		 g.dm, g.dn);
+	st = clg_cl_kernel(be, "gemm", opts, dot ? "gemm_dot" : "gemm_op", &k);
+	if (st)
+		return st;
+	if (dot) {
+		/* C (M, N) = A (M, K) @ (B^T (N, K))^T: S = A, W = B^T, both with unit stride along k */
+		size_t sizes[] = {sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), ts, ts,
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int)};
+		P = (cl_int)M, Q = (cl_int)N;
+		const void *vals[] = {&P, &Q, &Kk, pa, pb, &ma, &oa, &lda, &sa, &mb, &ob, &ldb, &sb,
+				      &mc, &oc, &ldc, &one, &sc};
+		st = clg_cl_set_args(be, k, "gemm", 18, sizes, vals);
+		global[0] = (size_t)((Q + g.dn - 1) / g.dn);
+		global[1] = (size_t)((P + g.dm - 1) / g.dm);
+	} else {
+		size_t sizes[] = {sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), ts, ts,
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int)};
+		cl_mem ms, mv;
+		cl_int os, s_sp, s_sk, s_sb, ov, ldv, v_sb, d_sp, d_sq;
+		if (!tb) {
+			/* C (M, N) = A @ B: S = A (as stored or transposed), V = B */
+			P = (cl_int)M, Q = (cl_int)N;
+			ms = ma, os = oa, s_sp = ta ? 1 : lda, s_sk = ta ? lda : 1, s_sb = sa;
+			mv = mb, ov = ob, ldv = ldb, v_sb = sb;
+			d_sp = ldc, d_sq = 1;
+		} else {
+			/* both transposed: C^T (N, M) = B^T @ A^T; S = B^T (N, K) with unit stride along k,
+			 * V = A^T (K, M) row-major, D = C^T */
+			P = (cl_int)N, Q = (cl_int)M;
+			ms = mb, os = ob, s_sp = ldb, s_sk = 1, s_sb = sb;
+			mv = ma, ov = oa, ldv = lda, v_sb = sa;
+			d_sp = 1, d_sq = ldc;
+		}
+		const void *vals[] = {&P, &Q, &Kk, pa, pb, &ms, &os, &s_sp, &s_sk, &s_sb, &mv, &ov, &ldv, &v_sb,
+				      &mc, &oc, &d_sp, &d_sq, &sc};
+		st = clg_cl_set_args(be, k, "gemm", 19, sizes, vals);
+		global[0] = (size_t)((Q + g.tn - 1) / g.tn);
+		global[1] = (size_t)((P + g.tm - 1) / g.tm);
+	}
+	if (st)
+		return st;
+	global[2] = (size_t)batch;
+	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local 1x1x1)",
+				   dot ? "gemm_dot" : "gemm_op", global[0], global[1], global[2]);
+	return CLG_OK;
+}
+
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
@@ -36,13 +220,15 @@ clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
 	size_t M = (size_t)C->shape[nd - 2], N = (size_t)C->shape[nd - 1], K = (size_t)A->shape[nd - 1];
 	size_t batch = nd == 3 ? (size_t)C->shape[0] : 1;
 	gemm_layout la, lb, lc;
-	cl_command_queue q = clg_cl_of(be)->queue;
-	CLBlastStatusCode s;
+	gemm_impl impl;
+	clg_status st;
 	char sa[64], sb[64], sc[64];
 
-	if (C->dtype != CLG_F32)
-		return clg_fail(CLG_ERR_DTYPE, "op 'gemm' on device '%s': dtype %s is not supported (float32 only)",
+	if (C->dtype != CLG_F32 && C->dtype != CLG_F64)
+		return clg_fail(CLG_ERR_DTYPE, "op 'gemm' on device '%s': dtype %s is not supported (float32, float64)",
 				be->info.name, clg_dtype_name(C->dtype));
+	if ((st = clg_cl_check_dtype(be, c, C->dtype)) || (st = impl_from_env(be, &impl)))
+		return st;
 	if (layout_of(A, &la) || layout_of(B, &lb) || layout_of(C, &lc) || lc.trans != CLBlastTransposeNo)
 		return clg_fail(CLG_ERR_INVALID,
 				"op 'gemm' on device '%s': operands need unit stride in one of their last two dims (dst in its last): A %s, B %s, C %s",
@@ -50,26 +236,13 @@ clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
 				clg_shape_str(C, sc, sizeof(sc)));
 	if (M == 0 || N == 0 || batch == 0)
 		return CLG_OK;
-	if (K == 0) { /* C = beta * C */
-		clg_op_call sc_call = {.op = CLG_OP_SCALE, .dst = *C, .f = {c->f[1], 0}};
-		sc_call.src[0] = *C;
+	if (K == 0) { /* C = beta * C; beta == 0 ignores C's old contents, even NaN */
+		clg_op_call sc_call = {.op = c->f[1] != 0 ? CLG_OP_SCALE : CLG_OP_FILL, .dst = *C, .f = {c->f[1], 0}};
+		if (c->f[1] != 0)
+			sc_call.src[0] = *C;
 		return clg_run(be, &sc_call);
 	}
-	if (batch == 1) {
-		s = CLBlastSgemm(CLBlastLayoutRowMajor, la.trans, lb.trans, M, N, K, (float)c->f[0],
-				 (cl_mem)A->buf->handle, (size_t)A->offset, la.ld,
-				 (cl_mem)B->buf->handle, (size_t)B->offset, lb.ld, (float)c->f[1],
-				 (cl_mem)C->buf->handle, (size_t)C->offset, lc.ld, &q, NULL);
-	} else {
-		s = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, la.trans, lb.trans, M, N, K, (float)c->f[0],
-					       (cl_mem)A->buf->handle, (size_t)A->offset, la.ld, (size_t)A->stride[0],
-					       (cl_mem)B->buf->handle, (size_t)B->offset, lb.ld, (size_t)B->stride[0],
-					       (float)c->f[1], (cl_mem)C->buf->handle, (size_t)C->offset, lc.ld,
-					       (size_t)C->stride[0], batch, &q, NULL);
-	}
-	if (s != CLBlastSuccess)
-		return clg_cl_fail(be, "gemm", (cl_int)s, "CLBlast SGEMM %zux%zux%zu (batch %zu): A %s, B %s, C %s",
-				   M, N, K, batch, clg_shape_str(A, sa, sizeof(sa)), clg_shape_str(B, sb, sizeof(sb)),
-				   clg_shape_str(C, sc, sizeof(sc)));
-	return CLG_OK;
+	if (impl == GEMM_OWN || (impl == GEMM_AUTO && be->info.type == CLG_DEV_CPU))
+		return gemm_own(be, c, (int64_t)M, (int64_t)N, (int64_t)K, (int64_t)batch, &la, &lb, &lc);
+	return gemm_clblast(be, c, M, N, K, batch, &la, &lb, &lc);
 }

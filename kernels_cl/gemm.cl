@@ -1,0 +1,221 @@
+/* GEMM for CPU-type devices (PoCL): register-tiled, no local memory, one tile of the output per
+ * work-item, meant for work-groups of a single work-item. Two forms, chosen by the host
+ * (backend/opencl/cl_gemm.c) from the operands' layouts:
+ *   gemm_op   D (P, Q) = alpha * S (P, K) @ V (K, Q) + beta * D
+ *             outer products: V has unit stride along q; S has any strides (its elements are
+ *             broadcast one at a time). Each work-item holds a TM x TN block of D as TM * TN/VW
+ *             vectors and, per step of k, loads TN/VW vectors of a row of V and TM scalars of S.
+ *             Covers C = A @ B with B row-major (S = A, V = B; A as stored or transposed) and,
+ *             as C^T = B^T @ A^T, the case where both A and B are transposed.
+ *   gemm_dot  D (P, Q) = alpha * S (P, K) @ W (Q, K)^T + beta * D
+ *             dot products: S and W both have unit stride along k. Each work-item holds a
+ *             DM x DN block of D as DM * DN vectors of partial sums over k (VW at a time), summed
+ *             across lanes at the end. Covers C = A @ B with A row-major and B transposed.
+ * D has any strides (d_sp, d_sq); the fast store path is d_sq == 1. Every operand has a batch
+ * stride (s_sb, v_sb, d_sb; 0 repeats an operand across the batch), the batch index is
+ * get_global_id(2). Dim 0 of the range walks tiles along q, dim 1 tiles along p.
+ * Edges: tiles that stick out of P or Q read clamped (valid) rows and columns and store only
+ * their valid elements, so any P, Q, K >= 1 is fine; K == 0 gives beta * D.
+ * beta == 0 never reads D (it may hold NaN), as BLAS does. Sums are accumulated in T.
+ * Offsets, strides and sizes are in elements and must fit in an int (the host checks).
+ * Expects: -DT=<float|double> (-DUSE_FP64 for double), -DTM -DTN -DVW (gemm_op tile; TN a multiple
+ * of VW), -DDM -DDN (gemm_dot tile), VW one of 2, 4, 8, 16. Defaults below suit AVX2. */
+#ifdef USE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+#ifndef TM
+#define TM 6
+#endif
+#ifndef TN
+#define TN 16
+#endif
+#ifndef VW
+#define VW 8
+#endif
+#ifndef DM
+#define DM 3
+#endif
+#ifndef DN
+#define DN 4
+#endif
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define VT CAT(T, VW)             /* e.g. float8 */
+#define VLOAD CAT(vload, VW)
+#define VSTORE CAT(vstore, VW)
+#define NV (TN / VW)              /* vectors per row of a gemm_op tile */
+
+#if TN % VW
+#error "TN must be a multiple of VW"
+#endif
+
+/* Sum of a vector's lanes. */
+inline T hsum(VT x)
+{
+#if VW == 16
+	CAT(T, 8) y8 = x.lo + x.hi;
+	CAT(T, 4) y4 = y8.lo + y8.hi;
+#elif VW == 8
+	CAT(T, 4) y4 = x.lo + x.hi;
+#endif
+#if VW >= 8
+	CAT(T, 2) y2 = y4.lo + y4.hi;
+#elif VW == 4
+	CAT(T, 2) y2 = x.lo + x.hi;
+#else
+	CAT(T, 2) y2 = x;
+#endif
+	return y2.x + y2.y;
+}
+
+/* dst = alpha * acc + beta * dst at element o (dst is not read when beta == 0). */
+#define STORE1(D, o, v) ((D)[o] = beta == 0 ? alpha * (v) : alpha * (v) + beta * (D)[o])
+
+__kernel void gemm_op(const int P, const int Q, const int K, const T alpha, const T beta,
+		      __global const T *S, const int s_off, const int s_sp, const int s_sk, const int s_sb,
+		      __global const T *V, const int v_off, const int ldv, const int v_sb,
+		      __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
+{
+	const int p0 = (int)get_global_id(1) * TM, q0 = (int)get_global_id(0) * TN, b = (int)get_global_id(2);
+	__global const T *s = S + s_off + b * s_sb;
+	__global const T *v = V + v_off + b * v_sb;
+	__global T *d = D + d_off + b * d_sb;
+	const int full_q = q0 + TN <= Q;
+	int sr[TM]; /* offset of each row of S, clamped to a valid row */
+	VT acc[TM][NV];
+
+	if (p0 >= P || q0 >= Q)
+		return;
+#pragma unroll
+	for (int i = 0; i < TM; i++) {
+		sr[i] = min(p0 + i, P - 1) * s_sp;
+#pragma unroll
+		for (int j = 0; j < NV; j++)
+			acc[i][j] = (VT)0;
+	}
+	if (full_q) {
+		__global const T *vk = v + q0, *sk = s;
+		for (int k = 0; k < K; k++, vk += ldv, sk += s_sk) {
+			VT bv[NV];
+#pragma unroll
+			for (int j = 0; j < NV; j++)
+				bv[j] = VLOAD(j, vk);
+#pragma unroll
+			for (int i = 0; i < TM; i++) {
+				const VT a = (VT)sk[sr[i]];
+#pragma unroll
+				for (int j = 0; j < NV; j++)
+					acc[i][j] = mad(a, bv[j], acc[i][j]);
+			}
+		}
+	} else {
+		/* the last tile along q: gather a row of V with its columns clamped */
+		int vc[TN];
+		__global const T *vk = v, *sk = s;
+#pragma unroll
+		for (int c = 0; c < TN; c++)
+			vc[c] = min(q0 + c, Q - 1);
+		for (int k = 0; k < K; k++, vk += ldv, sk += s_sk) {
+			T row[TN];
+			VT bv[NV];
+#pragma unroll
+			for (int c = 0; c < TN; c++)
+				row[c] = vk[vc[c]];
+#pragma unroll
+			for (int j = 0; j < NV; j++)
+				bv[j] = VLOAD(j, row);
+#pragma unroll
+			for (int i = 0; i < TM; i++) {
+				const VT a = (VT)sk[sr[i]];
+#pragma unroll
+				for (int j = 0; j < NV; j++)
+					acc[i][j] = mad(a, bv[j], acc[i][j]);
+			}
+		}
+	}
+	if (full_q && d_sq == 1) {
+#pragma unroll
+		for (int i = 0; i < TM; i++) {
+			__global T *dr = d + (p0 + i) * d_sp + q0;
+			if (p0 + i >= P)
+				break;
+#pragma unroll
+			for (int j = 0; j < NV; j++) {
+				VT r = (VT)alpha * acc[i][j];
+				if (beta != 0)
+					r = mad((VT)beta, VLOAD(j, dr), r);
+				VSTORE(r, j, dr);
+			}
+		}
+	} else {
+		for (int i = 0; i < TM && p0 + i < P; i++) {
+			T out[TN];
+			__global T *dr = d + (p0 + i) * d_sp;
+#pragma unroll
+			for (int j = 0; j < NV; j++)
+				VSTORE(acc[i][j], j, out);
+			for (int c = 0; c < TN && q0 + c < Q; c++)
+				STORE1(dr, (q0 + c) * d_sq, out[c]);
+		}
+	}
+}
+
+__kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, const T beta,
+		       __global const T *S, const int s_off, const int lds, const int s_sb,
+		       __global const T *W, const int w_off, const int ldw, const int w_sb,
+		       __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
+{
+	const int p0 = (int)get_global_id(1) * DM, q0 = (int)get_global_id(0) * DN, b = (int)get_global_id(2);
+	__global const T *s = S + s_off + b * s_sb;
+	__global const T *w = W + w_off + b * w_sb;
+	__global T *d = D + d_off + b * d_sb;
+	__global const T *sr[DM], *wr[DN]; /* rows of S and W, clamped to valid rows */
+	VT acc[DM][DN];
+	T res[DM][DN];
+	int k = 0;
+
+	if (p0 >= P || q0 >= Q)
+		return;
+#pragma unroll
+	for (int i = 0; i < DM; i++)
+		sr[i] = s + min(p0 + i, P - 1) * lds;
+#pragma unroll
+	for (int j = 0; j < DN; j++)
+		wr[j] = w + min(q0 + j, Q - 1) * ldw;
+#pragma unroll
+	for (int i = 0; i < DM; i++)
+#pragma unroll
+		for (int j = 0; j < DN; j++)
+			acc[i][j] = (VT)0;
+	for (; k + VW <= K; k += VW) {
+		VT a[DM], bw[DN];
+#pragma unroll
+		for (int i = 0; i < DM; i++)
+			a[i] = VLOAD(0, sr[i] + k);
+#pragma unroll
+		for (int j = 0; j < DN; j++)
+			bw[j] = VLOAD(0, wr[j] + k);
+#pragma unroll
+		for (int i = 0; i < DM; i++)
+#pragma unroll
+			for (int j = 0; j < DN; j++)
+				acc[i][j] = mad(a[i], bw[j], acc[i][j]);
+	}
+#pragma unroll
+	for (int i = 0; i < DM; i++)
+#pragma unroll
+		for (int j = 0; j < DN; j++)
+			res[i][j] = hsum(acc[i][j]);
+	for (; k < K; k++) {
+#pragma unroll
+		for (int i = 0; i < DM; i++)
+#pragma unroll
+			for (int j = 0; j < DN; j++)
+				res[i][j] = mad(sr[i][k], wr[j][k], res[i][j]);
+	}
+	for (int i = 0; i < DM && p0 + i < P; i++)
+		for (int j = 0; j < DN && q0 + j < Q; j++)
+			STORE1(d, (p0 + i) * d_sp + (q0 + j) * d_sq, res[i][j]);
+}
