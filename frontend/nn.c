@@ -211,18 +211,21 @@ static void free_data(clg_module *m) { free(m->data); }
 static const clg_module_ops conv_ops = {"conv2d", conv_forward, free_data};
 static const clg_module_ops maxpool_ops = {"max_pool2d", maxpool_forward, free_data};
 
-static clg_module *with_params(const clg_module_ops *ops, conv_params p)
+/* A module with a private copy of its parameters (size bytes at p). */
+static clg_module *with_data(const clg_module_ops *ops, const void *p, size_t size)
 {
 	clg_module *m = clg_module_new(ops);
-	if (m && !(m->data = malloc(sizeof(p)))) {
+	if (m && !(m->data = malloc(size))) {
 		free(m);
 		fe_fail(clg_fail(CLG_ERR_OOM, "module: out of host memory"));
 		return NULL;
 	}
 	if (m)
-		*(conv_params *)m->data = p;
+		memcpy(m->data, p, size);
 	return m;
 }
+
+static clg_module *with_params(const clg_module_ops *ops, conv_params p) { return with_data(ops, &p, sizeof(p)); }
 
 clg_module *clg_nn_conv2d(clg_backend *be, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
 			  int64_t groups, int bias, clg_init init, uint64_t seed)
@@ -284,18 +287,7 @@ static const clg_module_ops batchnorm_ops = {"batch_norm", batchnorm_forward, fr
 static const clg_module_ops dropout_ops = {"dropout", dropout_forward, free_data};
 static const clg_module_ops embedding_ops = {"embedding", embedding_forward, NULL};
 
-static clg_module *with_norm_params(const clg_module_ops *ops, norm_params p)
-{
-	clg_module *m = clg_module_new(ops);
-	if (m && !(m->data = malloc(sizeof(p)))) {
-		free(m);
-		fe_fail(clg_fail(CLG_ERR_OOM, "module: out of host memory"));
-		return NULL;
-	}
-	if (m)
-		*(norm_params *)m->data = p;
-	return m;
-}
+static clg_module *with_norm_params(const clg_module_ops *ops, norm_params p) { return with_data(ops, &p, sizeof(p)); }
 
 clg_module *clg_nn_layer_norm(clg_backend *be, int64_t dim, double eps)
 {

@@ -149,7 +149,7 @@ clg_status clg_st_writer_add(clg_st_writer *w, const char *name, clg_dtype dt, i
 
 clg_status clg_st_writer_add_tensor(clg_st_writer *w, const char *name, clg_tensor *t)
 {
-	st_entry *e;
+	st_entry *e = NULL;
 	clg_status st;
 
 	if (!t)

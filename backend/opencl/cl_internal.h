@@ -77,6 +77,20 @@ void clg_cl_register_optim(clg_backend *be);
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c); /* softmax family, cl_ops_row.c */
 
+/* Geometry of the ROW-kind kernels (softmax.cl's sgeom, norm.cl's ngeom: keep them in step). */
+#define CLG_CL_ROW_NOPS 3 /* dst and up to two sources */
+typedef struct {
+	cl_int nd, C;
+	cl_int shape[CLG_MAX_DIMS];
+	cl_int off[CLG_CL_ROW_NOPS];
+	cl_int st[CLG_CL_ROW_NOPS][CLG_MAX_DIMS];
+	cl_int cst[CLG_CL_ROW_NOPS];
+} clg_cl_row_geom;
+/* The row geometry of nv operands of one shape (dst first): the last dim is the row; the leading
+ * dims drop their size-1 entries and merge where contiguous in every operand. Returns the number
+ * of rows (cl_ops_row.c). */
+int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g);
+
 /* launch helpers (cl_ops.c) */
 /* Fails unless dtype t is computable on this device (float32, or float64 with fp64). */
 clg_status clg_cl_check_dtype(clg_backend *be, const clg_op_call *c, clg_dtype t);

@@ -6,63 +6,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAXD CLG_MAX_DIMS
-#define NORM_NOPS 3 /* dst and up to two sources */
-
-/* Must match `ngeom` in kernels_cl/norm.cl (the same layout as the softmax family's). */
-typedef struct {
-	cl_int nd, C;
-	cl_int shape[MAXD];
-	cl_int off[NORM_NOPS];
-	cl_int st[NORM_NOPS][MAXD];
-	cl_int cst[NORM_NOPS];
-} norm_geom;
-
-/* The row geometry of nv operands of one shape (dst first): the last dim is the row; the leading
- * dims drop their size-1 entries and merge where contiguous in every operand. Returns the number
- * of rows. (As row_geometry in cl_ops_row.c.) */
-static int64_t norm_geometry(const clg_view *const *v, int nv, norm_geom *g)
-{
-	int nd = v[0]->ndim;
-	int64_t rows = 1;
-
-	memset(g, 0, sizeof(*g));
-	g->C = nd > 0 ? (cl_int)v[0]->shape[nd - 1] : 1;
-	for (int k = 0; k < nv; k++) {
-		g->off[k] = (cl_int)v[k]->offset;
-		g->cst[k] = nd > 0 ? (cl_int)v[k]->stride[nd - 1] : 0;
-	}
-	for (int d = 0; d < nd - 1; d++) {
-		int64_t sz = v[0]->shape[d];
-		if (sz == 1)
-			continue;
-		rows *= sz;
-		int merge = g->nd > 0;
-		for (int k = 0; k < nv && merge; k++)
-			merge = g->st[k][g->nd - 1] == v[k]->stride[d] * sz;
-		if (merge) {
-			g->shape[g->nd - 1] *= (cl_int)sz;
-			for (int k = 0; k < nv; k++)
-				g->st[k][g->nd - 1] = (cl_int)v[k]->stride[d];
-		} else {
-			g->shape[g->nd] = (cl_int)sz;
-			for (int k = 0; k < nv; k++)
-				g->st[k][g->nd] = (cl_int)v[k]->stride[d];
-			g->nd++;
-		}
-	}
-	return g->C == 0 ? 0 : rows;
-}
-
 static clg_status norm_run(clg_backend *be, const clg_op_call *c)
 {
-	const clg_view *views[NORM_NOPS];
+	const clg_view *views[CLG_CL_ROW_NOPS];
 	const char *op = clg_op_name(c->op);
 	int nv = 1 + clg_op_nsrc(c->op), f64 = c->dst.dtype == CLG_F64;
 	char opts[256], kname[64];
-	norm_geom g;
+	clg_cl_row_geom g;
 	cl_kernel k;
-	cl_mem mem[NORM_NOPS];
+	cl_mem mem[CLG_CL_ROW_NOPS];
 	size_t local;
 	int64_t rows;
 	clg_status st;
@@ -77,9 +29,9 @@ static clg_status norm_run(clg_backend *be, const clg_op_call *c)
 	if (st)
 		return st;
 	/* an unused source aliases the last operand, so its (never made) reads would stay in range */
-	for (int i = nv; i < NORM_NOPS; i++)
+	for (int i = nv; i < CLG_CL_ROW_NOPS; i++)
 		views[i] = views[nv - 1];
-	rows = norm_geometry(views, NORM_NOPS, &g);
+	rows = clg_cl_row_geometry(views, CLG_CL_ROW_NOPS, &g);
 	if (rows == 0)
 		return CLG_OK;
 	if (rows > INT_MAX) /* possible with broadcast (stride 0) views: the kernel counts rows in int */
@@ -91,7 +43,7 @@ static clg_status norm_run(clg_backend *be, const clg_op_call *c)
 	if (st)
 		return st;
 	local = clg_cl_group_size(be, k, g.C);
-	for (int i = 0; i < NORM_NOPS; i++)
+	for (int i = 0; i < CLG_CL_ROW_NOPS; i++)
 		mem[i] = (cl_mem)views[i]->buf->handle;
 	{
 		size_t acc = f64 ? sizeof(double) : sizeof(float);

@@ -6,22 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MAXD CLG_MAX_DIMS
-#define ROW_NOPS 3 /* dst and up to two sources */
-
-/* Must match `sgeom` in kernels_cl/softmax.cl. */
-typedef struct {
-	cl_int nd, C;
-	cl_int shape[MAXD];
-	cl_int off[ROW_NOPS];
-	cl_int st[ROW_NOPS][MAXD];
-	cl_int cst[ROW_NOPS];
-} row_geom;
-
-/* The row geometry of nv operands of one shape (dst first): the last dim is the row; the leading
- * dims drop their size-1 entries and merge where contiguous in every operand. Returns the number
- * of rows. */
-static int64_t row_geometry(const clg_view *const *v, int nv, row_geom *g)
+int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g)
 {
 	int nd = v[0]->ndim;
 	int64_t rows = 1;
@@ -56,13 +41,13 @@ static int64_t row_geometry(const clg_view *const *v, int nv, row_geom *g)
 
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c)
 {
-	const clg_view *views[ROW_NOPS];
+	const clg_view *views[CLG_CL_ROW_NOPS];
 	const char *op = clg_op_name(c->op);
 	int nv = 1 + clg_op_nsrc(c->op);
 	char opts[256], kname[64];
-	row_geom g;
+	clg_cl_row_geom g;
 	cl_kernel k;
-	cl_mem mem[ROW_NOPS];
+	cl_mem mem[CLG_CL_ROW_NOPS];
 	size_t local;
 	int64_t rows;
 	clg_status st;
@@ -75,9 +60,9 @@ clg_status clg_cl_row(clg_backend *be, const clg_op_call *c)
 	if (st)
 		return st;
 	/* an unused source aliases the last operand, as in the elementwise launcher */
-	for (int i = nv; i < ROW_NOPS; i++)
+	for (int i = nv; i < CLG_CL_ROW_NOPS; i++)
 		views[i] = views[nv - 1];
-	rows = row_geometry(views, ROW_NOPS, &g);
+	rows = clg_cl_row_geometry(views, CLG_CL_ROW_NOPS, &g);
 	if (rows == 0)
 		return CLG_OK;
 	if (rows > INT_MAX) /* possible with broadcast (stride 0) views: the kernel counts rows in int */
@@ -89,7 +74,7 @@ clg_status clg_cl_row(clg_backend *be, const clg_op_call *c)
 	if (st)
 		return st;
 	local = clg_cl_group_size(be, k, g.C);
-	for (int i = 0; i < ROW_NOPS; i++)
+	for (int i = 0; i < CLG_CL_ROW_NOPS; i++)
 		mem[i] = (cl_mem)views[i]->buf->handle;
 	{
 		size_t acc = c->dst.dtype == CLG_F64 ? sizeof(double) : sizeof(float);

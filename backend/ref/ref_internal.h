@@ -11,6 +11,11 @@ void clg_ref_register_norm(clg_backend *be);
 void clg_ref_register_optim(clg_backend *be);
 /* ROW ops (softmax family), in ref_ops_row.c. */
 clg_status clg_ref_row(clg_backend *be, const clg_op_call *c);
+/* Calls fn for every row (the last dim) of the call's operands: v[k] the dst and sources, off[k]
+ * the row's first element, cs[k] the element stride within the row, C the row length. */
+typedef void (*clg_ref_row_fn)(const clg_op_call *c, const clg_view *const *v, const int64_t *off, const int64_t *cs,
+			       int64_t C);
+clg_status clg_ref_each_row(const clg_op_call *c, clg_ref_row_fn fn);
 
 /* Element `off` of a view's buffer, widened to double. */
 static inline double clg_ref_load(const clg_view *v, int64_t off)

@@ -53,25 +53,15 @@ static void norm_row(clg_op op, const clg_view *const *v, const int64_t *o, cons
 	}
 }
 
+static void norm_row_of(const clg_op_call *c, const clg_view *const *v, const int64_t *off, const int64_t *cs, int64_t C)
+{
+	norm_row(c->op, v, off, cs, C, c->f[0]);
+}
+
 static clg_status ref_norm_row(clg_backend *be, const clg_op_call *c)
 {
-	const clg_view *v[3] = {&c->dst, &c->src[0], &c->src[1]};
-	int nv = 1 + clg_op_nsrc(c->op), nd = c->dst.ndim;
-	int64_t idx[CLG_MAX_DIMS] = {0}, off[3] = {0, 0, 0}, cs[3] = {0, 0, 0};
-	/* a 0-d view is one row of one element */
-	int64_t C = nd > 0 ? c->dst.shape[nd - 1] : 1;
-
 	(void)be;
-	if (clg_view_numel(&c->dst) == 0)
-		return CLG_OK;
-	for (int k = 0; k < nv; k++) {
-		off[k] = v[k]->offset;
-		cs[k] = nd > 0 ? v[k]->stride[nd - 1] : 0;
-	}
-	do
-		norm_row(c->op, v, off, cs, C, c->f[0]);
-	while (nd > 1 && clg_ref_next_index(nd - 1, c->dst.shape, idx, v, nv, off));
-	return CLG_OK;
+	return clg_ref_each_row(c, norm_row_of);
 }
 
 void clg_ref_register_norm(clg_backend *be)

@@ -50,7 +50,7 @@ static void row_apply(clg_op op, const clg_view *const *v, const int64_t *o, con
 	}
 }
 
-clg_status clg_ref_row(clg_backend *be, const clg_op_call *c)
+clg_status clg_ref_each_row(const clg_op_call *c, clg_ref_row_fn fn)
 {
 	const clg_view *v[3] = {&c->dst, &c->src[0], &c->src[1]};
 	int nv = 1 + clg_op_nsrc(c->op), nd = c->dst.ndim;
@@ -58,7 +58,6 @@ clg_status clg_ref_row(clg_backend *be, const clg_op_call *c)
 	/* a 0-d view is one row of one element */
 	int64_t C = nd > 0 ? c->dst.shape[nd - 1] : 1;
 
-	(void)be;
 	if (clg_view_numel(&c->dst) == 0)
 		return CLG_OK;
 	for (int k = 0; k < nv; k++) {
@@ -67,7 +66,18 @@ clg_status clg_ref_row(clg_backend *be, const clg_op_call *c)
 	}
 	/* iterate over the leading (row index) dims */
 	do
-		row_apply(c->op, v, off, cs, C);
+		fn(c, v, off, cs, C);
 	while (nd > 1 && clg_ref_next_index(nd - 1, c->dst.shape, idx, v, nv, off));
 	return CLG_OK;
+}
+
+static void softmax_row(const clg_op_call *c, const clg_view *const *v, const int64_t *off, const int64_t *cs, int64_t C)
+{
+	row_apply(c->op, v, off, cs, C);
+}
+
+clg_status clg_ref_row(clg_backend *be, const clg_op_call *c)
+{
+	(void)be;
+	return clg_ref_each_row(c, softmax_row);
 }
