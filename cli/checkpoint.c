@@ -51,6 +51,19 @@ clg_status clg_ckpt_save(const char *path, clg_module *model, clg_optimizer *opt
 	META("seed", num);
 	META("optimizer", m->optimizer);
 	META("loader", m->loader);
+	META("schedule", m->schedule);
+	snprintf(num, sizeof(num), "%.17g", m->lr);
+	META("lr", num);
+	snprintf(num, sizeof(num), "%.17g", m->momentum);
+	META("momentum", num);
+	snprintf(num, sizeof(num), "%.17g", m->weight_decay);
+	META("weight_decay", num);
+	snprintf(num, sizeof(num), "%.17g", m->clip);
+	META("clip", num);
+	snprintf(num, sizeof(num), "%lld", (long long)m->batch);
+	META("batch", num);
+	snprintf(num, sizeof(num), "%lld", (long long)m->warmup);
+	META("warmup", num);
 #undef META
 	if (!st)
 		st = clg_st_write(w, path);
@@ -63,6 +76,12 @@ static int64_t meta_int(clg_st_file *f, const char *key)
 {
 	const char *v = clg_st_meta(f, key);
 	return v ? strtoll(v, NULL, 10) : 0;
+}
+
+static double meta_double(clg_st_file *f, const char *key)
+{
+	const char *v = clg_st_meta(f, key);
+	return v ? strtod(v, NULL) : 0;
 }
 
 clg_status clg_ckpt_read_meta(const char *path, clg_ckpt_meta *m)
@@ -95,6 +114,14 @@ clg_status clg_ckpt_read_meta(const char *path, clg_ckpt_meta *m)
 	snprintf(m->optimizer, sizeof(m->optimizer), "%s", v ? v : "");
 	v = clg_st_meta(f, "loader");
 	snprintf(m->loader, sizeof(m->loader), "%s", v ? v : "");
+	v = clg_st_meta(f, "schedule");
+	snprintf(m->schedule, sizeof(m->schedule), "%s", v ? v : "constant");
+	m->lr = meta_double(f, "lr");
+	m->momentum = meta_double(f, "momentum");
+	m->weight_decay = meta_double(f, "weight_decay");
+	m->clip = meta_double(f, "clip");
+	m->batch = meta_int(f, "batch");
+	m->warmup = meta_int(f, "warmup");
 	clg_st_close(f);
 	return CLG_OK;
 }

@@ -16,6 +16,10 @@ typedef struct {
 	uint64_t seed;
 	char optimizer[16];
 	char loader[128];      /* clg_loader_state_format */
+	/* the training configuration, restored by --resume */
+	double lr, momentum, weight_decay, clip;
+	int64_t batch, warmup;
+	char schedule[16];
 } clg_ckpt_meta;
 
 clg_status clg_ckpt_save(const char *path, clg_module *model, clg_optimizer *opt, const clg_ckpt_meta *meta);

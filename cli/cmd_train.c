@@ -17,7 +17,7 @@
 typedef struct {
 	clg_model_config model;
 	const char *data, *device, *save, *resume, *log, *optimizer, *schedule, *checkpoint;
-	int64_t epochs, batch, limit, warmup;
+	int64_t epochs, batch, limit, warmup, stop_after;
 	double lr, momentum, weight_decay, clip;
 	uint64_t seed;
 } train_opts;
@@ -28,19 +28,30 @@ typedef struct {
 	int lm;
 } data_sets;
 
-static int usage(const char *cmd)
+static int usage_to(FILE *f, const char *cmd)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: clgrad %s [--model mlp|cnn|transformer] [--data DIR|FILE] [--epochs N] [--batch N]\n"
 		"       [--lr X] [--optimizer sgd|adam|adamw] [--momentum X] [--weight-decay X]\n"
 		"       [--schedule constant|cosine|step] [--warmup STEPS] [--clip NORM] [--device SPEC]\n"
 		"       [--seed N] [--save FILE] [--resume FILE] [--log FILE] [--limit SAMPLES]\n"
+		"       [--stop-after EPOCHS]   (end early, as if interrupted; --resume continues the same run)\n"
 		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer)\n"
 		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC] [--batch N]\n"
 		"defaults: mlp on Fashion-MNIST (%s), 5 epochs, batch 128, Adam lr 1e-3;\n"
 		"the transformer trains on a text file (default %s)\n",
 		cmd, DEFAULT_IMAGES, DEFAULT_TEXT);
 	return 2;
+}
+
+static int usage(const char *cmd) { return usage_to(stderr, cmd); }
+
+static int wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
+	return 0;
 }
 
 static int parse(int argc, char **argv, train_opts *o)
@@ -86,6 +97,8 @@ static int parse(int argc, char **argv, train_opts *o)
 			o->log = v;
 		else if (!strcmp(a, "--limit"))
 			o->limit = atoll(v);
+		else if (!strcmp(a, "--stop-after"))
+			o->stop_after = atoll(v);
 		else if (!strcmp(a, "--checkpoint"))
 			o->checkpoint = v;
 		else if (!strcmp(a, "--seq-len"))
@@ -195,6 +208,8 @@ static clg_status evaluate(clg_backend *be, clg_module *model, const data_sets *
 	return st;
 }
 
+static int schedule_known(const char *s) { return !strcmp(s, "constant") || !strcmp(s, "cosine") || !strcmp(s, "step"); }
+
 static clg_opt_kind opt_kind(const char *name, int *ok)
 {
 	*ok = 1;
@@ -225,15 +240,13 @@ int cmd_train(int argc, char **argv)
 	const clg_device_info *devs;
 	int ndev;
 
+	if (wants_help(argc, argv))
+		return usage_to(stdout, "train"), 0;
 	if (parse(argc, argv, &o))
 		return usage("train");
-	ocfg = (clg_opt_config){.kind = opt_kind(o.optimizer, &kind_ok), .lr = o.lr, .momentum = o.momentum,
-				.weight_decay = o.weight_decay};
-	if (!kind_ok)
-		return usage("train");
-	if (o.resume) { /* the checkpoint's model configuration wins */
+	if (o.resume) { /* the checkpoint's model and training configuration win */
 		clg_ckpt_meta meta;
-		static char name[32];
+		static char name[32], opt_name[16], sched_name[16];
 		if (clg_ckpt_read_meta(o.resume, &meta))
 			return report_error("train");
 		snprintf(name, sizeof(name), "%s", meta.model_name);
@@ -241,7 +254,22 @@ int cmd_train(int argc, char **argv)
 		o.model.name = name;
 		start_epoch = meta.epochs_done;
 		o.seed = meta.seed;
+		/* the same training configuration, so the resumed run continues the same curve */
+		snprintf(opt_name, sizeof(opt_name), "%s", meta.optimizer);
+		snprintf(sched_name, sizeof(sched_name), "%s", meta.schedule);
+		o.optimizer = opt_name;
+		o.schedule = sched_name;
+		o.lr = meta.lr > 0 ? meta.lr : o.lr;
+		o.momentum = meta.momentum;
+		o.weight_decay = meta.weight_decay;
+		o.clip = meta.clip;
+		o.batch = meta.batch > 0 ? meta.batch : o.batch;
+		o.warmup = meta.warmup;
 	}
+	ocfg = (clg_opt_config){.kind = opt_kind(o.optimizer, &kind_ok), .lr = o.lr, .momentum = o.momentum,
+				.weight_decay = o.weight_decay};
+	if (!kind_ok || !schedule_known(o.schedule))
+		return usage("train");
 	if (clg_devices(&devs, &ndev) || clg_device_select(o.device, &idx) || clg_backend_open(idx, &be))
 		return report_error("train");
 	printf("device %d: %s (%s)\n", idx, devs[idx].name, devs[idx].platform);
@@ -279,7 +307,7 @@ int cmd_train(int argc, char **argv)
 	       o.model.name, (long long)clg_module_num_params(model), (long long)d.train.n, (long long)d.test.n,
 	       (long long)steps_per_epoch);
 
-	for (int64_t e = start_epoch; e < o.epochs; e++) {
+	for (int64_t e = start_epoch; e < o.epochs && (!o.stop_after || e < start_epoch + o.stop_after); e++) {
 		clg_loader_state ls = {.seed = o.seed, .epoch = (uint64_t)e, .pos = 0};
 		clg_tensor *loss_sum = NULL;
 		clg_progress pr;
@@ -352,9 +380,12 @@ int cmd_train(int argc, char **argv)
 			fflush(log);
 		}
 		if (o.save) {
-			clg_ckpt_meta meta = {.model = o.model, .epochs_done = e + 1, .seed = o.seed};
+			clg_ckpt_meta meta = {.model = o.model, .epochs_done = e + 1, .seed = o.seed, .lr = o.lr,
+					      .momentum = o.momentum, .weight_decay = o.weight_decay, .clip = o.clip,
+					      .batch = o.batch, .warmup = o.warmup};
 			clg_loader_state next = {.seed = o.seed, .epoch = (uint64_t)e + 1, .pos = 0};
 			snprintf(meta.optimizer, sizeof(meta.optimizer), "%s", o.optimizer);
+			snprintf(meta.schedule, sizeof(meta.schedule), "%s", o.schedule);
 			clg_loader_state_format(&next, meta.loader, sizeof(meta.loader));
 			if (clg_ckpt_save(o.save, model, opt, &meta)) {
 				rc = report_error("train");
@@ -387,6 +418,8 @@ int cmd_eval(int argc, char **argv)
 	int idx, rc = 1;
 	double acc, loss;
 
+	if (wants_help(argc, argv))
+		return usage_to(stdout, "eval"), 0;
 	if (parse(argc, argv, &o) || !o.checkpoint)
 		return usage("eval");
 	if (clg_ckpt_read_meta(o.checkpoint, &meta) || clg_device_select(o.device, &idx) || clg_backend_open(idx, &be))
@@ -395,7 +428,7 @@ int cmd_eval(int argc, char **argv)
 	o.model.name = meta.model_name;
 	if (load_data(&o, &d)) {
 		rc = report_error("eval");
-		goto out;
+		goto out_data;
 	}
 	model = clg_model_build(be, &o.model, meta.seed);
 	if (!model || clg_ckpt_load(o.checkpoint, model, NULL) || evaluate(be, model, &d, o.batch, &acc, &loss)) {
@@ -411,7 +444,6 @@ int cmd_eval(int argc, char **argv)
 	rc = 0;
 out_data:
 	free_data(&d);
-out:
 	clg_module_free(model);
 	clg_backend_close(be);
 	return rc;

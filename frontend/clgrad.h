@@ -119,9 +119,10 @@ clg_tensor *clg_affine(clg_tensor *a, double alpha, double beta);
 /* reductions over the listed axes (negative axes count from the end); naxes 0 means all */
 clg_tensor *clg_sum(clg_tensor *a, int naxes, const int *axes, int keepdim);
 clg_tensor *clg_mean(clg_tensor *a, int naxes, const int *axes, int keepdim);
-/* (..., M, K) @ (..., K, N); 1-D operands are not promoted; batch dims must match or be absent */
+/* (M, K) @ (K, N), or batched with one batch dim: (B, M, K) @ (B, K, N), (B, M, K) @ (K, N) or
+ * (M, K) @ (B, K, N); 1-D operands are not promoted (reshape them) */
 clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b);
-/* x (..., in) @ w^T with w (out, in), plus b (out) when b is not NULL */
+/* x (N, in) @ w^T with w (out, in), plus b (out) when b is not NULL (reshape more dims to 2) */
 clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b);
 
 /* activations and other elementwise ops */

@@ -15,8 +15,8 @@ extern "C" {
 /* 2-D convolution (cross-correlation, as PyTorch's conv2d):
  *   x (N, C, H, W), w (OC, C / groups, KH, KW), b (OC) or NULL -> (N, OC, OH, OW)
  * C and OC must be divisible by groups; output channels [g OC/groups, (g+1) OC/groups) see input
- * channels [g C/groups, (g+1) C/groups). Computed as im2col + GEMM (GEMM on OpenCL is float32
- * only); gradients for x (col2im), w and b. */
+ * channels [g C/groups, (g+1) C/groups). Computed as im2col + GEMM; gradients for x (col2im), w
+ * and b. */
 clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
 		       int64_t pad_h, int64_t pad_w, int64_t dil_h, int64_t dil_w, int64_t groups);
 

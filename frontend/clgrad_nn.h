@@ -59,7 +59,7 @@ void clg_named_tensors_free(clg_named_tensors *l);
 /* Number of trainable scalars. */
 int64_t clg_module_num_params(clg_module *m);
 
-/* ---- for module implementations (ops_nn_*.c and users' own modules) ---- */
+/* ---- for module implementations (nn.c and users' own modules) ---- */
 typedef struct {
 	const char *kind;
 	clg_tensor *(*forward)(clg_module *m, clg_tensor *x);

@@ -52,7 +52,7 @@ typedef enum { CLG_LR_CONSTANT, CLG_LR_STEP, CLG_LR_COSINE } clg_lr_kind;
 typedef struct {
 	clg_lr_kind kind;
 	double base_lr;
-	int64_t warmup_steps;  /* linear warm-up from 0 over these steps (0: none) */
+	int64_t warmup_steps;  /* linear warm-up: step s < warmup_steps gets base_lr * (s + 1) / warmup_steps */
 	int64_t step_size;     /* STEP: multiply by gamma every step_size steps */
 	double gamma;
 	int64_t total_steps;   /* COSINE: decays to min_lr at total_steps */

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `clgrad train` end to end on the first 1000 Fashion-MNIST samples: the JSON log's fields, a
-# checkpoint evaluated by `clgrad eval`, and resume equivalence (1 epoch + resume 1 epoch gives the
-# same second epoch as 2 epochs straight); bad input fails with a clear message.
+# checkpoint evaluated by `clgrad eval`, and resume equivalence (a 2-epoch run stopped after 1 with
+# --stop-after, then resumed, gives the
+# same second epoch as 2 epochs straight, with SGD + momentum on a cosine schedule, the resumed run
+# naming no training options); bad input fails with a clear message.
 # usage: test_train_cli.sh CLGRAD_BINARY
 set -u
 clgrad=$1
@@ -17,14 +19,15 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-common=(--model mlp --limit 1000 --batch 100 --seed 3)
+common=(--model mlp --limit 1000 --batch 100 --seed 3 --optimizer sgd --lr 0.05 --momentum 0.9 --schedule cosine)
 
 "$clgrad" train "${common[@]}" --epochs 2 --log "$work/a.jsonl" --save "$work/a.safetensors" > "$work/a.out" 2>&1 ||
 	{ cat "$work/a.out"; fail "training run a"; }
 grep -q "epoch 2: train loss" "$work/a.out" || fail "no epoch summary line"
-"$clgrad" train "${common[@]}" --epochs 1 --log "$work/b.jsonl" --save "$work/b.safetensors" > "$work/b1.out" 2>&1 ||
+"$clgrad" train "${common[@]}" --epochs 2 --stop-after 1 --log "$work/b.jsonl" --save "$work/b.safetensors" > "$work/b1.out" 2>&1 ||
 	{ cat "$work/b1.out"; fail "training run b, first epoch"; }
-"$clgrad" train "${common[@]}" --epochs 2 --resume "$work/b.safetensors" --log "$work/b.jsonl" \
+# the resumed run names no training options: the checkpoint restores them (optimizer, lr, schedule...)
+"$clgrad" train --limit 1000 --epochs 2 --resume "$work/b.safetensors" --log "$work/b.jsonl" \
 	--save "$work/b.safetensors" > "$work/b2.out" 2>&1 || { cat "$work/b2.out"; fail "resumed run b"; }
 grep -q "resumed from" "$work/b2.out" || fail "the resumed run did not say so"
 "$clgrad" eval --checkpoint "$work/a.safetensors" --limit 1000 > "$work/eval.out" 2>&1 ||
