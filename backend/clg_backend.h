@@ -45,6 +45,12 @@ typedef enum { CLG_F32, CLG_F16, CLG_F64, CLG_I32, CLG_DTYPE_COUNT } clg_dtype;
 size_t clg_dtype_size(clg_dtype t);
 const char *clg_dtype_name(clg_dtype t);
 
+/* float16 (IEEE binary16) host data: CLG_F16 tensors hold these bits (uint16_t per element) on
+ * every device. float -> half rounds to nearest even (65520 and up become inf); subnormals,
+ * signed zeros, inf and NaN are kept. Ops on float16 compute in float32 (see clg_run). */
+float clg_half_to_float(uint16_t h);
+uint16_t clg_float_to_half(float f);
+
 /* ---- devices ---------------------------------------------------------------------------- */
 
 typedef enum { CLG_DEV_REF, CLG_DEV_CPU, CLG_DEV_GPU, CLG_DEV_ACCEL, CLG_DEV_OTHER } clg_device_type;
@@ -67,7 +73,7 @@ typedef struct {
 	uint64_t max_alloc;
 	uint64_t max_wg_size;
 	uint64_t timer_resolution_ns;
-	int has_fp16;             /* cl_khr_fp16 */
+	int has_fp16;             /* cl_khr_fp16 (as probed; float16 tensors do not need it) */
 	int has_fp64;             /* cl_khr_fp64 or a double-precision config */
 	int has_subgroups;        /* cl_khr_subgroups or cl_intel_subgroups */
 	int has_int_dot;          /* cl_khr_integer_dot_product */
@@ -183,7 +189,10 @@ int clg_view_is_contiguous(const clg_view *v);
 /* "(2, 3, 4)" into buf; returns buf. */
 const char *clg_shape_str(const clg_view *v, char *buf, size_t len);
 
-/* Checks the call (operand count, devices, dtypes, bounds) and enqueues it. */
+/* Checks the call (operand count, devices, dtypes, bounds) and enqueues it. float16 operands are
+ * accepted by the ops of kind EW, REDUCE and ROW only (CLG_ERR_DTYPE elsewhere, on every backend):
+ * they are read exactly, computed in float32 (the reference backend: in double, then rounded to
+ * float) and each result is rounded once to float16, to nearest even. */
 clg_status clg_run(clg_backend *be, const clg_op_call *call);
 
 #ifdef __cplusplus

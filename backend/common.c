@@ -110,6 +110,15 @@ static const struct {
 };
 
 int clg_op_is_elementwise(clg_op op) { return (unsigned)op < CLG_OP_COUNT && op_table[op].kind == EW; }
+
+/* float16 is storage read and written as float32 by the kernels (vload_half / vstore_half_rte), so
+ * the kinds whose kernels go through LOAD / STORE take it: EW, REDUCE and ROW. */
+int clg_op_accepts_f16(clg_op op)
+{
+	return (unsigned)op < CLG_OP_COUNT &&
+	       (op_table[op].kind == EW || op_table[op].kind == REDUCE || op_table[op].kind == ROW);
+}
+
 const char *clg_op_name(clg_op op) { return (unsigned)op < CLG_OP_COUNT ? op_table[op].name : "?"; }
 int clg_op_nsrc(clg_op op) { return (unsigned)op < CLG_OP_COUNT ? op_table[op].nsrc : 0; }
 
@@ -342,6 +351,14 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is %s but dst is %s",
 				      clg_op_name(c->op), be->info.name, roles[s],
 				      clg_dtype_name(c->src[s].dtype), clg_dtype_name(c->dst.dtype));
+	}
+	/* one check for every backend: float16 where the op's kind has the float16 path */
+	for (int s = -1; !st && s < nsrc; s++) {
+		const clg_view *v = s < 0 ? &c->dst : &c->src[s];
+		if (v->dtype == CLG_F16 && !clg_op_accepts_f16(c->op))
+			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is float16, which this op does not support "
+				      "(float16 works with the elementwise, reduction, softmax and layer norm ops)",
+				      clg_op_name(c->op), be->info.name, s < 0 ? "dst" : roles[s]);
 	}
 	if (!st)
 		st = check_shapes(be, c, nsrc);

@@ -47,7 +47,10 @@ clg_tensor *clg_ones(clg_backend *be, clg_dtype dt, int ndim, const int64_t *sha
 clg_tensor *clg_full(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape, double value);
 /* 0, 1, ..., n - 1 */
 clg_tensor *clg_arange(clg_backend *be, clg_dtype dt, int64_t n);
-/* Copies `data` (ndim/shape, row-major, dtype dt) to the device. */
+/* Copies `data` (ndim/shape, row-major, dtype dt) to the device. CLG_F16 data is IEEE half bits,
+ * one uint16_t per element (clg_float_to_half / clg_half_to_float convert); float16 tensors exist
+ * on every device and work with the elementwise, reduction, softmax and layer norm ops, computed
+ * in float32 (other ops fail with CLG_ERR_DTYPE). */
 clg_tensor *clg_from_host(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape, const void *data);
 /* Copies t (any layout) to another device: an explicit move between devices. */
 clg_tensor *clg_to_device(clg_tensor *t, clg_backend *be);

@@ -225,6 +225,8 @@ static clg_tensor *causal_mask(clg_backend *be, clg_dtype dt, int64_t Tq, int64_
 			double v = j <= i ? 0.0 : -INFINITY;
 			if (dt == CLG_F64)
 				((double *)host)[i * Tk + j] = v;
+			else if (dt == CLG_F16)
+				((uint16_t *)host)[i * Tk + j] = clg_float_to_half((float)v);
 			else
 				((float *)host)[i * Tk + j] = (float)v;
 		}

@@ -196,8 +196,9 @@ clg_tensor *fe_new(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape
 		return fe_fail(clg_fail(CLG_ERR_SHAPE, "tensor: %d dims (at most %d)", ndim, CLG_MAX_DIMS));
 	if ((unsigned)dt >= CLG_DTYPE_COUNT)
 		return fe_fail(clg_fail(CLG_ERR_DTYPE, "tensor: unknown dtype %d", (int)dt));
-	if ((dt == CLG_F64 && !be->info.has_fp64) || (dt == CLG_F16 && !be->info.has_fp16) ||
-	    (dt == CLG_F16 && be->info.type == CLG_DEV_REF))
+	/* float16 is storage, read and written as float32 by the ops that take it (clg_run): every
+	 * device has it, cl_khr_fp16 or not */
+	if (dt == CLG_F64 && !be->info.has_fp64)
 		return fe_fail(clg_fail(CLG_ERR_DTYPE, "tensor: dtype %s is not available on device '%s'",
 					clg_dtype_name(dt), be->info.name));
 	for (int d = 0; d < ndim; d++) {
@@ -285,6 +286,8 @@ clg_tensor *clg_arange(clg_backend *be, clg_dtype dt, int64_t n)
 	for (int64_t i = 0; i < n; i++) {
 		if (dt == CLG_F64)
 			((double *)host)[i] = (double)i;
+		else if (dt == CLG_F16) /* exact up to 2048, then rounded to nearest even */
+			((uint16_t *)host)[i] = clg_float_to_half((float)i);
 		else if (dt == CLG_I32)
 			((int32_t *)host)[i] = (int32_t)i;
 		else
@@ -354,6 +357,7 @@ clg_status clg_item(clg_tensor *t, double *out)
 	float f;
 	double d;
 	int32_t i;
+	uint16_t h = 0;
 	clg_status st;
 
 	if (!t)
@@ -368,6 +372,10 @@ clg_status clg_item(clg_tensor *t, double *out)
 	case CLG_I32:
 		st = clg_to_host(t, &i, sizeof(i));
 		*out = i;
+		return st;
+	case CLG_F16:
+		st = clg_to_host(t, &h, sizeof(h));
+		*out = clg_half_to_float(h);
 		return st;
 	default:
 		st = clg_to_host(t, &f, sizeof(f));

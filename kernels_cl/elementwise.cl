@@ -1,5 +1,6 @@
 /* Elementwise ops on strided views, forward and backward side by side.
- * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when T or ACC is double.
+ * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when T or ACC is double;
+ * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE).
  * Each op NAME has two kernels with one signature:
  *   NAME_c  every operand contiguous (the common case: plain indexing)
  *   NAME_s  any strides, described by geom (stride 0 is how broadcasting arrives)
@@ -13,6 +14,18 @@
 #define K(x) x
 #else
 #define K(x) x##f
+#endif
+
+/* Element access: LOAD(p, i) reads element i of p as ACC, STORE(p, i, v) writes ACC v there. With
+ * -DUSE_HALF_STORAGE (T=half, ACC=float) through core OpenCL C 1.2's vload_half / vstore_half_rte
+ * (half is storage only: no cl_khr_fp16 needed, float32 arithmetic, one rounding to nearest even
+ * on store); otherwise plain indexing with a conversion. */
+#ifdef USE_HALF_STORAGE
+#define LOAD(p, i) vload_half((size_t)(i), (p))
+#define STORE(p, i, v) vstore_half_rte((ACC)(v), (size_t)(i), (p))
+#else
+#define LOAD(p, i) ((ACC)(p)[i])
+#define STORE(p, i, v) ((p)[i] = (T)(v))
 #endif
 
 #define MAXD 6
@@ -32,8 +45,8 @@ __kernel void NAME##_c(const geom g, __global T *d, __global const T *a, __globa
 	int i = get_global_id(0);                                                                \
 	if (i >= g.n)                                                                            \
 		return;                                                                          \
-	ACC x = a[g.off[1] + i], y = b[g.off[2] + i], z = c[g.off[3] + i];                       \
-	d[g.off[0] + i] = (T)(EXPR);                                                             \
+	ACC x = LOAD(a, g.off[1] + i), y = LOAD(b, g.off[2] + i), z = LOAD(c, g.off[3] + i);     \
+	STORE(d, g.off[0] + i, EXPR);                                                            \
 }                                                                                                \
 __kernel void NAME##_s(const geom g, __global T *d, __global const T *a, __global const T *b,   \
 		       __global const T *c, const ACC p0, const ACC p1)                         \
@@ -50,8 +63,8 @@ __kernel void NAME##_s(const geom g, __global T *d, __global const T *a, __globa
 		o2 += q * g.st[2][dim];                                                          \
 		o3 += q * g.st[3][dim];                                                          \
 	}                                                                                        \
-	ACC x = a[o1], y = b[o2], z = c[o3];                                                     \
-	d[o0] = (T)(EXPR);                                                                       \
+	ACC x = LOAD(a, o1), y = LOAD(b, o2), z = LOAD(c, o3);                                   \
+	STORE(d, o0, EXPR);                                                                      \
 }
 
 #define ZERO ((ACC)0)
@@ -126,7 +139,7 @@ __kernel void fill_s(const geom g, __global T *d, __global const T *a, __global 
 		o0 += (i % g.shape[dim]) * g.st[0][dim];
 		i /= g.shape[dim];
 	}
-	d[o0] = (T)p0;
+	STORE(d, o0, p0);
 }
 
 __kernel void fill_c(const geom g, __global T *d, __global const T *a, __global const T *b,
@@ -134,5 +147,5 @@ __kernel void fill_c(const geom g, __global T *d, __global const T *a, __global 
 {
 	int i = get_global_id(0);
 	if (i < g.n)
-		d[g.off[0] + i] = (T)p0;
+		STORE(d, g.off[0] + i, p0);
 }

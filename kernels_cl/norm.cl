@@ -9,10 +9,23 @@
  * first element likewise (exact: the result does not change when a constant is added to g). Each work-item writes
  * only elements it has read, after the row's reductions, so dst may alias a.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
+ * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE).
  * Arguments: geometry, dst, a, b, eps (ACC), scratch of two ACC per work-item. The work-group
  * size must be a power of two. */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+/* Element access: LOAD(p, i) reads element i of p as ACC, STORE(p, i, v) writes ACC v there. With
+ * -DUSE_HALF_STORAGE (T=half, ACC=float) through core OpenCL C 1.2's vload_half / vstore_half_rte
+ * (half is storage only: no cl_khr_fp16 needed, float32 arithmetic, one rounding to nearest even
+ * on store); otherwise plain indexing with a conversion. */
+#ifdef USE_HALF_STORAGE
+#define LOAD(p, i) vload_half((size_t)(i), (p))
+#define STORE(p, i, v) vstore_half_rte((ACC)(v), (size_t)(i), (p))
+#else
+#define LOAD(p, i) ((ACC)(p)[i])
+#define STORE(p, i, v) ((p)[i] = (T)(v))
 #endif
 
 #define MAXD 6
@@ -81,12 +94,12 @@ void norm_row_stats(const ngeom *g, __global const T *x, int o, int cs, ACC eps,
 		    ACC *x0, ACC *dm, ACC *rstd)
 {
 	int lid = get_local_id(0), lsz = get_local_size(0);
-	ACC s = (ACC)0, v = (ACC)0, shift = (ACC)x[o];
+	ACC s = (ACC)0, v = (ACC)0, shift = LOAD(x, o);
 	for (int j = lid; j < g->C; j += lsz)
-		s += (ACC)x[o + j * cs] - shift;
+		s += LOAD(x, o + j * cs) - shift;
 	s = norm_wg_sum(s, scratch) / (ACC)g->C;
 	for (int j = lid; j < g->C; j += lsz) {
-		ACC t = ((ACC)x[o + j * cs] - shift) - s;
+		ACC t = (LOAD(x, o + j * cs) - shift) - s;
 		v += t * t;
 	}
 	v = norm_wg_sum(v, scratch) / (ACC)g->C;
@@ -103,7 +116,7 @@ __kernel void layer_norm_rows(const ngeom g, __global T *d, __global const T *a,
 	norm_row_offsets(&g, o);
 	norm_row_stats(&g, a, o[1], g.cst[1], eps, scratch, &x0, &dm, &rstd);
 	for (int j = lid; j < g.C; j += lsz)
-		d[o[0] + j * g.cst[0]] = (T)((((ACC)a[o[1] + j * g.cst[1]] - x0) - dm) * rstd);
+		STORE(d, o[0] + j * g.cst[0], ((LOAD(a, o[1] + j * g.cst[1]) - x0) - dm) * rstd);
 }
 
 __kernel void layer_norm_backward_rows(const ngeom g, __global T *d, __global const T *a, __global const T *b,
@@ -115,9 +128,9 @@ __kernel void layer_norm_backward_rows(const ngeom g, __global T *d, __global co
 	norm_row_stats(&g, b, o[2], g.cst[2], eps, scratch, &x0, &dm, &rstd);
 	/* the result is unchanged by a constant added to g (mean(xhat) = 0), so g is shifted by its
 	 * first element too: no cancellation in g - mean(g) */
-	g0 = a[o[1]];
+	g0 = LOAD(a, o[1]);
 	for (int j = lid; j < g.C; j += lsz) {
-		ACC gj = (ACC)a[o[1] + j * g.cst[1]] - g0, xh = (((ACC)b[o[2] + j * g.cst[2]] - x0) - dm) * rstd;
+		ACC gj = LOAD(a, o[1] + j * g.cst[1]) - g0, xh = ((LOAD(b, o[2] + j * g.cst[2]) - x0) - dm) * rstd;
 		sg += gj;
 		sgx += gj * xh;
 	}
@@ -125,7 +138,7 @@ __kernel void layer_norm_backward_rows(const ngeom g, __global T *d, __global co
 	sg /= (ACC)g.C;
 	sgx /= (ACC)g.C;
 	for (int j = lid; j < g.C; j += lsz) {
-		ACC gj = (ACC)a[o[1] + j * g.cst[1]] - g0, xh = (((ACC)b[o[2] + j * g.cst[2]] - x0) - dm) * rstd;
-		d[o[0] + j * g.cst[0]] = (T)(rstd * ((gj - sg) - xh * sgx));
+		ACC gj = LOAD(a, o[1] + j * g.cst[1]) - g0, xh = ((LOAD(b, o[2] + j * g.cst[2]) - x0) - dm) * rstd;
+		STORE(d, o[0] + j * g.cst[0], rstd * ((gj - sg) - xh * sgx));
 	}
 }

@@ -4,10 +4,23 @@
  *                                 NaN counted as the largest value
  * An empty reduction (R == 0) gives 0, -inf, +inf and -1.
  * Expects: -DT=<storage type> -DACC=<accumulator type>; -DUSE_FP64 when either is double.
+ * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE).
  * The work-group size must be a power of two; scratch holds one ACC (and iscratch one int) per
  * work-item. */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+/* Element access: LOAD(p, i) reads element i of p as ACC, STORE(p, i, v) writes ACC v there. With
+ * -DUSE_HALF_STORAGE (T=half, ACC=float) through core OpenCL C 1.2's vload_half / vstore_half_rte
+ * (half is storage only: no cl_khr_fp16 needed, float32 arithmetic, one rounding to nearest even
+ * on store); otherwise plain indexing with a conversion. */
+#ifdef USE_HALF_STORAGE
+#define LOAD(p, i) vload_half((size_t)(i), (p))
+#define STORE(p, i, v) vstore_half_rte((ACC)(v), (size_t)(i), (p))
+#else
+#define LOAD(p, i) ((ACC)(p)[i])
+#define STORE(p, i, v) ((p)[i] = (T)(v))
 #endif
 
 #define MAXD 6
@@ -59,7 +72,7 @@ __kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __l
 	row_start(&g, &od, &os);                                                                 \
 	ACC acc = IDENTITY;                                                                      \
 	for (int r = lid; r < g.R; r += lsz) {                                                   \
-		ACC x = (ACC)s[red_offset(&g, os, r)];                                           \
+		ACC x = LOAD(s, red_offset(&g, os, r));                                          \
 		acc = COMBINE(acc, x);                                                           \
 	}                                                                                        \
 	scratch[lid] = acc;                                                                      \
@@ -70,7 +83,7 @@ __kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __l
 		barrier(CLK_LOCAL_MEM_FENCE);                                                    \
 	}                                                                                        \
 	if (lid == 0)                                                                            \
-		d[od] = (T)scratch[0];                                                           \
+		STORE(d, od, scratch[0]);                                                        \
 }
 
 REDUCE_KERNEL(sum, (ACC)0, SUM_)
@@ -99,7 +112,7 @@ __kernel void argmax_rows(const rgeom g, __global int *d, __global const T *s, _
 	int bi = INT_MAX;
 	/* r grows, so within one work-item a tie keeps the earlier index */
 	for (int r = lid; r < g.R; r += lsz) {
-		ACC x = (ACC)s[red_offset(&g, os, r)];
+		ACC x = LOAD(s, red_offset(&g, os, r));
 		if (argmax_better(x, r, best, bi)) {
 			best = x;
 			bi = r;

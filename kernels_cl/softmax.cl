@@ -6,9 +6,22 @@
  * Subtracting the row max keeps exp from overflowing; a NaN in a row makes the row NaN. Each
  * work-item writes only elements it has read, after the row's reductions, so dst may alias a.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
+ * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE).
  * The work-group size must be a power of two; scratch holds one ACC per work-item. */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+/* Element access: LOAD(p, i) reads element i of p as ACC, STORE(p, i, v) writes ACC v there. With
+ * -DUSE_HALF_STORAGE (T=half, ACC=float) through core OpenCL C 1.2's vload_half / vstore_half_rte
+ * (half is storage only: no cl_khr_fp16 needed, float32 arithmetic, one rounding to nearest even
+ * on store); otherwise plain indexing with a conversion. */
+#ifdef USE_HALF_STORAGE
+#define LOAD(p, i) vload_half((size_t)(i), (p))
+#define STORE(p, i, v) vstore_half_rte((ACC)(v), (size_t)(i), (p))
+#else
+#define LOAD(p, i) ((ACC)(p)[i])
+#define STORE(p, i, v) ((p)[i] = (T)(v))
 #endif
 
 #define MAXD 6
@@ -76,19 +89,19 @@ __kernel void NAME##_rows(const sgeom g, __global T *d, __global const T *a, __g
 	row_offsets(&g, o);                                                                      \
 	ACC m = (ACC)(-INFINITY), s = (ACC)0;                                                    \
 	for (int j = lid; j < g.C; j += lsz)                                                     \
-		m = fmax(m, (ACC)a[o[1] + j * g.cst[1]]);                                        \
+		m = fmax(m, LOAD(a, o[1] + j * g.cst[1]));                                       \
 	m = wg_max(m, scratch);                                                                  \
 	for (int j = lid; j < g.C; j += lsz)                                                     \
-		s += exp((ACC)a[o[1] + j * g.cst[1]] - m);                                       \
+		s += exp(LOAD(a, o[1] + j * g.cst[1]) - m);                                      \
 	s = wg_sum(s, scratch);                                                                  \
 	if (LOG) {                                                                               \
 		ACC ls = log(s);                                                                 \
 		for (int j = lid; j < g.C; j += lsz)                                             \
-			d[o[0] + j * g.cst[0]] = (T)((ACC)a[o[1] + j * g.cst[1]] - m - ls);      \
+			STORE(d, o[0] + j * g.cst[0], LOAD(a, o[1] + j * g.cst[1]) - m - ls);    \
 	} else {                                                                                 \
 		ACC inv = (ACC)1 / s;                                                            \
 		for (int j = lid; j < g.C; j += lsz)                                             \
-			d[o[0] + j * g.cst[0]] = (T)(exp((ACC)a[o[1] + j * g.cst[1]] - m) * inv); \
+			STORE(d, o[0] + j * g.cst[0], exp(LOAD(a, o[1] + j * g.cst[1]) - m) * inv); \
 	}                                                                                        \
 }
 
@@ -102,11 +115,11 @@ __kernel void softmax_backward_rows(const sgeom g, __global T *d, __global const
 	row_offsets(&g, o);
 	ACC s = (ACC)0;
 	for (int j = lid; j < g.C; j += lsz)
-		s += (ACC)a[o[1] + j * g.cst[1]] * (ACC)b[o[2] + j * g.cst[2]];
+		s += LOAD(a, o[1] + j * g.cst[1]) * LOAD(b, o[2] + j * g.cst[2]);
 	s = wg_sum(s, scratch);
 	for (int j = lid; j < g.C; j += lsz) {
-		ACC y = b[o[2] + j * g.cst[2]];
-		d[o[0] + j * g.cst[0]] = (T)(y * ((ACC)a[o[1] + j * g.cst[1]] - s));
+		ACC y = LOAD(b, o[2] + j * g.cst[2]);
+		STORE(d, o[0] + j * g.cst[0], y * (LOAD(a, o[1] + j * g.cst[1]) - s));
 	}
 }
 
@@ -117,8 +130,8 @@ __kernel void log_softmax_backward_rows(const sgeom g, __global T *d, __global c
 	row_offsets(&g, o);
 	ACC s = (ACC)0;
 	for (int j = lid; j < g.C; j += lsz)
-		s += (ACC)a[o[1] + j * g.cst[1]];
+		s += LOAD(a, o[1] + j * g.cst[1]);
 	s = wg_sum(s, scratch);
 	for (int j = lid; j < g.C; j += lsz)
-		d[o[0] + j * g.cst[0]] = (T)((ACC)a[o[1] + j * g.cst[1]] - exp((ACC)b[o[2] + j * g.cst[2]]) * s);
+		STORE(d, o[0] + j * g.cst[0], LOAD(a, o[1] + j * g.cst[1]) - exp(LOAD(b, o[2] + j * g.cst[2])) * s);
 }

@@ -1,5 +1,6 @@
 /* Every embedded kernel program builds on every OpenCL device, for float32 and (where the device
- * has fp64) float64; a broken kernel from CLGRAD_KERNEL_DIR fails with the build log in the
+ * has fp64) float64, and those with a float16 path (storage through vload_half / vstore_half) for
+ * float16 on every device, cl_khr_fp16 or not; a broken kernel from CLGRAD_KERNEL_DIR fails with the build log in the
  * message; CLGRAD_KERNEL_DIR pointing at the real kernels_cl folder works. */
 #include "test_util.h"
 #include "cl_internal.h"
@@ -29,13 +30,20 @@ static int contains_nocase(const char *hay, const char *needle)
 static void build_all(clg_backend *be)
 {
 	const char *const *names = clg_cl_program_names();
-	clg_dtype dts[2] = {CLG_F32, CLG_F64};
+	clg_dtype dts[3] = {CLG_F32, CLG_F64, CLG_F16};
+	/* the programs of the kinds that take float16 (EW, REDUCE, ROW) */
+	static const char *const f16_programs[] = {"elementwise", "reduce", "softmax", "norm", NULL};
+	int nf16 = 0;
 	int nprog = 0, expect_builds = 0;
 	clg_stats st;
 
 	for (int p = 0; names[p]; p++) {
 		nprog++;
-		for (int t = 0; t < 2; t++) {
+		int f16 = 0;
+		for (int k = 0; f16_programs[k]; k++)
+			f16 |= !strcmp(names[p], f16_programs[k]);
+		nf16 += f16;
+		for (int t = 0; t < 3; t++) {
 			char opts[256];
 			cl_program prog = NULL;
 			size_t nk = 0;
@@ -43,6 +51,11 @@ static void build_all(clg_backend *be)
 
 			if (dts[t] == CLG_F64 && !be->info.has_fp64) {
 				printf("  %-14s x %-28s x %-8s: skipped (no fp64)\n", names[p], be->info.name,
+				       clg_dtype_name(dts[t]));
+				continue;
+			}
+			if (dts[t] == CLG_F16 && !f16) {
+				printf("  %-14s x %-28s x %-8s: skipped (no float16 path)\n", names[p], be->info.name,
 				       clg_dtype_name(dts[t]));
 				continue;
 			}
@@ -60,6 +73,7 @@ static void build_all(clg_backend *be)
 		}
 	}
 	CHECK(nprog >= 2, "only %d embedded programs", nprog);
+	CHECK(nf16 == 4, "%d of the 4 programs with a float16 path are embedded", nf16);
 	clg_backend_stats(be, &st);
 	CHECK((int)st.n_build == expect_builds, "n_build %llu, expected %d", (unsigned long long)st.n_build,
 	      expect_builds);

@@ -9,7 +9,10 @@
  * whose float result is exact: comparisons, where, abs, clamp, max, min, argmax). Comparing the
  * whole buffer also catches writes outside the view. Inputs are drawn per op (fill_operand) so
  * each op meets its interesting cases: equal elements for comparisons and ties, zeros and
- * non-zeros in where's condition, NaN in some reductions, large logits for softmax. */
+ * non-zeros in where's condition, NaN in some reductions, large logits for softmax.
+ * The EW, REDUCE and ROW cases run again in float16 (named "... f16", tallied as "op f16"): the
+ * same random numbers rounded to half on the host (clg_float_to_half), results converted back
+ * with clg_half_to_float before the comparison, against float16 thresholds (half_threshold). */
 #include "test_ops.h"
 
 #include <math.h>
@@ -31,7 +34,15 @@ static int is_reduce(clg_op op)
 
 static double op_threshold(clg_op op);
 
-static double threshold(const op_case *c) { return c->thr > 0 ? c->thr : op_threshold(c->op); }
+static double half_threshold(clg_op op);
+
+/* (a case's thr is calibrated for float32: float16 cases use their own) */
+static double threshold(const op_case *c)
+{
+	if (c->dtype == CLG_F16)
+		return half_threshold(c->op);
+	return c->thr > 0 ? c->thr : op_threshold(c->op);
+}
 
 static double op_threshold(clg_op op)
 {
@@ -44,6 +55,46 @@ static double op_threshold(clg_op op)
 	case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
 		return 0;
 	default: return 1e-11;
+	}
+}
+
+/* float16: the inputs are the same half values on both sides, and both round a float32 result to
+ * half once, to nearest even: the device its float32 computation, the reference its double
+ * result first rounded to float (clg_ref_store). They disagree only where the two float32 values
+ * straddle a half rounding boundary, and then mostly by one half ulp, at most 2^-10 |r| for a
+ * normal half r: even with every element one ulp apart the normalized squared error stays below
+ * 2^-20 = 9.5e-7, hence 1e-6. That bound alone would let a kernel off by about an ulp
+ * everywhere pass, so the suite also limits how many elements may differ at all (half_max_diffs).
+ * Ops whose result is exactly an input, a constant or 0/1 must match bit for bit: 0. */
+static double half_threshold(clg_op op)
+{
+	switch (op) {
+	case CLG_OP_COPY: case CLG_OP_FILL: case CLG_OP_NEG: case CLG_OP_RELU: case CLG_OP_RELU_BACKWARD:
+		return 0;
+	default:
+		return op_threshold(op) == 0 ? 0 : 1e-6;
+	}
+}
+
+/* How many of n float16 results may differ from the reference. A disagreement needs the two
+ * float32 results to straddle a rounding boundary, which a few ulps of float32 error rarely do
+ * (about one element in 2^13 per float32 ulp), except for results near zero that carry float32
+ * cancellation error larger than their small half ulp: up to 5% of layer_norm_backward's on rows
+ * shifted by 1000. One element, plus one in eight, leaves room for that; a kernel that is wrong by
+ * even one ulp moves most of its elements. */
+static size_t half_max_diffs(size_t n) { return 1 + n / 8; }
+
+/* The ops with a float16 path (kinds EW, REDUCE and ROW in clg_ops.def), listed here rather than
+ * asked of the library, so that a kind that loses its float16 path fails the suite. */
+static int takes_f16(clg_op op)
+{
+	switch (op) {
+	case CLG_OP_SUM: case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
+	case CLG_OP_SOFTMAX: case CLG_OP_LOG_SOFTMAX: case CLG_OP_SOFTMAX_BACKWARD: case CLG_OP_LOG_SOFTMAX_BACKWARD:
+	case CLG_OP_LAYER_NORM: case CLG_OP_LAYER_NORM_BACKWARD:
+		return 1;
+	default:
+		return clg_op_is_elementwise(op);
 	}
 }
 
@@ -127,7 +178,7 @@ static void make_view(const op_case *c, int which, int nd, const int64_t *shape,
 	int bcast = c->layout == L_BROADCAST && nd >= 1 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
 
 	memset(v, 0, sizeof(*v));
-	v->dtype = which == 0 && c->op == CLG_OP_ARGMAX ? CLG_I32 : CLG_F32; /* both 4 bytes */
+	v->dtype = which == 0 && c->op == CLG_OP_ARGMAX ? CLG_I32 : c->dtype;
 	v->ndim = nd;
 	v->offset = off;
 	for (int d = 0; d < nd; d++)
@@ -219,7 +270,7 @@ static void case_name(const op_case *c, char *buf, size_t len)
 	if (c->op == CLG_OP_GEMM)
 		p += (size_t)snprintf(buf + p, len - p, "%s%s batch %d a %.1f b %.1f", c->transA ? " At" : "",
 				      c->transB ? " Bt" : "", c->batch, c->f[0], c->f[1]);
-	snprintf(buf + p, len - p, "] %s", layout_names[c->layout]);
+	snprintf(buf + p, len - p, "] %s%s", layout_names[c->layout], c->dtype == CLG_F16 ? " f16" : "");
 }
 
 /* Runs a case on one backend; returns the dst buffer contents (malloc'd) or NULL on failure. */
@@ -238,18 +289,30 @@ static float *run_case(clg_backend *be, const op_case *c, clg_status *status, si
 	memset(&call, 0, sizeof(call));
 	for (int k = 0; k <= nsrc && !st; k++) {
 		float *host;
+		size_t es;
 		make_view(c, k, nds[k], shapes[k], &b.view[k], &elems[k]);
 		if (c->nops)
-			b.view[k].dtype = c->op_dtype[k];
+			b.view[k].dtype = c->op_dtype[k] == CLG_I32 ? CLG_I32 : c->dtype;
+		es = clg_dtype_size(b.view[k].dtype);
 		host = malloc(elems[k] * sizeof(float));
 		if (!host) {
 			st = CLG_ERR_OOM;
 			break;
 		}
 		fill_operand(c, k, host, elems[k], 100u * (unsigned)c->op + (unsigned)k);
-		st = clg_buffer_alloc(be, elems[k] * sizeof(float), &b.buf[k]);
-		if (!st)
-			st = clg_buffer_upload(b.buf[k], 0, host, elems[k] * sizeof(float));
+		st = clg_buffer_alloc(be, elems[k] * es, &b.buf[k]);
+		if (!st && b.view[k].dtype == CLG_F16) {
+			/* the same numbers rounded to half */
+			uint16_t *h = malloc(elems[k] * sizeof(uint16_t));
+			st = h ? CLG_OK : CLG_ERR_OOM;
+			for (size_t i = 0; h && i < elems[k]; i++)
+				h[i] = clg_float_to_half(host[i]);
+			if (!st)
+				st = clg_buffer_upload(b.buf[k], 0, h, elems[k] * es);
+			free(h);
+		} else if (!st) {
+			st = clg_buffer_upload(b.buf[k], 0, host, elems[k] * es);
+		}
 		b.view[k].buf = b.buf[k];
 		free(host);
 	}
@@ -264,7 +327,16 @@ static float *run_case(clg_backend *be, const op_case *c, clg_status *status, si
 	}
 	if (!st) {
 		out = malloc(elems[0] * sizeof(float));
-		st = out ? clg_buffer_download(b.buf[0], 0, out, elems[0] * sizeof(float)) : CLG_ERR_OOM;
+		if (out && b.view[0].dtype == CLG_F16) {
+			/* half bits, widened to float for the comparison (exact) */
+			uint16_t *h = malloc(elems[0] * sizeof(uint16_t));
+			st = h ? clg_buffer_download(b.buf[0], 0, h, elems[0] * sizeof(uint16_t)) : CLG_ERR_OOM;
+			for (size_t i = 0; !st && i < elems[0]; i++)
+				out[i] = clg_half_to_float(h[i]);
+			free(h);
+		} else {
+			st = out ? clg_buffer_download(b.buf[0], 0, out, elems[0] * sizeof(float)) : CLG_ERR_OOM;
+		}
 		if (!st && b.view[0].dtype == CLG_I32) {
 			/* int32 results (argmax): convert in place for the comparison, exact below 2^24 */
 			for (size_t i = 0; i < elems[0]; i++) {
@@ -303,9 +375,33 @@ static double compare(const float *ref, const float *dev, size_t n)
 	return den > 0 ? num / den : num;
 }
 
+/* float16 results in units in the last place: the number of elements that differ and the largest
+ * difference (halves ordered as integers, -0 and +0 equal; NaN and inf positions are compare()'s). */
+static void half_ulps(const float *ref, const float *dev, size_t n, size_t *ndiff, int *maxulp)
+{
+	*ndiff = 0;
+	*maxulp = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint16_t hr, hd;
+		int a, b, d;
+		if (isnan(ref[i]) || isnan(dev[i]))
+			continue;
+		hr = clg_float_to_half(ref[i]); /* exact: both are halves */
+		hd = clg_float_to_half(dev[i]);
+		a = hr & 0x8000u ? -(int)(hr & 0x7fffu) : (int)hr;
+		b = hd & 0x8000u ? -(int)(hd & 0x7fffu) : (int)hd;
+		d = a > b ? a - b : b - a;
+		if (d) {
+			(*ndiff)++;
+			if (d > *maxulp)
+				*maxulp = d;
+		}
+	}
+}
+
 /* ---- the case table ---- */
 
-static op_case cases[4096];
+static op_case cases[8192];
 static int ncases;
 
 static void add(op_case c)
@@ -431,14 +527,19 @@ static void build_cases(void)
 			}
 		}
 	}
-	static const int64_t mnk[][3] = {{1, 1, 1}, {7, 5, 3}, {64, 48, 32}, {129, 65, 33}, {128, 10, 512}, {3, 257, 17}};
+	/* For the own CPU kernels (kernels_cl/gemm.cl): {6, 8, 10} is one full tile where the device
+	 * prefers vectors of 4 (Oclgrind), {2, 17, 9} packs B^T (small enough for --small, as both);
+	 * the last two have rows of 512 floats in B (A^T for the last when both are transposed), which
+	 * are packed first too, with edge tiles on both sides. */
+	static const int64_t mnk[][3] = {{1, 1, 1}, {7, 5, 3}, {6, 8, 10}, {2, 17, 9}, {64, 48, 32}, {129, 65, 33},
+					 {128, 10, 512}, {3, 257, 17}, {70, 512, 100}, {512, 33, 70}};
 	for (size_t s = 0; s < sizeof(mnk) / sizeof(mnk[0]); s++) {
 		for (int t = 0; t < 4; t++) {
 			for (int batch = 0; batch <= 3; batch += 3) {
 				op_case c = {.op = CLG_OP_GEMM, .nd = 3, .transA = t & 1, .transB = (t >> 1) & 1,
 					     .batch = batch, .lo = -1, .hi = 1, .f = {1.0, 0.0}};
 				memcpy(c.shape, mnk[s], sizeof(mnk[s]));
-				if (s == 2 && t == 0 && !batch) {
+				if (s == 4 && t == 0 && !batch) {
 					op_case ab = c;
 					ab.f[0] = 0.5, ab.f[1] = 2.0; /* alpha and beta: accumulate into dst */
 					add(ab);
@@ -474,7 +575,7 @@ int main(int argc, char **argv)
 	int small = 0, verbose = 0, ndev;
 	const clg_device_info *list;
 	clg_backend *ref = NULL;
-	int tally[CLG_OP_COUNT][3] = {{0}}; /* pass, fail, unsupported; summed over devices */
+	int tally[CLG_OP_COUNT][2][3] = {{{0}}}; /* [op][float16?]: pass, fail, unsupported; summed over devices */
 	int total_pass = 0, total_fail = 0, total_unsup = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -497,6 +598,15 @@ int main(int argc, char **argv)
 	ops_cases_index(add);
 	ops_cases_norm(add);
 	ops_cases_optim(add);
+	/* every case of an op with a float16 path, again in float16 */
+	for (int ci = 0, n = ncases; ci < n; ci++) {
+		if (takes_f16(cases[ci].op)) {
+			op_case h = cases[ci];
+			h.dtype = CLG_F16;
+			add(h);
+		}
+	}
+	CHECK(ncases < (int)(sizeof(cases) / sizeof(cases[0])), "case table full (%d cases)", ncases);
 	CHECK_OK(clg_devices(&list, &ndev));
 	CHECK_OK(clg_backend_open(0, &ref));
 	if (!ref)
@@ -528,23 +638,34 @@ int main(int argc, char **argv)
 			r = run_case(ref, c, &sr, &nr);
 			CHECK(sr == CLG_OK, "reference failed on %s: %s", name, clg_last_error());
 			d = run_case(be, c, &sd, &nd);
+			int *tl = tally[c->op][c->dtype == CLG_F16];
 			if (sd == CLG_ERR_UNSUPPORTED) {
-				tally[c->op][2]++;
+				tl[2]++;
 				if (verbose)
 					printf("  %-60s not supported\n", name);
 			} else if (sd != CLG_OK || !r) {
-				tally[c->op][1]++;
+				tl[1]++;
 				CHECK(0, "%s on %s failed: %s", name, list[di].name, clg_last_error());
 			} else {
+				size_t ndiff = 0;
+				int maxulp = 0;
 				err = compare(r, d, nr);
-				if (err <= threshold(c)) {
-					tally[c->op][0]++;
+				if (c->dtype == CLG_F16)
+					half_ulps(r, d, nr, &ndiff, &maxulp);
+				if (err <= threshold(c) && ndiff <= (c->dtype == CLG_F16 ? half_max_diffs(nr) : nr)) {
+					tl[0]++;
+				} else if (err <= threshold(c)) {
+					tl[1]++;
+					CHECK(0, "%s on %s: %zu of %zu float16 results differ (at most %d ulp), more than %zu",
+					      name, list[di].name, ndiff, nr, maxulp, half_max_diffs(nr));
 				} else {
-					tally[c->op][1]++;
+					tl[1]++;
 					CHECK(0, "%s on %s: normalized error %.3g > %.3g", name, list[di].name, err,
 					      threshold(c));
 				}
-				if (verbose)
+				if (verbose && c->dtype == CLG_F16)
+					printf("  %-60s err %.3g, %zu of %zu differ, at most %d ulp\n", name, err, ndiff, nr, maxulp);
+				else if (verbose)
 					printf("  %-60s err %.3g\n", name, err);
 			}
 			free(r);
@@ -554,14 +675,19 @@ int main(int argc, char **argv)
 	}
 	CHECK(tested_devices > 0, "no device matched --device %s", dev_filter ? dev_filter : "(none)");
 
-	printf("\nop suite tally (cases x devices): %-20s %6s %6s %12s\n", "op", "pass", "fail", "unsupported");
-	for (int op = 0; op < CLG_OP_COUNT; op++) {
-		if (!tally[op][0] && !tally[op][1] && !tally[op][2])
-			continue;
-		printf("%-34s %-20s %6d %6d %12d\n", "", clg_op_name((clg_op)op), tally[op][0], tally[op][1], tally[op][2]);
-		total_pass += tally[op][0];
-		total_fail += tally[op][1];
-		total_unsup += tally[op][2];
+	printf("\nop suite tally (cases x devices): %-26s %6s %6s %12s\n", "op", "pass", "fail", "unsupported");
+	for (int h = 0; h < 2; h++) {
+		for (int op = 0; op < CLG_OP_COUNT; op++) {
+			const int *tl = tally[op][h];
+			char label[64];
+			if (!tl[0] && !tl[1] && !tl[2])
+				continue;
+			snprintf(label, sizeof(label), "%s%s", clg_op_name((clg_op)op), h ? " f16" : "");
+			printf("%-34s %-26s %6d %6d %12d\n", "", label, tl[0], tl[1], tl[2]);
+			total_pass += tl[0];
+			total_fail += tl[1];
+			total_unsup += tl[2];
+		}
 	}
 	printf("op cases: %d passed, %d failed, %d unsupported on %d device(s)\n", total_pass, total_fail, total_unsup,
 	       tested_devices);

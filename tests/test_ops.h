@@ -33,9 +33,11 @@ typedef struct {
 	int nops;
 	int op_nd[1 + CLG_MAX_SRC];
 	int64_t op_shape[1 + CLG_MAX_SRC][CLG_MAX_DIMS];
-	clg_dtype op_dtype[1 + CLG_MAX_SRC]; /* CLG_F32 (0) or CLG_I32 */
+	clg_dtype op_dtype[1 + CLG_MAX_SRC]; /* CLG_F32 (0: the case's dtype) or CLG_I32 */
 	int32_t idx_hi;              /* int32 sources hold integers in [0, idx_hi) */
 	double thr;                  /* > 0: overrides the op's threshold */
+	clg_dtype dtype;             /* of the float operands: CLG_F32 (0), or CLG_F16 (added by the
+	                              * runner for the EW, REDUCE and ROW cases; host data in half bits) */
 } op_case;
 
 typedef void (*op_case_adder)(op_case c);

@@ -1,5 +1,6 @@
 /* The tensor API: values of views and broadcasting, device copies, scopes, no-grad, and the
- * errors a user meets (mismatched shapes, dtypes, devices, backward twice, bad reshape). */
+ * errors a user meets (mismatched shapes, dtypes, devices, backward twice, bad reshape); float16
+ * tensors on every device, and the host's half <-> float conversions. */
 #include "test_util.h"
 
 #include <math.h>
@@ -76,6 +77,213 @@ static void test_device(clg_backend *be, clg_backend *other)
 	/* a NULL input propagates without replacing the first error */
 	CHECK(clg_relu(clg_reshape(a, CLG_SHAPE(5))) == NULL && strstr(clg_last_error(), "reshape"),
 	      "first error kept: %s", clg_last_error());
+	clg_scope_end();
+}
+
+/* ---- float16 ---- */
+
+static int half_is_nan(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+
+/* The conversion helpers: edge cases, every half through float and back, and float -> half
+ * being the nearest half (ties to even) over a sweep of float bit patterns. */
+static void test_half_conversions(void)
+{
+	static const struct {
+		float f;
+		uint16_t h;
+	} to_half[] = {
+		{0.0f, 0x0000}, {-0.0f, 0x8000}, {1.0f, 0x3c00}, {-2.0f, 0xc000}, {0.5f, 0x3800},
+		{65504.0f, 0x7bff}, {65519.99f, 0x7bff}, {65520.0f, 0x7c00}, {-65520.0f, 0xfc00}, {1e10f, 0x7c00},
+		{0x1p-24f, 0x0001}, {0x1p-25f, 0x0000}, {0x1.8p-25f, 0x0001}, {0x1.000002p-25f, 0x0001},
+		{0x1p-26f, 0x0000}, {-0x1p-24f, 0x8001}, {0x1p-14f, 0x0400}, {0x1.ff8p-15f, 0x03ff},
+		{0x1.ffcp-15f, 0x0400}, /* halfway between the largest subnormal and 2^-14: to even */
+		{1.0f + 0x1p-11f, 0x3c00}, {1.0f + 3 * 0x1p-11f, 0x3c02}, /* ties to even */
+		{0x1.002002p+0f, 0x3c01},                                 /* just above the tie at 1 + 2^-11 */
+		{0x1p-149f, 0x0000}, {INFINITY, 0x7c00}, {-INFINITY, 0xfc00},
+	};
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(to_half) / sizeof(to_half[0]); i++) {
+		uint16_t h = clg_float_to_half(to_half[i].f);
+		CHECK(h == to_half[i].h, "float_to_half(%a) = 0x%04x, want 0x%04x", (double)to_half[i].f, h, to_half[i].h);
+	}
+	CHECK(half_is_nan(clg_float_to_half(NAN)) && half_is_nan(clg_float_to_half(-NAN)), "NaN stays NaN");
+	CHECK(clg_half_to_float(0x0001) == 0x1p-24f, "smallest subnormal: %a", (double)clg_half_to_float(0x0001));
+	CHECK(clg_half_to_float(0x03ff) == 1023 * 0x1p-24f, "largest subnormal");
+	CHECK(clg_half_to_float(0x7bff) == 65504.0f, "largest half");
+	CHECK(clg_half_to_float(0x7c00) == INFINITY && clg_half_to_float(0xfc00) == -INFINITY, "infinities");
+	CHECK(isnan(clg_half_to_float(0x7e00)) && isnan(clg_half_to_float(0xfc01)), "NaN");
+	CHECK(clg_half_to_float(0x8000) == 0 && signbit(clg_half_to_float(0x8000)), "-0");
+	/* every half goes through float and back unchanged (NaN: stays NaN) */
+	for (uint32_t h = 0; h < 0x10000u; h++) {
+		float f = clg_half_to_float((uint16_t)h);
+		uint16_t back = clg_float_to_half(f);
+		bad += half_is_nan((uint16_t)h) ? !(isnan(f) && half_is_nan(back)) : back != h;
+	}
+	CHECK(bad == 0, "%d halves do not survive half -> float -> half", bad);
+	/* float -> half gives the nearest half, ties to the even one (about a million floats) */
+	bad = 0;
+	for (uint64_t u = 0; u < 0x100000000ull; u += 4093) {
+		uint32_t bits = (uint32_t)u;
+		float f;
+		memcpy(&f, &bits, sizeof(f));
+		uint16_t h = clg_float_to_half(f), mag = h & 0x7fffu;
+		if (isnan(f)) {
+			bad += !half_is_nan(h);
+			continue;
+		}
+		if (fabsf(f) >= 65520.0f) {
+			bad += mag != 0x7c00u || (h >> 15) != (bits >> 31);
+			continue;
+		}
+		double d = fabs((double)f - clg_half_to_float(h));
+		for (int step = -1; step <= 1; step += 2) {
+			int nm = (int)mag + step;
+			if (nm < 0 || nm > 0x7bff)
+				continue;
+			double dn = fabs((double)f - clg_half_to_float((uint16_t)((h & 0x8000u) | (uint16_t)nm)));
+			bad += dn < d || (dn == d && (mag & 1u));
+		}
+		bad += mag != 0 && (h >> 15) != (bits >> 31);
+	}
+	CHECK(bad == 0, "%d floats not rounded to the nearest half (ties to even)", bad);
+}
+
+/* Reads a float16 tensor and compares with want, each within one rounding of a half. */
+static void expect_half_values(clg_tensor *t, const float *want, int n, const char *what)
+{
+	uint16_t got[64];
+	CHECK(t && clg_dtype_of(t) == CLG_F16, "%s: not a float16 tensor: %s", what, clg_last_error());
+	if (!t || clg_numel(t) != n || clg_to_host(t, got, sizeof(uint16_t) * (size_t)n) != CLG_OK) {
+		CHECK(0, "%s: cannot read %d halves: %s", what, n, clg_last_error());
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		float g = clg_half_to_float(got[i]);
+		CHECK(fabsf(g - want[i]) <= 0x1p-11f * fabsf(want[i]) + 1e-7f, "%s[%d] = %g, want %g", what, i, g, want[i]);
+	}
+}
+
+/* float16 tensors on every device: upload half bits, elementwise with broadcasting, reductions,
+ * softmax, int32 argmax, reading back; rounding on the device is the host's (an exact product of
+ * two halves rounded once); ops without a float16 path refuse it with a clear error. */
+static void test_float16(clg_backend *be, clg_backend *other)
+{
+	const float v6[6] = {1, -2, 3.5f, 0.25f, 1000, -0.125f};
+	uint16_t h6[6], h3[3];
+	clg_tensor *a, *b, *t;
+	double v;
+
+	clg_scope_begin();
+	for (int i = 0; i < 6; i++)
+		h6[i] = clg_float_to_half(v6[i]);
+	for (int i = 0; i < 3; i++)
+		h3[i] = clg_float_to_half((float[]){0.5f, 2, -1}[i]);
+	a = clg_from_host(be, CLG_F16, CLG_SHAPE(2, 3), h6);
+	b = clg_from_host(be, CLG_F16, CLG_SHAPE(3), h3);
+	CHECK(a && b, "float16 tensors on '%s': %s", be->info.name, clg_last_error());
+	if (!a || !b) {
+		clg_scope_end();
+		return;
+	}
+	expect_half_values(a, v6, 6, "float16 round trip");
+	expect_half_values(clg_mul(a, b), (float[]){0.5f, -4, -3.5f, 0.125f, 2000, 0.125f}, 6, "float16 broadcast mul");
+	expect_half_values(clg_contiguous(clg_transpose(a, 0, 1)), (float[]){1, 0.25f, -2, 1000, 3.5f, -0.125f}, 6,
+			   "float16 transpose copy");
+	expect_half_values(clg_exp(b), (float[]){1.6487213f, 7.3890561f, 0.36787944f}, 3, "float16 exp");
+	/* 1000.125 is no half: the sum, exact in float32, is rounded once (to 1000) */
+	expect_half_values(clg_sum(a, 1, (int[]){1}, 0), (float[]){2.5f, 1000}, 2, "float16 sum axis 1");
+	expect_half_values(clg_max(a), (float[]){3.5f, 1000}, 2, "float16 max");
+	{
+		int32_t idx[2] = {-1, -1};
+		clg_tensor *am = clg_argmax(a);
+		CHECK(am && clg_dtype_of(am) == CLG_I32 && clg_to_host(am, idx, sizeof(idx)) == CLG_OK && idx[0] == 2 &&
+		      idx[1] == 1, "float16 argmax: %d %d (%s)", idx[0], idx[1], clg_last_error());
+	}
+	{ /* softmax of each row, against double on the same half inputs */
+		float want[6];
+		for (int r = 0; r < 2; r++) {
+			double m = -INFINITY, s = 0;
+			for (int j = 0; j < 3; j++)
+				m = fmax(m, v6[3 * r + j]);
+			for (int j = 0; j < 3; j++)
+				s += exp(v6[3 * r + j] - m);
+			for (int j = 0; j < 3; j++)
+				want[3 * r + j] = (float)(exp(v6[3 * r + j] - m) / s);
+		}
+		expect_half_values(clg_softmax(a), want, 6, "float16 softmax");
+	}
+	expect_half_values(clg_min(a), (float[]){-2, -0.125f}, 2, "float16 min");
+	/* mean = sum (rounded to half: 2.5, 1000) times 1/3 */
+	expect_half_values(clg_mean(a, 1, (int[]){1}, 0), (float[]){2.5f / 3, 1000.0f / 3}, 2, "float16 mean");
+	{ /* log_softmax and layer norm (with gamma and beta: elementwise) of each row, against double */
+		float ls[6], ln[6];
+		for (int r = 0; r < 2; r++) {
+			double m = -INFINITY, s = 0, mu = 0, var = 0;
+			for (int j = 0; j < 3; j++)
+				m = fmax(m, v6[3 * r + j]), mu += v6[3 * r + j] / 3.0;
+			for (int j = 0; j < 3; j++)
+				s += exp(v6[3 * r + j] - m), var += (v6[3 * r + j] - mu) * (v6[3 * r + j] - mu) / 3.0;
+			for (int j = 0; j < 3; j++) {
+				/* gamma and beta are b: the normalised value is rounded to half before the scale */
+				double xh = clg_half_to_float(clg_float_to_half((float)((v6[3 * r + j] - mu) / sqrt(var + 1e-5))));
+				float gb = clg_half_to_float(h3[j]);
+				ls[3 * r + j] = (float)(v6[3 * r + j] - m - log(s));
+				ln[3 * r + j] = clg_half_to_float(clg_float_to_half((float)(xh * gb))) + gb;
+			}
+		}
+		expect_half_values(clg_log_softmax(a), ls, 6, "float16 log_softmax");
+		expect_half_values(clg_layer_norm(a, b, b, 1e-5), ln, 6, "float16 layer_norm");
+	}
+	/* 1002.625 rounds to 1002.5 (ulp 0.5); clg_item reads a float16 scalar */
+	CHECK(clg_item(clg_sum(a, 0, NULL, 0), &v) == CLG_OK && v == 1002.5, "float16 item of the sum: %g (%s)", v,
+	      clg_last_error());
+	expect_half_values(clg_arange(be, CLG_F16, 4), (float[]){0, 1, 2, 3}, 4, "float16 arange");
+	expect_half_values(clg_full(be, CLG_F16, CLG_SHAPE(2), 65519.0), (float[]){65504, 65504}, 2, "float16 full 65519");
+	/* the device rounds as the host: x * y of two halves is exact in float32, then rounded once;
+	 * x runs over every half (subnormal, overflowing and NaN results included) */
+	{
+		enum { NH = 65536 };
+		static const float ys[] = {0.333251953125f, 1.5f, 0x1p-10f, 3.0f, -0.0999755859375f, 1024.0f, 0.5f};
+		uint16_t *hx = malloc(NH * sizeof(uint16_t)), *hy = malloc(NH * sizeof(uint16_t)),
+			 *hz = malloc(NH * sizeof(uint16_t));
+		int bad = 0;
+		for (int i = 0; hx && hy && i < NH; i++) {
+			hx[i] = (uint16_t)i;
+			hy[i] = clg_float_to_half(ys[i % (int)(sizeof(ys) / sizeof(ys[0]))]);
+		}
+		clg_tensor *z = hx && hy ? clg_mul(clg_from_host(be, CLG_F16, CLG_SHAPE(NH), hx),
+						  clg_from_host(be, CLG_F16, CLG_SHAPE(NH), hy))
+					 : NULL;
+		CHECK(z && hz && clg_to_host(z, hz, NH * sizeof(uint16_t)) == CLG_OK, "float16 mul of every half: %s",
+		      clg_last_error());
+		for (int i = 0; z && hz && i < NH; i++) {
+			uint16_t want = clg_float_to_half(clg_half_to_float(hx[i]) * clg_half_to_float(hy[i]));
+			int ok = half_is_nan(want) ? half_is_nan(hz[i]) : hz[i] == want;
+			if (!ok && bad++ < 5)
+				CHECK(0, "'%s': 0x%04x * 0x%04x = 0x%04x, host rounds to 0x%04x", be->info.name, hx[i], hy[i],
+				      hz[i], want);
+		}
+		CHECK(bad == 0, "'%s': %d float16 products rounded unlike the host", be->info.name, bad);
+		free(hx);
+		free(hy);
+		free(hz);
+	}
+	/* copies between devices keep the bits */
+	if (other)
+		expect_half_values(clg_to_device(a, other), v6, 6, "float16 to_device");
+	/* refused: ops without a float16 path (the message names the op, the device and float16),
+	 * mixing dtypes, reading into a buffer of the wrong size */
+	t = clg_matmul(a, clg_transpose(a, 0, 1));
+	CHECK(t == NULL && clg_last_status() == CLG_ERR_DTYPE, "float16 matmul refused on '%s'", be->info.name);
+	CHECK(strstr(clg_last_error(), "float16") && strstr(clg_last_error(), "gemm") &&
+	      strstr(clg_last_error(), be->info.name), "message: %s", clg_last_error());
+	CHECK(clg_add(a, clg_ones(be, CLG_F32, CLG_SHAPE(3))) == NULL && clg_last_status() == CLG_ERR_DTYPE,
+	      "float16 + float32 refused");
+	{
+		float f6[6];
+		CHECK(clg_to_host(a, f6, sizeof(f6)) == CLG_ERR_INVALID, "float16 read into 24 bytes refused");
+	}
 	clg_scope_end();
 }
 
@@ -161,6 +369,7 @@ int main(void)
 	clg_backend *ref = NULL;
 	int n;
 
+	test_half_conversions();
 	t_require_opencl();
 	CHECK_OK(clg_devices(&list, &n));
 	CHECK_OK(clg_backend_open(0, &ref));
@@ -171,6 +380,7 @@ int main(void)
 			continue;
 		printf("device %d: %s\n", i, be->info.name);
 		test_device(be, i ? ref : NULL);
+		test_float16(be, i ? ref : NULL);
 		test_autograd(be);
 		test_scopes(be);
 		clg_backend_close(be);

@@ -92,7 +92,8 @@ typedef struct {
 int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g);
 
 /* launch helpers (cl_ops.c) */
-/* Fails unless dtype t is computable on this device (float32, or float64 with fp64). */
+/* Fails unless dtype t is computable on this device (float32, float64 with fp64, float16 for the
+ * ops that take it: clg_op_accepts_f16). */
 clg_status clg_cl_check_dtype(clg_backend *be, const clg_op_call *c, clg_dtype t);
 /* Fails unless every element of v's buffer is addressable with a 32-bit int. */
 clg_status clg_cl_check_int_range(clg_backend *be, const clg_op_call *c, const clg_view *v);

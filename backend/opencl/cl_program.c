@@ -390,6 +390,12 @@ void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 	case CLG_F64:
 		snprintf(buf, len, "-DT=double -DACC=double -DUSE_FP64 -cl-std=CL1.2");
 		break;
+	case CLG_F16:
+		/* float16 storage, float32 compute: LOAD / STORE are vload_half / vstore_half_rte, core
+		 * OpenCL C 1.2 (no cl_khr_fp16: native half arithmetic is never used, even where the
+		 * device has it) */
+		snprintf(buf, len, "-DT=half -DACC=float -DUSE_HALF_STORAGE -cl-std=CL1.2");
+		break;
 	case CLG_I32: /* only programs that support it (elementwise: copy and fill) */
 		snprintf(buf, len, "-DT=int -DACC=int -DINT_ONLY -cl-std=CL1.2");
 		break;

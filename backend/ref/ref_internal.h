@@ -17,23 +17,28 @@ typedef void (*clg_ref_row_fn)(const clg_op_call *c, const clg_view *const *v, c
 			       int64_t C);
 clg_status clg_ref_each_row(const clg_op_call *c, clg_ref_row_fn fn);
 
-/* Element `off` of a view's buffer, widened to double. */
+/* Element `off` of a view's buffer, widened to double (exactly, float16 included). */
 static inline double clg_ref_load(const clg_view *v, int64_t off)
 {
 	const void *p = v->buf->handle;
 	switch (v->dtype) {
 	case CLG_F64: return ((const double *)p)[off];
 	case CLG_I32: return ((const int32_t *)p)[off];
+	case CLG_F16: return clg_half_to_float(((const uint16_t *)p)[off]);
 	default: return ((const float *)p)[off];
 	}
 }
 
+/* Stores x rounded to the view's dtype. float16 is rounded as the devices do it: they compute in
+ * float32 and round that to half (vstore_half_rte), so x goes to float first, then to half (to
+ * nearest even both times). */
 static inline void clg_ref_store(const clg_view *v, int64_t off, double x)
 {
 	void *p = v->buf->handle;
 	switch (v->dtype) {
 	case CLG_F64: ((double *)p)[off] = x; break;
 	case CLG_I32: ((int32_t *)p)[off] = (int32_t)x; break;
+	case CLG_F16: ((uint16_t *)p)[off] = clg_float_to_half((float)x); break;
 	default: ((float *)p)[off] = (float)x; break;
 	}
 }
