@@ -1,25 +1,34 @@
 /* GEMM for CPU-type devices (PoCL): register-tiled, no local memory, one tile of the output per
- * work-item, meant for work-groups of a single work-item. Two forms, chosen by the host
- * (backend/opencl/cl_gemm.c) from the operands' layouts:
+ * work-item, meant for work-groups of a single work-item. The host (backend/opencl/cl_gemm.c)
+ * picks the form from the operands' layouts:
  *   gemm_op   D (P, Q) = alpha * S (P, K) @ V (K, Q) + beta * D
- *             outer products: V has unit stride along q; S has any strides (its elements are
- *             broadcast one at a time). Each work-item holds a TM x TN block of D as TM * TN/VW
+ *             outer products: V has unit stride along q; S any strides (its elements are
+ *             broadcast one at a time). Each work-item holds a TM x TN block of D in TM * TN/VW
  *             vectors and, per step of k, loads TN/VW vectors of a row of V and TM scalars of S.
- *             Covers C = A @ B with B row-major (S = A, V = B; A as stored or transposed) and,
- *             as C^T = B^T @ A^T, the case where both A and B are transposed.
+ *             Covers C = A @ B with B as stored (S = A, as stored or transposed; V = B) and, as
+ *             C^T = B^T @ A^T, both operands transposed (S = B^T, V = A^T, D = C^T).
  *   gemm_dot  D (P, Q) = alpha * S (P, K) @ W (Q, K)^T + beta * D
  *             dot products: S and W both have unit stride along k. Each work-item holds a
  *             DM x DN block of D as DM * DN vectors of partial sums over k (VW at a time), summed
- *             across lanes at the end. Covers C = A @ B with A row-major and B transposed.
- * D has any strides (d_sp, d_sq); the fast store path is d_sq == 1. Every operand has a batch
- * stride (s_sb, v_sb, d_sb; 0 repeats an operand across the batch), the batch index is
- * get_global_id(2). Dim 0 of the range walks tiles along q, dim 1 tiles along p.
+ *             across lanes at the end. Covers C = A @ B with only B transposed.
+ *   gemm_pack copies an operand of gemm_op into panels of W rows (TM for S, TN for V, V taken
+ *             as V^T) contiguous along k, zero-padded, for operands whose rows along k are a
+ *             multiple of 512 bytes apart and so would fall into a few cache sets.
+ * Layouts (in elements): S (p, k) at s_off + (p / TM) * s_pp + (p % TM) * s_sp + k * s_sk, with
+ * s_pp = TM * s_sp as stored, or s_pp = K * TM, s_sp = 1, s_sk = TM packed. V (k, q) at
+ * v_off + (q / TN) * v_sp + k * ldv + q % TN, with v_sp = TN and ldv its row stride as stored, or
+ * v_sp = K * TN, ldv = TN packed; columns at or past vq are not read (vq = Q as stored, Q rounded
+ * up to TN packed). D has any strides (d_sp, d_sq); d_sq == 1 stores whole vectors. Each operand
+ * has a batch stride (0 repeats it across the batch); the batch is get_global_id(2). Dim 0 of the
+ * range walks tiles along p, dim 1 along q, so work-groups that run one after the other share
+ * their tile of V (or W), which stays in cache.
  * Edges: tiles that stick out of P or Q read clamped (valid) rows and columns and store only
- * their valid elements, so any P, Q, K >= 1 is fine; K == 0 gives beta * D.
- * beta == 0 never reads D (it may hold NaN), as BLAS does. Sums are accumulated in T.
- * Offsets, strides and sizes are in elements and must fit in an int (the host checks).
+ * their valid elements, so any P, Q, K >= 1 works. beta == 0 never reads D (it may hold NaN), as
+ * BLAS does. Sums are accumulated in T. Offsets, strides and sizes must fit in an int (the host
+ * checks).
  * Expects: -DT=<float|double> (-DUSE_FP64 for double), -DTM -DTN -DVW (gemm_op tile; TN a multiple
- * of VW), -DDM -DDN (gemm_dot tile), VW one of 2, 4, 8, 16. Defaults below suit AVX2. */
+ * of VW), -DDM -DDN (gemm_dot tile), VW one of 2, 4, 8, 16 (defaults below: AVX2, float);
+ * -DUSE_FMA: multiply-adds with fma() (devices that report CL_FP_FMA), else mad(). */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -34,10 +43,17 @@
 #define VW 8
 #endif
 #ifndef DM
-#define DM 3
+#define DM 4
 #endif
 #ifndef DN
-#define DN 4
+#define DN 3
+#endif
+
+/* fma() where the device fuses in hardware (PoCL's mad() stays a multiply and an add) */
+#ifdef USE_FMA
+#define MAD(a, b, c) fma(a, b, c)
+#else
+#define MAD(a, b, c) mad(a, b, c)
 #endif
 
 #define CAT_(a, b) a##b
@@ -74,15 +90,18 @@ inline T hsum(VT x)
 #define STORE1(D, o, v) ((D)[o] = beta == 0 ? alpha * (v) : alpha * (v) + beta * (D)[o])
 
 __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, const T beta,
-		      __global const T *S, const int s_off, const int s_sp, const int s_sk, const int s_sb,
-		      __global const T *V, const int v_off, const int ldv, const int v_sb,
+		      __global const T *S, const int s_off, const int s_sp, const int s_sk, const int s_pp,
+		      const int s_sb,
+		      __global const T *V, const int v_off, const int ldv, const int v_sp, const int vq,
+		      const int v_sb,
 		      __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
 {
-	const int p0 = (int)get_global_id(1) * TM, q0 = (int)get_global_id(0) * TN, b = (int)get_global_id(2);
-	__global const T *s = S + s_off + b * s_sb;
-	__global const T *v = V + v_off + b * v_sb;
+	const int tp = (int)get_global_id(0), tq = (int)get_global_id(1), p0 = tp * TM, q0 = tq * TN;
+	const int b = (int)get_global_id(2);
+	__global const T *s = S + s_off + b * s_sb + tp * s_pp;
+	__global const T *v = V + v_off + b * v_sb + tq * v_sp;
 	__global T *d = D + d_off + b * d_sb;
-	const int full_q = q0 + TN <= Q;
+	const int full_q = q0 + TN <= vq;
 	int sr[TM]; /* offset of each row of S, clamped to a valid row */
 	VT acc[TM][NV];
 
@@ -90,13 +109,13 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 		return;
 #pragma unroll
 	for (int i = 0; i < TM; i++) {
-		sr[i] = min(p0 + i, P - 1) * s_sp;
+		sr[i] = min(i, P - 1 - p0) * s_sp;
 #pragma unroll
 		for (int j = 0; j < NV; j++)
 			acc[i][j] = (VT)0;
 	}
 	if (full_q) {
-		__global const T *vk = v + q0, *sk = s;
+		__global const T *vk = v, *sk = s;
 		for (int k = 0; k < K; k++, vk += ldv, sk += s_sk) {
 			VT bv[NV];
 #pragma unroll
@@ -107,7 +126,7 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 				const VT a = (VT)sk[sr[i]];
 #pragma unroll
 				for (int j = 0; j < NV; j++)
-					acc[i][j] = mad(a, bv[j], acc[i][j]);
+					acc[i][j] = MAD(a, bv[j], acc[i][j]);
 			}
 		}
 	} else {
@@ -116,7 +135,7 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 		__global const T *vk = v, *sk = s;
 #pragma unroll
 		for (int c = 0; c < TN; c++)
-			vc[c] = min(q0 + c, Q - 1);
+			vc[c] = min(c, Q - 1 - q0);
 		for (int k = 0; k < K; k++, vk += ldv, sk += s_sk) {
 			T row[TN];
 			VT bv[NV];
@@ -131,11 +150,11 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 				const VT a = (VT)sk[sr[i]];
 #pragma unroll
 				for (int j = 0; j < NV; j++)
-					acc[i][j] = mad(a, bv[j], acc[i][j]);
+					acc[i][j] = MAD(a, bv[j], acc[i][j]);
 			}
 		}
 	}
-	if (full_q && d_sq == 1) {
+	if (q0 + TN <= Q && d_sq == 1) {
 #pragma unroll
 		for (int i = 0; i < TM; i++) {
 			__global T *dr = d + (p0 + i) * d_sp + q0;
@@ -145,7 +164,7 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 			for (int j = 0; j < NV; j++) {
 				VT r = (VT)alpha * acc[i][j];
 				if (beta != 0)
-					r = mad((VT)beta, VLOAD(j, dr), r);
+					r = MAD((VT)beta, VLOAD(j, dr), r);
 				VSTORE(r, j, dr);
 			}
 		}
@@ -167,7 +186,7 @@ __kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, con
 		       __global const T *W, const int w_off, const int ldw, const int w_sb,
 		       __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
 {
-	const int p0 = (int)get_global_id(1) * DM, q0 = (int)get_global_id(0) * DN, b = (int)get_global_id(2);
+	const int p0 = (int)get_global_id(0) * DM, q0 = (int)get_global_id(1) * DN, b = (int)get_global_id(2);
 	__global const T *s = S + s_off + b * s_sb;
 	__global const T *w = W + w_off + b * w_sb;
 	__global T *d = D + d_off + b * d_sb;
@@ -201,7 +220,7 @@ __kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, con
 		for (int i = 0; i < DM; i++)
 #pragma unroll
 			for (int j = 0; j < DN; j++)
-				acc[i][j] = mad(a[i], bw[j], acc[i][j]);
+				acc[i][j] = MAD(a[i], bw[j], acc[i][j]);
 	}
 #pragma unroll
 	for (int i = 0; i < DM; i++)
@@ -213,9 +232,31 @@ __kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, con
 		for (int i = 0; i < DM; i++)
 #pragma unroll
 			for (int j = 0; j < DN; j++)
-				res[i][j] = mad(sr[i][k], wr[j][k], res[i][j]);
+				res[i][j] = MAD(sr[i][k], wr[j][k], res[i][j]);
 	}
 	for (int i = 0; i < DM && p0 + i < P; i++)
 		for (int j = 0; j < DN && q0 + j < Q; j++)
 			STORE1(d, (p0 + i) * d_sp + (q0 + j) * d_sq, res[i][j]);
+}
+
+/* Packs X (K, Q), at any strides, into panels of W columns for gemm_op: panel t holds
+ * X(k, t * W + c) at t * K * W + k * W + c, zeros past column Q; one work-item per (panel, k).
+ * V is packed with W = TN; S with W = TM, as S^T (its rows become the columns). */
+__kernel void gemm_pack(const int K, const int Q, const int W, __global const T *X, const int x_off,
+			const int x_sk, const int x_sq, const int x_sb, __global T *O, const int o_sb)
+{
+	const int t = (int)get_global_id(0), k = (int)get_global_id(1), b = (int)get_global_id(2), q0 = t * W;
+	__global const T *x = X + x_off + b * x_sb + k * x_sk;
+	__global T *o = O + b * o_sb + (t * K + k) * W;
+
+	if (k >= K)
+		return;
+	if (W == TN && q0 + TN <= Q && x_sq == 1) {
+#pragma unroll
+		for (int j = 0; j < NV; j++)
+			VSTORE(VLOAD(j, x + q0), j, o);
+	} else {
+		for (int c = 0; c < W; c++)
+			o[c] = q0 + c < Q ? x[(q0 + c) * x_sq] : (T)0;
+	}
 }

@@ -527,19 +527,20 @@ static void build_cases(void)
 			}
 		}
 	}
-	/* For the own CPU kernels (kernels_cl/gemm.cl): {6, 8, 10} is one full tile where the device
-	 * prefers vectors of 4 (Oclgrind), {2, 17, 9} packs B^T (small enough for --small, as both);
-	 * the last two have rows of 512 floats in B (A^T for the last when both are transposed), which
-	 * are packed first too, with edge tiles on both sides. */
-	static const int64_t mnk[][3] = {{1, 1, 1}, {7, 5, 3}, {6, 8, 10}, {2, 17, 9}, {64, 48, 32}, {129, 65, 33},
-					 {128, 10, 512}, {3, 257, 17}, {70, 512, 100}, {512, 33, 70}};
+	/* For the own CPU kernels (kernels_cl/gemm.cl), where the device prefers vectors of 4 floats
+	 * (Oclgrind; small enough for --small): {6, 8, 10} is one full tile of gemm_op, {4, 6, 16}
+	 * full tiles of gemm_dot (Bt), {2, 17, 9} edge tiles and a tail along k. Operands whose rows
+	 * along k are a multiple of 512 bytes apart are packed first: B in {70, 512, 100}, and A
+	 * stored transposed (At, At Bt) in {128, 10, 512} and {512, 33, 70}. */
+	static const int64_t mnk[][3] = {{1, 1, 1}, {7, 5, 3}, {6, 8, 10}, {4, 6, 16}, {2, 17, 9}, {64, 48, 32},
+					 {129, 65, 33}, {128, 10, 512}, {3, 257, 17}, {70, 512, 100}, {512, 33, 70}};
 	for (size_t s = 0; s < sizeof(mnk) / sizeof(mnk[0]); s++) {
 		for (int t = 0; t < 4; t++) {
 			for (int batch = 0; batch <= 3; batch += 3) {
 				op_case c = {.op = CLG_OP_GEMM, .nd = 3, .transA = t & 1, .transB = (t >> 1) & 1,
 					     .batch = batch, .lo = -1, .hi = 1, .f = {1.0, 0.0}};
 				memcpy(c.shape, mnk[s], sizeof(mnk[s]));
-				if (s == 4 && t == 0 && !batch) {
+				if (s == 5 && t == 0 && !batch) {
 					op_case ab = c;
 					ab.f[0] = 0.5, ab.f[1] = 2.0; /* alpha and beta: accumulate into dst */
 					add(ab);

@@ -107,7 +107,8 @@ typedef struct {
 } gemm_tile;
 
 /* The tile for this device and dtype: $CLGRAD_GEMM_TILE, else from the preferred vector width
- * (8 floats on AVX2: 6 x 16 = 12 accumulator registers of 16; 16 on AVX-512: 8 x 32, 16 of 32). */
+ * (8 floats on AVX2: 6 x 16 = 12 accumulator registers of 16; 16 on AVX-512: 8 x 32, 16 of 32;
+ * gemm_dot 4 x 3, 12 registers of partial sums). Measured on Zen 3 (docs/PERFORMANCE.md). */
 static void tile_for(clg_backend *be, clg_dtype t, gemm_tile *g)
 {
 	const char *e = getenv("CLGRAD_GEMM_TILE");
@@ -118,7 +119,7 @@ static void tile_for(clg_backend *be, clg_dtype t, gemm_tile *g)
 			t == CLG_F64 ? CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE : CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT,
 			sizeof(pref), &pref, NULL);
 	vw = pref >= 16 ? 16 : pref >= 8 ? 8 : 4;
-	*g = (gemm_tile){.tm = vw >= 16 ? 8 : 6, .tn = 2 * vw, .vw = vw, .dm = 3, .dn = 4};
+	*g = (gemm_tile){.tm = vw >= 16 ? 8 : 6, .tn = 2 * vw, .vw = vw, .dm = 4, .dn = 3};
 	if (e && *e) {
 		gemm_tile u;
 		if (sscanf(e, "%d,%d,%d,%d,%d", &u.tm, &u.tn, &u.vw, &u.dm, &u.dn) == 5 && u.tm >= 1 && u.tm <= 16 &&
@@ -130,87 +131,163 @@ static void tile_for(clg_backend *be, clg_dtype t, gemm_tile *g)
 	}
 }
 
+/* Whether gemm_op reads an operand packed into panels by gemm_pack rather than as stored; step is
+ * the operand's stride along k in bytes. Packing costs a pass over the operand. It pays when the
+ * rows gemm_op walks through along k lie a multiple of 512 bytes apart: they then fall into a few
+ * cache sets and evict each other (on Zen 3, 1024^3 ran at about 90 GFLOP/s unpacked and 150
+ * packed; docs/PERFORMANCE.md). */
+static int want_pack(int64_t K, int64_t step)
+{
+	return K >= 64 && step % 512 == 0;
+}
+
+static clg_status set_and_launch(clg_backend *be, cl_kernel k, const char *kname, int n, const size_t *sizes,
+				 const void *const *vals, const size_t *global, const size_t *local)
+{
+	clg_status st = clg_cl_set_args(be, k, "gemm", n, sizes, vals);
+	cl_int err;
+
+	if (st)
+		return st;
+	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu)",
+				   kname, global[0], global[1], global[2], local[0], local[1], local[2]);
+	return CLG_OK;
+}
+
+/* A gemm_op operand: X (rows, K) at off + r * sr + k * sk + b * sb (S as given; V as V^T). */
+typedef struct {
+	cl_mem mem;
+	cl_int off, sr, sk, sb;
+	cl_int sp;  /* stride from one panel of tile rows to the next */
+	cl_int lim; /* rows that may be read: rows as stored, rounded up to the tile when packed */
+} op_operand;
+
+/* Elements of the packed copy of x (rows, K) in panels of w rows, for nb batches; -1 if it would
+ * not be addressable with ints. */
+static int64_t packed_elems(int64_t rows, int64_t K, int w, int64_t nb)
+{
+	int64_t n = (rows + w - 1) / w * w * K * nb;
+	return n > INT_MAX ? -1 : n;
+}
+
+/* Packs x (rows, K) into panels of w rows, contiguous along k (gemm_pack), in a new buffer *out,
+ * and makes x describe the packed copy. */
+static clg_status pack_operand(clg_backend *be, const char *opts, op_operand *x, cl_int rows, cl_int K, cl_int w,
+			       int64_t batch, size_t ts, clg_buffer **out)
+{
+	int64_t nb = x->sb == 0 ? 1 : batch;
+	cl_int npan = (rows + w - 1) / w, o_sb = npan * K * w;
+	size_t lk = K < 64 ? (size_t)K : 64, global[3], local[3] = {1, lk, 1};
+	const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
+	size_t sizes[] = {I, I, I, MEM, I, I, I, I, MEM, I};
+	cl_mem mp;
+	cl_kernel k;
+	clg_status st;
+
+	if ((st = clg_cl_kernel(be, "gemm", opts, "gemm_pack", &k)) ||
+	    (st = clg_buffer_alloc(be, (size_t)nb * (size_t)o_sb * ts, out)))
+		return st;
+	mp = (cl_mem)(*out)->handle;
+	const void *vals[] = {&K, &rows, &w, &x->mem, &x->off, &x->sk, &x->sr, &x->sb, &mp, &o_sb};
+	global[0] = (size_t)npan;
+	global[1] = ((size_t)K + lk - 1) / lk * lk;
+	global[2] = (size_t)nb;
+	if ((st = set_and_launch(be, k, "gemm_pack", 10, sizes, vals, global, local)))
+		return st;
+	*x = (op_operand){.mem = mp, .off = 0, .sr = 1, .sk = w, .sb = x->sb == 0 ? 0 : o_sb, .sp = K * w,
+			  .lim = npan * w};
+	return CLG_OK;
+}
+
 static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
 			   const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc)
 {
 	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
-	int ta = la->trans == CLBlastTransposeYes, tb = lb->trans == CLBlastTransposeYes, dot = tb && !ta;
+	int ta = la->trans == CLBlastTransposeYes, tb = lb->trans == CLBlastTransposeYes;
 	int f64 = C->dtype == CLG_F64;
 	char opts[256], dt[128];
 	gemm_tile g;
+	cl_device_fp_config fpc = 0;
 	cl_kernel k;
-	cl_int err;
 	clg_status st;
+	clg_buffer *packed[2] = {NULL, NULL};
 	cl_mem ma = (cl_mem)A->buf->handle, mb = (cl_mem)B->buf->handle, mc = (cl_mem)C->buf->handle;
 	/* batch strides (unused, so zeroed, for a single matrix) */
 	cl_int sa = batch > 1 ? (cl_int)A->stride[0] : 0, sb = batch > 1 ? (cl_int)B->stride[0] : 0;
 	cl_int sc = batch > 1 ? (cl_int)C->stride[0] : 0;
 	cl_int oa = (cl_int)A->offset, ob = (cl_int)B->offset, oc = (cl_int)C->offset;
 	cl_int lda = (cl_int)la->ld, ldb = (cl_int)lb->ld, ldc = (cl_int)lc->ld, one = 1;
-	cl_int P, Q, Kk = (cl_int)K;
+	cl_int P, Q, Kk = (cl_int)K, d_sp, d_sq;
 	double a64 = c->f[0], b64 = c->f[1];
 	float a32 = (float)c->f[0], b32 = (float)c->f[1];
 	size_t ts = f64 ? sizeof(double) : sizeof(float), global[3], local[3] = {1, 1, 1};
 	const void *pa = f64 ? (const void *)&a64 : (const void *)&a32;
 	const void *pb = f64 ? (const void *)&b64 : (const void *)&b32;
+	const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
+	op_operand S, V; /* gemm_op: D (P, Q) = S (P, K) @ V (K, Q), V described as V^T (Q, K) */
+	int pack_s, pack_v;
 
 	if ((st = clg_cl_check_int_range(be, c, A)) || (st = clg_cl_check_int_range(be, c, B)) ||
 	    (st = clg_cl_check_int_range(be, c, C)))
 		return st;
 	tile_for(be, C->dtype, &g);
 	clg_cl_dtype_options(be, C->dtype, dt, sizeof(dt));
-	snprintf(opts, sizeof(opts), "%s -cl-mad-enable -DTM=%d -DTN=%d -DVW=%d -DDM=%d -DDN=%d", dt, g.tm, g.tn, g.vw,
-		 g.dm, g.dn);
-	st = clg_cl_kernel(be, "gemm", opts, dot ? "gemm_dot" : "gemm_op", &k);
-	if (st)
-		return st;
-	if (dot) {
-		/* C (M, N) = A (M, K) @ (B^T (N, K))^T: S = A, W = B^T, both with unit stride along k */
-		size_t sizes[] = {sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), ts, ts,
-				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
-				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
-				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int)};
+	clGetDeviceInfo(clg_cl_of(be)->device, f64 ? CL_DEVICE_DOUBLE_FP_CONFIG : CL_DEVICE_SINGLE_FP_CONFIG,
+			sizeof(fpc), &fpc, NULL);
+	snprintf(opts, sizeof(opts), "%s -cl-mad-enable%s -DTM=%d -DTN=%d -DVW=%d -DDM=%d -DDN=%d", dt,
+		 fpc & CL_FP_FMA ? " -DUSE_FMA" : "", g.tm, g.tn, g.vw, g.dm, g.dn);
+
+	if (!tb || !ta) { /* C (M, N) = A @ B: S = A, V = B */
 		P = (cl_int)M, Q = (cl_int)N;
+		S = (op_operand){ma, oa, ta ? 1 : lda, ta ? lda : 1, sa, 0, P};
+		V = (op_operand){mb, ob, tb ? ldb : 1, tb ? 1 : ldb, sb, 0, Q};
+		d_sp = ldc, d_sq = 1;
+	} else { /* both transposed: C^T (N, M) = B^T @ A^T: S = B^T, V = A^T (row-major), D = C^T */
+		P = (cl_int)N, Q = (cl_int)M;
+		S = (op_operand){mb, ob, ldb, 1, sb, 0, P};
+		V = (op_operand){ma, oa, 1, lda, sa, 0, Q};
+		d_sp = 1, d_sq = ldc;
+	}
+	if (V.sr != 1) {
+		/* B transposed, A as stored: gemm_dot, C (M, N) = A (M, K) @ (B^T (N, K))^T, reads both
+		 * along k as stored (as fast as gemm_op on B packed, or faster, and no pass over B) */
+		size_t sizes[] = {I, I, I, ts, ts, MEM, I, I, I, MEM, I, I, I, MEM, I, I, I, I};
 		const void *vals[] = {&P, &Q, &Kk, pa, pb, &ma, &oa, &lda, &sa, &mb, &ob, &ldb, &sb,
 				      &mc, &oc, &ldc, &one, &sc};
-		st = clg_cl_set_args(be, k, "gemm", 18, sizes, vals);
-		global[0] = (size_t)((Q + g.dn - 1) / g.dn);
-		global[1] = (size_t)((P + g.dm - 1) / g.dm);
-	} else {
-		size_t sizes[] = {sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), ts, ts,
-				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
-				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
-				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int)};
-		cl_mem ms, mv;
-		cl_int os, s_sp, s_sk, s_sb, ov, ldv, v_sb, d_sp, d_sq;
-		if (!tb) {
-			/* C (M, N) = A @ B: S = A (as stored or transposed), V = B */
-			P = (cl_int)M, Q = (cl_int)N;
-			ms = ma, os = oa, s_sp = ta ? 1 : lda, s_sk = ta ? lda : 1, s_sb = sa;
-			mv = mb, ov = ob, ldv = ldb, v_sb = sb;
-			d_sp = ldc, d_sq = 1;
-		} else {
-			/* both transposed: C^T (N, M) = B^T @ A^T; S = B^T (N, K) with unit stride along k,
-			 * V = A^T (K, M) row-major, D = C^T */
-			P = (cl_int)N, Q = (cl_int)M;
-			ms = mb, os = ob, s_sp = ldb, s_sk = 1, s_sb = sb;
-			mv = ma, ov = oa, ldv = lda, v_sb = sa;
-			d_sp = 1, d_sq = ldc;
-		}
-		const void *vals[] = {&P, &Q, &Kk, pa, pb, &ms, &os, &s_sp, &s_sk, &s_sb, &mv, &ov, &ldv, &v_sb,
-				      &mc, &oc, &d_sp, &d_sq, &sc};
-		st = clg_cl_set_args(be, k, "gemm", 19, sizes, vals);
-		global[0] = (size_t)((Q + g.tn - 1) / g.tn);
-		global[1] = (size_t)((P + g.tm - 1) / g.tm);
+		if ((st = clg_cl_kernel(be, "gemm", opts, "gemm_dot", &k)))
+			return st;
+		global[0] = (size_t)((P + g.dm - 1) / g.dm);
+		global[1] = (size_t)((Q + g.dn - 1) / g.dn);
+		global[2] = (size_t)batch;
+		return set_and_launch(be, k, "gemm_dot", 18, sizes, vals, global, local);
 	}
-	if (st)
-		return st;
-	global[2] = (size_t)batch;
-	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
-	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local 1x1x1)",
-				   dot ? "gemm_dot" : "gemm_op", global[0], global[1], global[2]);
-	return CLG_OK;
+	/* gemm_op reads V along its rows (unit stride along q) and S one element at a time */
+	pack_v = want_pack(K, (int64_t)V.sk * (int64_t)ts) && packed_elems(Q, K, g.tn, V.sb ? batch : 1) >= 0;
+	pack_s = S.sk != 1 && want_pack(K, (int64_t)S.sk * (int64_t)ts) &&
+		 packed_elems(P, K, g.tm, S.sb ? batch : 1) >= 0;
+	S.sp = g.tm * S.sr;
+	V.sp = g.tn;
+	if ((pack_v && (st = pack_operand(be, opts, &V, Q, Kk, g.tn, batch, ts, &packed[0]))) ||
+	    (pack_s && (st = pack_operand(be, opts, &S, P, Kk, g.tm, batch, ts, &packed[1]))))
+		goto out;
+	{
+		size_t sizes[] = {I, I, I, ts, ts, MEM, I, I, I, I, I, MEM, I, I, I, I, I, MEM, I, I, I, I};
+		const void *vals[] = {&P, &Q, &Kk, pa, pb, &S.mem, &S.off, &S.sr, &S.sk, &S.sp, &S.sb,
+				      &V.mem, &V.off, &V.sk, &V.sp, &V.lim, &V.sb, &mc, &oc, &d_sp, &d_sq, &sc};
+		if ((st = clg_cl_kernel(be, "gemm", opts, "gemm_op", &k)))
+			goto out;
+		global[0] = (size_t)((P + g.tm - 1) / g.tm);
+		global[1] = (size_t)((Q + g.tn - 1) / g.tn);
+		global[2] = (size_t)batch;
+		st = set_and_launch(be, k, "gemm_op", 22, sizes, vals, global, local);
+	}
+out:
+	/* safe at once: the in-order queue runs any later user of these buffers after this GEMM */
+	clg_buffer_free(packed[0]);
+	clg_buffer_free(packed[1]);
+	return st;
 }
 
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
