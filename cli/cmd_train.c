@@ -26,6 +26,7 @@ typedef struct {
 	clg_dataset train, test;
 	clg_text text;
 	int lm;
+	double unigram;  /* language model: validation loss of the training text's unigram model */
 } data_sets;
 
 static int usage_to(FILE *f, const char *cmd)
@@ -117,6 +118,20 @@ static int parse(int argc, char **argv, train_opts *o)
 	return 0;
 }
 
+/* Cross-entropy (nats) of the validation part under the training part's character frequencies
+ * (add-one smoothed): the baseline a language model must beat. */
+static double unigram_loss(const clg_text *t)
+{
+	double count[256] = {0}, total = 0, loss = 0;
+	for (int64_t i = 0; i < t->n_train; i++)
+		count[t->ids[i]] += 1;
+	for (int v = 0; v < t->vocab_size; v++)
+		total += count[v] + 1;
+	for (int64_t i = t->n_train; i < t->n; i++)
+		loss -= log((count[t->ids[i]] + 1) / total);
+	return t->n > t->n_train ? loss / (double)(t->n - t->n_train) : NAN;
+}
+
 static clg_status load_data(train_opts *o, data_sets *d)
 {
 	clg_status st;
@@ -130,6 +145,8 @@ static clg_status load_data(train_opts *o, data_sets *d)
 		if (!st)
 			st = clg_text_windows(&d->text, 1, o->model.seq_len, o->model.seq_len, &d->test);
 		o->model.vocab = d->text.vocab_size;
+		if (!st)
+			d->unigram = unigram_loss(&d->text);
 	} else {
 		const char *dir = o->data ? o->data : DEFAULT_IMAGES;
 		float mean, sd;
@@ -362,8 +379,8 @@ int cmd_train(int argc, char **argv)
 			goto out;
 		}
 		if (d.lm)
-			printf("epoch %lld: train loss %.4f, validation loss %.4f, %.1f s, %.0f samples/s\n", (long long)e + 1,
-			       train_loss, val_loss, secs, (double)samples / secs);
+			printf("epoch %lld: train loss %.4f, validation loss %.4f (unigram baseline %.4f), %.1f s, %.0f samples/s\n",
+			       (long long)e + 1, train_loss, val_loss, d.unigram, secs, (double)samples / secs);
 		else
 			printf("epoch %lld: train loss %.4f, test accuracy %.4f (test loss %.4f), %.1f s, %.0f samples/s\n",
 			       (long long)e + 1, train_loss, acc, val_loss, secs, (double)samples / secs);
@@ -372,7 +389,7 @@ int cmd_train(int argc, char **argv)
 			json_string(log, devs[idx].name);
 			fprintf(log, ", \"train_loss\": %.6f, ", train_loss);
 			if (d.lm)
-				fprintf(log, "\"val_loss\": %.6f", val_loss);
+				fprintf(log, "\"val_loss\": %.6f, \"unigram_val_loss\": %.6f", val_loss, d.unigram);
 			else
 				fprintf(log, "\"test_acc\": %.6f, \"test_loss\": %.6f", acc, val_loss);
 			fprintf(log, ", \"epoch_seconds\": %.3f, \"samples_per_s\": %.1f, \"steps\": %lld, \"lr\": %.6g}\n", secs,
