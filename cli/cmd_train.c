@@ -259,6 +259,7 @@ int cmd_train(int argc, char **argv)
 
 	if (wants_help(argc, argv))
 		return usage_to(stdout, "train"), 0;
+	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines show at once, also through a pipe */
 	if (parse(argc, argv, &o))
 		return usage("train");
 	if (o.resume) { /* the checkpoint's model and training configuration win */
