@@ -15,7 +15,8 @@ main_job() {
 	step "[4/4] devices: every device clgrad can use (* = the default)"
 	"$build/clgrad" devices
 	step "[4/4] train: the MLP (784-512-512-10, Adam) on Fashion-MNIST on the default device"
-	"$build/clgrad" train --model mlp --epochs "${CLGRAD_EPOCHS:-5}" --log train_log.jsonl --save mlp.safetensors
+	"$build/clgrad" train --model mlp --epochs "${CLGRAD_EPOCHS:-5}" --schedule cosine --log train_log.jsonl \
+		--save mlp.safetensors
 }
 
 step "[1/4] setup: Debian packages (scripts/setup.sh)"
