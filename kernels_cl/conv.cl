@@ -14,9 +14,6 @@
  * and divides by KH * KW. Semantics: backend/clg_ops.def, reference: backend/ref/ref_ops_conv.c.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * The host makes an unused source (b) alias a, so every pointer is a valid buffer. */
-#ifdef USE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
 
 typedef struct {
 	int N, C, H, W, OH, OW;

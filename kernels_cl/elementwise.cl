@@ -1,6 +1,6 @@
 /* Elementwise ops on strided views, forward and backward side by side.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when T or ACC is double;
- * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE).
+ * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
  * Each op NAME has two kernels with one signature:
  *   NAME_c  every operand contiguous (the common case: plain indexing)
  *   NAME_s  any strides, described by geom (stride 0 is how broadcasting arrives)
@@ -10,25 +10,11 @@
  * -DINT_ONLY (with -DT=int -DACC=int) builds only the kernels that move values (copy, fill), for
  * int32 tensors. */
 #ifdef USE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #define K(x) x
 #else
 #define K(x) x##f
 #endif
 
-/* Element access: LOAD(p, i) reads element i of p as ACC, STORE(p, i, v) writes ACC v there. With
- * -DUSE_HALF_STORAGE (T=half, ACC=float) through core OpenCL C 1.2's vload_half / vstore_half_rte
- * (half is storage only: no cl_khr_fp16 needed, float32 arithmetic, one rounding to nearest even
- * on store); otherwise plain indexing with a conversion. */
-#ifdef USE_HALF_STORAGE
-#define LOAD(p, i) vload_half((size_t)(i), (p))
-#define STORE(p, i, v) vstore_half_rte((ACC)(v), (size_t)(i), (p))
-#else
-#define LOAD(p, i) ((ACC)(p)[i])
-#define STORE(p, i, v) ((p)[i] = (T)(v))
-#endif
-
-#define MAXD 6
 #define NOPS 4
 typedef struct {
 	int nd;             /* dims after the host merged the mergeable ones */

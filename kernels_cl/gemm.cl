@@ -29,9 +29,6 @@
  * Expects: -DT=<float|double> (-DUSE_FP64 for double), -DTM -DTN -DVW (gemm_op tile; TN a multiple
  * of VW), -DDM -DDN (gemm_dot tile), VW one of 2, 4, 8, 16 (defaults below: AVX2, float);
  * -DUSE_FMA: multiply-adds with fma() (devices that report CL_FP_FMA), else mad(). */
-#ifdef USE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
 
 #ifndef TM
 #define TM 6

@@ -11,11 +11,7 @@
  * The host describes each operand by strides over the dims of the work-item's decomposition (see
  * sgeom / ageom), so any layout works, including stride-0 (broadcast) tables and indices.
  * Expects: -DT=<storage type> (-DUSE_FP64 when T is double); ACC is unused (sums run in T). */
-#ifdef USE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
 
-#define MAXD 6
 typedef struct {
 	int nd;          /* dst dims */
 	int n;           /* dst elements */

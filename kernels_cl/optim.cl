@@ -2,9 +2,6 @@
  * parameters: they mirror torch.optim.SGD and torch.optim.Adam / AdamW).
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * Every tensor is contiguous and starts at the given element offset. */
-#ifdef USE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
 
 __kernel void sgd_step(const int n, __global T *p, const int op, __global const T *g, const int og,
 		       __global T *buf, const int ob, const ACC lr, const ACC momentum, const ACC wd,

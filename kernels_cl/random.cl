@@ -15,12 +15,8 @@
  * the reference backend; normal ones may differ in the last bits where a device's log, sqrt or
  * cos differs from the host's libm.
  * Expects: -DT=<storage type> (-DUSE_FP64 when T is double); ACC is unused. */
-#ifdef USE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
 #pragma OPENCL FP_CONTRACT OFF
 
-#define MAXD 6
 typedef struct {
 	int nd;          /* dst dims (size-1 dims dropped) */
 	int n;           /* dst elements */

@@ -6,25 +6,9 @@
  * Subtracting the row max keeps exp from overflowing; a NaN in a row makes the row NaN. Each
  * work-item writes only elements it has read, after the row's reductions, so dst may alias a.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
- * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE).
+ * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
  * The work-group size must be a power of two; scratch holds one ACC per work-item. */
-#ifdef USE_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
 
-/* Element access: LOAD(p, i) reads element i of p as ACC, STORE(p, i, v) writes ACC v there. With
- * -DUSE_HALF_STORAGE (T=half, ACC=float) through core OpenCL C 1.2's vload_half / vstore_half_rte
- * (half is storage only: no cl_khr_fp16 needed, float32 arithmetic, one rounding to nearest even
- * on store); otherwise plain indexing with a conversion. */
-#ifdef USE_HALF_STORAGE
-#define LOAD(p, i) vload_half((size_t)(i), (p))
-#define STORE(p, i, v) vstore_half_rte((ACC)(v), (size_t)(i), (p))
-#else
-#define LOAD(p, i) ((ACC)(p)[i])
-#define STORE(p, i, v) ((p)[i] = (T)(v))
-#endif
-
-#define MAXD 6
 typedef struct {
 	int nd;          /* leading (row index) dims, after merging */
 	int C;           /* row length */

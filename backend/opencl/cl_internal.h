@@ -58,7 +58,7 @@ void clg_cl_trim(clg_backend *be);
 /* programs and kernels */
 /* The source of a kernel program by name ("elementwise" for kernels_cl/elementwise.cl). */
 clg_status clg_cl_program_source(const char *name, const char **src, size_t *len, char **owned);
-/* Embedded program names, NULL-terminated. */
+/* Embedded program names, NULL-terminated (prelude.cl is not a program: it starts every one). */
 const char *const *clg_cl_program_names(void);
 clg_status clg_cl_program(clg_backend *be, const char *name, const char *options, cl_program *out);
 clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *options, const char *kernel,

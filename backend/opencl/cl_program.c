@@ -68,7 +68,9 @@ static clg_status read_file(const char *path, char **data, size_t *len)
 	return CLG_OK;
 }
 
-clg_status clg_cl_program_source(const char *name, const char **src, size_t *len, char **owned)
+/* One .cl file's text: from $CLGRAD_KERNEL_DIR when set (a missing file is an error, unless
+ * may_be_absent: then the embedded copy serves), else the embedded copy. */
+static clg_status file_source(const char *name, int may_be_absent, const char **src, size_t *len, char **owned)
 {
 	const char *dir = getenv("CLGRAD_KERNEL_DIR");
 
@@ -76,11 +78,13 @@ clg_status clg_cl_program_source(const char *name, const char **src, size_t *len
 	if (dir && *dir) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s.cl", dir, name);
-		clg_status st = read_file(path, owned, len);
-		if (st)
-			return clg_fail_prefix(st, "kernel program '%s' from CLGRAD_KERNEL_DIR: ", name);
-		*src = *owned;
-		return CLG_OK;
+		if (!may_be_absent || access(path, F_OK) == 0) {
+			clg_status st = read_file(path, owned, len);
+			if (st)
+				return clg_fail_prefix(st, "kernel program '%s' from CLGRAD_KERNEL_DIR: ", name);
+			*src = *owned;
+			return CLG_OK;
+		}
 	}
 	for (int i = 0; i < clg_embedded_kernel_count; i++) {
 		if (!strcmp(clg_embedded_kernels[i].name, name)) {
@@ -90,6 +94,33 @@ clg_status clg_cl_program_source(const char *name, const char **src, size_t *len
 		}
 	}
 	return clg_fail(CLG_ERR_INVALID, "no kernel program named '%s'", name);
+}
+
+/* A program's source is kernels_cl/prelude.cl (what every program shares) followed by its file.
+ * A $CLGRAD_KERNEL_DIR without its own prelude.cl uses the embedded one. */
+clg_status clg_cl_program_source(const char *name, const char **src, size_t *len, char **owned)
+{
+	const char *pre, *body;
+	char *pre_owned = NULL, *body_owned = NULL;
+	size_t pre_len, body_len;
+	clg_status st = file_source("prelude", 1, &pre, &pre_len, &pre_owned);
+
+	*owned = NULL;
+	if (!st)
+		st = file_source(name, 0, &body, &body_len, &body_owned);
+	if (!st && !(*owned = malloc(pre_len + body_len + 2)))
+		st = clg_fail(CLG_ERR_OOM, "kernel program '%s': out of host memory", name);
+	if (!st) {
+		memcpy(*owned, pre, pre_len);
+		(*owned)[pre_len] = '\n';
+		memcpy(*owned + pre_len + 1, body, body_len);
+		(*owned)[pre_len + 1 + body_len] = 0;
+		*src = *owned;
+		*len = pre_len + 1 + body_len;
+	}
+	free(pre_owned);
+	free(body_owned);
+	return st;
 }
 
 /* The cache folder, or "" when disabled (CLGRAD_CACHE_DIR=0 or no home). */
