@@ -90,6 +90,10 @@ typedef struct {
  * dims drop their size-1 entries and merge where contiguous in every operand. Returns the number
  * of rows (cl_ops_row.c). */
 int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g);
+/* Launches program's "<op>_rows" kernel, one work-group per row: arguments (geometry, dst, src0,
+ * src1, [eps = f[0] when with_eps,] local scratch of scratch_per_item ACC per work-item). */
+clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *program, int with_eps,
+			     int scratch_per_item);
 
 /* launch helpers (cl_ops.c) */
 /* Fails unless dtype t is computable on this device (float32, float64 with fp64, float16 for the

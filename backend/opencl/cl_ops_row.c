@@ -39,17 +39,20 @@ int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g
 	return g->C == 0 ? 0 : rows;
 }
 
-clg_status clg_cl_row(clg_backend *be, const clg_op_call *c)
+clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *program, int with_eps,
+			     int scratch_per_item)
 {
 	const clg_view *views[CLG_CL_ROW_NOPS];
 	const char *op = clg_op_name(c->op);
-	int nv = 1 + clg_op_nsrc(c->op);
+	int nv = 1 + clg_op_nsrc(c->op), f64 = c->dst.dtype == CLG_F64;
 	char opts[256], kname[64];
 	clg_cl_row_geom g;
 	cl_kernel k;
 	cl_mem mem[CLG_CL_ROW_NOPS];
 	size_t local;
 	int64_t rows;
+	double eps64 = c->f[0];
+	float eps32 = (float)c->f[0];
 	clg_status st;
 
 	st = clg_cl_check_dtype(be, c, c->dst.dtype);
@@ -70,19 +73,26 @@ clg_status clg_cl_row(clg_backend *be, const clg_op_call *c)
 				be->info.name, (long long)rows);
 	snprintf(kname, sizeof(kname), "%s_rows", op);
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
-	st = clg_cl_kernel(be, "softmax", opts, kname, &k);
+	st = clg_cl_kernel(be, program, opts, kname, &k);
 	if (st)
 		return st;
 	local = clg_cl_group_size(be, k, g.C);
 	for (int i = 0; i < CLG_CL_ROW_NOPS; i++)
 		mem[i] = (cl_mem)views[i]->buf->handle;
 	{
-		size_t acc = c->dst.dtype == CLG_F64 ? sizeof(double) : sizeof(float);
-		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), local * acc};
-		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], NULL};
-		st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+		/* (geometry, dst, src0, src1, [eps,] local scratch) */
+		size_t acc = f64 ? sizeof(double) : sizeof(float);
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), acc, scratch_per_item * local * acc};
+		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], f64 ? (const void *)&eps64 : (const void *)&eps32, NULL};
+		if (!with_eps) {
+			sizes[4] = sizes[5];
+			vals[4] = NULL;
+		}
+		st = clg_cl_set_args(be, k, op, with_eps ? 6 : 5, sizes, vals);
 	}
 	if (st)
 		return st;
 	return clg_cl_launch_1d(be, k, (size_t)rows * local, local, op);
 }
+
+clg_status clg_cl_row(clg_backend *be, const clg_op_call *c) { return clg_cl_row_launch(be, c, "softmax", 0, 1); }
