@@ -8,6 +8,9 @@ int cmd_devices(int argc, char **argv);
 int cmd_smoke(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Prints s as a JSON string literal. */
 void json_string(FILE *f, const char *s);

@@ -13,6 +13,9 @@ static const struct {
 	{"train", cmd_train, "train a model (mlp, cnn, transformer) with progress, log and checkpoints"},
 	{"eval", cmd_eval, "evaluate a saved checkpoint"},
 	{"smoke", cmd_smoke, "run a small computation on a device and check it against the reference"},
+	{"compare", cmd_compare, "run identical workloads on every device and report vendor maturity"},
+	{"bench", cmd_bench, "benchmarks: GEMM rate, sweeps, op micro-benchmarks"},
+	{"tune", cmd_tune, "tune GEMM for the selected device and store the result in the cache"},
 };
 
 static void usage(FILE *f)
