@@ -15,6 +15,9 @@
  * each clg_run followed by clg_synchronize; the median is reported. OpenBLAS: one warm-up, then
  * the median of R; a batch is a loop of cblas_sgemm calls over the same layout. Every clgrad
  * result is compared with OpenBLAS's: max |C_clgrad - C_openblas| / max |C_openblas|.
+ * A stored tune result of the device (`clgrad tune`) applies to both columns: CLBlast runs with
+ * the tuned parameters and the own kernels with the tuned tiles; CLGRAD_TUNE=0 measures the
+ * defaults (CLBlast cannot go back to its defaults inside a process once they are overridden).
  * Exit status: 0 on success, 1 when a result disagrees (> 1e-4), 2 on usage or runtime errors.
  */
 #include "clg_backend.h"

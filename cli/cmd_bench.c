@@ -1,8 +1,473 @@
-/* clgrad bench (placeholder until implemented). */
+/* clgrad bench: benchmarks of the selected device, each next to a peer run in the same process.
+ *   clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--reps R] [--json] [--device SPEC]
+ *                     [--impl auto|own|clblast]
+ *   clgrad bench sweep [--json] [--reps R] [--device SPEC] [--impl auto|own|clblast]
+ *   clgrad bench ops [--json] [--reps R] [--device SPEC]      (cli/bench_ops.c)
+ * GEMM: float32 row-major C = op(A) @ op(B) through clg_run (the implementation the backend picks,
+ * tune result included; --impl forces one through $CLGRAD_GEMM), median of R timed calls after a
+ * warm-up, each call followed by clg_synchronize; the peer is OpenBLAS cblas_sgemm on the host
+ * (when configure found it, cli/openblas.cmake), one warm-up and the median of R, every core
+ * unless $OPENBLAS_NUM_THREADS says otherwise. Results are compared: max |C - C_openblas| / max |C_openblas|.
+ * Exit status: 0, 1 when a result disagrees (> 1e-4) or a run failed, 2 on usage errors. */
 #include "cli.h"
+#include "json_write.h"
+
+#include <clg_tune.h>
+#include <clgrad.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef CLG_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+int bench_ops(int argc, char **argv); /* cli/bench_ops.c */
+
+#define TOLERANCE 1e-4
+
+typedef struct {
+	const char *label;
+	long m, n, k, batch;
+	int ta, tb, shared_a, cols_b;
+} gshape;
+
+typedef struct {
+	double first_s, median_s, gflops;
+	double ob_median_s, ob_gflops; /* < 0 without OpenBLAS */
+	double max_rel_err;            /* < 0 without OpenBLAS */
+	char impl[96];
+} gresult;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double flops(const gshape *s)
+{
+	return 2.0 * (double)s->m * (double)s->n * (double)s->k * (double)s->batch;
+}
+
+static void fill_random(float *x, size_t n, uint32_t seed)
+{
+	uint32_t st = seed * 2654435761u + 12345u;
+	for (size_t i = 0; i < n; i++) {
+		st = st * 1664525u + 1013904223u;
+		x[i] = (float)((st >> 8) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
+	}
+}
+
+static void operand_view(clg_view *v, clg_buffer *buf, const gshape *s, long rows, long cols, int trans,
+			 int64_t batch_stride, long ld)
+{
+	int o;
+	memset(v, 0, sizeof(*v));
+	v->buf = buf;
+	v->dtype = CLG_F32;
+	v->ndim = s->batch > 1 ? 3 : 2;
+	o = v->ndim - 2;
+	v->shape[o] = rows, v->shape[o + 1] = cols;
+	v->stride[o] = trans ? 1 : ld > 0 ? ld : cols, v->stride[o + 1] = trans ? rows : 1;
+	if (o) {
+		v->shape[0] = s->batch;
+		v->stride[0] = batch_stride;
+	}
+}
+
+static void ob_setup(void)
+{
+#ifdef CLG_HAVE_OPENBLAS
+	const char *env = getenv("OPENBLAS_NUM_THREADS");
+	if (!(env && atoi(env) > 0)) {
+		long cores = sysconf(_SC_NPROCESSORS_ONLN);
+		openblas_set_num_threads(cores > 0 ? (int)cores : 1);
+	}
+#endif
+}
+
+static int ob_threads(void)
+{
+#ifdef CLG_HAVE_OPENBLAS
+	return openblas_get_num_threads();
+#else
+	return 0;
+#endif
+}
+
+/* One shape: OpenBLAS first (its result is the reference), then clgrad. */
+static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
+{
+	size_t na = (size_t)(s->m * s->k * (s->shared_a ? 1 : s->batch)), nb = (size_t)(s->k * s->n * s->batch);
+	size_t nc = (size_t)(s->m * s->n * s->batch);
+	float *A = malloc(na * sizeof(float)), *B = malloc(nb * sizeof(float));
+	float *C = calloc(nc, sizeof(float)), *R = calloc(nc, sizeof(float));
+	double *t = malloc((size_t)reps * sizeof(double)), t0;
+	clg_buffer *bA = NULL, *bB = NULL, *bC = NULL;
+	clg_op_call call;
+	int rc = 1;
+
+	memset(r, 0, sizeof(*r));
+	r->ob_median_s = r->ob_gflops = r->max_rel_err = -1;
+	if (!A || !B || !C || !R || !t) {
+		fprintf(stderr, "clgrad bench: out of host memory\n");
+		goto out;
+	}
+	fill_random(A, na, 1);
+	fill_random(B, nb, 2);
+#ifdef CLG_HAVE_OPENBLAS
+	for (int rep = -1; rep < reps; rep++) {
+		t0 = now_s();
+		for (long b = 0; b < s->batch; b++)
+			cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans, s->tb ? CblasTrans : CblasNoTrans,
+				    (int)s->m, (int)s->n, (int)s->k, 1.0f, A + (s->shared_a ? 0 : b * s->m * s->k),
+				    (int)(s->ta ? s->m : s->k), B + (s->cols_b ? b * s->n : b * s->k * s->n),
+				    (int)(s->tb ? s->k : s->cols_b ? s->n * s->batch : s->n), 0.0f, R + b * s->m * s->n,
+				    (int)s->n);
+		if (rep >= 0)
+			t[rep] = now_s() - t0;
+	}
+	r->ob_median_s = median(t, reps);
+	r->ob_gflops = flops(s) / r->ob_median_s * 1e-9;
+	/* OpenBLAS's threads spin a while after a call: let them sleep before timing the device */
+	{
+		struct timespec ts = {0, 300000000L};
+		nanosleep(&ts, NULL);
+	}
+#endif
+	if (clg_buffer_alloc(be, na * sizeof(float), &bA) || clg_buffer_alloc(be, nb * sizeof(float), &bB) ||
+	    clg_buffer_alloc(be, nc * sizeof(float), &bC) || clg_buffer_upload(bA, 0, A, na * sizeof(float)) ||
+	    clg_buffer_upload(bB, 0, B, nb * sizeof(float)) || clg_buffer_upload(bC, 0, C, nc * sizeof(float)) ||
+	    clg_synchronize(be)) {
+		report_error("bench");
+		goto out;
+	}
+	memset(&call, 0, sizeof(call));
+	call.op = CLG_OP_GEMM;
+	operand_view(&call.src[0], bA, s, s->m, s->k, s->ta, s->shared_a ? 0 : s->m * s->k, 0);
+	operand_view(&call.src[1], bB, s, s->k, s->n, s->tb, s->cols_b ? s->n : s->k * s->n, s->cols_b ? s->n * s->batch : 0);
+	operand_view(&call.dst, bC, s, s->m, s->n, 0, s->m * s->n, 0);
+	call.f[0] = 1.0;
+	clg_tune_gemm_choice(be, s->m, s->n, s->k, s->batch, s->ta, s->tb, r->impl, sizeof(r->impl));
+	t0 = now_s();
+	if (clg_run(be, &call) || clg_synchronize(be)) {
+		report_error("bench");
+		goto out;
+	}
+	r->first_s = now_s() - t0;
+	for (int i = 0; i < reps; i++) {
+		t0 = now_s();
+		if (clg_run(be, &call) || clg_synchronize(be)) {
+			report_error("bench");
+			goto out;
+		}
+		t[i] = now_s() - t0;
+	}
+	r->median_s = median(t, reps);
+	r->gflops = flops(s) / r->median_s * 1e-9;
+	if (clg_buffer_download(bC, 0, C, nc * sizeof(float))) {
+		report_error("bench");
+		goto out;
+	}
+#ifdef CLG_HAVE_OPENBLAS
+	{
+		double maxref = 0, maxdiff = 0;
+		for (size_t i = 0; i < nc; i++) {
+			double d = fabs((double)C[i] - (double)R[i]), a = fabs((double)R[i]);
+			if (!(d <= maxdiff))
+				maxdiff = d == d ? d : INFINITY;
+			if (a > maxref)
+				maxref = a;
+		}
+		r->max_rel_err = maxref > 0 ? maxdiff / maxref : maxdiff;
+	}
+#endif
+	rc = r->max_rel_err > TOLERANCE ? 1 : 0;
+out:
+	clg_buffer_free(bA);
+	clg_buffer_free(bB);
+	clg_buffer_free(bC);
+	free(A);
+	free(B);
+	free(C);
+	free(R);
+	free(t);
+	return rc;
+}
+
+static void shape_dims(const gshape *s, char *buf, size_t len)
+{
+	snprintf(buf, len, "%ldx%ldx%ld%s%s", s->m, s->n, s->k, s->ta ? " At" : "", s->tb ? " Bt" : "");
+	if (s->batch > 1)
+		snprintf(buf + strlen(buf), len - strlen(buf), " b%ld%s%s", s->batch, s->shared_a ? " A0" : "",
+			 s->cols_b ? " Bc" : "");
+}
+
+static void json_device(json_writer *w, clg_backend *be)
+{
+	json_key(w, "device");
+	json_begin_object(w);
+	json_key_int(w, "index", be->info.index);
+	json_key_str(w, "name", be->info.name);
+	json_key_str(w, "type", clg_device_type_name(be->info.type));
+	json_key_str(w, "driver", be->info.driver_version);
+	json_end_object(w);
+}
+
+static void json_result(json_writer *w, const gshape *s, const gresult *r)
+{
+	json_key_int(w, "m", s->m);
+	json_key_int(w, "n", s->n);
+	json_key_int(w, "k", s->k);
+	json_key_int(w, "batch", s->batch);
+	json_key_bool(w, "transa", s->ta);
+	json_key_bool(w, "transb", s->tb);
+	json_key_str(w, "impl", r->impl);
+	json_key_num(w, "first_call_s", r->first_s);
+	json_key_num(w, "median_s", r->median_s);
+	json_key_num(w, "gflops", r->gflops);
+	if (r->ob_gflops > 0) {
+		json_key_num(w, "openblas_median_s", r->ob_median_s);
+		json_key_num(w, "openblas_gflops", r->ob_gflops);
+		json_key_num(w, "ratio", r->gflops / r->ob_gflops);
+		json_key_num(w, "max_rel_err", r->max_rel_err);
+	} else {
+		json_key(w, "openblas_gflops");
+		json_null(w);
+		json_key(w, "ratio");
+		json_null(w);
+		json_key(w, "max_rel_err");
+		json_null(w);
+	}
+}
+
+typedef struct {
+	const char *spec;
+	int json, reps;
+	gshape s;
+} gopts;
+
+/* Options common to the subcommands; returns the index of an unknown one, or 0. */
+static int parse_opts(int argc, char **argv, gopts *o, int allow_shape)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		long *dst = NULL;
+		if (!strcmp(a, "--json")) {
+			o->json = 1;
+			continue;
+		}
+		if (allow_shape && !strcmp(a, "--transa")) {
+			o->s.ta = 1;
+			continue;
+		}
+		if (allow_shape && !strcmp(a, "--transb")) {
+			o->s.tb = 1;
+			continue;
+		}
+		if (!strcmp(a, "--device") && v) {
+			o->spec = v;
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "--impl") && v) {
+			if (strcmp(v, "auto") && strcmp(v, "own") && strcmp(v, "clblast"))
+				return i;
+			setenv("CLGRAD_GEMM", v, 1);
+			i++;
+			continue;
+		}
+		if (!strcmp(a, "--reps") && v) {
+			o->reps = atoi(v);
+			if (o->reps < 1 || o->reps > 10000)
+				return i;
+			i++;
+			continue;
+		}
+		if (allow_shape)
+			dst = !strcmp(a, "--m") ? &o->s.m : !strcmp(a, "--n") ? &o->s.n : !strcmp(a, "--k") ? &o->s.k : NULL;
+		if (dst && v) {
+			char *end;
+			*dst = strtol(v, &end, 10);
+			if (*end || *dst < 1 || *dst > 65536)
+				return i;
+			i++;
+			continue;
+		}
+		return i;
+	}
+	return 0;
+}
+
+static int open_device(const char *spec, clg_backend **be)
+{
+	int idx;
+	if (clg_device_select(spec, &idx) || clg_backend_open(idx, be))
+		return report_error("bench");
+	return 0;
+}
+
+static int bench_gemm(int argc, char **argv)
+{
+	gopts o = {.reps = 10, .s = {.label = NULL, .m = 1024, .n = 1024, .k = 1024, .batch = 1}};
+	clg_backend *be = NULL;
+	gresult r;
+	int bad = parse_opts(argc, argv, &o, 1), rc;
+
+	if (bad) {
+		fprintf(stderr, "clgrad bench gemm: bad option '%s'\nusage: clgrad bench gemm --m M --n N --k K "
+				"[--transa] [--transb] [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n", argv[bad]);
+		return 2;
+	}
+	if (open_device(o.spec, &be))
+		return 1;
+	ob_setup();
+	rc = run_gemm(be, &o.s, o.reps, &r);
+	if (o.json) {
+		json_writer w;
+		json_init(&w, stdout, 1);
+		json_begin_object(&w);
+		json_key_str(&w, "schema", "clgrad-bench-gemm/1");
+		json_device(&w, be);
+		json_key_int(&w, "reps", o.reps);
+		json_key_int(&w, "openblas_threads", ob_threads());
+		json_result(&w, &o.s, &r);
+		json_key_bool(&w, "ok", rc == 0);
+		json_end_object(&w);
+		printf("\n");
+	} else if (r.median_s > 0) {
+		char dims[64];
+		shape_dims(&o.s, dims, sizeof(dims));
+		printf("device: %s (%s)\nGEMM %s float32: %.1f GFLOP/s (median of %d, %.3f ms; first call %.3f s)\n",
+		       be->info.name, r.impl, dims, r.gflops, o.reps, r.median_s * 1e3, r.first_s);
+		if (r.ob_gflops > 0)
+			printf("OpenBLAS (%d threads): %.1f GFLOP/s (%.3f ms); ratio clgrad / OpenBLAS %.3f; max rel err %.2e\n",
+			       ob_threads(), r.ob_gflops, r.ob_median_s * 1e3, r.gflops / r.ob_gflops, r.max_rel_err);
+		else
+			printf("OpenBLAS: not available (not found at configure time)\n");
+	}
+	clg_backend_close(be);
+	return rc;
+}
+
+/* Square shapes and the products one training step of the MLP and the CNN makes at batch 128,
+ * in the layouts training uses (as clgrad tune measures them). */
+static const gshape sweep_shapes[] = {
+	{"square", 128, 128, 128, 1, 0, 0, 0, 0},
+	{"square", 256, 256, 256, 1, 0, 0, 0, 0},
+	{"square", 512, 512, 512, 1, 0, 0, 0, 0},
+	{"square", 1024, 1024, 1024, 1, 0, 0, 0, 0},
+	{"square", 2048, 2048, 2048, 1, 0, 0, 0, 0},
+	{"mlp fc1 forward", 128, 512, 784, 1, 0, 1, 0, 0},
+	{"mlp fc1 dx", 128, 784, 512, 1, 0, 0, 0, 0},
+	{"mlp fc1 dW", 512, 784, 128, 1, 1, 0, 0, 0},
+	{"mlp fc2 forward", 128, 512, 512, 1, 0, 1, 0, 0},
+	{"mlp fc2 dx", 128, 512, 512, 1, 0, 0, 0, 0},
+	{"mlp fc2 dW", 512, 512, 128, 1, 1, 0, 0, 0},
+	{"mlp fc3 forward", 128, 10, 512, 1, 0, 1, 0, 0},
+	{"mlp fc3 dx", 128, 512, 10, 1, 0, 0, 0, 0},
+	{"mlp fc3 dW", 10, 512, 128, 1, 1, 0, 0, 0},
+	{"cnn conv1 forward", 32, 784, 9, 128, 0, 0, 1, 1},
+	{"cnn conv1 dW", 32, 9, 100352, 1, 0, 1, 0, 0},
+	{"cnn conv2 forward", 64, 196, 288, 128, 0, 0, 1, 1},
+	{"cnn conv2 dW", 64, 288, 25088, 1, 0, 1, 0, 0},
+	{"cnn conv2 dcols", 288, 196, 64, 128, 1, 0, 1, 1},
+	{"cnn fc1 forward", 128, 128, 3136, 1, 0, 1, 0, 0},
+	{"cnn fc1 dx", 128, 3136, 128, 1, 0, 0, 0, 0},
+	{"cnn fc1 dW", 128, 3136, 128, 1, 1, 0, 0, 0},
+};
+
+static int bench_sweep(int argc, char **argv)
+{
+	gopts o = {.reps = 10};
+	clg_backend *be = NULL;
+	int bad = parse_opts(argc, argv, &o, 0), rc = 0, n = (int)(sizeof(sweep_shapes) / sizeof(sweep_shapes[0]));
+	json_writer w;
+
+	if (bad) {
+		fprintf(stderr, "clgrad bench sweep: bad option '%s'\nusage: clgrad bench sweep [--reps R] [--json] "
+				"[--device SPEC]\n", argv[bad]);
+		return 2;
+	}
+	if (open_device(o.spec, &be))
+		return 1;
+	ob_setup();
+	if (o.json) {
+		json_init(&w, stdout, 1);
+		json_begin_object(&w);
+		json_key_str(&w, "schema", "clgrad-bench-sweep/1");
+		json_device(&w, be);
+		json_key_int(&w, "reps", o.reps);
+		json_key_int(&w, "openblas_threads", ob_threads());
+		json_key(&w, "rows");
+		json_begin_array(&w);
+	} else {
+		printf("device: %s; OpenBLAS threads: %d\n", be->info.name, ob_threads());
+		printf("%-18s %-24s %10s %10s %8s %10s  %s\n", "shape", "M x N x K", "GF/s", "OB GF/s", "ratio", "max err",
+		       "implementation");
+	}
+	for (int i = 0; i < n; i++) {
+		const gshape *s = &sweep_shapes[i];
+		gresult r;
+		int one = run_gemm(be, s, o.reps, &r);
+		rc |= one;
+		if (o.json) {
+			json_begin_object(&w);
+			json_key_str(&w, "label", s->label);
+			json_result(&w, s, &r);
+			json_key_bool(&w, "ok", one == 0);
+			json_end_object(&w);
+		} else {
+			char dims[64];
+			shape_dims(s, dims, sizeof(dims));
+			printf("%-18s %-24s %10.1f %10.1f %8.3f %10.2e  %s\n", s->label, dims, r.gflops,
+			       r.ob_gflops > 0 ? r.ob_gflops : 0.0, r.ob_gflops > 0 ? r.gflops / r.ob_gflops : 0.0,
+			       r.max_rel_err, r.impl);
+			fflush(stdout);
+		}
+	}
+	if (o.json) {
+		json_end_array(&w);
+		json_end_object(&w);
+		printf("\n");
+	}
+	clg_backend_close(be);
+	return rc;
+}
 
 int cmd_bench(int argc, char **argv)
 {
-	fprintf(stderr, "clgrad bench: not implemented yet\n");
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fprintf(argc < 2 ? stderr : stdout,
+			"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--reps R] [--json] [--device SPEC]\n"
+			"                         [--impl auto|own|clblast]\n"
+			"       clgrad bench sweep [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n"
+			"       clgrad bench ops [--reps R] [--json] [--device SPEC]\n"
+			"GEMM next to OpenBLAS cblas_sgemm (when built with it); ops next to the reference backend.\n");
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "gemm"))
+		return bench_gemm(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sweep"))
+		return bench_sweep(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "ops"))
+		return bench_ops(argc - 1, argv + 1);
+	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops)\n", argv[1]);
 	return 2;
 }

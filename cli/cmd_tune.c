@@ -1,8 +1,137 @@
-/* clgrad tune (placeholder until implemented). */
+/* clgrad tune [--device SPEC] [--budget SECONDS] [--shapes training|square|all|small] [--dry-run]
+ *             [--seed N] [--status]
+ * Tunes float32 GEMM for one OpenCL device (backend/clg_tune.h): a progress line per candidate,
+ * then a table of the default against the tuned rate per shape, and where the result was stored.
+ * --status prints what a process would load for the device, and tunes nothing. */
 #include "cli.h"
+
+#include <clg_tune.h>
+#include <clgrad.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void progress(void *user, const char *line)
+{
+	(void)user;
+	printf("%s\n", line);
+	fflush(stdout);
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: clgrad tune [--device SPEC] [--budget SECONDS] [--shapes training|square|all|small] "
+			"[--dry-run] [--seed N] [--status]\n");
+	return 2;
+}
+
+static int print_status(clg_backend *be)
+{
+	clg_tune_state s;
+	char choice[96];
+
+	if (clg_tune_state_of(be, &s))
+		return report_error("tune");
+	printf("device: %s\n", be->info.name);
+	printf("tune file: %s\n", s.path[0] ? s.path : "(none)");
+	if (s.loaded)
+		printf("loaded: %d shapes, CLBlast parameters %s\n", s.nshapes, s.clblast_params ? "set" : "default");
+	else
+		printf("not loaded: %s\n", s.note);
+	clg_tune_gemm_choice(be, 1024, 1024, 1024, 1, 0, 0, choice, sizeof(choice));
+	printf("GEMM 1024x1024x1024 runs with: %s\n", choice);
+	return 0;
+}
 
 int cmd_tune(int argc, char **argv)
 {
-	fprintf(stderr, "clgrad tune: not implemented yet\n");
-	return 2;
+	const char *spec = NULL;
+	clg_tune_options o = {.budget_s = 60, .shapes = CLG_TUNE_SHAPES_ALL, .progress = progress};
+	clg_tune_report *r = NULL;
+	clg_backend *be = NULL;
+	int idx, rc = 1, status = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--device") && v) {
+			spec = v;
+			i++;
+		} else if (!strcmp(a, "--budget") && v) {
+			char *end;
+			o.budget_s = strtod(v, &end);
+			if (*end || !(o.budget_s > 0)) {
+				fprintf(stderr, "clgrad tune: --budget wants a positive number of seconds\n");
+				return 2;
+			}
+			i++;
+		} else if (!strcmp(a, "--shapes") && v) {
+			if (!strcmp(v, "training"))
+				o.shapes = CLG_TUNE_SHAPES_TRAINING;
+			else if (!strcmp(v, "square"))
+				o.shapes = CLG_TUNE_SHAPES_SQUARE;
+			else if (!strcmp(v, "all"))
+				o.shapes = CLG_TUNE_SHAPES_ALL;
+			else if (!strcmp(v, "small"))
+				o.shapes = CLG_TUNE_SHAPES_SMALL;
+			else
+				return usage();
+			i++;
+		} else if (!strcmp(a, "--seed") && v) {
+			o.seed = (unsigned)strtoul(v, NULL, 10);
+			i++;
+		} else if (!strcmp(a, "--dry-run")) {
+			o.dry_run = 1;
+		} else if (!strcmp(a, "--status")) {
+			status = 1;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage();
+			return 0;
+		} else {
+			return usage();
+		}
+	}
+	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be))
+		return report_error("tune");
+	if (status) {
+		rc = print_status(be);
+		goto out;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		fprintf(stderr, "clgrad tune: out of memory\n");
+		goto out;
+	}
+	if (clg_tune_run(be, &o, r)) {
+		rc = report_error("tune");
+		goto out;
+	}
+	printf("\n%-18s %-22s %9s %9s %9s %9s %9s  %-7s %s\n", "shape", "M x N x K", "default", "own", "CLB def",
+	       "CLB tuned", "tuned", "choice", "own tile");
+	for (int i = 0; i < r->nshapes; i++) {
+		const clg_tune_shape *s = &r->shape[i];
+		char dims[48];
+		snprintf(dims, sizeof(dims), "%lldx%lldx%lld%s%s%s", (long long)s->m, (long long)s->n, (long long)s->k,
+			 s->ta ? " At" : "", s->tb ? " Bt" : "", s->batch > 1 ? " b" : "");
+		if (s->batch > 1)
+			snprintf(dims + strlen(dims), sizeof(dims) - strlen(dims), "%lld", (long long)s->batch);
+		printf("%-18s %-22s %9.1f %9.1f %9.1f %9.1f %9.1f  %-7s %s%s\n", s->label, dims, s->default_gflops,
+		       s->own_gflops, s->clblast_default_gflops, s->clblast_gflops, s->tuned_gflops,
+		       s->choice[0] ? s->choice : "-", s->tile, s->is_default ? " (default kept)" : "");
+	}
+	printf("(GFLOP/s, float32, medians; 0.0: not measured; \"own\" and \"CLB\" are the best measured of each, "
+	       "\"tuned\" the stored choice)\n");
+	printf("candidates: %d measured, %d rejected; %.1f s\n", r->candidates, r->rejected, r->elapsed_s);
+	if (r->clblast_tuned)
+		printf("CLBlast: Xgemm %s\n        XgemmDirect %s\n        XGEMM_MIN_INDIRECT_SIZE=%lu\n",
+		       r->clblast_xgemm, r->clblast_direct, r->min_indirect);
+	else
+		printf("CLBlast: parameters not tuned (defaults kept)\n");
+	if (r->stored)
+		printf("stored: %s\n", r->path);
+	else
+		printf("dry run: nothing stored (would write %s)\n", r->path);
+	rc = 0;
+out:
+	free(r);
+	clg_backend_close(be);
+	return rc;
 }

@@ -4,11 +4,14 @@
  *     work-group, vector accumulators; the choice on CPU-type devices (PoCL), where CLBlast's
  *     default kernels run at about a tenth of the speed (docs/PERFORMANCE.md has the figures).
  * $CLGRAD_GEMM=clblast|own|auto (default auto) forces one; auto picks the own kernels on devices
- * of type CPU and CLBlast elsewhere. $CLGRAD_GEMM_TILE="TM,TN,VW,DM,DN" overrides the own
- * kernels' tile (for tuning; see gemm.cl), otherwise it follows the device's preferred vector
- * width. Each operand is used as stored: a view with unit stride in its last dim is row-major,
- * one with unit stride in its second-last dim is a transposed row-major matrix. */
-#include "cl_internal.h"
+ * of type CPU and CLBlast elsewhere, unless a stored tune result (`clgrad tune`, cl_tune.c) names
+ * the implementation and tile for the shape. $CLGRAD_GEMM_TILE="TM,TN,VW,DM,DN" overrides the own
+ * kernels' tile (see gemm.cl), otherwise it comes from the tune result or follows the device's
+ * preferred vector width. $CLGRAD_GEMM and $CLGRAD_GEMM_TILE win over a tune result. Each operand
+ * is used as stored: a view with unit stride in its last dim is row-major, one with unit stride
+ * in its second-last dim is a transposed row-major matrix. Tune results are measured, and so
+ * applied, in float32 only. */
+#include "cl_tune.h"
 
 #include <clblast_c.h>
 #include <limits.h>
@@ -21,7 +24,10 @@ typedef struct {
 	size_t ld;
 } gemm_layout;
 
-typedef enum { GEMM_AUTO, GEMM_CLBLAST, GEMM_OWN } gemm_impl;
+typedef clg_cl_gemm_impl gemm_impl;
+#define GEMM_AUTO CLG_CL_GEMM_AUTO
+#define GEMM_CLBLAST CLG_CL_GEMM_CLBLAST
+#define GEMM_OWN CLG_CL_GEMM_OWN
 
 /* rows x cols view -> (transpose flag, leading dimension) for row-major CLBlast, or -1. */
 static int layout_of(const clg_view *v, gemm_layout *l)
@@ -101,17 +107,20 @@ static clg_status gemm_clblast(clg_backend *be, const clg_op_call *c, size_t M, 
 
 /* ---- own kernels (kernels_cl/gemm.cl) -------------------------------------------------------- */
 
-typedef struct {
-	int tm, tn, vw; /* gemm_op tile: TM rows x TN columns, vectors of VW */
-	int dm, dn;     /* gemm_dot tile */
-} gemm_tile;
+typedef clg_cl_gemm_tile gemm_tile;
 
-/* The tile for this device and dtype: $CLGRAD_GEMM_TILE, else from the preferred vector width
- * (8 floats on AVX2: 6 x 16 = 12 accumulator registers of 16; 16 on AVX-512: 8 x 32, 16 of 32;
- * gemm_dot 4 x 3, 12 registers of partial sums). Measured on Zen 3 (docs/PERFORMANCE.md). */
-static void tile_for(clg_backend *be, clg_dtype t, gemm_tile *g)
+int clg_cl_gemm_tile_valid(const clg_cl_gemm_tile *u)
 {
-	const char *e = getenv("CLGRAD_GEMM_TILE");
+	return u->tm >= 1 && u->tm <= 16 && (u->vw == 2 || u->vw == 4 || u->vw == 8 || u->vw == 16) &&
+	       u->tn >= u->vw && u->tn <= 64 && u->tn % u->vw == 0 && u->dm >= 1 && u->dm <= 8 && u->dn >= 1 &&
+	       u->dn <= 8;
+}
+
+/* The untuned tile from the preferred vector width (8 floats on AVX2: 6 x 16 = 12 accumulator
+ * registers of 16; 16 on AVX-512: 8 x 32, 16 of 32; gemm_dot 4 x 3, 12 registers of partial
+ * sums). Measured on Zen 3 (docs/PERFORMANCE.md). */
+void clg_cl_gemm_default_tile(clg_backend *be, clg_dtype t, clg_cl_gemm_tile *g)
+{
 	cl_uint pref = 0;
 	int vw;
 
@@ -120,15 +129,22 @@ static void tile_for(clg_backend *be, clg_dtype t, gemm_tile *g)
 			sizeof(pref), &pref, NULL);
 	vw = pref >= 16 ? 16 : pref >= 8 ? 8 : 4;
 	*g = (gemm_tile){.tm = vw >= 16 ? 8 : 6, .tn = 2 * vw, .vw = vw, .dm = 4, .dn = 3};
-	if (e && *e) {
-		gemm_tile u;
-		if (sscanf(e, "%d,%d,%d,%d,%d", &u.tm, &u.tn, &u.vw, &u.dm, &u.dn) == 5 && u.tm >= 1 && u.tm <= 16 &&
-		    (u.vw == 2 || u.vw == 4 || u.vw == 8 || u.vw == 16) && u.tn >= u.vw && u.tn <= 64 &&
-		    u.tn % u.vw == 0 && u.dm >= 1 && u.dm <= 8 && u.dn >= 1 && u.dn <= 8)
-			*g = u;
-		else
-			clg_debug("gemm: ignoring CLGRAD_GEMM_TILE='%s' (want TM,TN,VW,DM,DN)", e);
+}
+
+/* $CLGRAD_GEMM_TILE into *g: 1 when set and valid. */
+static int tile_from_env(gemm_tile *g)
+{
+	const char *e = getenv("CLGRAD_GEMM_TILE");
+	gemm_tile u;
+
+	if (!e || !*e)
+		return 0;
+	if (sscanf(e, "%d,%d,%d,%d,%d", &u.tm, &u.tn, &u.vw, &u.dm, &u.dn) == 5 && clg_cl_gemm_tile_valid(&u)) {
+		*g = u;
+		return 1;
 	}
+	clg_debug("gemm: ignoring CLGRAD_GEMM_TILE='%s' (want TM,TN,VW,DM,DN)", e);
+	return 0;
 }
 
 /* Whether gemm_op reads an operand packed into panels by gemm_pack rather than as stored; step is
@@ -202,7 +218,7 @@ static clg_status pack_operand(clg_backend *be, const char *opts, op_operand *x,
 }
 
 static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
-			   const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc)
+			   const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc, const gemm_tile *tile)
 {
 	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
 	int ta = la->trans == CLBlastTransposeYes, tb = lb->trans == CLBlastTransposeYes;
@@ -232,7 +248,7 @@ static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int
 	if ((st = clg_cl_check_int_range(be, c, A)) || (st = clg_cl_check_int_range(be, c, B)) ||
 	    (st = clg_cl_check_int_range(be, c, C)))
 		return st;
-	tile_for(be, C->dtype, &g);
+	g = *tile;
 	clg_cl_dtype_options(be, C->dtype, dt, sizeof(dt));
 	clGetDeviceInfo(clg_cl_of(be)->device, f64 ? CL_DEVICE_DOUBLE_FP_CONFIG : CL_DEVICE_SINGLE_FP_CONFIG,
 			sizeof(fpc), &fpc, NULL);
@@ -290,21 +306,25 @@ out:
 	return st;
 }
 
-clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
+/* Checks a GEMM call and runs it with impl (AUTO: the tune result, else by device type) and
+ * tile (NULL: the tune result, $CLGRAD_GEMM_TILE or the default). */
+static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl, const gemm_tile *tile)
 {
 	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
 	int nd = C->ndim;
 	size_t M = (size_t)C->shape[nd - 2], N = (size_t)C->shape[nd - 1], K = (size_t)A->shape[nd - 1];
 	size_t batch = nd == 3 ? (size_t)C->shape[0] : 1;
 	gemm_layout la, lb, lc;
-	gemm_impl impl;
+	gemm_tile g;
+	gemm_impl tuned_impl = GEMM_AUTO;
+	int tuned = 0;
 	clg_status st;
 	char sa[64], sb[64], sc[64];
 
 	if (C->dtype != CLG_F32 && C->dtype != CLG_F64)
 		return clg_fail(CLG_ERR_DTYPE, "op 'gemm' on device '%s': dtype %s is not supported (float32, float64)",
 				be->info.name, clg_dtype_name(C->dtype));
-	if ((st = clg_cl_check_dtype(be, c, C->dtype)) || (st = impl_from_env(be, &impl)))
+	if ((st = clg_cl_check_dtype(be, c, C->dtype)))
 		return st;
 	if (layout_of(A, &la) || layout_of(B, &lb) || layout_of(C, &lc) || lc.trans != CLBlastTransposeNo)
 		return clg_fail(CLG_ERR_INVALID,
@@ -319,7 +339,41 @@ clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
 			sc_call.src[0] = *C;
 		return clg_run(be, &sc_call);
 	}
-	if (impl == GEMM_OWN || (impl == GEMM_AUTO && be->info.type == CLG_DEV_CPU))
-		return gemm_own(be, c, (int64_t)M, (int64_t)N, (int64_t)K, (int64_t)batch, &la, &lb, &lc);
+	if (!tile) {
+		/* float32 only: tune results are measured in float32 */
+		if (C->dtype == CLG_F32)
+			tuned = clg_cl_tune_lookup(be, la.trans == CLBlastTransposeYes, lb.trans == CLBlastTransposeYes,
+						   (int64_t)M, (int64_t)N, (int64_t)K, (int64_t)batch, &tuned_impl, &g);
+		if (!tuned)
+			clg_cl_gemm_default_tile(be, C->dtype, &g);
+		tile_from_env(&g);
+		tile = &g;
+	}
+	if (impl == GEMM_AUTO)
+		impl = tuned ? tuned_impl : be->info.type == CLG_DEV_CPU ? GEMM_OWN : GEMM_CLBLAST;
+	if (impl == GEMM_OWN)
+		return gemm_own(be, c, (int64_t)M, (int64_t)N, (int64_t)K, (int64_t)batch, &la, &lb, &lc, tile);
 	return gemm_clblast(be, c, M, N, K, batch, &la, &lb, &lc);
+}
+
+clg_status clg_cl_gemm_forced(clg_backend *be, const clg_op_call *c, clg_cl_gemm_impl impl,
+			      const clg_cl_gemm_tile *tile)
+{
+	gemm_tile g;
+
+	if (!tile) {
+		clg_cl_gemm_default_tile(be, c->dst.dtype, &g);
+		tile = &g;
+	}
+	return gemm_run(be, c, impl == GEMM_AUTO ? GEMM_OWN : impl, tile);
+}
+
+clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
+{
+	gemm_impl impl;
+	clg_status st = impl_from_env(be, &impl);
+
+	if (st)
+		return st;
+	return gemm_run(be, c, impl, NULL);
 }

@@ -1,0 +1,33 @@
+/* GEMM tuning inside the OpenCL backend: what cl_gemm.c (the GEMM itself) and cl_tune.c (the
+ * search, the tune file, applying it) share. The public side is backend/clg_tune.h. */
+#ifndef CLG_CL_TUNE_H
+#define CLG_CL_TUNE_H
+
+#include "cl_internal.h"
+
+typedef enum { CLG_CL_GEMM_AUTO, CLG_CL_GEMM_CLBLAST, CLG_CL_GEMM_OWN } clg_cl_gemm_impl;
+
+/* Tile of the own kernels (kernels_cl/gemm.cl): gemm_op TM x TN in vectors of VW; gemm_dot DM x DN. */
+typedef struct {
+	int tm, tn, vw;
+	int dm, dn;
+} clg_cl_gemm_tile;
+
+/* The untuned tile for this device and dtype (from its preferred vector width). */
+void clg_cl_gemm_default_tile(clg_backend *be, clg_dtype t, clg_cl_gemm_tile *g);
+/* Whether a tile is one the kernels accept (TN a multiple of VW, sizes in range). */
+int clg_cl_gemm_tile_valid(const clg_cl_gemm_tile *g);
+/* A GEMM call (already checked, as clg_cl_gemm checks it) with one implementation forced and,
+ * for the own kernels, the given tile (NULL: the default tile). For the tuner; ignores
+ * $CLGRAD_GEMM, $CLGRAD_GEMM_TILE and stored tune results. */
+clg_status clg_cl_gemm_forced(clg_backend *be, const clg_op_call *c, clg_cl_gemm_impl impl,
+			      const clg_cl_gemm_tile *tile);
+
+/* What the stored tune result says for a float32 GEMM of this shape: 1 and *impl, *tile when an
+ * entry applies (same layout, same batching, a near shape), else 0. Loads and applies the tune
+ * file (CLBlast parameters included) on the first call for a device; never fails (a bad file is
+ * ignored with a CLGRAD_DEBUG message). ta, tb: operand stored transposed. */
+int clg_cl_tune_lookup(clg_backend *be, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t batch,
+		       clg_cl_gemm_impl *impl, clg_cl_gemm_tile *tile);
+
+#endif

@@ -1,0 +1,200 @@
+/* clgrad bench ops [--reps R] [--json] [--device SPEC]: op micro-benchmarks at the sizes training
+ * uses, on the selected device next to the reference backend (plain C loops) in the same process.
+ * Per op: median time per call (clg_run + clg_synchronize) after a warm-up (which builds the
+ * kernel), and the effective bandwidth: bytes of every operand read or written, once, per second. */
+#include "cli.h"
+#include "json_write.h"
+
+#include <clgrad.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int bench_ops(int argc, char **argv);
+
+#define MAXOPS 4 /* dst + up to 3 sources */
+
+typedef struct {
+	const char *name, *what;
+	clg_op op;
+	int nops;                          /* dst first */
+	int nd[MAXOPS];
+	int64_t shape[MAXOPS][4];
+	int rw;                            /* operands also written in place besides the dst (adam: m, v) */
+	double f[8];
+	int64_t i[8];
+	float lo;                          /* inputs uniform in [lo, 1) */
+} op_bench;
+
+static const op_bench benches[] = {
+	{"add", "conv1 activation + bias (128, 32, 28, 28)", CLG_OP_ADD, 3,
+	 {4, 4, 4}, {{128, 32, 28, 28}, {128, 32, 28, 28}, {128, 32, 28, 28}}, 0, {0}, {0}, -1},
+	{"relu", "conv1 activation (128, 32, 28, 28)", CLG_OP_RELU, 2,
+	 {4, 4}, {{128, 32, 28, 28}, {128, 32, 28, 28}}, 0, {0}, {0}, -1},
+	{"sum", "rows of (128, 25088) to (128)", CLG_OP_SUM, 2, {1, 2}, {{128}, {128, 25088}}, 0, {0}, {0}, -1},
+	{"softmax", "attention rows (4096, 64)", CLG_OP_SOFTMAX, 2, {2, 2}, {{4096, 64}, {4096, 64}}, 0, {0}, {0}, -1},
+	{"layer_norm", "transformer rows (1024, 64)", CLG_OP_LAYER_NORM, 2,
+	 {2, 2}, {{1024, 64}, {1024, 64}}, 0, {1e-5}, {0}, -1},
+	{"im2col", "conv2 input (128, 32, 14, 14), 3x3 pad 1", CLG_OP_IM2COL, 2,
+	 {3, 4}, {{128, 288, 196}, {128, 32, 14, 14}}, 0, {0}, {3, 3, 1, 1, 1, 1, 1, 1}, -1},
+	{"max_pool2d", "conv1 output (128, 32, 28, 28), 2x2 stride 2", CLG_OP_MAXPOOL2D, 2,
+	 {4, 4}, {{128, 32, 14, 14}, {128, 32, 28, 28}}, 0, {0}, {2, 2, 2, 2, 0, 0, 1, 1}, -1},
+	{"adam_step", "fc1 weight (512, 784)", CLG_OP_ADAM_STEP, 4,
+	 {2, 2, 2, 2}, {{512, 784}, {512, 784}, {512, 784}, {512, 784}}, 2,
+	 {1e-3, 0.9, 0.999, 1e-8, 0, 0.19, 0.002}, {0}, 0},
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int64_t numel(const op_bench *b, int k)
+{
+	int64_t n = 1;
+	for (int d = 0; d < b->nd[k]; d++)
+		n *= b->shape[k][d];
+	return n;
+}
+
+static double bytes_moved(const op_bench *b)
+{
+	double s = 0;
+	for (int k = 0; k < b->nops; k++)
+		s += 4.0 * (double)numel(b, k);
+	/* in-place state is read and written */
+	for (int k = 0; k < b->rw; k++)
+		s += 4.0 * (double)numel(b, b->nops - 1 - k);
+	if (b->op == CLG_OP_ADAM_STEP)
+		s += 4.0 * (double)numel(b, 0); /* the parameter is read as well */
+	return s;
+}
+
+/* Median seconds per call of one op on one backend; < 0 on failure (message printed). */
+static double time_op(clg_backend *be, const op_bench *b, int reps)
+{
+	clg_buffer *buf[MAXOPS] = {0};
+	clg_op_call c;
+	double *t = malloc((size_t)reps * sizeof(double)), res = -1, t0;
+	float *host = NULL;
+
+	memset(&c, 0, sizeof(c));
+	c.op = b->op;
+	memcpy(c.f, b->f, sizeof(c.f));
+	memcpy(c.i, b->i, sizeof(c.i));
+	for (int k = 0; k < b->nops; k++) {
+		int64_t n = numel(b, k);
+		uint32_t st = 12345u + 977u * (uint32_t)k;
+		clg_view *v = k ? &c.src[k - 1] : &c.dst;
+		host = realloc(host, (size_t)n * sizeof(float));
+		if (!host || !t)
+			goto out;
+		for (int64_t i = 0; i < n; i++) {
+			st = st * 1664525u + 1013904223u;
+			host[i] = b->lo + (1.0f - b->lo) * (float)((st >> 8) * (1.0 / 16777216.0));
+		}
+		if (clg_buffer_alloc(be, (size_t)n * sizeof(float), &buf[k]) ||
+		    clg_buffer_upload(buf[k], 0, host, (size_t)n * sizeof(float)))
+			goto fail;
+		clg_view_contiguous(v, buf[k], CLG_F32, b->nd[k], b->shape[k]);
+	}
+	if (clg_run(be, &c) || clg_synchronize(be))
+		goto fail;
+	for (int i = 0; i < reps; i++) {
+		t0 = now_s();
+		if (clg_run(be, &c) || clg_synchronize(be))
+			goto fail;
+		t[i] = now_s() - t0;
+	}
+	qsort(t, (size_t)reps, sizeof(double), cmp_double);
+	res = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+	goto out;
+fail:
+	fprintf(stderr, "clgrad bench ops: %s on '%s': %s\n", b->name, be->info.name, clg_last_error());
+out:
+	for (int k = 0; k < MAXOPS; k++)
+		clg_buffer_free(buf[k]);
+	free(host);
+	free(t);
+	return res;
+}
+
+int bench_ops(int argc, char **argv)
+{
+	const char *spec = NULL;
+	int json = 0, reps = 20, idx, rc = 0, n = (int)(sizeof(benches) / sizeof(benches[0]));
+	clg_backend *be = NULL, *ref = NULL;
+	json_writer w;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
+			spec = argv[++i];
+		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+			reps = atoi(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: clgrad bench ops [--reps R] [--json] [--device SPEC]\n");
+			return 2;
+		}
+	}
+	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
+		rc = report_error("bench");
+		goto out;
+	}
+	if (json) {
+		json_init(&w, stdout, 1);
+		json_begin_object(&w);
+		json_key_str(&w, "schema", "clgrad-bench-ops/1");
+		json_key_str(&w, "device", be->info.name);
+		json_key_str(&w, "peer", "reference backend (plain C, one thread)");
+		json_key_int(&w, "reps", reps);
+		json_key(&w, "ops");
+		json_begin_array(&w);
+	} else {
+		printf("device: %s; peer: the reference backend (plain C)\n", be->info.name);
+		printf("%-11s %-44s %10s %9s %10s %9s %8s\n", "op", "size", "dev us", "dev GB/s", "ref us", "ref GB/s",
+		       "speed-up");
+	}
+	for (int i = 0; i < n; i++) {
+		const op_bench *b = &benches[i];
+		double td = time_op(be, b, reps), tr = time_op(ref, b, reps < 5 ? reps : 5), by = bytes_moved(b);
+		if (td < 0)
+			rc = 1;
+		if (json) {
+			json_begin_object(&w);
+			json_key_str(&w, "op", b->name);
+			json_key_str(&w, "size", b->what);
+			json_key_num(&w, "bytes", by);
+			json_key_num(&w, "device_s", td > 0 ? td : NAN);
+			json_key_num(&w, "device_gbs", td > 0 ? by / td * 1e-9 : NAN);
+			json_key_num(&w, "ref_s", tr > 0 ? tr : NAN);
+			json_key_num(&w, "ref_gbs", tr > 0 ? by / tr * 1e-9 : NAN);
+			json_key_num(&w, "speedup", td > 0 && tr > 0 ? tr / td : NAN);
+			json_end_object(&w);
+		} else {
+			printf("%-11s %-44s %10.1f %9.2f %10.1f %9.2f %8.2f\n", b->name, b->what, td * 1e6,
+			       td > 0 ? by / td * 1e-9 : 0.0, tr * 1e6, tr > 0 ? by / tr * 1e-9 : 0.0,
+			       td > 0 && tr > 0 ? tr / td : 0.0);
+			fflush(stdout);
+		}
+	}
+	if (json) {
+		json_end_array(&w);
+		json_end_object(&w);
+		printf("\n");
+	}
+out:
+	clg_backend_close(be);
+	clg_backend_close(ref);
+	return rc;
+}
