@@ -2,14 +2,29 @@
  *
  * conv2d keeps its columns in a (C*KH*KW, N*OH*OW) matrix: IM2COL writes it through a view of
  * shape (N, C*KH*KW, OH*OW) whose batch stride is OH*OW and row stride N*OH*OW. That one matrix
- * serves as a batched GEMM operand in the forward pass (out_n = W @ cols_n, W repeated with batch
- * stride 0) and as a plain 2-D operand for the weight gradient (dW = g @ cols^T, a sum over the
- * batch without a loop). Groups are column and row blocks of the same buffers: one GEMM per
- * group. The columns are not saved; backward recomputes them from x when w needs a gradient. */
+ * is a plain 2-D operand for the weight gradient (dW = g2 @ cols^T, a sum over the batch without
+ * a loop), g2 being the gradient in the same (OC, N*OH*OW) layout. With one group the forward
+ * (out2 = W @ cols) and the columns' gradient (dcols = W^T @ g2) are single 2-D GEMMs in that
+ * layout too: one large product runs faster than N small ones on CPU devices, and rearranging
+ * out2 to NCHW costs one pass over the output. With groups, they are GEMMs batched over the images
+ * (out_n = W_g @ cols_n, W repeated with batch stride 0, written straight into NCHW), one per
+ * group, groups being column and row blocks of the same buffers.
+ * The forward saves the columns for the weight gradient when they take at most
+ * CONV_SAVE_COLS_MAX bytes; larger ones are recomputed from x by backward, so that a deep network
+ * does not hold every layer's columns at once.
+ *
+ * The bias rides in the GEMM when there is one group: the columns get a last row of ones and the
+ * weights a last column holding the bias, (OC, K + 1). The forward GEMM then adds the bias, and
+ * the weight gradient's GEMM gives the bias gradient as its last column (the sum of g over the
+ * batch and positions), so neither a broadcast copy nor a separate reduction is needed.
+ * Rearranging between NCHW and (C, N*OH*OW) is IM2COL with a 1x1 kernel, which is exactly that
+ * permutation (with any strides on either side). */
 #include "fe_internal.h"
 #include "../backend/clg_conv_internal.h"
 
 #include <string.h>
+
+#define CONV_SAVE_COLS_MAX ((int64_t)64 << 20) /* bytes */
 
 typedef struct {
 	int64_t N, C, H, W, OC, KH, KW, OH, OW;
@@ -95,21 +110,31 @@ static clg_status conv_check(const clg_tensor *x, const clg_tensor *w, const clg
 	return CLG_OK;
 }
 
-/* The columns of x as a (C*KH*KW, N*OH*OW) matrix (see the top of the file). */
-static clg_tensor *conv_cols(clg_tensor *x, const conv_shape *s)
+/* The columns of x as a (C*KH*KW, N*OH*OW) matrix (see the top of the file), with a last row of
+ * ones when ones is set. */
+static clg_tensor *conv_cols(clg_tensor *x, const conv_shape *s, int ones)
 {
+	clg_backend *be = x->v.buf->backend;
+	int64_t rows = s->C * s->KH * s->KW;
 	clg_op_call c = {.op = CLG_OP_IM2COL};
-	clg_tensor *cols = fe_new(x->v.buf->backend, x->v.dtype, CLG_SHAPE(s->C * s->KH * s->KW, s->N * s->L));
+	clg_tensor *cols = fe_new(be, x->v.dtype, CLG_SHAPE(rows + ones, s->N * s->L));
 	if (!cols)
 		return NULL;
 	c.src[0] = x->v;
-	c.dst = view_of(cols, 0, 3, (int64_t[]){s->N, s->C * s->KH * s->KW, s->L}, (int64_t[]){s->L, s->N * s->L, 1});
+	c.dst = view_of(cols, 0, 3, (int64_t[]){s->N, rows, s->L}, (int64_t[]){s->L, s->N * s->L, 1});
 	memcpy(c.i, s->p, sizeof(c.i));
-	if (fe_run(x->v.buf->backend, &c)) {
-		clg_free(cols);
-		return NULL;
+	if (fe_run(be, &c))
+		goto fail;
+	if (ones) {
+		clg_op_call f = {.op = CLG_OP_FILL, .f = {1.0}};
+		f.dst = view_of(cols, rows * s->N * s->L, 1, (int64_t[]){s->N * s->L}, (int64_t[]){1});
+		if (fe_run(be, &f))
+			goto fail;
 	}
 	return cols;
+fail:
+	clg_free(cols);
+	return NULL;
 }
 
 static clg_status run_gemm(clg_backend *be, clg_view a, clg_view b, clg_view d, double beta)
@@ -123,27 +148,64 @@ static clg_status run_gemm(clg_backend *be, clg_view a, clg_view b, clg_view d, 
 	return fe_run(be, &c);
 }
 
+static clg_status run_copy(clg_backend *be, clg_view dst, clg_view src)
+{
+	clg_op_call c = {.op = CLG_OP_COPY};
+	c.dst = dst;
+	c.src[0] = src;
+	return fe_run(be, &c);
+}
+
+/* g (N, OC, OH, OW) rearranged to (OC, N*OH*OW), the layout of the columns: IM2COL with a 1x1
+ * kernel. */
+static clg_tensor *grad_as_cols(clg_tensor *g, const conv_shape *s)
+{
+	clg_backend *be = g->v.buf->backend;
+	clg_op_call c = {.op = CLG_OP_IM2COL, .i = {1, 1, 1, 1, 0, 0, 1, 1}};
+	clg_tensor *g2 = fe_new(be, g->v.dtype, CLG_SHAPE(s->OC, s->N * s->L));
+	if (!g2)
+		return NULL;
+	c.src[0] = g->v;
+	c.dst = view_of(g2, 0, 3, (int64_t[]){s->N, s->OC, s->L}, (int64_t[]){s->L, s->N * s->L, 1});
+	if (fe_run(be, &c)) {
+		clg_free(g2);
+		return NULL;
+	}
+	return g2;
+}
+
+/* With one group, the forward and dcols products are single 2-D GEMMs (see the top of the file). */
+static int conv_flat(const conv_shape *s) { return s->G == 1; }
+
+/* Hands x the gradient held in view (nd, shape, stride at offset off) of t. */
+static clg_status give_view(clg_tensor *x, clg_tensor *t, int64_t off, int nd, const int64_t *shape,
+			    const int64_t *stride)
+{
+	clg_view v = view_of(t, off, nd, shape, stride);
+	return fe_give(x, fe_view_of(t, &v));
+}
+
 static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *x = n->in[0], *w = n->in[1], *b = n->ninputs > 2 ? n->in[2] : NULL;
 	clg_tensor *g2 = NULL, *t = NULL, *u = NULL, *wc = NULL;
 	clg_backend *be = g->v.buf->backend;
-	clg_op_call c = {.op = CLG_OP_COPY};
+	int need_b = b && b->requires_grad, g_contig = clg_view_is_contiguous(&g->v);
+	int aug; /* the bias gradient comes out of the weight gradient's GEMM */
 	conv_shape s;
 	clg_status st;
 
 	st = conv_check(x, w, b, &n->i[0], n->i[6], &s);
 	if (st)
 		return st;
-	/* g (N, OC, OH, OW) into g2 (OC, N*OH*OW), the layout of the columns */
-	g2 = fe_new(be, g->v.dtype, CLG_SHAPE(s.OC, s.N * s.L));
-	if (!g2)
-		return clg_last_status();
-	c.dst = view_of(g2, 0, 4, (int64_t[]){s.N, s.OC, s.OH, s.OW}, (int64_t[]){s.L, s.N * s.L, s.OW, 1});
-	c.src[0] = g->v;
-	if ((st = fe_run(be, &c)))
-		goto out;
-	if (b && b->requires_grad) { /* db (OC) = g2 summed over its rows */
+	aug = need_b && w->requires_grad && s.G == 1;
+	/* g2 (OC, N*L): g in the layout of the columns */
+	if (w->requires_grad || need_b || (x->requires_grad && (!g_contig || conv_flat(&s)))) {
+		g2 = grad_as_cols(g, &s);
+		if (!g2)
+			goto fail;
+	}
+	if (need_b && !aug) { /* db (OC) = g2 summed over its rows */
 		clg_op_call sc = {.op = CLG_OP_SUM};
 		t = fe_new(be, g->v.dtype, CLG_SHAPE(s.OC));
 		if (!t)
@@ -157,39 +219,56 @@ static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
 		if (st)
 			goto out;
 	}
-	if (w->requires_grad) { /* dW_g (OCg, K) = g2_g (OCg, N*L) @ cols_g^T (N*L, K) */
-		t = conv_cols(x, &s);
-		u = fe_new(be, g->v.dtype, 4, w->v.shape);
+	if (w->requires_grad) { /* dW_g (OCg, K [+ 1]) = g2_g (OCg, N*L) @ cols_g^T (N*L, K [+ 1]) */
+		int64_t ku = s.K + aug; /* columns of u per output channel */
+		/* the forward's columns (their ones row, when there, is row K), or new ones */
+		t = n->nsaved ? fe_view_of(n->saved[0], &n->saved[0]->v) : conv_cols(x, &s, aug);
+		u = fe_new(be, g->v.dtype, CLG_SHAPE(s.OC, ku));
 		if (!t || !u)
 			goto fail;
 		for (int64_t k = 0; k < s.G && !st; k++)
 			st = run_gemm(be, view_of(g2, k * s.OCg * s.N * s.L, 2, (int64_t[]){s.OCg, s.N * s.L}, (int64_t[]){s.N * s.L, 1}),
-				      view_of(t, k * s.K * s.N * s.L, 2, (int64_t[]){s.N * s.L, s.K}, (int64_t[]){1, s.N * s.L}),
-				      view_of(u, k * s.OCg * s.K, 2, (int64_t[]){s.OCg, s.K}, (int64_t[]){s.K, 1}), 0.0);
+				      view_of(t, k * s.K * s.N * s.L, 2, (int64_t[]){s.N * s.L, ku}, (int64_t[]){1, s.N * s.L}),
+				      view_of(u, k * s.OCg * ku, 2, (int64_t[]){s.OCg, ku}, (int64_t[]){ku, 1}), 0.0);
 		clg_free(t);
 		t = NULL;
-		if (st)
-			goto out;
-		st = fe_give(w, u);
+		if (!st)
+			st = give_view(w, u, 0, 4, w->v.shape, (int64_t[]){ku, s.KH * s.KW, s.KW, 1});
+		if (!st && aug)
+			st = give_view(b, u, s.K, 1, (int64_t[]){s.OC}, (int64_t[]){ku});
+		clg_free(u); /* the views handed over keep its storage */
 		u = NULL;
 		if (st)
 			goto out;
 	}
-	if (x->requires_grad) { /* dcols_n,g (K, L) = W_g^T (K, OCg) @ g_n,g (OCg, L); dx = col2im(dcols) */
+	if (x->requires_grad) { /* dcols = W^T @ g2, or per image and group dcols_n,g (K, L) = W_g^T (K, OCg)
+				 * @ g_n,g (OCg, L); dx = col2im(dcols) */
 		clg_op_call ci = {.op = CLG_OP_COL2IM};
 		wc = clg_contiguous(w);
 		t = fe_new(be, g->v.dtype, CLG_SHAPE(s.N, s.G * s.K, s.L));
 		u = fe_new(be, g->v.dtype, 4, x->v.shape);
 		if (!wc || !t || !u)
 			goto fail;
-		for (int64_t k = 0; k < s.G && !st; k++)
+		if (conv_flat(&s)) { /* dcols (K, N*L) = W^T (K, OC) @ g2 (OC, N*L), in the columns' layout */
+			st = run_gemm(be, view_of(wc, 0, 2, (int64_t[]){s.K, s.OC}, (int64_t[]){1, s.K}), g2->v,
+				      view_of(t, 0, 2, (int64_t[]){s.K, s.N * s.L}, (int64_t[]){s.N * s.L, 1}), 0.0);
+			ci.src[0] = view_of(t, 0, 3, (int64_t[]){s.N, s.K, s.L}, (int64_t[]){s.L, s.N * s.L, 1});
+		} else {
+			ci.src[0] = t->v;
+		}
+		for (int64_t k = 0; k < s.G && !st && !conv_flat(&s); k++) {
+			/* g_n,g: g itself when contiguous (batch stride OC*L), else a block of g2 */
+			clg_view gv = g_contig ? view_of(g, k * s.OCg * s.L, 3,
+							 (int64_t[]){s.N, s.OCg, s.L}, (int64_t[]){s.OC * s.L, s.L, 1})
+					       : view_of(g2, k * s.OCg * s.N * s.L, 3, (int64_t[]){s.N, s.OCg, s.L},
+							 (int64_t[]){s.L, s.N * s.L, 1});
 			st = run_gemm(be, view_of(wc, k * s.OCg * s.K, 3, (int64_t[]){s.N, s.K, s.OCg}, (int64_t[]){0, 1, s.K}),
-				      view_of(g2, k * s.OCg * s.N * s.L, 3, (int64_t[]){s.N, s.OCg, s.L}, (int64_t[]){s.L, s.N * s.L, 1}),
+				      gv,
 				      view_of(t, k * s.K * s.L, 3, (int64_t[]){s.N, s.K, s.L}, (int64_t[]){s.G * s.K * s.L, s.L, 1}), 0.0);
+		}
 		if (st)
 			goto out;
 		ci.dst = u->v;
-		ci.src[0] = t->v;
 		memcpy(ci.i, s.p, sizeof(ci.i));
 		if ((st = fe_run(be, &ci)))
 			goto out;
@@ -212,7 +291,8 @@ clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stri
 {
 	clg_tensor *ins[3] = {x, w, b}, *out = NULL, *cols = NULL, *wc = NULL;
 	const int64_t p6[6] = {stride_h, stride_w, pad_h, pad_w, dil_h, dil_w};
-	int nin = b ? 3 : 2;
+	int nin = b ? 3 : 2, aug = b && groups == 1;
+	int64_t kw; /* columns of the weight matrix: K, or K + 1 with the bias column */
 	clg_backend *be;
 	clg_node *node;
 	conv_shape s;
@@ -223,34 +303,54 @@ clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stri
 	if ((st = conv_check(x, w, b, p6, groups, &s)))
 		return fe_fail(st);
 	be = x->v.buf->backend;
-	clg_no_grad_begin();
-	wc = clg_contiguous(w);
-	clg_no_grad_end();
-	cols = conv_cols(x, &s);
+	kw = s.K + aug;
+	if (aug) { /* wc (OC, K + 1) = [W | b] */
+		wc = fe_new(be, x->v.dtype, CLG_SHAPE(s.OC, kw));
+		if (!wc || run_copy(be, view_of(wc, 0, 4, w->v.shape, (int64_t[]){kw, s.KH * s.KW, s.KW, 1}), w->v) ||
+		    run_copy(be, view_of(wc, s.K, 1, (int64_t[]){s.OC}, (int64_t[]){kw}), b->v))
+			goto fail;
+	} else {
+		clg_no_grad_begin();
+		wc = clg_contiguous(w);
+		clg_no_grad_end();
+	}
+	cols = conv_cols(x, &s, aug);
 	out = fe_new(be, x->v.dtype, CLG_SHAPE(s.N, s.OC, s.OH, s.OW));
 	if (!wc || !cols || !out)
 		goto fail;
-	if (b) { /* the bias first, accumulated into by the GEMMs (beta = 1) */
-		clg_op_call c = {.op = CLG_OP_COPY};
-		c.dst = out->v;
-		c.src[0] = view_of(b, 0, 4, out->v.shape, (int64_t[]){0, b->v.stride[0], 0, 0});
-		if (fe_run(be, &c))
+	if (conv_flat(&s)) { /* out2 (OC, N*L) = W (OC, K [+ 1]) @ cols (K [+ 1], N*L); out = out2 as NCHW */
+		clg_op_call c = {.op = CLG_OP_IM2COL, .i = {1, 1, 1, 1, 0, 0, 1, 1}};
+		clg_tensor *o2 = fe_new(be, x->v.dtype, CLG_SHAPE(s.OC, s.N * s.L));
+		int bad = !o2 || run_gemm(be, view_of(wc, 0, 2, (int64_t[]){s.OC, kw}, (int64_t[]){kw, 1}), cols->v, o2->v, 0.0);
+		if (!bad) {
+			c.src[0] = view_of(o2, 0, 4, out->v.shape, (int64_t[]){s.L, s.N * s.L, s.OW, 1});
+			c.dst = view_of(out, 0, 3, (int64_t[]){s.N, s.OC, s.L}, (int64_t[]){s.OC * s.L, s.L, 1});
+			bad = fe_run(be, &c) != CLG_OK;
+		}
+		clg_free(o2);
+		if (bad)
 			goto fail;
 	}
-	/* out_n,g (OCg, L) = W_g (OCg, K) @ cols_n,g (K, L), batched over n */
-	for (int64_t k = 0; k < s.G; k++)
-		if (run_gemm(be, view_of(wc, k * s.OCg * s.K, 3, (int64_t[]){s.N, s.OCg, s.K}, (int64_t[]){0, s.K, 1}),
-			     view_of(cols, k * s.K * s.N * s.L, 3, (int64_t[]){s.N, s.K, s.L}, (int64_t[]){s.L, s.N * s.L, 1}),
+	if (b && !aug) { /* the bias first, accumulated into by the GEMMs (beta = 1) */
+		if (run_copy(be, out->v, view_of(b, 0, 4, out->v.shape, (int64_t[]){0, b->v.stride[0], 0, 0})))
+			goto fail;
+	}
+	/* out_n,g (OCg, L) = W_g (OCg, K [+ 1]) @ cols_n,g (K [+ 1], L), batched over n */
+	for (int64_t k = 0; k < s.G && !conv_flat(&s); k++)
+		if (run_gemm(be, view_of(wc, k * s.OCg * kw, 3, (int64_t[]){s.N, s.OCg, kw}, (int64_t[]){0, kw, 1}),
+			     view_of(cols, k * s.K * s.N * s.L, 3, (int64_t[]){s.N, kw, s.L}, (int64_t[]){s.L, s.N * s.L, 1}),
 			     view_of(out, k * s.OCg * s.L, 3, (int64_t[]){s.N, s.OCg, s.L}, (int64_t[]){s.OC * s.L, s.L, 1}),
-			     b ? 1.0 : 0.0))
+			     b && !aug ? 1.0 : 0.0))
 			goto fail;
 	clg_free(wc);
-	clg_free(cols);
 	out = fe_record_op(out, "conv2d", conv2d_backward, nin, ins, &node);
 	if (node) {
 		memcpy(node->i, p6, sizeof(p6));
 		node->i[6] = groups;
+		if (w->requires_grad && clg_numel(cols) * (int64_t)clg_dtype_size(cols->v.dtype) <= CONV_SAVE_COLS_MAX)
+			fe_save(node, cols);
 	}
+	clg_free(cols);
 	return out;
 fail:
 	clg_free(wc);

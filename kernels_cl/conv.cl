@@ -5,12 +5,14 @@
  *   max_pool2d_backward  d = dx (N, C, H, W)            a = g (N, C, OH, OW), b = x
  *   avg_pool2d           d = y (N, C, OH, OW)           a = x
  *   avg_pool2d_backward  d = dx (N, C, H, W)            a = g (N, C, OH, OW)
- * One work-item per dst element, every operand at any strides (cgeom). Row r of cols is
+ * Each kernel owns whole rows or planes of its dst (its comment says which), every operand at any
+ * strides (cgeom); the 2x2 pooling kernels at the end own one window each. Row r of cols is
  * (c * KH + kh) * KW + kw, column l is oh * OW + ow; output (oh, ow) reads input
  * (oh * SH - PH + kh * DH, ow * SW - PW + kw * DW). The kernels that write the image side gather
- * what each pixel receives, in a fixed order (kh, then kw), so they need no atomics and give the
- * same bits on every run. The max of a window is its first largest element, NaN counting as larger
- * than any number; a window of padding only gives -inf. Average pooling counts padding as zeros
+ * what each pixel receives, in a fixed order (kh, then kw), or write pixels that receive at most
+ * one term, so they need no atomics and give the same bits on every run. The max of a window is
+ * its first largest element, NaN counting as larger than any number; a window of padding only
+ * gives -inf. Average pooling counts padding as zeros
  * and divides by KH * KW. Semantics: backend/clg_ops.def, reference: backend/ref/ref_ops_conv.c.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * The host makes an unused source (b) alias a, so every pointer is a valid buffer. */
@@ -18,7 +20,7 @@
 typedef struct {
 	int N, C, H, W, OH, OW;
 	int KH, KW, SH, SW, PH, PW, DH, DW;
-	int n;          /* work-items: elements of the dst */
+	int n;          /* work-items of the 1-D kernels (rows, segments or planes, as each says) */
 	int off[3];     /* element offsets of d, a, b */
 	int st[3][4];   /* element strides of d, a, b (a cols operand uses the first three) */
 } cgeom;
@@ -64,43 +66,74 @@ int window_argmax(const cgeom *g, __global const T *x, int k, int n, int c, int 
 	return arg;
 }
 
-/* Splits work-item i into (n, c, y, x) over a (N, C, Y, X) grid. */
-#define SPLIT4(Y, X)                 \
-	int x_ = i % (X);            \
-	int y_ = (i / (X)) % (Y);    \
-	int c_ = (i / (X) / (Y)) % g.C; \
-	int n_ = i / (X) / (Y) / g.C;
+/* Work is split by rows, not by elements: a work-item owns a whole row (or segment) of its dst and
+ * walks it with additions only, so the integer divisions that split a work-item's index into
+ * (n, c, ...) happen once per row instead of once per element (on CPU devices they dominated). */
 
-__kernel void im2col(const cgeom g, __global T *d, __global const T *a, __global const T *b)
+/* im2col: work-item i owns the segment of cols for image n and row r = (c, kh, kw): its OH * OW
+ * values. Along each output row, columns [lo, hi) read inside the image and the rest is padding. */
+__kernel void im2col(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
 {
 	int i = get_global_id(0);
 	if (i >= g.n)
 		return;
-	/* i over (N, C, KH, KW, OH, OW) */
-	int ow = i % g.OW, t = i / g.OW;
-	int oh = t % g.OH;
-	t /= g.OH;
-	int kw = t % g.KW;
-	t /= g.KW;
+	/* i over (N, C, KH, KW) */
+	int kw = i % g.KW, t = i / g.KW;
 	int kh = t % g.KH;
 	t /= g.KH;
 	int c = t % g.C, n = t / g.C;
-	int ih = oh * g.SH - g.PH + kh * g.DH, iw = ow * g.SW - g.PW + kw * g.DW;
-	T v = (T)0;
-	if (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)
-		v = a[at(&g, 1, n, c, ih, iw)];
-	d[at(&g, 0, n, (c * g.KH + kh) * g.KW + kw, oh * g.OW + ow, 0)] = v;
+	int r = (c * g.KH + kh) * g.KW + kw;
+	int x0 = kw * g.DW - g.PW; /* input column of output column 0 */
+	int lo = x0 < 0 ? min((-x0 + g.SW - 1) / g.SW, g.OW) : 0;
+	int hi = x0 < g.W ? clamp((g.W - 1 - x0) / g.SW + 1, lo, g.OW) : lo;
+	int dl = g.st[0][2], dst0 = at(&g, 0, n, r, 0, 0);
+	int aw = g.st[1][3] * g.SW, src0 = at(&g, 1, n, c, 0, 0) + x0 * g.st[1][3];
+
+	for (int oh = 0; oh < g.OH; oh++) {
+		int ih = oh * g.SH - g.PH + kh * g.DH;
+		int o = dst0 + oh * g.OW * dl, ow = 0;
+		if (ih >= 0 && ih < g.H) {
+			int s = src0 + ih * g.st[1][2];
+			for (; ow < lo; ow++)
+				d[o + ow * dl] = (T)0;
+			if (dl == 1 && aw == 1) /* unit strides: a loop the compiler vectorises */
+				for (; ow < hi; ow++)
+					d[o + ow] = a[s + ow];
+			for (; ow < hi; ow++)
+				d[o + ow * dl] = a[s + ow * aw];
+		}
+		for (; ow < g.OW; ow++)
+			d[o + ow * dl] = (T)0;
+	}
 }
 
+/* Forward pooling: work-item i owns output row (n, c, oh). The max needs no argmax: it is NaN when
+ * the window holds one, else the largest value (-inf for a window of padding only). */
 __kernel void max_pool2d(const cgeom g, __global T *d, __global const T *a, __global const T *b)
 {
 	int i = get_global_id(0);
 	if (i >= g.n)
 		return;
-	SPLIT4(g.OH, g.OW)
-	ACC m;
-	window_argmax(&g, a, 1, n_, c_, y_, x_, &m);
-	d[at(&g, 0, n_, c_, y_, x_)] = (T)m;
+	int oh = i % g.OH, t = i / g.OH;
+	int c = t % g.C, n = t / g.C;
+	int sw = g.st[1][3], plane = at(&g, 1, n, c, 0, 0);
+	for (int ow = 0; ow < g.OW; ow++) {
+		ACC m = (ACC)(-INFINITY);
+		for (int kh = 0; kh < g.KH; kh++) {
+			int ih = oh * g.SH - g.PH + kh * g.DH;
+			if (ih < 0 || ih >= g.H)
+				continue;
+			int row = plane + ih * g.st[1][2];
+			for (int kw = 0; kw < g.KW; kw++) {
+				int iw = ow * g.SW - g.PW + kw * g.DW;
+				if (iw < 0 || iw >= g.W)
+					continue;
+				ACC v = a[row + iw * sw];
+				m = (v > m) | isnan(v) ? v : m;
+			}
+		}
+		d[at(&g, 0, n, c, oh, ow)] = (T)m;
+	}
 }
 
 __kernel void avg_pool2d(const cgeom g, __global T *d, __global const T *a, __global const T *b)
@@ -108,52 +141,187 @@ __kernel void avg_pool2d(const cgeom g, __global T *d, __global const T *a, __gl
 	int i = get_global_id(0);
 	if (i >= g.n)
 		return;
-	SPLIT4(g.OH, g.OW)
-	ACC s = (ACC)0;
-	for (int kh = 0; kh < g.KH; kh++) {
-		int ih = y_ * g.SH - g.PH + kh * g.DH;
-		if (ih < 0 || ih >= g.H)
-			continue;
-		for (int kw = 0; kw < g.KW; kw++) {
-			int iw = x_ * g.SW - g.PW + kw * g.DW;
-			if (iw >= 0 && iw < g.W)
-				s += (ACC)a[at(&g, 1, n_, c_, ih, iw)];
+	int oh = i % g.OH, t = i / g.OH;
+	int c = t % g.C, n = t / g.C;
+	ACC inv = (ACC)1 / ((ACC)g.KH * (ACC)g.KW);
+	for (int ow = 0; ow < g.OW; ow++) {
+		ACC s = (ACC)0;
+		for (int kh = 0; kh < g.KH; kh++) {
+			int ih = oh * g.SH - g.PH + kh * g.DH;
+			if (ih < 0 || ih >= g.H)
+				continue;
+			for (int kw = 0; kw < g.KW; kw++) {
+				int iw = ow * g.SW - g.PW + kw * g.DW;
+				if (iw >= 0 && iw < g.W)
+					s += (ACC)a[at(&g, 1, n, c, ih, iw)];
+			}
 		}
+		d[at(&g, 0, n, c, oh, ow)] = (T)(s * inv);
 	}
-	d[at(&g, 0, n_, c_, y_, x_)] = (T)(s * ((ACC)1 / ((ACC)g.KH * (ACC)g.KW)));
 }
 
 /* The gather of col2im and the backward pools: MODE 0 col2im, 1 max_pool2d_backward,
- * 2 avg_pool2d_backward. */
+ * 2 avg_pool2d_backward. Work-item i owns image row (n, c, y); each pixel sums its terms in the
+ * order (kh, kw). The output row of tap kh is found once per row; along the row, stride 1 (the
+ * common case) needs no division. */
 #define GATHER_KERNEL(NAME, MODE)                                                                \
 __kernel void NAME(const cgeom g, __global T *d, __global const T *a, __global const T *b)       \
 {                                                                                                \
 	int i = get_global_id(0);                                                                \
 	if (i >= g.n)                                                                            \
 		return;                                                                          \
-	SPLIT4(g.H, g.W)                                                                         \
-	ACC acc = (ACC)0, best;                                                                  \
-	for (int kh = 0; kh < g.KH; kh++) {                                                      \
-		int oh = window_of(y_, kh, g.SH, g.PH, g.DH, g.OH);                              \
-		if (oh < 0)                                                                      \
-			continue;                                                                \
-		for (int kw = 0; kw < g.KW; kw++) {                                              \
-			int ow = window_of(x_, kw, g.SW, g.PW, g.DW, g.OW);                      \
-			if (ow < 0)                                                              \
+	int y = i % g.H, t = i / g.H;                                                            \
+	int c = t % g.C, n = t / g.C;                                                            \
+	for (int x = 0; x < g.W; x++) {                                                          \
+		ACC acc = (ACC)0, best;                                                          \
+		for (int kh = 0; kh < g.KH; kh++) {                                              \
+			int oh = window_of(y, kh, g.SH, g.PH, g.DH, g.OH);                       \
+			if (oh < 0)                                                              \
 				continue;                                                        \
-			if (MODE == 0)                                                           \
-				acc += (ACC)a[at(&g, 1, n_, (c_ * g.KH + kh) * g.KW + kw,        \
-						 oh * g.OW + ow, 0)];                            \
-			else if (MODE == 2 ||                                                    \
-				 window_argmax(&g, b, 2, n_, c_, oh, ow, &best) == kh * g.KW + kw) \
-				acc += (ACC)a[at(&g, 1, n_, c_, oh, ow)];                        \
+			for (int kw = 0; kw < g.KW; kw++) {                                      \
+				int ow = x + g.PW - kw * g.DW;                                   \
+				if (g.SW != 1)                                                   \
+					ow = window_of(x, kw, g.SW, g.PW, g.DW, g.OW);           \
+				if (ow < 0 || ow >= g.OW)                                        \
+					continue;                                                \
+				if (MODE == 0)                                                   \
+					acc += (ACC)a[at(&g, 1, n, (c * g.KH + kh) * g.KW + kw,  \
+							 oh * g.OW + ow, 0)];                    \
+				else if (MODE == 2 ||                                            \
+					 window_argmax(&g, b, 2, n, c, oh, ow, &best) ==         \
+						 kh * g.KW + kw)                                 \
+					acc += (ACC)a[at(&g, 1, n, c, oh, ow)];                  \
+			}                                                                        \
 		}                                                                                \
+		if (MODE == 2)                                                                   \
+			acc *= (ACC)1 / ((ACC)g.KH * (ACC)g.KW);                                 \
+		d[at(&g, 0, n, c, y, x)] = (T)acc;                                               \
 	}                                                                                        \
-	if (MODE == 2)                                                                           \
-		acc *= (ACC)1 / ((ACC)g.KH * (ACC)g.KW);                                         \
-	d[at(&g, 0, n_, c_, y_, x_)] = (T)acc;                                                   \
 }
 
-GATHER_KERNEL(col2im, 0)
+GATHER_KERNEL(col2im_pixels, 0)
 GATHER_KERNEL(max_pool2d_backward, 1)
 GATHER_KERNEL(avg_pool2d_backward, 2)
+
+/* col2im with unit stride along the width (the host picks col2im_pixels otherwise): work-item i
+ * owns image row (n, c, y), zeroes it, then adds the columns of each tap (kh, kw) along the row
+ * as one contiguous run. Each pixel still receives its terms in the order (kh, kw), starting from
+ * 0, as in the gather. The row accumulates in T: the conv family runs in float32 and float64 only,
+ * where T is ACC. */
+__kernel void col2im(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
+{
+	int i = get_global_id(0);
+	if (i >= g.n)
+		return;
+	int y = i % g.H, t = i / g.H;
+	int c = t % g.C, n = t / g.C;
+	int dw = g.st[0][3], drow = at(&g, 0, n, c, y, 0), al = g.st[1][2];
+	for (int x = 0; x < g.W; x++)
+		d[drow + x * dw] = (T)0;
+	for (int kh = 0; kh < g.KH; kh++) {
+		int oh = window_of(y, kh, g.SH, g.PH, g.DH, g.OH);
+		if (oh < 0)
+			continue;
+		for (int kw = 0; kw < g.KW; kw++) {
+			/* pixel x reads column ow = x + PW - kw * DW, for ow in [0, OW) */
+			int x0 = kw * g.DW - g.PW;
+			int lo = max(x0, 0), hi = min(x0 + g.OW, g.W);
+			int src = at(&g, 1, n, (c * g.KH + kh) * g.KW + kw, oh * g.OW - x0, 0);
+			if (dw == 1 && al == 1) /* unit strides: a loop the compiler vectorises */
+				for (int x = lo; x < hi; x++)
+					d[drow + x] += a[src + x];
+			else
+				for (int x = lo; x < hi; x++)
+					d[drow + x * dw] += a[src + x * al];
+		}
+	}
+}
+
+/* One tap of the scatter's argmax: take v when it is the window's first element, larger than the
+ * max so far, or its first NaN; pos follows as v's offset in dx's plane. The max so far is kept
+ * as its offset in x (xpos) and read back rather than in a float variable: on PoCL this measured
+ * faster than window_argmax (by about 40 %) and than finding the max first and then its position. */
+#define SCATTER_TAP(IH, IW)                                                                      \
+	if ((IH) >= 0 && (IH) < g.H && (IW) >= 0 && (IW) < g.W) {                                \
+		int xo = xplane + (IH) * xh + (IW) * xw;                                         \
+		ACC v = b[xo], m = b[xpos];                                                      \
+		int take = (pos < 0) | (!isnan(m) & ((v > m) | isnan(v)));                       \
+		xpos = take ? xo : xpos;                                                         \
+		pos = take ? (IH) * dh + (IW) * dw : pos;                                        \
+	}
+
+/* max_pool2d_backward when windows do not overlap (each spans at most its stride, as the usual
+ * 2x2 stride-2 pooling): every pixel lies in at most one window, so the gather's sum has at most
+ * one term. Work-item i owns plane (n, c): it zeroes the plane, then writes each window's gradient
+ * to that window's max, finding it once per window rather than once per pixel. */
+__kernel void max_pool2d_backward_scatter(const cgeom g, __global T *d, __global const T *a, __global const T *b)
+{
+	int i = get_global_id(0);
+	if (i >= g.n)
+		return;
+	int c = i % g.C, n = i / g.C;
+	int dplane = at(&g, 0, n, c, 0, 0), dh = g.st[0][2], dw = g.st[0][3];
+	int xplane = at(&g, 2, n, c, 0, 0), xh = g.st[2][2], xw = g.st[2][3];
+	int two = g.KH == 2 && g.KW == 2;
+	for (int y = 0; y < g.H; y++)
+		for (int x = 0; x < g.W; x++)
+			d[dplane + y * dh + x * dw] = (T)0;
+	for (int oh = 0; oh < g.OH; oh++)
+		for (int ow = 0; ow < g.OW; ow++) {
+			int pos = -1, xpos = xplane, ih = oh * g.SH - g.PH, iw = ow * g.SW - g.PW;
+			if (two) { /* the usual 2x2, written out */
+				SCATTER_TAP(ih, iw)
+				SCATTER_TAP(ih, iw + g.DW)
+				SCATTER_TAP(ih + g.DH, iw)
+				SCATTER_TAP(ih + g.DH, iw + g.DW)
+			} else {
+				for (int kh = 0; kh < g.KH; kh++)
+					for (int kw = 0; kw < g.KW; kw++) {
+						SCATTER_TAP(ih + kh * g.DH, iw + kw * g.DW)
+					}
+			}
+			/* 0 + g, as the gather's sum (a -0 gradient becomes +0) */
+			if (pos >= 0)
+				d[dplane + pos] = (T)((ACC)0 + (ACC)a[at(&g, 1, n, c, oh, ow)]);
+		}
+}
+
+/* max_pool2d_backward for 2x2 windows of stride 2 tiling the image (no padding, no dilation,
+ * H = 2 OH, W = 2 OW), with planes (n, c) evenly spaced and unit strides along w in every operand. One work-item per
+ * window over a 3-D range (ow, oh, n * C + c): no loop and no division, so the compiler runs
+ * neighbouring windows in vector lanes. Each window writes its four pixels: g to its first max
+ * (NaN counting as larger than any number), 0 to the others. */
+__kernel void max_pool2d_backward_2x2(const cgeom g, __global T *d, __global const T *a, __global const T *b)
+{
+	int ow = get_global_id(0), oh = get_global_id(1), p = get_global_id(2);
+	int xh = g.st[2][2], dh = g.st[0][2];
+	const int xw = 1, dw = 1; /* unit strides along w (checked by the host): constant for the compiler */
+	int xo = g.off[2] + p * g.st[2][1] + 2 * oh * xh + 2 * ow;
+	int dout = g.off[0] + p * g.st[0][1] + 2 * oh * dh + 2 * ow;
+	ACC v0 = b[xo], v1 = b[xo + xw], v2 = b[xo + xh], v3 = b[xo + xh + xw];
+	int t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
+	ACC m = t1 ? v1 : v0;
+	int t2 = !isnan(m) & ((v2 > m) | isnan(v2));
+	m = t2 ? v2 : m;
+	int t3 = !isnan(m) & ((v3 > m) | isnan(v3));
+	int k = t3 ? 3 : t2 ? 2 : t1;
+	/* 0 + g, as the gather's sum (a -0 gradient becomes +0) */
+	T gz = (T)((ACC)0 + (ACC)a[g.off[1] + p * g.st[1][1] + oh * g.st[1][2] + ow]);
+	d[dout] = k == 0 ? gz : (T)0;
+	d[dout + dw] = k == 1 ? gz : (T)0;
+	d[dout + dh] = k == 2 ? gz : (T)0;
+	d[dout + dh + dw] = k == 3 ? gz : (T)0;
+}
+
+/* max_pool2d in the geometry of max_pool2d_backward_2x2 (same conditions, same 3-D range): NaN
+ * when the window holds one, else its largest value. */
+__kernel void max_pool2d_2x2(const cgeom g, __global T *d, __global const T *a, __global const T *b)
+{
+	int ow = get_global_id(0), oh = get_global_id(1), p = get_global_id(2);
+	int xh = g.st[1][2];
+	int xo = g.off[1] + p * g.st[1][1] + 2 * oh * xh + 2 * ow; /* unit stride along w */
+	ACC v0 = a[xo], v1 = a[xo + 1], v2 = a[xo + xh], v3 = a[xo + xh + 1];
+	ACC m01 = (v1 > v0) | isnan(v1) ? v1 : v0, m23 = (v3 > v2) | isnan(v3) ? v3 : v2;
+	ACC m = isnan(m01) ? m01 : (m23 > m01) | isnan(m23) ? m23 : m01;
+	d[g.off[0] + p * g.st[0][1] + oh * g.st[0][2] + ow] = (T)m;
+}

@@ -2,7 +2,9 @@
  * and their backward ops, on explicit operands. Geometries mix odd sizes (1, 5, 7, 13), stride 1
  * and 2, padding 0 to 2, dilation 1 and 2, square and rectangular kernels, a kernel as large as
  * the padded input, and (for max pooling) a window of padding only. Each runs contiguous and at
- * an offset with padded rows; the smaller ones fit Oclgrind's --small (<= 256 elements each). */
+ * an offset with padded rows; the smaller ones fit Oclgrind's --small (<= 256 elements each). The
+ * last geometries take the OpenCL backend's special paths (non-overlapping max-pool windows, 2x2,
+ * 1x1). */
 #include "test_ops.h"
 
 #include <string.h>
@@ -22,6 +24,15 @@ static const geo geos[] = {
 	{1, 2, 13, 13, 3, 3, 2, 2, 1, 1, 1, 1},   /* stride 2 */
 	{1, 3, 13, 7, 3, 2, 1, 2, 2, 1, 2, 1},    /* dilation 2 in h only */
 	{2, 4, 13, 13, 5, 5, 2, 2, 2, 2, 2, 2},   /* larger: 5x5, dilation 2 */
+	/* the OpenCL backend's special paths: windows that do not overlap (max_pool2d_backward
+	 * scatters), 2x2 written out, rows of pixels in no window, 1x1 (a permutation) */
+	{1, 3, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1},     /* 2x2 stride 2, odd sizes: last row and column in no window */
+	{2, 2, 6, 8, 2, 2, 2, 2, 0, 0, 1, 1},     /* 2x2 stride 2 tiling the image (one work-item per window) */
+	{3, 1, 4, 6, 2, 2, 2, 2, 0, 0, 1, 1},     /* the same with one channel */
+	{1, 2, 8, 7, 3, 3, 3, 3, 1, 1, 1, 1},     /* 3x3 stride 3, padding 1 */
+	{1, 2, 9, 8, 2, 2, 3, 3, 0, 1, 1, 1},     /* 2x2 stride 3: gaps between windows */
+	{1, 2, 7, 7, 2, 2, 3, 3, 1, 0, 2, 1},     /* dilation 2 within stride 3 */
+	{2, 5, 3, 4, 1, 1, 1, 1, 0, 0, 1, 1},     /* 1x1: the NCHW <-> (C, N*H*W) permutation */
 };
 
 static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d)
