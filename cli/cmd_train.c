@@ -8,8 +8,10 @@
 #include <clgrad.h>
 #include <data.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DEFAULT_IMAGES "/usr/share/datasets/fashion-mnist"
 #define DEFAULT_TEXT "/usr/share/common-licenses/GPL-3"
@@ -132,6 +134,22 @@ static double unigram_loss(const clg_text *t)
 	return t->n > t->n_train ? loss / (double)(t->n - t->n_train) : NAN;
 }
 
+typedef struct {
+	const char *dir;
+	clg_dataset *ds;
+	clg_status st;
+	char msg[1024];
+} split_job;
+
+static void *split_thread(void *arg)
+{
+	split_job *j = arg;
+	j->st = clg_dataset_load_idx(j->dir, "t10k", j->ds);
+	if (j->st)
+		snprintf(j->msg, sizeof(j->msg), "%s", clg_last_error());
+	return NULL;
+}
+
 static clg_status load_data(train_opts *o, data_sets *d)
 {
 	clg_status st;
@@ -150,9 +168,17 @@ static clg_status load_data(train_opts *o, data_sets *d)
 	} else {
 		const char *dir = o->data ? o->data : DEFAULT_IMAGES;
 		float mean, sd;
+		/* the two splits decompress at once, one on a thread of its own */
+		split_job job = {.dir = dir, .ds = &d->test};
+		pthread_t tid;
+		int threaded = pthread_create(&tid, NULL, split_thread, &job) == 0;
+		if (!threaded)
+			split_thread(&job);
 		st = clg_dataset_load_idx(dir, "train", &d->train);
-		if (!st)
-			st = clg_dataset_load_idx(dir, "t10k", &d->test);
+		if (threaded)
+			pthread_join(tid, NULL);
+		if (!st && job.st)
+			st = clg_fail(job.st, "%s", job.msg);
 		/* normalise both splits with the training split's statistics */
 		if (!st)
 			st = clg_dataset_channel_stats(&d->train, 1, &mean, &sd);
@@ -225,6 +251,68 @@ static clg_status evaluate(clg_backend *be, clg_module *model, const data_sets *
 	return st;
 }
 
+/* Seconds since this process started (from /proc, 10 ms resolution), or -1 where unknown. */
+static double process_age(void)
+{
+	char buf[1024], *p;
+	double up = -1, start;
+	long tck = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/uptime", "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lf", &up) != 1)
+		up = -1;
+	fclose(f);
+	f = fopen("/proc/self/stat", "r");
+	if (!f || up < 0 || tck <= 0) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* field 22 (starttime, clock ticks after boot), counted after the ")" that ends field 2 */
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -1;
+	start = (double)strtoull(p + 1, NULL, 10) / (double)tck;
+	return up >= start ? up - start : -1;
+}
+
+/* Time to first step: seconds after launch when the first step began and when it was done. */
+typedef struct {
+	double age0, t0;            /* process age at cmd_train's start (0 if unknown), clg_now() then */
+	double opened_s, data_s;      /* launch to the device open, to the data loaded */
+	double ready_s, precompile_s; /* launch to programs ready; the precompile call alone */
+	double begun_s, done_s;
+	int programs, done;
+} first_step;
+
+static double since_launch(const first_step *f) { return f->age0 + (clg_now() - f->t0); }
+
+/* load_data on a thread of its own, beside the device's start (fast start: decompressing the
+ * images is the longest part of a warm start). The thread's error message is carried back. */
+typedef struct {
+	train_opts *o;
+	data_sets *d;
+	clg_status st;
+	char msg[1024];
+} data_job;
+
+static void *data_thread(void *arg)
+{
+	data_job *j = arg;
+	j->st = load_data(j->o, j->d);
+	if (j->st)
+		snprintf(j->msg, sizeof(j->msg), "%s", clg_last_error());
+	return NULL;
+}
+
 static int schedule_known(const char *s) { return !strcmp(s, "constant") || !strcmp(s, "cosine") || !strcmp(s, "step"); }
 
 static clg_opt_kind opt_kind(const char *name, int *ok)
@@ -256,7 +344,10 @@ int cmd_train(int argc, char **argv)
 	clg_lr_schedule sched;
 	const clg_device_info *devs;
 	int ndev;
+	first_step fs = {.age0 = process_age(), .t0 = clg_now()};
 
+	if (fs.age0 < 0)
+		fs.age0 = 0; /* no /proc: count from here */
 	if (wants_help(argc, argv))
 		return usage_to(stdout, "train"), 0;
 	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines show at once, also through a pipe */
@@ -288,12 +379,43 @@ int cmd_train(int argc, char **argv)
 				.weight_decay = o.weight_decay};
 	if (!kind_ok || !schedule_known(o.schedule))
 		return usage("train");
-	if (clg_devices(&devs, &ndev) || clg_device_select(o.device, &idx) || clg_backend_open(idx, &be))
-		return report_error("train");
-	printf("device %d: %s (%s)\n", idx, devs[idx].name, devs[idx].platform);
-	if (load_data(&o, &d)) {
-		rc = report_error("train");
-		goto out;
+	{
+		/* the data loads while the device opens and the kernel programs get ready */
+		data_job job = {.o = &o, .d = &d};
+		pthread_t tid;
+		int threaded = pthread_create(&tid, NULL, data_thread, &job) == 0;
+		clg_status st = CLG_OK;
+		if (!threaded)
+			data_thread(&job);
+		st = clg_devices(&devs, &ndev);
+		if (!st)
+			st = clg_device_select(o.device, &idx);
+		if (!st)
+			st = clg_backend_open(idx, &be);
+		if (!st) {
+			printf("device %d: %s (%s)\n", idx, devs[idx].name, devs[idx].platform);
+			fs.opened_s = since_launch(&fs);
+			/* fast start: the programs a step needs, from the disk cache (or compiled, in parallel) */
+			double t = clg_now();
+			char workload[64];
+			snprintf(workload, sizeof(workload), "train %s", o.model.name);
+			st = clg_precompile(be, workload, CLG_F32, &fs.programs);
+			fs.precompile_s = clg_now() - t;
+			fs.ready_s = since_launch(&fs);
+		}
+		if (threaded)
+			pthread_join(tid, NULL);
+		if (!st && job.st)
+			st = clg_fail(job.st, "%s", job.msg);
+		if (st) {
+			rc = report_error("train");
+			if (!be) {
+				free_data(&d);
+				return rc;
+			}
+			goto out;
+		}
+		fs.data_s = since_launch(&fs);
 	}
 	model = clg_model_build(be, &o.model, o.seed);
 	if (!model || clg_module_state(model, 0, &params)) {
@@ -338,6 +460,8 @@ int cmd_train(int argc, char **argv)
 		clg_progress_begin(&pr, stdout, label, steps_per_epoch);
 		while (!st) {
 			clg_tensor *x, *y;
+			if (!fs.done)
+				fs.begun_s = since_launch(&fs);
 			clg_scope_begin();
 			st = clg_loader_next(loader, be, &x, &y);
 			if (st || !x) {
@@ -354,6 +478,11 @@ int cmd_train(int argc, char **argv)
 			clg_optimizer_set_lr(opt, clg_lr_at(&sched, clg_optimizer_steps(opt)));
 			if (!st)
 				st = clg_optimizer_step(opt);
+			if (!st && !fs.done) { /* the only wait outside the progress bar: once, to time the first step */
+				st = clg_synchronize(be);
+				fs.done_s = since_launch(&fs);
+				fs.done = 1;
+			}
 			/* the running loss stays on the device; it is read only when the bar is drawn */
 			clg_tensor *d_loss = clg_detach(loss), *sum = loss_sum ? clg_add(loss_sum, d_loss) : clg_keep(d_loss);
 			clg_free(loss_sum);
@@ -379,6 +508,10 @@ int cmd_train(int argc, char **argv)
 			rc = report_error("train");
 			goto out;
 		}
+		if (e == start_epoch)
+			printf("time to first step: began %.3f s after launch, done at %.3f s (device open at %.3f s, %d kernel "
+			       "programs ready at %.3f s after %.3f s, data loaded beside them by %.3f s)\n", fs.begun_s, fs.done_s,
+			       fs.opened_s, fs.programs, fs.ready_s, fs.precompile_s, fs.data_s);
 		if (d.lm)
 			printf("epoch %lld: train loss %.4f, validation loss %.4f (unigram baseline %.4f), %.1f s, %.0f samples/s\n",
 			       (long long)e + 1, train_loss, val_loss, d.unigram, secs, (double)samples / secs);
@@ -393,8 +526,12 @@ int cmd_train(int argc, char **argv)
 				fprintf(log, "\"val_loss\": %.6f, \"unigram_val_loss\": %.6f", val_loss, d.unigram);
 			else
 				fprintf(log, "\"test_acc\": %.6f, \"test_loss\": %.6f", acc, val_loss);
-			fprintf(log, ", \"epoch_seconds\": %.3f, \"samples_per_s\": %.1f, \"steps\": %lld, \"lr\": %.6g}\n", secs,
+			fprintf(log, ", \"epoch_seconds\": %.3f, \"samples_per_s\": %.1f, \"steps\": %lld, \"lr\": %.6g", secs,
 				(double)samples / secs, (long long)step, clg_optimizer_lr(opt));
+			if (e == start_epoch) /* this process's start */
+				fprintf(log, ", \"first_step_begun_s\": %.3f, \"first_step_done_s\": %.3f, \"programs_ready_s\": %.3f",
+					fs.begun_s, fs.done_s, fs.ready_s);
+			fprintf(log, "}\n");
 			fflush(log);
 		}
 		if (o.save) {

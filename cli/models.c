@@ -1,5 +1,7 @@
 /* Model definitions: mlp (784-512-512-10), cnn (conv 32 - pool - conv 64 - pool - fc 128 - fc 10)
- * and a small character-level transformer decoder. */
+ * and a small character-level transformer decoder. Sequential runs each linear followed by relu as
+ * one clg_linear_act (the bias and the activation fused after the GEMM, frontend/nn.c); the
+ * modules and the checkpoint names stay PyTorch's. */
 #include "models.h"
 
 #include <string.h>

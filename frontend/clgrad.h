@@ -127,6 +127,24 @@ clg_tensor *clg_mean(clg_tensor *a, int naxes, const int *axes, int keepdim);
 clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b);
 /* x (N, in) @ w^T with w (out, in), plus b (out) when b is not NULL (reshape more dims to 2) */
 clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b);
+/* act(linear(x, w, b)) with the bias and the activation fused into one pass after the GEMM, and
+ * in the backward the activation's gradient and the bias gradient in one pass (BIAS_ACT ops). */
+typedef enum { CLG_ACT_NONE = 0, CLG_ACT_RELU = 1, CLG_ACT_GELU = 2 } clg_act;
+clg_tensor *clg_linear_act(clg_tensor *x, clg_tensor *w, clg_tensor *b, clg_act act);
+/* The fused paths of linear, linear_act and cross_entropy are on by default ($CLGRAD_FUSED=0 turns
+ * them off at start); off, the same functions compose the unfused ops (for comparisons). */
+void clg_set_fused_ops(int enabled);
+int clg_fused_ops_enabled(void);
+
+/* Fast start: makes ready, ahead of the first step, the kernel programs a training step will
+ * need on be: the ones the workload (a name of the caller's choosing, e.g. "train mlp"; NULL for
+ * none) used on this device in earlier runs (a list kept in the kernel cache folder, with their
+ * exact options; programs made later in this process are added to the workload's list) and the
+ * usual ones for dtype. Each comes from the disk cache or is
+ * compiled and cached; several at once in threads ($CLGRAD_PRECOMPILE_THREADS, default one per
+ * core; 1 = one after another). A program that fails is left to its first use, which reports the
+ * error. Nothing to do on the reference backend. *n_ready (may be NULL): programs made ready. */
+clg_status clg_precompile(clg_backend *be, const char *workload, clg_dtype dtype, int *n_ready);
 
 /* activations and other elementwise ops */
 clg_tensor *clg_sigmoid(clg_tensor *a);
@@ -151,6 +169,7 @@ clg_tensor *clg_softmax(clg_tensor *a);
 clg_tensor *clg_log_softmax(clg_tensor *a);
 /* losses: targets as one-hot (N, C) rows of the logits' dtype; the mean over rows */
 clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot);
+/* (one fused op forward and one backward: SOFTMAX_XENT; targets may be any non-negative rows) */
 clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double label_smoothing);
 clg_tensor *clg_mse_loss(clg_tensor *pred, clg_tensor *target);
 

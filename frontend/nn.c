@@ -352,11 +352,26 @@ clg_module *clg_nn_flatten(void) { return clg_module_new(&flatten_ops); }
 
 /* ---- sequential ---- */
 
+/* The activation module that follows child i, as a fused linear epilogue (-1: none that fuses). */
+static int fusable_act(clg_module *m, int i)
+{
+	const clg_module_ops *next = i + 1 < m->nchildren ? m->children[i + 1]->ops : NULL;
+	return next == &relu_ops ? CLG_ACT_RELU : next == &gelu_ops ? CLG_ACT_GELU : -1;
+}
+
 static clg_tensor *sequential_forward(clg_module *m, clg_tensor *x)
 {
 	clg_tensor *h = x;
 	for (int i = 0; i < m->nchildren && h; i++) {
-		clg_tensor *next = clg_module_forward(m->children[i], h);
+		clg_module *c = m->children[i];
+		int act = c->ops == &linear_ops ? fusable_act(m, i) : -1;
+		clg_tensor *next;
+		if (act >= 0) { /* linear then relu / gelu: one fused op (the modules and names stay) */
+			next = clg_linear_act(h, c->tensors[0], c->ntensors > 1 ? c->tensors[1] : NULL, (clg_act)act);
+			i++;
+		} else {
+			next = clg_module_forward(c, h);
+		}
 		if (h != x)
 			clg_free(h); /* the graph keeps what backward needs */
 		h = next;

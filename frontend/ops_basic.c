@@ -1,6 +1,7 @@
 /* Elementwise ops with broadcasting, reductions, matmul and linear: forward and backward pairs. */
 #include "fe_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- broadcasting helpers ---- */
@@ -452,19 +453,49 @@ static clg_status linear_backward(clg_node *n, clg_tensor *g)
 	return st;
 }
 
+static clg_status linear_check(const char *op, clg_tensor *x, clg_tensor *w, clg_tensor *b)
+{
+	char s0[96], s1[96];
+	if (x->v.ndim != 2 || w->v.ndim != 2 || x->v.shape[1] != w->v.shape[1] ||
+	    (b && (b->v.ndim != 1 || b->v.shape[0] != w->v.shape[0])))
+		return clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': x %s, weight %s%s", op,
+				x->v.buf->backend->info.name, clg_shape_str(&x->v, s0, sizeof(s0)),
+				clg_shape_str(&w->v, s1, sizeof(s1)), b ? " and a bias" : "");
+	return CLG_OK;
+}
+
+static int fused_state = -1; /* -1: not read from the environment yet */
+
+void clg_set_fused_ops(int enabled) { fused_state = enabled != 0; }
+
+int clg_fused_ops_enabled(void)
+{
+	if (fused_state < 0) {
+		const char *e = getenv("CLGRAD_FUSED");
+		fused_state = !(e && !strcmp(e, "0"));
+	}
+	return fused_state;
+}
+
+/* Whether the fused epilogue serves this call: a bias, and a device that has the fused ops for
+ * the dtype (float16 has no fused path: the composite below serves it). */
+static int fused_linear_ok(clg_tensor *x, clg_tensor *b)
+{
+	clg_backend *be = x->v.buf->backend;
+	return b && clg_fused_ops_enabled() && x->v.dtype != CLG_F16 && be->ops[CLG_OP_BIAS_ACT] && be->ops[CLG_OP_BIAS_ACT_BACKWARD];
+}
+
 clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b)
 {
 	clg_tensor *ins[3] = {x, w, b}, *out, *wt = NULL;
 	int nin = b ? 3 : 2;
-	char s0[96], s1[96];
 
 	if (!fe_check_inputs("linear", nin, ins))
 		return NULL;
-	if (x->v.ndim != 2 || w->v.ndim != 2 || x->v.shape[1] != w->v.shape[1] ||
-	    (b && (b->v.ndim != 1 || b->v.shape[0] != w->v.shape[0])))
-		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'linear' on device '%s': x %s, weight %s%s",
-					x->v.buf->backend->info.name, clg_shape_str(&x->v, s0, sizeof(s0)),
-					clg_shape_str(&w->v, s1, sizeof(s1)), b ? " and a bias" : ""));
+	if (linear_check("linear", x, w, b))
+		return fe_fail(clg_last_status());
+	if (fused_linear_ok(x, b))
+		return clg_linear_act(x, w, b, CLG_ACT_NONE);
 	out = fe_new(x->v.buf->backend, x->v.dtype, CLG_SHAPE(x->v.shape[0], w->v.shape[0]));
 	if (!out)
 		return NULL;
@@ -485,5 +516,171 @@ clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b)
 fail:
 	clg_free(wt);
 	clg_free(out);
+	return NULL;
+}
+
+/* ---- linear + activation: y = act(x @ w^T + b), the bias and act in one pass after the GEMM ---- */
+
+/* Where a leaf parameter's gradient can be written directly, saving the copy (or the add) that
+ * fe_accumulate would make: a new contiguous tensor made t's .grad (*beta 0: overwrite), or t's
+ * own exclusive contiguous .grad (*beta 1: accumulate), on the conditions fe_accumulate adds in
+ * place. NULL otherwise (t not a leaf, its gradient shared; *made 0): then go through fe_give. */
+static clg_tensor *leaf_grad(clg_tensor *t, double *beta, int *made)
+{
+	clg_tensor *g = t->grad;
+	*made = 0;
+	*beta = 0;
+	if (t->grad_fn || !t->requires_grad)
+		return NULL;
+	if (g) {
+		if (g->refs != 1 || g->st->refs != 1 || !clg_view_is_contiguous(&g->v))
+			return NULL;
+		*beta = 1;
+		return g;
+	}
+	g = fe_new(t->v.buf->backend, t->v.dtype, t->v.ndim, t->v.shape);
+	if (!g)
+		return NULL;
+	t->grad = fe_own(g);
+	*beta = 0;
+	*made = 1;
+	return g;
+}
+
+/* Undoes leaf_grad's new .grad after a failure (it holds no gradient). */
+static void leaf_grad_undo(clg_tensor *t, int made)
+{
+	if (made) {
+		fe_release(t->grad);
+		t->grad = NULL;
+	}
+}
+
+/* One pass for the activation's gradient and the bias gradient (BIAS_ACT_BACKWARD), then the two
+ * GEMMs on dz. saved[0] is what act' is evaluated at: the output (relu) or the pre-activation
+ * (gelu); nothing for none. Leaf weights and biases (the usual case) get their gradients written
+ * straight into .grad by the GEMM and the fused op. */
+static clg_status linear_act_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *x = n->in[0], *w = n->in[1], *b = n->in[2], *dz, *db = NULL, *tw, *tb;
+	clg_op_call c = {.op = CLG_OP_BIAS_ACT_BACKWARD};
+	clg_status st = CLG_OK;
+	double beta_b = 0, beta_w = 0;
+	int made_b = 0, made_w = 0;
+
+	dz = fe_new(g->v.buf->backend, g->v.dtype, 2, g->v.shape);
+	if (!dz)
+		return clg_last_status();
+	tb = leaf_grad(b, &beta_b, &made_b);
+	if (!tb) /* not a leaf or shared: a temporary, accumulated below */
+		tb = db = fe_new(g->v.buf->backend, g->v.dtype, 1, &g->v.shape[1]);
+	if (!tb)
+		goto fail;
+	c.dst = dz->v;
+	c.src[0] = g->v;
+	c.src[1] = n->nsaved ? n->saved[0]->v : g->v;
+	c.src[2] = tb->v;
+	c.i[0] = n->i[0];
+	c.f[0] = beta_b;
+	if (fe_run(g->v.buf->backend, &c))
+		goto fail;
+	made_b = 0; /* b's new .grad now holds its gradient */
+	if (x->requires_grad)
+		st = fe_give(x, clg_matmul(dz, w)); /* (N, out) @ (out, in) */
+	if (!st && w->requires_grad) {
+		clg_tensor *dzt = clg_transpose(dz, 0, 1);
+		tw = dzt ? leaf_grad(w, &beta_w, &made_w) : NULL;
+		if (!dzt)
+			st = clg_last_status();
+		else if (tw) /* (out, N) @ (N, in) into w's .grad */
+			st = gemm(dzt, x, tw, 1.0, beta_w);
+		else
+			st = fe_give(w, clg_matmul(dzt, x));
+		if (st)
+			leaf_grad_undo(w, made_w);
+		clg_free(dzt);
+	}
+	if (!st && db && b->requires_grad)
+		st = fe_accumulate(b, db);
+	clg_free(dz);
+	clg_free(db);
+	return st;
+fail:
+	leaf_grad_undo(b, made_b);
+	clg_free(dz);
+	clg_free(db);
+	return clg_last_status();
+}
+
+/* dst = act(src + b) in place or into dst */
+static clg_status bias_act(clg_tensor *dst, clg_tensor *src, clg_tensor *b, clg_act act)
+{
+	clg_op_call c = {.op = CLG_OP_BIAS_ACT};
+	c.dst = dst->v;
+	c.src[0] = src->v;
+	c.src[1] = b->v;
+	c.i[0] = act;
+	return fe_run(dst->v.buf->backend, &c);
+}
+
+static clg_status gelu_into(clg_tensor *y, clg_tensor *u)
+{
+	clg_op_call c = {.op = CLG_OP_GELU};
+	c.dst = y->v;
+	c.src[0] = u->v;
+	return fe_run(y->v.buf->backend, &c);
+}
+
+clg_tensor *clg_linear_act(clg_tensor *x, clg_tensor *w, clg_tensor *b, clg_act act)
+{
+	clg_tensor *ins[3] = {x, w, b}, *z = NULL, *y = NULL, *wt = NULL, *r;
+	clg_node *node;
+	int nin = b ? 3 : 2;
+
+	if (!fe_check_inputs("linear_act", nin, ins))
+		return NULL;
+	if (linear_check("linear_act", x, w, b))
+		return fe_fail(clg_last_status());
+	if ((unsigned)act > CLG_ACT_GELU)
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'linear_act': unknown activation %d", (int)act));
+	if (!fused_linear_ok(x, b)) { /* the composite: no bias, or no fused ops for this device or dtype */
+		clg_tensor *l = clg_linear(x, w, b), *o;
+		if (act == CLG_ACT_NONE || !l)
+			return l;
+		o = act == CLG_ACT_RELU ? clg_relu(l) : clg_gelu(l);
+		clg_free(l);
+		return o;
+	}
+	z = fe_new(x->v.buf->backend, x->v.dtype, CLG_SHAPE(x->v.shape[0], w->v.shape[0]));
+	if (!z)
+		return NULL;
+	clg_no_grad_begin();
+	wt = clg_transpose(w, 0, 1);
+	clg_no_grad_end();
+	/* z = x @ w^T; relu and none in place: y = act(z + b); gelu keeps u = z + b for its backward */
+	if (!wt || gemm(x, wt, z, 1.0, 0.0) || bias_act(z, z, b, act == CLG_ACT_GELU ? CLG_ACT_NONE : act))
+		goto fail;
+	clg_free(wt);
+	wt = NULL;
+	if (act == CLG_ACT_GELU) {
+		y = fe_new(x->v.buf->backend, x->v.dtype, 2, z->v.shape);
+		if (!y || gelu_into(y, z))
+			goto fail;
+	} else {
+		y = z;
+		z = NULL;
+	}
+	r = fe_record_op(y, "linear_act", linear_act_backward, nin, ins, &node);
+	if (node) {
+		node->i[0] = act;
+		if (act != CLG_ACT_NONE)
+			fe_save(node, act == CLG_ACT_GELU ? z : r);
+	}
+	clg_free(z);
+	return r;
+fail:
+	clg_free(wt);
+	clg_free(z);
+	clg_free(y);
 	return NULL;
 }

@@ -295,12 +295,83 @@ clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot)
 	return l;
 }
 
+/* The fused path: saved[0] the targets, saved[1] each row's logsumexp; f[0] = 1 / N. */
+static clg_status xent_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *x = n->in[0], *d;
+	clg_op_call c = {.op = CLG_OP_SOFTMAX_XENT_BACKWARD};
+
+	d = fe_new(x->v.buf->backend, x->v.dtype, 2, x->v.shape);
+	if (!d)
+		return clg_last_status();
+	c.dst = d->v;
+	c.src[0] = x->v;
+	c.src[1] = n->saved[0]->v;
+	c.src[2] = n->saved[1]->v;
+	c.src[3] = g->v;
+	c.f[0] = n->f[0];
+	if (fe_run(d->v.buf->backend, &c)) {
+		clg_free(d);
+		return clg_last_status();
+	}
+	return fe_give(x, d);
+}
+
+/* loss = -sum(t * log_softmax(x)) / N in one op, the logsumexp of each row kept for backward */
+static clg_tensor *xent_fused(clg_tensor *x, clg_tensor *t)
+{
+	clg_backend *be = x->v.buf->backend;
+	clg_op_call c = {.op = CLG_OP_SOFTMAX_XENT};
+	clg_tensor *loss = fe_new(be, x->v.dtype, 0, NULL), *lse = fe_new(be, x->v.dtype, 1, x->v.shape);
+	clg_node *node;
+	double scale = x->v.shape[0] > 0 ? 1.0 / (double)x->v.shape[0] : 0.0;
+
+	if (!loss || !lse)
+		goto fail;
+	c.dst = loss->v;
+	c.src[0] = x->v;
+	c.src[1] = t->v;
+	c.src[2] = lse->v;
+	c.f[0] = scale;
+	if (fe_run(be, &c))
+		goto fail;
+	loss = fe_record_op(loss, "cross_entropy", xent_backward, 1, &x, &node);
+	if (node) {
+		node->f[0] = scale;
+		fe_save(node, t);
+		fe_save(node, lse);
+	}
+	clg_free(lse);
+	return loss;
+fail:
+	clg_free(loss);
+	clg_free(lse);
+	return NULL;
+}
+
 clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double label_smoothing)
 {
 	/* log_softmax then nll against the (smoothed) targets */
 	clg_tensor *lp, *t = NULL, *l;
+	clg_backend *be;
 	if (!fe_check_inputs("cross_entropy", 2, (clg_tensor *[]){logits, onehot}))
 		return NULL;
+	be = logits->v.buf->backend;
+	/* one fused op forward and one backward, unless the targets need a gradient, the dtype is
+	 * float16 or the device lacks the ops: then the composite below */
+	if (logits->v.ndim == 2 && onehot->v.ndim == 2 && !memcmp(logits->v.shape, onehot->v.shape, 2 * sizeof(int64_t)) &&
+	    clg_fused_ops_enabled() && logits->v.dtype != CLG_F16 && !(onehot->requires_grad && clg_grad_enabled()) &&
+	    be->ops[CLG_OP_SOFTMAX_XENT] && be->ops[CLG_OP_SOFTMAX_XENT_BACKWARD]) {
+		if (label_smoothing > 0) {
+			double k = (double)logits->v.shape[1];
+			t = clg_affine(onehot, 1.0 - label_smoothing, label_smoothing / k);
+			if (!t)
+				return NULL;
+		}
+		l = xent_fused(logits, t ? t : onehot);
+		clg_free(t);
+		return l;
+	}
 	lp = clg_log_softmax(logits);
 	if (label_smoothing > 0 && lp) {
 		double k = (double)logits->v.shape[logits->v.ndim - 1];

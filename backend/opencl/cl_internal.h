@@ -39,6 +39,8 @@ typedef struct {
 	int nprograms, capprograms, nkernels, capkernels;
 
 	clg_stats stats;
+	struct clg_cl_selftest *selftest; /* routes from the known-bad list and self-test (cl_selftest.c) */
+	char workload[64];               /* the last clg_precompile's workload: new programs are listed under it */
 } clg_cl;
 
 static inline clg_cl *clg_cl_of(clg_backend *be) { return (clg_cl *)be->ctx; }
@@ -67,6 +69,11 @@ clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *optio
 void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len);
 void clg_cl_release_programs(clg_backend *be);
 
+/* Known-bad list and first-use self-test (cl_selftest.c): routes ops away from wrong results
+ * once the op table is filled; never fails the open. */
+void clg_cl_selftest_open(clg_backend *be);
+void clg_cl_selftest_free(clg_backend *be);
+
 /* ops */
 void clg_cl_register_ops(clg_backend *be);
 /* op families, each in cl_ops_<family>.c */
@@ -74,6 +81,7 @@ void clg_cl_register_conv(clg_backend *be);
 void clg_cl_register_index(clg_backend *be);
 void clg_cl_register_norm(clg_backend *be);
 void clg_cl_register_optim(clg_backend *be);
+void clg_cl_register_fused(clg_backend *be); /* cl_ops_fused.c */
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c); /* softmax family, cl_ops_row.c */
 

@@ -8,6 +8,7 @@
 #include "cl_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,7 +229,7 @@ static cl_program load_cached(clg_backend *be, const char *path, const uint64_t 
 
 reject:
 	clg_debug("program cache: rejected %s (%s); rebuilding from source", path, why);
-	cl->stats.n_disk_reject++;
+	__atomic_fetch_add(&cl->stats.n_disk_reject, 1, __ATOMIC_RELAXED);
 	if (prog)
 		clReleaseProgram(prog);
 	free(data);
@@ -307,7 +308,7 @@ static clg_status build_from_source(clg_backend *be, const char *name, const cha
 		clReleaseProgram(prog);
 		return CLG_ERR_BUILD;
 	}
-	cl->stats.n_build++;
+	__atomic_fetch_add(&cl->stats.n_build, 1, __ATOMIC_RELAXED);
 	*out = prog;
 	return CLG_OK;
 }
@@ -333,14 +334,99 @@ static clg_status push_entry(clg_cl_cache_entry **arr, int *n, int *cap, clg_cl_
 	return CLG_OK;
 }
 
-clg_status clg_cl_program(clg_backend *be, const char *name, const char *options, cl_program *out)
+/* The program for (name, options) from the disk cache or built from source (and then cached),
+ * without touching the backend's tables: several threads may run it at once (clg_precompile). */
+static clg_status make_program(clg_backend *be, const char *name, const char *options, cl_program *out)
 {
 	clg_cl *cl = clg_cl_of(be);
-	uint64_t key = mem_key(name, options, NULL), dkey[2];
+	uint64_t dkey[2];
 	const char *src;
 	char *owned = NULL, dir[4096], path[4300];
 	size_t len;
 	cl_program prog = NULL;
+	clg_status st = clg_cl_program_source(name, &src, &len, &owned);
+
+	*out = NULL;
+	if (st)
+		return st;
+	cache_dir(dir, sizeof(dir));
+	if (dir[0]) {
+		disk_key(be, src, len, options, dkey);
+		entry_path(dir, dkey, path, sizeof(path));
+		prog = load_cached(be, path, dkey, options);
+		if (prog) {
+			__atomic_fetch_add(&cl->stats.n_disk_load, 1, __ATOMIC_RELAXED);
+			clg_debug("program cache: loaded '%s' [%s] from %s", name, options, path);
+		}
+	}
+	if (!prog) {
+		st = build_from_source(be, name, src, len, options, &prog);
+		if (!st) {
+			clg_debug("program cache: built '%s' [%s] from source", name, options);
+			if (dir[0])
+				store_cached(be, prog, dir, path, dkey);
+		}
+	}
+	free(owned);
+	*out = prog;
+	return st;
+}
+
+/* ---- the list of programs a workload used on this device (for clg_precompile in later runs) ----
+ * <cache dir>/programs-<key>.txt, key a hash of the device and the workload named by the last
+ * clg_precompile on this backend ("" before any), one "name<TAB>options" line per program,
+ * appended the first time a process makes a program that the file lacks. Lines are short single
+ * writes in append mode, so concurrent processes do not interleave them; duplicates are skipped
+ * on reading. */
+
+static int manifest_path(clg_backend *be, char *buf, size_t len)
+{
+	const clg_device_info *i = &be->info;
+	char dir[4096];
+	uint64_t h = CLG_HASH_SEED;
+
+	cache_dir(dir, sizeof(dir));
+	if (!dir[0])
+		return 0;
+	h = clg_hash64(h, i->platform, strlen(i->platform) + 1);
+	h = clg_hash64(h, i->platform_version, strlen(i->platform_version) + 1);
+	h = clg_hash64(h, i->name, strlen(i->name) + 1);
+	h = clg_hash64(h, i->driver_version, strlen(i->driver_version) + 1);
+	h = clg_hash64(h, clg_cl_of(be)->workload, strlen(clg_cl_of(be)->workload) + 1);
+	snprintf(buf, len, "%s/programs-%016llx.txt", dir, (unsigned long long)h);
+	return 1;
+}
+
+static void manifest_note(clg_backend *be, const char *name, const char *options)
+{
+	char path[4200], line[600], *data = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (strchr(name, '\n') || strchr(options, '\n') || strchr(name, '\t') || !manifest_path(be, path, sizeof(path)))
+		return;
+	if (snprintf(line, sizeof(line), "%s\t%s\n", name, options) >= (int)sizeof(line))
+		return;
+	if (access(path, F_OK) == 0 && read_file(path, &data, &len) == CLG_OK) {
+		int found = 0;
+		for (const char *p = data; p && *p && !found; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+			found = !strncmp(p, line, strlen(line)); /* a match starts a line */
+		free(data);
+		if (found)
+			return;
+	}
+	f = fopen(path, "a"); /* the folder exists: make_program stored or loaded an entry in it */
+	if (!f)
+		return;
+	fputs(line, f);
+	fclose(f);
+}
+
+clg_status clg_cl_program(clg_backend *be, const char *name, const char *options, cl_program *out)
+{
+	clg_cl *cl = clg_cl_of(be);
+	uint64_t key = mem_key(name, options, NULL);
+	cl_program prog;
 	clg_status st;
 
 	for (int i = 0; i < cl->nprograms; i++) {
@@ -350,37 +436,18 @@ clg_status clg_cl_program(clg_backend *be, const char *name, const char *options
 			return CLG_OK;
 		}
 	}
-	st = clg_cl_program_source(name, &src, &len, &owned);
+	st = make_program(be, name, options, &prog);
 	if (st)
 		return st;
-	cache_dir(dir, sizeof(dir));
-	if (dir[0]) {
-		disk_key(be, src, len, options, dkey);
-		entry_path(dir, dkey, path, sizeof(path));
-		prog = load_cached(be, path, dkey, options);
-		if (prog) {
-			cl->stats.n_disk_load++;
-			clg_debug("program cache: loaded '%s' [%s] from %s", name, options, path);
-		}
-	}
-	if (!prog) {
-		st = build_from_source(be, name, src, len, options, &prog);
-		if (st)
-			goto out;
-		clg_debug("program cache: built '%s' [%s] from source", name, options);
-		if (dir[0])
-			store_cached(be, prog, dir, path, dkey);
-	}
 	st = push_entry(&cl->programs, &cl->nprograms, &cl->capprograms,
 			(clg_cl_cache_entry){.key = key, .program = prog});
 	if (st) {
 		clReleaseProgram(prog);
-		goto out;
+		return st;
 	}
+	manifest_note(be, name, options);
 	*out = prog;
-out:
-	free(owned);
-	return st;
+	return CLG_OK;
 }
 
 clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *options, const char *kernel,
@@ -447,4 +514,137 @@ void clg_cl_release_programs(clg_backend *be)
 	free(cl->programs);
 	cl->kernels = cl->programs = NULL;
 	cl->nkernels = cl->nprograms = cl->capkernels = cl->capprograms = 0;
+}
+
+/* ---- compiling ahead of the first step ---- */
+
+#define PRECOMPILE_MAX 64
+
+typedef struct {
+	clg_backend *be;
+	char name[64], options[512];
+	uint64_t key;
+	cl_program prog;
+	clg_status st;
+} precompile_job;
+
+typedef struct {
+	precompile_job *jobs;
+	int n, next; /* next: the first job not taken (atomic) */
+} precompile_queue;
+
+static void *precompile_worker(void *arg)
+{
+	precompile_queue *q = arg;
+	for (;;) {
+		int j = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED);
+		if (j >= q->n)
+			return NULL;
+		q->jobs[j].st = make_program(q->jobs[j].be, q->jobs[j].name, q->jobs[j].options, &q->jobs[j].prog);
+	}
+}
+
+/* Adds (name, options) unless present in the list or in the backend's memory cache. */
+static void add_job(clg_backend *be, precompile_job *jobs, int *n, const char *name, const char *options)
+{
+	clg_cl *cl = clg_cl_of(be);
+	uint64_t key = mem_key(name, options, NULL);
+	const char *const *names = clg_cl_program_names();
+	int known = 0;
+
+	for (int i = 0; names[i] && !known; i++)
+		known = !strcmp(names[i], name);
+	if (!known || *n == PRECOMPILE_MAX || strlen(name) >= sizeof(jobs->name) || strlen(options) >= sizeof(jobs->options))
+		return;
+	for (int i = 0; i < *n; i++)
+		if (jobs[i].key == key)
+			return;
+	for (int i = 0; i < cl->nprograms; i++)
+		if (cl->programs[i].key == key)
+			return;
+	jobs[*n] = (precompile_job){.be = be, .key = key};
+	snprintf(jobs[*n].name, sizeof(jobs->name), "%s", name);
+	snprintf(jobs[*n].options, sizeof(jobs->options), "%s", options);
+	(*n)++;
+}
+
+/* The worker threads: $CLGRAD_PRECOMPILE_THREADS, else one per online core (at most 8). */
+static int precompile_threads(void)
+{
+	const char *e = getenv("CLGRAD_PRECOMPILE_THREADS");
+	long n = e && *e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+/* Declared in frontend/clgrad.h (the public API); the reference backend has nothing to build. */
+clg_status clg_precompile(clg_backend *be, const char *workload, clg_dtype dtype, int *n_ready);
+
+clg_status clg_precompile(clg_backend *be, const char *workload, clg_dtype dtype, int *n_ready)
+{
+	static const char *const defaults[] = {"elementwise", "reduce", "optim", "fused"};
+	precompile_job *jobs;
+	precompile_queue q = {0};
+	pthread_t tid[8];
+	int n = 0, nt, started = 0, ready = 0;
+	char path[4200], opts[256], *data = NULL;
+	size_t len;
+	clg_status st = CLG_OK;
+
+	if (n_ready)
+		*n_ready = 0;
+	if (!be || strcmp(be->iface->kind, "opencl") != 0)
+		return CLG_OK;
+	jobs = calloc(PRECOMPILE_MAX, sizeof(*jobs));
+	if (!jobs)
+		return clg_fail(CLG_ERR_OOM, "precompile: out of host memory");
+	snprintf(clg_cl_of(be)->workload, sizeof(clg_cl_of(be)->workload), "%s", workload ? workload : "");
+	/* what this device used before, then the programs every training step uses */
+	if (manifest_path(be, path, sizeof(path)) && access(path, F_OK) == 0 && read_file(path, &data, &len) == CLG_OK) {
+		for (char *line = strtok(data, "\n"); line; line = strtok(NULL, "\n")) {
+			char *tab = strchr(line, '\t');
+			if (!tab)
+				continue;
+			*tab = 0;
+			add_job(be, jobs, &n, line, tab + 1);
+		}
+		free(data);
+	}
+	clg_clear_error();
+	clg_cl_dtype_options(be, dtype, opts, sizeof(opts));
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+		add_job(be, jobs, &n, defaults[i], opts);
+	q.jobs = jobs;
+	q.n = n;
+	nt = precompile_threads();
+	if (nt > n)
+		nt = n;
+	/* drivers must allow clBuildProgram from several threads (OpenCL 1.2, 4.3); where a thread
+	 * cannot start, the calling thread does the rest */
+	for (int t = 1; t < nt; t++)
+		if (pthread_create(&tid[started], NULL, precompile_worker, &q) == 0)
+			started++;
+	precompile_worker(&q);
+	for (int t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	for (int i = 0; i < n; i++) {
+		clg_cl *cl = clg_cl_of(be);
+		if (jobs[i].st) { /* left to the first use, which reports the error in full */
+			clg_debug("precompile: '%s' [%s] failed: %s", jobs[i].name, jobs[i].options, clg_status_name(jobs[i].st));
+			continue;
+		}
+		st = push_entry(&cl->programs, &cl->nprograms, &cl->capprograms,
+				(clg_cl_cache_entry){.key = jobs[i].key, .program = jobs[i].prog});
+		if (st) {
+			for (int k = i; k < n; k++)
+				if (!jobs[k].st)
+					clReleaseProgram(jobs[k].prog);
+			break;
+		}
+		manifest_note(be, jobs[i].name, jobs[i].options);
+		ready++;
+	}
+	free(jobs);
+	if (n_ready)
+		*n_ready = ready;
+	return st;
 }

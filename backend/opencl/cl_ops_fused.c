@@ -1,0 +1,98 @@
+/* OpenCL launchers of the fused hot-path ops (kernels_cl/fused.cl; semantics in clg_ops.def):
+ * BIAS_ACT one work-item per element, BIAS_ACT_BACKWARD one per column (it walks the rows, so the
+ * bias gradient needs no second pass), SOFTMAX_XENT one work-group for the batch (a fixed summation
+ * order), SOFTMAX_XENT_BACKWARD one work-item per row. Operands at any strides. */
+#include "cl_internal.h"
+#include "../clg_fused_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Must match fgeom in kernels_cl/fused.cl. */
+typedef struct {
+	cl_int N, C, act;
+	cl_int off[5];
+	cl_int rs[5];
+	cl_int cs[5];
+} fgeom;
+
+typedef union {
+	float f;
+	double d;
+} scalar;
+
+static clg_status fused_run(clg_backend *be, const clg_op_call *c)
+{
+	static const char *const names[] = {"bias_act", "bias_act_backward", "softmax_xent", "softmax_xent_backward"};
+	int which = c->op - CLG_OP_BIAS_ACT, nsrc = clg_op_nsrc(c->op), f64 = c->dst.dtype == CLG_F64;
+	const char *op = clg_op_name(c->op);
+	size_t items, local = clg_cl_of(be)->wg_size, ps = f64 ? sizeof(double) : sizeof(float);
+	cl_mem mem[5];
+	scalar p;
+	fgeom g;
+	char opts[256], kname[40];
+	int exact;
+	cl_kernel k;
+	clg_status st = clg_fused_check(be, c);
+
+	if (!st)
+		st = clg_cl_check_dtype(be, c, c->dst.dtype);
+	memset(&g, 0, sizeof(g));
+	for (int j = 0; !st && j <= nsrc; j++) {
+		const clg_view *v = j ? &c->src[j - 1] : &c->dst;
+		st = clg_cl_check_int_range(be, c, v);
+		mem[j] = (cl_mem)v->buf->handle;
+		g.off[j] = (cl_int)v->offset;
+		g.rs[j] = v->ndim > 0 ? (cl_int)v->stride[0] : 0;
+		g.cs[j] = v->ndim > 1 ? (cl_int)v->stride[1] : 0;
+	}
+	if (st)
+		return st;
+	{
+		const clg_view *rows = c->op == CLG_OP_SOFTMAX_XENT ? &c->src[0] : &c->dst;
+		g.N = (cl_int)rows->shape[0];
+		g.C = (cl_int)rows->shape[1];
+	}
+	g.act = (cl_int)c->i[0];
+	if (f64)
+		p.d = c->f[0];
+	else
+		p.f = (float)c->f[0];
+	/* the work: elements (bias_act), columns (its backward), one group (softmax_xent), rows */
+	items = c->op == CLG_OP_BIAS_ACT ? (size_t)g.N * (size_t)g.C
+		: c->op == CLG_OP_BIAS_ACT_BACKWARD ? (size_t)g.C : (size_t)g.N;
+	if (c->op != CLG_OP_SOFTMAX_XENT && local > items) /* small launches: one small group */
+		local = items ? items : 1;
+	/* the unguarded variant where the groups cover the work exactly (see fused.cl) */
+	exact = which < 2 && items % local == 0;
+	snprintf(kname, sizeof(kname), "%s%s", names[which], exact ? "_x" : "");
+	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	st = clg_cl_kernel(be, "fused", opts, kname, &k);
+	if (st)
+		return st;
+	{
+		size_t ms = sizeof(cl_mem), sizes[8] = {sizeof(g), ms, ms, ms, ms, ms, ms, ms};
+		const void *vals[8] = {&g, &mem[0], &mem[1], &mem[2], &mem[3], &mem[4]};
+		int nargs = 2 + nsrc;
+		if (c->op == CLG_OP_SOFTMAX_XENT) { /* one group, of a power-of-two size */
+			local = clg_cl_group_size(be, k, g.N);
+			items = local;
+		}
+		if (c->op != CLG_OP_BIAS_ACT)
+			sizes[nargs] = ps, vals[nargs++] = &p;
+		if (c->op == CLG_OP_SOFTMAX_XENT)
+			sizes[nargs] = local * ps, vals[nargs++] = NULL;
+		st = clg_cl_set_args(be, k, op, nargs, sizes, vals);
+	}
+	if (st)
+		return st;
+	return clg_cl_launch_1d(be, k, items, local, op);
+}
+
+void clg_cl_register_fused(clg_backend *be)
+{
+	be->ops[CLG_OP_BIAS_ACT] = fused_run;
+	be->ops[CLG_OP_BIAS_ACT_BACKWARD] = fused_run;
+	be->ops[CLG_OP_SOFTMAX_XENT] = fused_run;
+	be->ops[CLG_OP_SOFTMAX_XENT_BACKWARD] = fused_run;
+}

@@ -1,0 +1,54 @@
+/* Op-suite cases of the fused hot-path ops (see tests/test_ops.h and clg_ops.def): bias +
+ * activation forward and backward, softmax cross-entropy forward and backward. The suite compares
+ * the dst; the outputs written in place (the bias gradient, the logsumexp) reach the gradient
+ * checks (tests/grad_cases_fused.c) through the ops that read them. */
+#include "test_ops.h"
+
+#include <string.h>
+
+/* a case with nops operands of nd[k] dims: shapes (N, C), (C), (N) or (1) by code */
+static op_case fused_case(clg_op op, const char *layout, int64_t N, int64_t C, enum layout l)
+{
+	op_case c = {.op = op, .layout = l, .lo = -2, .hi = 2, .nops = (int)strlen(layout)};
+	for (int k = 0; k < c.nops; k++) {
+		switch (layout[k]) {
+		case 'm': c.op_nd[k] = 2, c.op_shape[k][0] = N, c.op_shape[k][1] = C; break;
+		case 'c': c.op_nd[k] = 1, c.op_shape[k][0] = C; break;
+		case 'n': c.op_nd[k] = 1, c.op_shape[k][0] = N; break;
+		default: c.op_nd[k] = 1, c.op_shape[k][0] = 1; break;
+		}
+	}
+	return c;
+}
+
+void ops_cases_fused(op_case_adder add)
+{
+	static const int64_t shapes[][2] = {{1, 1}, {3, 5}, {128, 10}, {33, 300}, {2, 513}};
+	static const char *const acts[] = {"none", "relu", "gelu"};
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		int64_t N = shapes[s][0], C = shapes[s][1];
+		for (int l = 0; l < 2; l++) {
+			enum layout lay = l ? L_OFFSET : L_CONTIG;
+			for (int a = 0; a < 3; a++) {
+				op_case c = fused_case(CLG_OP_BIAS_ACT, "mmc", N, C, lay);
+				c.i[0] = a;
+				c.tag = acts[a];
+				add(c);
+				c = fused_case(CLG_OP_BIAS_ACT_BACKWARD, "mmmc", N, C, lay);
+				c.i[0] = a;
+				c.tag = acts[a];
+				add(c);
+			}
+			op_case c = fused_case(CLG_OP_BIAS_ACT_BACKWARD, "mmmc", N, C, lay);
+			c.i[0] = 1, c.f[0] = 1, c.tag = "relu, accumulating db";
+			add(c);
+			c = fused_case(CLG_OP_SOFTMAX_XENT, "1mmn", N, C, lay);
+			c.f[0] = 1.0 / (double)N;
+			c.lo = -3, c.hi = 3;
+			add(c);
+			c = fused_case(CLG_OP_SOFTMAX_XENT_BACKWARD, "mmmn1", N, C, lay);
+			c.f[0] = 1.0 / (double)N;
+			add(c);
+		}
+	}
+}
