@@ -1,297 +1,35 @@
-/* Gradient checks: for each differentiable op (and composites), the analytic gradient of
- * loss = sum(f(inputs) * R) on every device (float32) against central differences computed in
- * double precision on the reference backend. Also checks forward values against the reference.
+/* Gradient checks (suite/grad_suite.c): the analytic gradients on the reference (float32) and on
+ * every OpenCL device against central differences in double on the reference. Each failed check
+ * of a case counts.
  *
  * usage: test_grad [--case NAME] [--device SUBSTRING] */
-#include "test_grad.h"
+#include "grad_suite.h"
+#include "test_util.h"
 
-#include <math.h>
 #include <string.h>
 
-static int axes1[] = {1}, axes0[] = {0};
-
-static clg_tensor *f_add(clg_tensor **x) { return clg_add(x[0], x[1]); }
-static clg_tensor *f_sub(clg_tensor **x) { return clg_sub(x[0], x[1]); }
-static clg_tensor *f_mul(clg_tensor **x) { return clg_mul(x[0], x[1]); }
-static clg_tensor *f_div(clg_tensor **x) { return clg_div(x[0], x[1]); }
-static clg_tensor *f_neg(clg_tensor **x) { return clg_neg(x[0]); }
-static clg_tensor *f_exp(clg_tensor **x) { return clg_exp(x[0]); }
-static clg_tensor *f_log(clg_tensor **x) { return clg_log(x[0]); }
-static clg_tensor *f_tanh(clg_tensor **x) { return clg_tanh(x[0]); }
-static clg_tensor *f_relu(clg_tensor **x) { return clg_relu(x[0]); }
-static clg_tensor *f_affine(clg_tensor **x) { return clg_affine(x[0], -1.5, 0.25); }
-static clg_tensor *f_sum1(clg_tensor **x) { return clg_sum(x[0], 1, axes1, 1); }
-static clg_tensor *f_sumall(clg_tensor **x) { return clg_sum(x[0], 0, NULL, 0); }
-static clg_tensor *f_mean0(clg_tensor **x) { return clg_mean(x[0], 1, axes0, 0); }
-static clg_tensor *f_matmul(clg_tensor **x) { return clg_matmul(x[0], x[1]); }
-static clg_tensor *f_linear(clg_tensor **x) { return clg_linear(x[0], x[1], x[2]); }
-static clg_tensor *f_linear_nobias(clg_tensor **x) { return clg_linear(x[0], x[1], NULL); }
-
-static clg_tensor *f_matmul_tn(clg_tensor **x)
+/* A case's failed checks, reported as they happen. */
+static void on_result(const grad_result *r, void *ctx)
 {
-	/* a transposed operand used without a copy */
-	clg_tensor *at = clg_transpose(x[0], 0, 1), *y = clg_matmul(at, x[1]);
-	clg_free(at);
-	return y;
-}
-
-static clg_tensor *f_slice(clg_tensor **x)
-{
-	clg_tensor *s = clg_slice(x[0], 1, 1, 6, 2), *y = clg_mul(s, s);
-	clg_free(s);
-	return y;
-}
-
-static clg_tensor *f_reshape_permute(clg_tensor **x)
-{
-	clg_tensor *r = clg_reshape(x[0], CLG_SHAPE(2, 3, 4));
-	clg_tensor *p = clg_permute(r, (int[]){2, 0, 1});
-	clg_tensor *c = clg_contiguous(p), *y = clg_mul(c, c);
-	clg_free(r);
-	clg_free(p);
-	clg_free(c);
-	return y;
-}
-
-static clg_tensor *f_expand(clg_tensor **x)
-{
-	clg_tensor *e = clg_expand(x[0], CLG_SHAPE(3, 4, 5)), *y = clg_mul(e, x[1]);
-	clg_free(e);
-	return y;
-}
-
-static clg_tensor *f_sigmoid(clg_tensor **x) { return clg_sigmoid(x[0]); }
-static clg_tensor *f_gelu(clg_tensor **x) { return clg_gelu(x[0]); }
-static clg_tensor *f_silu(clg_tensor **x) { return clg_silu(x[0]); }
-static clg_tensor *f_abs(clg_tensor **x) { return clg_abs(x[0]); }
-static clg_tensor *f_sqrt(clg_tensor **x) { return clg_sqrt(x[0]); }
-static clg_tensor *f_rsqrt(clg_tensor **x) { return clg_rsqrt(x[0]); }
-static clg_tensor *f_leaky(clg_tensor **x) { return clg_leaky_relu(x[0], 0.1); }
-static clg_tensor *f_clamp(clg_tensor **x) { return clg_clamp(x[0], -0.5, 0.6); }
-static clg_tensor *f_pow(clg_tensor **x) { return clg_pow(x[0], x[1]); }
-static clg_tensor *f_max(clg_tensor **x) { return clg_max(x[0]); }
-static clg_tensor *f_min(clg_tensor **x) { return clg_min(x[0]); }
-static clg_tensor *f_softmax(clg_tensor **x) { return clg_softmax(x[0]); }
-static clg_tensor *f_log_softmax(clg_tensor **x) { return clg_log_softmax(x[0]); }
-
-static clg_tensor *f_where(clg_tensor **x)
-{
-	/* cond from a comparison: where(a > b, a, b) is an elementwise max */
-	clg_tensor *c = clg_compare(x[0], x[1], CLG_CMP_GT), *y = clg_where(c, x[0], x[1]);
-	clg_free(c);
-	return y;
-}
-
-/* cross-entropy of logits (N, C) against fixed one-hot targets, with label smoothing */
-static clg_tensor *f_cross_entropy(clg_tensor **x)
-{
-	static const float onehot[4 * 5] = {1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0, 0};
-	double tmp[20];
-	clg_backend *be = clg_device_of(x[0]);
-	clg_tensor *t, *y;
-	for (int i = 0; i < 20; i++)
-		tmp[i] = onehot[i];
-	t = clg_dtype_of(x[0]) == CLG_F64 ? clg_from_host(be, CLG_F64, CLG_SHAPE(4, 5), tmp)
-					  : clg_from_host(be, CLG_F32, CLG_SHAPE(4, 5), onehot);
-	y = clg_cross_entropy(x[0], t, 0.1);
-	clg_free(t);
-	return y;
-}
-
-/* A two-layer MLP with a log-sum-exp loss: linear -> tanh -> linear -> relu -> mean. */
-static clg_tensor *f_mlp(clg_tensor **x)
-{
-	clg_tensor *h = clg_linear(x[0], x[1], x[2]), *a = clg_tanh(h);
-	clg_tensor *o = clg_matmul(a, x[1]);  /* (4,3) @ (3,5): weight reused, gradients add up */
-	clg_tensor *r = clg_relu(o), *e = clg_exp(r), *s = clg_sum(e, 1, axes1, 0), *l = clg_log(s);
-	clg_tensor *y = clg_mean(l, 0, NULL, 0);
-	clg_free(h);
-	clg_free(a);
-	clg_free(o);
-	clg_free(r);
-	clg_free(e);
-	clg_free(s);
-	clg_free(l);
-	return y;
-}
-
-static const gcase cases[] = {
-	{"add_broadcast", 2, {2, 1}, {{3, 4}, {4}}, -1, 1, f_add},
-	{"sub_broadcast", 2, {2, 2}, {{2, 3}, {2, 1}}, -1, 1, f_sub},
-	{"mul_broadcast", 2, {2, 2}, {{3, 4}, {1, 4}}, -1, 1, f_mul},
-	{"div", 2, {2, 2}, {{3, 4}, {3, 4}}, 0.5f, 2, f_div},
-	{"neg", 1, {3}, {{2, 3, 2}}, -1, 1, f_neg},
-	{"exp", 1, {2}, {{3, 5}}, -1, 1, f_exp},
-	{"log", 1, {2}, {{3, 5}}, 0.5f, 2, f_log},
-	{"tanh", 1, {2}, {{3, 5}}, -1.5f, 1.5f, f_tanh},
-	{"relu", 1, {2}, {{4, 5}}, -1, 1, f_relu},
-	{"affine", 1, {1}, {{7}}, -1, 1, f_affine},
-	{"sum_axis_keepdim", 1, {3}, {{2, 3, 4}}, -1, 1, f_sum1},
-	{"sum_all", 1, {2}, {{3, 7}}, -1, 1, f_sumall},
-	{"mean_axis0", 1, {2}, {{5, 3}}, -1, 1, f_mean0},
-	{"matmul", 2, {2, 2}, {{3, 4}, {4, 5}}, -1, 1, f_matmul},
-	{"matmul_batched", 2, {3, 3}, {{2, 3, 4}, {2, 4, 5}}, -1, 1, f_matmul},
-	{"matmul_batch_x_2d", 2, {3, 2}, {{2, 3, 4}, {4, 5}}, -1, 1, f_matmul},
-	{"matmul_transposed", 2, {2, 2}, {{4, 3}, {4, 5}}, -1, 1, f_matmul_tn},
-	{"linear", 3, {2, 2, 1}, {{4, 5}, {3, 5}, {3}}, -1, 1, f_linear},
-	{"linear_nobias", 2, {2, 2}, {{4, 5}, {3, 5}}, -1, 1, f_linear_nobias},
-	{"slice", 1, {2}, {{3, 7}}, -1, 1, f_slice},
-	{"reshape_permute", 1, {2}, {{6, 4}}, -1, 1, f_reshape_permute},
-	{"expand", 2, {2, 3}, {{4, 1}, {3, 4, 5}}, -1, 1, f_expand},
-	{"sigmoid", 1, {2}, {{3, 5}}, -3, 3, f_sigmoid},
-	{"gelu", 1, {2}, {{3, 5}}, -3, 3, f_gelu},
-	{"silu", 1, {2}, {{3, 5}}, -3, 3, f_silu},
-	{"abs", 1, {2}, {{3, 5}}, -1, 1, f_abs},
-	{"sqrt", 1, {2}, {{3, 5}}, 0.5f, 2, f_sqrt},
-	{"rsqrt", 1, {2}, {{3, 5}}, 0.5f, 2, f_rsqrt},
-	{"leaky_relu", 1, {2}, {{3, 5}}, -1, 1, f_leaky},
-	{"clamp", 1, {2}, {{3, 5}}, -1, 1, f_clamp},
-	{"pow", 2, {2, 2}, {{3, 4}, {3, 4}}, 0.5f, 2, f_pow},
-	{"where", 2, {2, 2}, {{3, 4}, {3, 4}}, -1, 1, f_where},
-	{"max_lastdim", 1, {2}, {{3, 6}}, -1, 1, f_max},
-	{"min_lastdim", 1, {3}, {{2, 2, 5}}, -1, 1, f_min},
-	{"softmax", 1, {2}, {{3, 6}}, -2, 2, f_softmax},
-	{"log_softmax", 1, {2}, {{3, 6}}, -2, 2, f_log_softmax},
-	{"cross_entropy", 1, {2}, {{4, 5}}, -2, 2, f_cross_entropy},
-	{"mlp", 3, {2, 2, 1}, {{4, 5}, {3, 5}, {3}}, -1, 1, f_mlp},
-};
-
-static int64_t numel_of(const gcase *c, int k)
-{
-	int64_t n = 1;
-	for (int d = 0; d < c->nd[k]; d++)
-		n *= c->shape[k][d];
-	return n;
-}
-
-/* loss = sum(f(x) * R) in double on the reference backend; R made on first use. */
-static int eval_loss(clg_backend *ref, const gcase *c, double **host, double **R, int64_t *rn, double *loss)
-{
-	clg_tensor *in[3] = {0}, *y, *rt = NULL, *p = NULL, *s = NULL;
-	int ok = 0;
-
-	clg_scope_begin();
-	for (int k = 0; k < c->nin; k++)
-		in[k] = clg_from_host(ref, CLG_F64, c->nd[k], c->shape[k], host[k]);
-	y = c->f(in);
-	if (!y)
-		goto out;
-	if (!*R) {
-		float tmp[4096];
-		*rn = clg_numel(y);
-		*R = malloc(sizeof(double) * (size_t)*rn);
-		t_fill_uniform(tmp, (size_t)*rn, 99, -1, 1);
-		for (int64_t i = 0; i < *rn; i++)
-			(*R)[i] = tmp[i];
+	if (r->nfail) {
+		fprintf(stderr, "test_grad: %d failed check(s) in %s on %s%s:\n%s\n", r->nfail, r->name, r->device,
+			r->outcome == GRAD_CANNOT_RUN ? " (the device cannot run it)" : "", r->message);
+		t_failures += r->nfail;
 	}
-	rt = clg_from_host(ref, CLG_F64, clg_ndim(y), clg_shape(y), *R);
-	p = clg_mul(y, rt);
-	s = clg_sum(p, 0, NULL, 0);
-	ok = s && clg_item(s, loss) == CLG_OK;
-out:
-	clg_scope_end();
-	return ok;
-}
-
-static void run_case(const gcase *c, clg_backend *ref, clg_backend **devs, int ndevs)
-{
-	double *host[3] = {0}, *R = NULL, *num[3] = {0};
-	int64_t rn = 0;
-	const double h = 1e-6;
-	double l0;
-
-	for (int k = 0; k < c->nin; k++) {
-		int64_t n = numel_of(c, k);
-		float tmp[4096];
-		host[k] = malloc(sizeof(double) * (size_t)n);
-		num[k] = malloc(sizeof(double) * (size_t)n);
-		t_fill_uniform(tmp, (size_t)n, 7u + (unsigned)k * 13u, c->lo, c->hi);
-		for (int64_t i = 0; i < n; i++)
-			host[k][i] = tmp[i];
-	}
-	if (!eval_loss(ref, c, host, &R, &rn, &l0)) {
-		CHECK(0, "%s: reference forward failed: %s", c->name, clg_last_error());
-		goto out;
-	}
-	/* central differences in double */
-	for (int k = 0; k < c->nin; k++) {
-		for (int64_t i = 0; i < numel_of(c, k); i++) {
-			double save = host[k][i], lp, lm;
-			host[k][i] = save + h;
-			eval_loss(ref, c, host, &R, &rn, &lp);
-			host[k][i] = save - h;
-			eval_loss(ref, c, host, &R, &rn, &lm);
-			host[k][i] = save;
-			num[k][i] = (lp - lm) / (2 * h);
-		}
-	}
-	/* analytic gradients in float32 on the reference and on every device */
-	for (int di = -1; di < ndevs; di++) {
-		clg_backend *be = di < 0 ? ref : devs[di];
-		clg_tensor *in[3] = {0}, *y, *rt, *p, *s;
-		float *rf = malloc(sizeof(float) * (size_t)rn);
-		double loss = 0, worst = 0;
-
-		clg_scope_begin();
-		for (int64_t i = 0; i < rn; i++)
-			rf[i] = (float)R[i];
-		for (int k = 0; k < c->nin; k++) {
-			int64_t n = numel_of(c, k);
-			float *xf = malloc(sizeof(float) * (size_t)n);
-			for (int64_t i = 0; i < n; i++)
-				xf[i] = (float)host[k][i];
-			in[k] = clg_from_host(be, CLG_F32, c->nd[k], c->shape[k], xf);
-			clg_set_requires_grad(in[k], 1);
-			free(xf);
-		}
-		y = c->f(in);
-		rt = y ? clg_from_host(be, CLG_F32, clg_ndim(y), clg_shape(y), rf) : NULL;
-		p = clg_mul(y, rt);
-		s = clg_sum(p, 0, NULL, 0);
-		CHECK_OK(clg_backward(s));
-		CHECK_OK(clg_item(s, &loss));
-		CHECK(fabs(loss - l0) <= 1e-4 * (1 + fabs(l0)), "%s on %s: loss %.7g, reference %.7g", c->name,
-		      be->info.name, loss, l0);
-		for (int k = 0; k < c->nin; k++) {
-			int64_t n = numel_of(c, k);
-			float *g = malloc(sizeof(float) * (size_t)n);
-			double scale = 0, err = 0;
-			clg_tensor *gt = clg_grad(in[k]);
-			CHECK(gt != NULL, "%s on %s: input %d has no gradient", c->name, be->info.name, k);
-			if (gt && clg_to_host(gt, g, sizeof(float) * (size_t)n) == CLG_OK) {
-				for (int64_t i = 0; i < n; i++) {
-					scale = fmax(scale, fabs(num[k][i]));
-					err = fmax(err, fabs(num[k][i] - g[i]));
-				}
-				err /= scale + 1e-3;
-				worst = fmax(worst, err);
-				CHECK(err < (c->tol > 0 ? c->tol : 2e-3), "%s on %s: input %d gradient error %.3g", c->name,
-				      be->info.name, k, err);
-			}
-			free(g);
-		}
-		printf("  %-20s %-28s loss %-12.6g worst relative gradient error %.2g\n", c->name, be->info.name, loss, worst);
-		clg_scope_end();
-		free(rf);
-	}
-out:
-	for (int k = 0; k < c->nin; k++) {
-		free(host[k]);
-		free(num[k]);
-	}
-	free(R);
 }
 
 int main(int argc, char **argv)
 {
-	const char *only = NULL, *dev_filter = NULL;
+	const char *dev_filter = NULL;
+	grad_suite_opts opts = {.verbose = 1, .on_result = on_result};
 	const clg_device_info *list;
 	clg_backend *ref = NULL, *devs[16];
-	int n, ndevs = 0;
+	grad_result *res = NULL;
+	int n, ndevs = 0, nres = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--case") && i + 1 < argc)
-			only = argv[++i];
+			opts.only = argv[++i];
 		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
 			dev_filter = argv[++i];
 	}
@@ -305,19 +43,9 @@ int main(int argc, char **argv)
 		if (devs[ndevs])
 			ndevs++;
 	}
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (only && strcmp(only, cases[i].name))
-			continue;
-		run_case(&cases[i], ref, devs, ndevs);
-	}
-	const gcase *(*families[])(int *) = {grad_cases_conv, grad_cases_index, grad_cases_norm};
-	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
-		int nf = 0;
-		const gcase *fc = families[f](&nf);
-		for (int i = 0; i < nf; i++)
-			if (!only || !strcmp(only, fc[i].name))
-				run_case(&fc[i], ref, devs, ndevs);
-	}
+	if (ref)
+		CHECK_OK(grad_suite_run(ref, devs, ndevs, &opts, &res, &nres));
+	free(res);
 	for (int i = 0; i < ndevs; i++)
 		clg_backend_close(devs[i]);
 	clg_backend_close(ref);

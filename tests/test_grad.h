@@ -1,10 +1,29 @@
-/* Gradient-check cases, shared by tests/test_grad.c and the per-family case files
+/* Gradient-check cases, shared by the suite (suite/grad_suite.c) and the per-family case files
  * (tests/grad_cases_*.c). A case builds f(inputs); the check compares the gradient of
- * sum(f(inputs) * R) on every device with central differences in double on the reference. */
+ * sum(f(inputs) * R) on every device with central differences in double on the reference.
+ * A new family: declare it below and add it to grad_families[] in suite/grad_suite.c. */
 #ifndef CLG_TEST_GRAD_H
 #define CLG_TEST_GRAD_H
 
-#include "test_util.h"
+#include "grad_suite.h"
+
+#include <clgrad.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A case's own check (beyond the gradient): a failure is recorded in the result of the case and
+ * device being checked (the suite never prints or exits on its own). */
+#define CHECK(cond, ...)                                                                  \
+	do {                                                                              \
+		if (!(cond))                                                              \
+			grad_suite_check_failed(__FILE__, __LINE__, __VA_ARGS__);          \
+	} while (0)
+#define CHECK_OK(expr)                                                                    \
+	do {                                                                              \
+		clg_status s_ = (expr);                                                   \
+		CHECK(s_ == CLG_OK, "%s -> %s: %s", #expr, clg_status_name(s_), clg_last_error()); \
+	} while (0)
 
 typedef clg_tensor *(*build_fn)(clg_tensor **in);
 
@@ -22,5 +41,6 @@ typedef struct {
 const gcase *grad_cases_conv(int *n);
 const gcase *grad_cases_index(int *n);
 const gcase *grad_cases_norm(int *n);
+const gcase *grad_cases_fused(int *n); /* linear + activation, softmax cross-entropy */
 
 #endif

@@ -1,579 +1,27 @@
-/* The op suite: every op, at several shapes and layouts, on every OpenCL device, against the
- * reference backend (ggml's test-backend-ops in spirit).
+/* The op suite (suite/op_suite.c) on every OpenCL device against the reference backend: a failed
+ * case is a failed check, and the per-op tally is printed at the end.
  *
  * usage: test_ops [--op NAME] [--device SUBSTRING] [--small] [-v]
- *   --small  only cases of at most 64 elements per operand (for Oclgrind)
- * Each case fills its buffers (dst included) with the same random numbers on both backends, runs
- * the op on views into them, reads back the whole dst buffer and compares: NaN/Inf positions
- * first, then the normalized squared error against a per-op threshold (0, i.e. bit-exact, for ops
- * whose float result is exact: comparisons, where, abs, clamp, max, min, argmax). Comparing the
- * whole buffer also catches writes outside the view. Inputs are drawn per op (fill_operand) so
- * each op meets its interesting cases: equal elements for comparisons and ties, zeros and
- * non-zeros in where's condition, NaN in some reductions, large logits for softmax.
- * The EW, REDUCE and ROW cases run again in float16 (named "... f16", tallied as "op f16"): the
- * same random numbers rounded to half on the host (clg_float_to_half), results converted back
- * with clg_half_to_float before the comparison, against float16 thresholds (half_threshold). */
-#include "test_ops.h"
+ *   --small  only cases of at most 64 elements per operand (for Oclgrind) */
+#include "op_suite.h"
+#include "test_util.h"
 
-#include <math.h>
 #include <string.h>
 
-typedef struct {
-	clg_buffer *buf[1 + CLG_MAX_SRC];
-	clg_view view[1 + CLG_MAX_SRC]; /* 0 is dst */
-} bound;
-
-static const char *layout_names[] = {"contig", "bcast", "transp", "offset"};
-
-static int nsrc_of(clg_op op) { return clg_op_nsrc(op); }
-
-static int is_reduce(clg_op op)
+/* A failed case is a failed check, reported as it happens. */
+static void on_case(const op_case_result *r, void *ctx)
 {
-	return op == CLG_OP_SUM || op == CLG_OP_MAX || op == CLG_OP_MIN || op == CLG_OP_ARGMAX;
-}
-
-static double op_threshold(clg_op op);
-
-static double half_threshold(clg_op op);
-
-/* (a case's thr is calibrated for float32: float16 cases use their own) */
-static double threshold(const op_case *c)
-{
-	if (c->dtype == CLG_F16)
-		return half_threshold(c->op);
-	return c->thr > 0 ? c->thr : op_threshold(c->op);
-}
-
-static double op_threshold(clg_op op)
-{
-	switch (op) {
-	case CLG_OP_GEMM: return 1e-9;
-	case CLG_OP_SUM: return 1e-10;
-	/* the float result is exactly one of the inputs (or 0/1): any difference is a bug */
-	case CLG_OP_ABS: case CLG_OP_CLAMP: case CLG_OP_WHERE: case CLG_OP_CLAMP_BACKWARD: case CLG_OP_ABS_BACKWARD:
-	case CLG_OP_CMP_EQ: case CLG_OP_CMP_LT: case CLG_OP_CMP_LE: case CLG_OP_CMP_GT: case CLG_OP_CMP_GE:
-	case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
-		return 0;
-	default: return 1e-11;
+	if (r->outcome == OP_CASE_FAIL) {
+		fprintf(stderr, "test_ops: check failed: %s\n", r->message);
+		t_failures++;
 	}
-}
-
-/* float16: the inputs are the same half values on both sides, and both round a float32 result to
- * half once, to nearest even: the device its float32 computation, the reference its double
- * result first rounded to float (clg_ref_store). They disagree only where the two float32 values
- * straddle a half rounding boundary, and then mostly by one half ulp, at most 2^-10 |r| for a
- * normal half r: even with every element one ulp apart the normalized squared error stays below
- * 2^-20 = 9.5e-7, hence 1e-6. That bound alone would let a kernel off by about an ulp
- * everywhere pass, so the suite also limits how many elements may differ at all (half_max_diffs).
- * Ops whose result is exactly an input, a constant or 0/1 must match bit for bit: 0. */
-static double half_threshold(clg_op op)
-{
-	switch (op) {
-	case CLG_OP_COPY: case CLG_OP_FILL: case CLG_OP_NEG: case CLG_OP_RELU: case CLG_OP_RELU_BACKWARD:
-		return 0;
-	default:
-		return op_threshold(op) == 0 ? 0 : 1e-6;
-	}
-}
-
-/* How many of n float16 results may differ from the reference. A disagreement needs the two
- * float32 results to straddle a rounding boundary, which a few ulps of float32 error rarely do
- * (about one element in 2^13 per float32 ulp), except for results near zero that carry float32
- * cancellation error larger than their small half ulp: up to 5% of layer_norm_backward's on rows
- * shifted by 1000. One element, plus one in eight, leaves room for that; a kernel that is wrong by
- * even one ulp moves most of its elements. */
-static size_t half_max_diffs(size_t n) { return 1 + n / 8; }
-
-/* The ops with a float16 path (kinds EW, REDUCE and ROW in clg_ops.def), listed here rather than
- * asked of the library, so that a kind that loses its float16 path fails the suite. */
-static int takes_f16(clg_op op)
-{
-	switch (op) {
-	case CLG_OP_SUM: case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
-	case CLG_OP_SOFTMAX: case CLG_OP_LOG_SOFTMAX: case CLG_OP_SOFTMAX_BACKWARD: case CLG_OP_LOG_SOFTMAX_BACKWARD:
-	case CLG_OP_LAYER_NORM: case CLG_OP_LAYER_NORM_BACKWARD:
-		return 1;
-	default:
-		return clg_op_is_elementwise(op);
-	}
-}
-
-/* Host contents of operand `which` (0 = dst, 1.. = sources) of a case: the same numbers on every
- * backend. The dst is filled too, so that writes outside its view show. */
-static void fill_operand(const op_case *c, int which, float *x, size_t n, unsigned seed)
-{
-	float lo = c->lo, hi = c->hi;
-
-	if (which == 0 && c->op == CLG_OP_ARGMAX) {
-		/* an int32 dst: small integers, stored as such */
-		t_fill_uniform(x, n, seed, -1000, 1000);
-		for (size_t i = 0; i < n; i++) {
-			int32_t v = (int32_t)x[i];
-			memcpy(&x[i], &v, sizeof(v));
-		}
-		return;
-	}
-	if (c->nops && c->op_dtype[which] == CLG_I32) {
-		/* indices (or an int32 dst): integers in [0, idx_hi), stored as such */
-		t_fill_uniform(x, n, seed, 0, (float)(c->idx_hi > 0 ? c->idx_hi : 1));
-		for (size_t i = 0; i < n; i++) {
-			int32_t v = (int32_t)x[i];
-			memcpy(&x[i], &v, sizeof(v));
-		}
-		return;
-	}
-	if (which > 0) {
-		switch (c->op) {
-		case CLG_OP_POW: /* a positive base, any exponent */
-			if (which == 1)
-				lo = 0.1f, hi = 2.5f;
-			break;
-		case CLG_OP_TANH_BACKWARD: /* src1 is the forward output */
-			if (which == 2)
-				lo = -1, hi = 1;
-			break;
-		case CLG_OP_SIGMOID_BACKWARD:
-		case CLG_OP_SOFTMAX_BACKWARD:
-			if (which == 2)
-				lo = 0, hi = 1;
-			break;
-		case CLG_OP_LOG_SOFTMAX_BACKWARD: /* log-probabilities */
-			if (which == 2)
-				lo = -6, hi = 0;
-			break;
-		default:
-			break;
-		}
-	}
-	t_fill_uniform(x, n, seed, lo, hi);
-	if (which == 0)
-		return;
-	if (c->op == CLG_OP_WHERE && which == 1) {
-		/* the condition: zeros and non-zeros (1 and -0.5) */
-		for (size_t i = 0; i < n; i++) {
-			int k = (int)((x[i] - lo) / (hi - lo) * 3);
-			x[i] = k == 0 ? 0.0f : k == 1 ? 1.0f : -0.5f;
-		}
-	}
-	if (c->quant)
-		for (size_t i = 0; i < n; i++)
-			x[i] = roundf(x[i] * 4) / 4;
-	if (c->nan_rate > 0) {
-		float *u = malloc(n * sizeof(float));
-		if (u) {
-			t_fill_uniform(u, n, seed + 7919u, 0, 1);
-			for (size_t i = 0; i < n; i++)
-				if (u[i] < c->nan_rate)
-					x[i] = NAN;
-			free(u);
-		}
-	}
-}
-
-/* Lays out one operand of the given logical shape inside a buffer, according to the case layout. */
-static void make_view(const op_case *c, int which, int nd, const int64_t *shape, clg_view *v, size_t *elems)
-{
-	int64_t s = 1, pad = c->layout == L_OFFSET ? 3 : 0, off = c->layout == L_OFFSET ? 5 : 0;
-	int transposed = c->layout == L_TRANSPOSED && which == 1 && nd >= 2;
-	int bcast = c->layout == L_BROADCAST && nd >= 1 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
-
-	memset(v, 0, sizeof(*v));
-	v->dtype = which == 0 && c->op == CLG_OP_ARGMAX ? CLG_I32 : c->dtype;
-	v->ndim = nd;
-	v->offset = off;
-	for (int d = 0; d < nd; d++)
-		v->shape[d] = shape[d];
-	if (c->op == CLG_OP_GEMM) {
-		int tr = (which == 1 && c->transA) || (which == 2 && c->transB);
-		transposed = tr;
-		bcast = 0;
-	}
-	if (transposed) {
-		/* last two dims stored swapped (column-major matrix) */
-		int a = nd - 2, b = nd - 1;
-		v->stride[a] = 1;
-		v->stride[b] = shape[a] + pad;
-		s = shape[b] * (shape[a] + pad);
-		for (int d = nd - 3; d >= 0; d--) {
-			v->stride[d] = s;
-			s *= shape[d];
-		}
-	} else {
-		for (int d = nd - 1; d >= 0; d--) {
-			v->stride[d] = s;
-			s *= shape[d] + (d == nd - 1 ? pad : 0);
-		}
-	}
-	if (bcast) {
-		/* stored once, read for every index of dim 0 */
-		s = s / (shape[0] + (nd == 1 ? pad : 0));
-		v->stride[0] = 0;
-		if (s == 0)
-			s = 1;
-	}
-	*elems = (size_t)(off + s + pad + 1);
-}
-
-/* Logical shapes of dst and sources for a case. */
-static int case_shapes(const op_case *c, int64_t shapes[][CLG_MAX_DIMS], int *nds)
-{
-	int nsrc = nsrc_of(c->op);
-	if (c->nops) {
-		for (int k = 0; k < c->nops; k++) {
-			nds[k] = c->op_nd[k];
-			memcpy(shapes[k], c->op_shape[k], sizeof(c->op_shape[k]));
-		}
-		return c->nops - 1;
-	}
-	if (c->op == CLG_OP_GEMM) {
-		int64_t M = c->shape[0], N = c->shape[1], K = c->shape[2];
-		int nd = c->batch ? 3 : 2, o = c->batch ? 1 : 0;
-		for (int k = 0; k < 3; k++) {
-			nds[k] = nd;
-			if (c->batch)
-				shapes[k][0] = c->batch;
-		}
-		shapes[0][o] = M, shapes[0][o + 1] = N;
-		shapes[1][o] = M, shapes[1][o + 1] = K;
-		shapes[2][o] = K, shapes[2][o + 1] = N;
-		return 2;
-	}
-	if (is_reduce(c->op)) {
-		nds[0] = c->nkeep;
-		nds[1] = c->nd;
-		memcpy(shapes[1], c->shape, sizeof(c->shape));
-		memcpy(shapes[0], c->shape, sizeof(c->shape));
-		return 1;
-	}
-	for (int k = 0; k <= nsrc; k++) {
-		nds[k] = c->nd;
-		memcpy(shapes[k], c->shape, sizeof(c->shape));
-	}
-	return nsrc;
-}
-
-static void case_name(const op_case *c, char *buf, size_t len)
-{
-	size_t p = (size_t)snprintf(buf, len, "%s [", clg_op_name(c->op));
-	int n = c->op == CLG_OP_GEMM ? 3 : c->nops ? c->op_nd[1] : c->nd;
-	const int64_t *shape = c->nops ? c->op_shape[1] : c->shape;
-	for (int d = 0; d < n; d++)
-		p += (size_t)snprintf(buf + p, len - p, d ? "x%lld" : "%lld", (long long)shape[d]);
-	if (is_reduce(c->op))
-		p += (size_t)snprintf(buf + p, len - p, " keep %d", c->nkeep);
-	if (c->quant)
-		p += (size_t)snprintf(buf + p, len - p, " quant");
-	if (c->nan_rate > 0)
-		p += (size_t)snprintf(buf + p, len - p, " nan");
-	if (c->tag)
-		p += (size_t)snprintf(buf + p, len - p, " %s", c->tag);
-	if (c->op == CLG_OP_GEMM)
-		p += (size_t)snprintf(buf + p, len - p, "%s%s batch %d a %.1f b %.1f", c->transA ? " At" : "",
-				      c->transB ? " Bt" : "", c->batch, c->f[0], c->f[1]);
-	snprintf(buf + p, len - p, "] %s%s", layout_names[c->layout], c->dtype == CLG_F16 ? " f16" : "");
-}
-
-/* Runs a case on one backend; returns the dst buffer contents (malloc'd) or NULL on failure. */
-static float *run_case(clg_backend *be, const op_case *c, clg_status *status, size_t *dst_elems)
-{
-	int64_t shapes[1 + CLG_MAX_SRC][CLG_MAX_DIMS] = {{0}};
-	int nds[1 + CLG_MAX_SRC] = {0};
-	int nsrc = case_shapes(c, shapes, nds);
-	bound b;
-	clg_op_call call;
-	float *out = NULL;
-	size_t elems[1 + CLG_MAX_SRC] = {0};
-	clg_status st = CLG_OK;
-
-	memset(&b, 0, sizeof(b));
-	memset(&call, 0, sizeof(call));
-	for (int k = 0; k <= nsrc && !st; k++) {
-		float *host;
-		size_t es;
-		make_view(c, k, nds[k], shapes[k], &b.view[k], &elems[k]);
-		if (c->nops)
-			b.view[k].dtype = c->op_dtype[k] == CLG_I32 ? CLG_I32 : c->dtype;
-		es = clg_dtype_size(b.view[k].dtype);
-		host = malloc(elems[k] * sizeof(float));
-		if (!host) {
-			st = CLG_ERR_OOM;
-			break;
-		}
-		fill_operand(c, k, host, elems[k], 100u * (unsigned)c->op + (unsigned)k);
-		st = clg_buffer_alloc(be, elems[k] * es, &b.buf[k]);
-		if (!st && b.view[k].dtype == CLG_F16) {
-			/* the same numbers rounded to half */
-			uint16_t *h = malloc(elems[k] * sizeof(uint16_t));
-			st = h ? CLG_OK : CLG_ERR_OOM;
-			for (size_t i = 0; h && i < elems[k]; i++)
-				h[i] = clg_float_to_half(host[i]);
-			if (!st)
-				st = clg_buffer_upload(b.buf[k], 0, h, elems[k] * es);
-			free(h);
-		} else if (!st) {
-			st = clg_buffer_upload(b.buf[k], 0, host, elems[k] * es);
-		}
-		b.view[k].buf = b.buf[k];
-		free(host);
-	}
-	if (!st) {
-		call.op = c->op;
-		call.dst = b.view[0];
-		for (int k = 0; k < nsrc; k++)
-			call.src[k] = b.view[k + 1];
-		memcpy(call.f, c->f, sizeof(call.f));
-		memcpy(call.i, c->i, sizeof(call.i));
-		st = clg_run(be, &call);
-	}
-	if (!st) {
-		out = malloc(elems[0] * sizeof(float));
-		if (out && b.view[0].dtype == CLG_F16) {
-			/* half bits, widened to float for the comparison (exact) */
-			uint16_t *h = malloc(elems[0] * sizeof(uint16_t));
-			st = h ? clg_buffer_download(b.buf[0], 0, h, elems[0] * sizeof(uint16_t)) : CLG_ERR_OOM;
-			for (size_t i = 0; !st && i < elems[0]; i++)
-				out[i] = clg_half_to_float(h[i]);
-			free(h);
-		} else {
-			st = out ? clg_buffer_download(b.buf[0], 0, out, elems[0] * sizeof(float)) : CLG_ERR_OOM;
-		}
-		if (!st && b.view[0].dtype == CLG_I32) {
-			/* int32 results (argmax): convert in place for the comparison, exact below 2^24 */
-			for (size_t i = 0; i < elems[0]; i++) {
-				int32_t v;
-				memcpy(&v, &out[i], sizeof(v));
-				out[i] = (float)v;
-			}
-		}
-	}
-	for (int k = 0; k <= nsrc; k++)
-		clg_buffer_free(b.buf[k]);
-	*status = st;
-	*dst_elems = elems[0];
-	if (st) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
-/* NaN/Inf agreement, then normalized squared error. Returns the error (INFINITY on disagreement). */
-static double compare(const float *ref, const float *dev, size_t n)
-{
-	double num = 0, den = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (isnan(ref[i]) != isnan(dev[i]) || isinf(ref[i]) != isinf(dev[i]))
-			return INFINITY;
-		if (isnan(ref[i]) || isinf(ref[i])) {
-			if (isinf(ref[i]) && ref[i] != dev[i])
-				return INFINITY;
-			continue;
-		}
-		num += ((double)ref[i] - dev[i]) * ((double)ref[i] - dev[i]);
-		den += (double)ref[i] * ref[i];
-	}
-	return den > 0 ? num / den : num;
-}
-
-/* float16 results in units in the last place: the number of elements that differ and the largest
- * difference (halves ordered as integers, -0 and +0 equal; NaN and inf positions are compare()'s). */
-static void half_ulps(const float *ref, const float *dev, size_t n, size_t *ndiff, int *maxulp)
-{
-	*ndiff = 0;
-	*maxulp = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint16_t hr, hd;
-		int a, b, d;
-		if (isnan(ref[i]) || isnan(dev[i]))
-			continue;
-		hr = clg_float_to_half(ref[i]); /* exact: both are halves */
-		hd = clg_float_to_half(dev[i]);
-		a = hr & 0x8000u ? -(int)(hr & 0x7fffu) : (int)hr;
-		b = hd & 0x8000u ? -(int)(hd & 0x7fffu) : (int)hd;
-		d = a > b ? a - b : b - a;
-		if (d) {
-			(*ndiff)++;
-			if (d > *maxulp)
-				*maxulp = d;
-		}
-	}
-}
-
-/* ---- the case table ---- */
-
-static op_case cases[8192];
-static int ncases;
-
-static void add(op_case c)
-{
-	if (ncases < (int)(sizeof(cases) / sizeof(cases[0])))
-		cases[ncases++] = c;
-}
-
-/* The input range and parameters of an elementwise case of op (on top of [-2, 2), f = {1.5, -0.25}). */
-static void ew_inputs(op_case *c)
-{
-	switch (c->op) {
-	case CLG_OP_LOG:
-		c->lo = 0.01f;
-		break;
-	case CLG_OP_DIV:
-		c->lo = 0.5f; /* keep divisors away from zero */
-		break;
-	case CLG_OP_SQRT:
-	case CLG_OP_RSQRT:
-		c->lo = 0.01f, c->hi = 4;
-		break;
-	case CLG_OP_SIGMOID:
-	case CLG_OP_SILU:
-	case CLG_OP_GELU:
-	case CLG_OP_GELU_BACKWARD:
-	case CLG_OP_SILU_BACKWARD:
-		c->lo = -10, c->hi = 10; /* into the tails */
-		break;
-	case CLG_OP_LEAKY_RELU:
-	case CLG_OP_LEAKY_RELU_BACKWARD:
-		c->f[0] = 0.1;
-		c->quant = 1; /* exact zeros */
-		break;
-	case CLG_OP_CLAMP:
-	case CLG_OP_CLAMP_BACKWARD:
-		c->f[0] = -0.5, c->f[1] = 0.75;
-		c->quant = 1; /* elements exactly on both bounds */
-		break;
-	case CLG_OP_ABS:
-	case CLG_OP_ABS_BACKWARD:
-	case CLG_OP_CMP_EQ:
-	case CLG_OP_CMP_LT:
-	case CLG_OP_CMP_LE:
-	case CLG_OP_CMP_GT:
-	case CLG_OP_CMP_GE:
-		c->quant = 1; /* exact zeros, equal pairs */
-		break;
-	default:
-		break;
-	}
-}
-
-static void build_cases(void)
-{
-	static const int64_t ew_shapes[][CLG_MAX_DIMS + 1] = {
-		/* nd, dims... : odd sizes, primes, non-multiples of work-group sizes */
-		{1, 1}, {1, 7}, {1, 257}, {1, 1000}, {2, 3, 5}, {2, 31, 17}, {3, 4, 1, 9}, {4, 2, 3, 4, 5}, {2, 64, 300},
-	};
-	for (int op = 0; op < CLG_OP_COUNT; op++) {
-		if (!clg_op_is_elementwise((clg_op)op))
-			continue;
-		for (size_t s = 0; s < sizeof(ew_shapes) / sizeof(ew_shapes[0]); s++) {
-			for (int l = 0; l < L_COUNT; l++) {
-				op_case c = {.op = (clg_op)op, .nd = (int)ew_shapes[s][0], .layout = (enum layout)l,
-					     .lo = -2, .hi = 2, .f = {1.5, -0.25}};
-				if (l == L_TRANSPOSED && c.nd < 2)
-					continue;
-				if (l == L_BROADCAST && clg_op_nsrc((clg_op)op) == 0)
-					continue;
-				memcpy(c.shape, &ew_shapes[s][1], sizeof(c.shape));
-				ew_inputs(&c);
-				add(c);
-			}
-		}
-	}
-	static const int64_t red_shapes[][CLG_MAX_DIMS + 2] = {
-		/* nd, nkeep, dims... */
-		{1, 0, 1}, {1, 0, 1000}, {1, 0, 100003}, {2, 1, 3, 5}, {2, 1, 128, 10}, {2, 1, 7, 4099},
-		{3, 1, 5, 6, 7}, {3, 2, 4, 3, 65}, {3, 0, 4, 3, 65}, {4, 2, 2, 3, 4, 5}, {2, 1, 6, 1}, {2, 1, 2, 31},
-	};
-	static const clg_op red_ops[] = {CLG_OP_SUM, CLG_OP_MAX, CLG_OP_MIN, CLG_OP_ARGMAX};
-	for (size_t o = 0; o < sizeof(red_ops) / sizeof(red_ops[0]); o++) {
-		for (size_t s = 0; s < sizeof(red_shapes) / sizeof(red_shapes[0]); s++) {
-			int64_t R = 1;
-			for (int d = (int)red_shapes[s][1]; d < (int)red_shapes[s][0]; d++)
-				R *= red_shapes[s][2 + d];
-			for (int l = 0; l < L_COUNT; l++) {
-				/* max, min, argmax also meet ties and NaN (in about half of the outputs) */
-				for (int v = 0; v < (red_ops[o] == CLG_OP_SUM ? 1 : 3); v++) {
-					op_case c = {.op = red_ops[o], .nd = (int)red_shapes[s][0],
-						     .nkeep = (int)red_shapes[s][1], .layout = (enum layout)l, .lo = -1, .hi = 1,
-						     .quant = v == 1, .nan_rate = v == 2 ? 0.7f / (float)R : 0};
-					if (l == L_BROADCAST || (l == L_TRANSPOSED && c.nd < 2))
-						continue;
-					memcpy(c.shape, &red_shapes[s][2], sizeof(c.shape));
-					add(c);
-				}
-			}
-		}
-	}
-	static const int64_t row_shapes[][CLG_MAX_DIMS + 1] = {
-		/* nd, dims...: the last dim is the row */
-		{2, 1, 1}, {1, 7}, {2, 5, 1}, {2, 7, 10}, {2, 3, 17}, {2, 2, 31}, {3, 2, 2, 13}, {2, 128, 10},
-		{2, 3, 1000}, {3, 2, 3, 65}, {2, 4, 257},
-	};
-	static const clg_op row_ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX, CLG_OP_SOFTMAX_BACKWARD,
-					 CLG_OP_LOG_SOFTMAX_BACKWARD};
-	for (size_t o = 0; o < sizeof(row_ops) / sizeof(row_ops[0]); o++) {
-		for (size_t s = 0; s < sizeof(row_shapes) / sizeof(row_shapes[0]); s++) {
-			for (int l = 0; l < L_COUNT; l++) {
-				op_case c = {.op = row_ops[o], .nd = (int)row_shapes[s][0], .layout = (enum layout)l,
-					     .lo = -2, .hi = 2};
-				if (l == L_TRANSPOSED && c.nd < 2)
-					continue;
-				memcpy(c.shape, &row_shapes[s][1], sizeof(c.shape));
-				add(c);
-				if (row_ops[o] == CLG_OP_SOFTMAX || row_ops[o] == CLG_OP_LOG_SOFTMAX) {
-					/* logits whose exp overflows float: only the max subtraction saves them */
-					c.lo = 80, c.hi = 120, c.tag = "large";
-					add(c);
-				}
-			}
-		}
-	}
-	/* For the own CPU kernels (kernels_cl/gemm.cl), where the device prefers vectors of 4 floats
-	 * (Oclgrind; small enough for --small): {6, 8, 10} is one full tile of gemm_op, {4, 6, 16}
-	 * full tiles of gemm_dot (Bt), {2, 17, 9} edge tiles and a tail along k. Operands whose rows
-	 * along k are a multiple of 512 bytes apart are packed first: B in {70, 512, 100}, and A
-	 * stored transposed (At, At Bt) in {128, 10, 512} and {512, 33, 70}. */
-	static const int64_t mnk[][3] = {{1, 1, 1}, {7, 5, 3}, {6, 8, 10}, {4, 6, 16}, {2, 17, 9}, {64, 48, 32},
-					 {129, 65, 33}, {128, 10, 512}, {3, 257, 17}, {70, 512, 100}, {512, 33, 70}};
-	for (size_t s = 0; s < sizeof(mnk) / sizeof(mnk[0]); s++) {
-		for (int t = 0; t < 4; t++) {
-			for (int batch = 0; batch <= 3; batch += 3) {
-				op_case c = {.op = CLG_OP_GEMM, .nd = 3, .transA = t & 1, .transB = (t >> 1) & 1,
-					     .batch = batch, .lo = -1, .hi = 1, .f = {1.0, 0.0}};
-				memcpy(c.shape, mnk[s], sizeof(mnk[s]));
-				if (s == 5 && t == 0 && !batch) {
-					op_case ab = c;
-					ab.f[0] = 0.5, ab.f[1] = 2.0; /* alpha and beta: accumulate into dst */
-					add(ab);
-				}
-				add(c);
-			}
-		}
-	}
-}
-
-static int small_case(const op_case *c)
-{
-	int64_t n = 1;
-	if (c->nops) { /* every operand at most 256 elements */
-		for (int k = 0; k < c->nops; k++) {
-			int64_t m = 1;
-			for (int d = 0; d < c->op_nd[k]; d++)
-				m *= c->op_shape[k][d];
-			if (m > 256)
-				return 0;
-		}
-		return 1;
-	}
-	int dims = c->op == CLG_OP_GEMM ? 3 : c->nd;
-	for (int d = 0; d < dims; d++)
-		n *= c->shape[d];
-	return c->op == CLG_OP_GEMM ? (c->shape[0] * c->shape[1] <= 64 && c->shape[2] <= 64 && c->shape[0] * c->shape[2] <= 64) : n <= 64;
 }
 
 int main(int argc, char **argv)
 {
-	const char *op_filter = NULL, *dev_filter = NULL;
-	int small = 0, verbose = 0, ndev;
+	const char *dev_filter = NULL;
+	op_suite_opts opts = {.on_case = on_case};
+	int ndev, tested_devices = 0;
 	const clg_device_info *list;
 	clg_backend *ref = NULL;
 	int tally[CLG_OP_COUNT][2][3] = {{{0}}}; /* [op][float16?]: pass, fail, unsupported; summed over devices */
@@ -581,41 +29,28 @@ int main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--op") && i + 1 < argc)
-			op_filter = argv[++i];
+			opts.op = argv[++i];
 		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
 			dev_filter = argv[++i];
 		else if (!strcmp(argv[i], "--small"))
-			small = 1;
+			opts.small = 1;
 		else if (!strcmp(argv[i], "-v"))
-			verbose = 1;
+			opts.verbose = 1;
 		else {
 			fprintf(stderr, "usage: test_ops [--op NAME] [--device SUBSTRING] [--small] [-v]\n");
 			return 2;
 		}
 	}
 	t_require_opencl();
-	build_cases();
-	ops_cases_conv(add);
-	ops_cases_index(add);
-	ops_cases_norm(add);
-	ops_cases_optim(add);
-	/* every case of an op with a float16 path, again in float16 */
-	for (int ci = 0, n = ncases; ci < n; ci++) {
-		if (takes_f16(cases[ci].op)) {
-			op_case h = cases[ci];
-			h.dtype = CLG_F16;
-			add(h);
-		}
-	}
-	CHECK(ncases < (int)(sizeof(cases) / sizeof(cases[0])), "case table full (%d cases)", ncases);
+	CHECK(op_suite_case_count() > 0, "op suite: no cases (%s)", clg_last_error());
 	CHECK_OK(clg_devices(&list, &ndev));
 	CHECK_OK(clg_backend_open(0, &ref));
 	if (!ref)
 		return t_finish("test_ops");
 
-	int tested_devices = 0;
 	for (int di = 1; di < ndev; di++) {
 		clg_backend *be = NULL;
+		op_suite_report rep;
 		if (dev_filter && !strstr(list[di].name, dev_filter) && !strstr(list[di].platform, dev_filter))
 			continue;
 		CHECK_OK(clg_backend_open(di, &be));
@@ -623,55 +58,15 @@ int main(int argc, char **argv)
 			continue;
 		tested_devices++;
 		printf("device %d: %s (%s)\n", di, list[di].name, list[di].platform);
-		for (int ci = 0; ci < ncases; ci++) {
-			const op_case *c = &cases[ci];
-			char name[256];
-			clg_status sr, sd;
-			size_t nr, nd;
-			float *r, *d;
-			double err;
-
-			if (op_filter && strcmp(op_filter, clg_op_name(c->op)) != 0)
-				continue;
-			if (small && !small_case(c))
-				continue;
-			case_name(c, name, sizeof(name));
-			r = run_case(ref, c, &sr, &nr);
-			CHECK(sr == CLG_OK, "reference failed on %s: %s", name, clg_last_error());
-			d = run_case(be, c, &sd, &nd);
-			int *tl = tally[c->op][c->dtype == CLG_F16];
-			if (sd == CLG_ERR_UNSUPPORTED) {
-				tl[2]++;
-				if (verbose)
-					printf("  %-60s not supported\n", name);
-			} else if (sd != CLG_OK || !r) {
-				tl[1]++;
-				CHECK(0, "%s on %s failed: %s", name, list[di].name, clg_last_error());
-			} else {
-				size_t ndiff = 0;
-				int maxulp = 0;
-				err = compare(r, d, nr);
-				if (c->dtype == CLG_F16)
-					half_ulps(r, d, nr, &ndiff, &maxulp);
-				if (err <= threshold(c) && ndiff <= (c->dtype == CLG_F16 ? half_max_diffs(nr) : nr)) {
-					tl[0]++;
-				} else if (err <= threshold(c)) {
-					tl[1]++;
-					CHECK(0, "%s on %s: %zu of %zu float16 results differ (at most %d ulp), more than %zu",
-					      name, list[di].name, ndiff, nr, maxulp, half_max_diffs(nr));
-				} else {
-					tl[1]++;
-					CHECK(0, "%s on %s: normalized error %.3g > %.3g", name, list[di].name, err,
-					      threshold(c));
-				}
-				if (verbose && c->dtype == CLG_F16)
-					printf("  %-60s err %.3g, %zu of %zu differ, at most %d ulp\n", name, err, ndiff, nr, maxulp);
-				else if (verbose)
-					printf("  %-60s err %.3g\n", name, err);
-			}
-			free(r);
-			free(d);
+		fflush(stdout);
+		CHECK_OK(op_suite_run(ref, be, &opts, &rep));
+		for (int i = 0; i < rep.nops; i++) {
+			int *tl = tally[rep.ops[i].opcode][rep.ops[i].f16];
+			tl[0] += rep.ops[i].pass;
+			tl[1] += rep.ops[i].fail;
+			tl[2] += rep.ops[i].unsupported;
 		}
+		op_suite_report_free(&rep);
 		clg_backend_close(be);
 	}
 	CHECK(tested_devices > 0, "no device matched --device %s", dev_filter ? dev_filter : "(none)");

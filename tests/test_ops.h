@@ -1,11 +1,14 @@
-/* The op suite's case description, shared by tests/test_ops.c and the per-family case files
- * (tests/ops_cases_*.c), each of which adds its cases through ops_cases_<family>(add). */
+/* The op suite's case description, shared by the suite (suite/op_suite.c) and the per-family
+ * case files (tests/ops_cases_*.c), each of which adds its cases through ops_cases_<family>(add).
+ * A new family: declare its adder below and call it in ops_families[] in suite/op_suite.c. */
 #ifndef CLG_TEST_OPS_H
 #define CLG_TEST_OPS_H
 
-#include "test_util.h"
+#include <clgrad.h>
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 enum layout {
 	L_CONTIG,     /* every operand contiguous */
@@ -46,5 +49,6 @@ void ops_cases_conv(op_case_adder add);   /* im2col / col2im / pooling */
 void ops_cases_index(op_case_adder add);  /* random numbers, index_select / index_add */
 void ops_cases_norm(op_case_adder add);   /* layer norm */
 void ops_cases_optim(op_case_adder add);  /* fused optimizer updates */
+void ops_cases_fused(op_case_adder add);  /* fused hot-path ops: bias + activation, softmax cross-entropy */
 
 #endif

@@ -1,0 +1,818 @@
+/* The op suite: every op, at several shapes and layouts, on a device against the reference
+ * backend (ggml's test-backend-ops in spirit). See op_suite.h for the interface.
+ *
+ * Each case fills its buffers (dst included) with the same random numbers on both backends, runs
+ * the op on views into them, reads back the whole dst buffer and compares: NaN/Inf positions
+ * first, then the normalized squared error against a per-op threshold (0, i.e. bit-exact, for ops
+ * whose float result is exact: comparisons, where, abs, clamp, max, min, argmax). Comparing the
+ * whole buffer also catches writes outside the view. Inputs are drawn per op (fill_operand) so
+ * each op meets its interesting cases: equal elements for comparisons and ties, zeros and
+ * non-zeros in where's condition, NaN in some reductions, large logits for softmax.
+ * The EW, REDUCE and ROW cases run again in float16 (named "... f16", tallied as "op f16"): the
+ * same random numbers rounded to half on the host (clg_float_to_half), results converted back
+ * with clg_half_to_float before the comparison, against float16 thresholds (half_threshold). */
+#include "op_suite.h"
+
+#include "suite_rand.h"
+#include "test_ops.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+typedef struct {
+	clg_buffer *buf[1 + CLG_MAX_SRC];
+	clg_view view[1 + CLG_MAX_SRC]; /* 0 is dst */
+} bound;
+
+static const char *layout_names[] = {"contig", "bcast", "transp", "offset"};
+
+static int nsrc_of(clg_op op) { return clg_op_nsrc(op); }
+
+static int is_reduce(clg_op op)
+{
+	return op == CLG_OP_SUM || op == CLG_OP_MAX || op == CLG_OP_MIN || op == CLG_OP_ARGMAX;
+}
+
+static double op_threshold(clg_op op);
+
+static double half_threshold(clg_op op);
+
+/* (a case's thr is calibrated for float32: float16 cases use their own) */
+static double threshold(const op_case *c)
+{
+	if (c->dtype == CLG_F16)
+		return half_threshold(c->op);
+	return c->thr > 0 ? c->thr : op_threshold(c->op);
+}
+
+static double op_threshold(clg_op op)
+{
+	switch (op) {
+	case CLG_OP_GEMM: return 1e-9;
+	case CLG_OP_SUM: return 1e-10;
+	/* the float result is exactly one of the inputs (or 0/1): any difference is a bug */
+	case CLG_OP_ABS: case CLG_OP_CLAMP: case CLG_OP_WHERE: case CLG_OP_CLAMP_BACKWARD: case CLG_OP_ABS_BACKWARD:
+	case CLG_OP_CMP_EQ: case CLG_OP_CMP_LT: case CLG_OP_CMP_LE: case CLG_OP_CMP_GT: case CLG_OP_CMP_GE:
+	case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
+		return 0;
+	default: return 1e-11;
+	}
+}
+
+/* float16: the inputs are the same half values on both sides, and both round a float32 result to
+ * half once, to nearest even: the device its float32 computation, the reference its double
+ * result first rounded to float (clg_ref_store). They disagree only where the two float32 values
+ * straddle a half rounding boundary, and then mostly by one half ulp, at most 2^-10 |r| for a
+ * normal half r: even with every element one ulp apart the normalized squared error stays below
+ * 2^-20 = 9.5e-7, hence 1e-6. That bound alone would let a kernel off by about an ulp
+ * everywhere pass, so the suite also limits how many elements may differ at all (half_max_diffs).
+ * Ops whose result is exactly an input, a constant or 0/1 must match bit for bit: 0. */
+static double half_threshold(clg_op op)
+{
+	switch (op) {
+	case CLG_OP_COPY: case CLG_OP_FILL: case CLG_OP_NEG: case CLG_OP_RELU: case CLG_OP_RELU_BACKWARD:
+		return 0;
+	default:
+		return op_threshold(op) == 0 ? 0 : 1e-6;
+	}
+}
+
+/* How many of n float16 results may differ from the reference. A disagreement needs the two
+ * float32 results to straddle a rounding boundary, which a few ulps of float32 error rarely do
+ * (about one element in 2^13 per float32 ulp), except for results near zero that carry float32
+ * cancellation error larger than their small half ulp: up to 5% of layer_norm_backward's on rows
+ * shifted by 1000. One element, plus one in eight, leaves room for that; a kernel that is wrong by
+ * even one ulp moves most of its elements. */
+static size_t half_max_diffs(size_t n) { return 1 + n / 8; }
+
+/* The ops with a float16 path (kinds EW, REDUCE and ROW in clg_ops.def), listed here rather than
+ * asked of the library, so that a kind that loses its float16 path fails the suite. */
+static int takes_f16(clg_op op)
+{
+	switch (op) {
+	case CLG_OP_SUM: case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
+	case CLG_OP_SOFTMAX: case CLG_OP_LOG_SOFTMAX: case CLG_OP_SOFTMAX_BACKWARD: case CLG_OP_LOG_SOFTMAX_BACKWARD:
+	case CLG_OP_LAYER_NORM: case CLG_OP_LAYER_NORM_BACKWARD:
+		return 1;
+	default:
+		return clg_op_is_elementwise(op);
+	}
+}
+
+/* Host contents of operand `which` (0 = dst, 1.. = sources) of a case: the same numbers on every
+ * backend. The dst is filled too, so that writes outside its view show. */
+static void fill_operand(const op_case *c, int which, float *x, size_t n, unsigned seed)
+{
+	float lo = c->lo, hi = c->hi;
+
+	if (which == 0 && c->op == CLG_OP_ARGMAX) {
+		/* an int32 dst: small integers, stored as such */
+		suite_fill_uniform(x, n, seed, -1000, 1000);
+		for (size_t i = 0; i < n; i++) {
+			int32_t v = (int32_t)x[i];
+			memcpy(&x[i], &v, sizeof(v));
+		}
+		return;
+	}
+	if (c->nops && c->op_dtype[which] == CLG_I32) {
+		/* indices (or an int32 dst): integers in [0, idx_hi), stored as such */
+		suite_fill_uniform(x, n, seed, 0, (float)(c->idx_hi > 0 ? c->idx_hi : 1));
+		for (size_t i = 0; i < n; i++) {
+			int32_t v = (int32_t)x[i];
+			memcpy(&x[i], &v, sizeof(v));
+		}
+		return;
+	}
+	if (which > 0) {
+		switch (c->op) {
+		case CLG_OP_POW: /* a positive base, any exponent */
+			if (which == 1)
+				lo = 0.1f, hi = 2.5f;
+			break;
+		case CLG_OP_TANH_BACKWARD: /* src1 is the forward output */
+			if (which == 2)
+				lo = -1, hi = 1;
+			break;
+		case CLG_OP_SIGMOID_BACKWARD:
+		case CLG_OP_SOFTMAX_BACKWARD:
+			if (which == 2)
+				lo = 0, hi = 1;
+			break;
+		case CLG_OP_LOG_SOFTMAX_BACKWARD: /* log-probabilities */
+			if (which == 2)
+				lo = -6, hi = 0;
+			break;
+		default:
+			break;
+		}
+	}
+	suite_fill_uniform(x, n, seed, lo, hi);
+	if (which == 0)
+		return;
+	if (c->op == CLG_OP_WHERE && which == 1) {
+		/* the condition: zeros and non-zeros (1 and -0.5) */
+		for (size_t i = 0; i < n; i++) {
+			int k = (int)((x[i] - lo) / (hi - lo) * 3);
+			x[i] = k == 0 ? 0.0f : k == 1 ? 1.0f : -0.5f;
+		}
+	}
+	if (c->quant)
+		for (size_t i = 0; i < n; i++)
+			x[i] = roundf(x[i] * 4) / 4;
+	if (c->nan_rate > 0) {
+		float *u = malloc(n * sizeof(float));
+		if (u) {
+			suite_fill_uniform(u, n, seed + 7919u, 0, 1);
+			for (size_t i = 0; i < n; i++)
+				if (u[i] < c->nan_rate)
+					x[i] = NAN;
+			free(u);
+		}
+	}
+}
+
+/* Lays out one operand of the given logical shape inside a buffer, according to the case layout. */
+static void make_view(const op_case *c, int which, int nd, const int64_t *shape, clg_view *v, size_t *elems)
+{
+	int64_t s = 1, pad = c->layout == L_OFFSET ? 3 : 0, off = c->layout == L_OFFSET ? 5 : 0;
+	int transposed = c->layout == L_TRANSPOSED && which == 1 && nd >= 2;
+	int bcast = c->layout == L_BROADCAST && nd >= 1 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
+
+	memset(v, 0, sizeof(*v));
+	v->dtype = which == 0 && c->op == CLG_OP_ARGMAX ? CLG_I32 : c->dtype;
+	v->ndim = nd;
+	v->offset = off;
+	for (int d = 0; d < nd; d++)
+		v->shape[d] = shape[d];
+	if (c->op == CLG_OP_GEMM) {
+		int tr = (which == 1 && c->transA) || (which == 2 && c->transB);
+		transposed = tr;
+		bcast = 0;
+	}
+	if (transposed) {
+		/* last two dims stored swapped (column-major matrix) */
+		int a = nd - 2, b = nd - 1;
+		v->stride[a] = 1;
+		v->stride[b] = shape[a] + pad;
+		s = shape[b] * (shape[a] + pad);
+		for (int d = nd - 3; d >= 0; d--) {
+			v->stride[d] = s;
+			s *= shape[d];
+		}
+	} else {
+		for (int d = nd - 1; d >= 0; d--) {
+			v->stride[d] = s;
+			s *= shape[d] + (d == nd - 1 ? pad : 0);
+		}
+	}
+	if (bcast) {
+		/* stored once, read for every index of dim 0 */
+		s = s / (shape[0] + (nd == 1 ? pad : 0));
+		v->stride[0] = 0;
+		if (s == 0)
+			s = 1;
+	}
+	*elems = (size_t)(off + s + pad + 1);
+}
+
+/* Logical shapes of dst and sources for a case. */
+static int case_shapes(const op_case *c, int64_t shapes[][CLG_MAX_DIMS], int *nds)
+{
+	int nsrc = nsrc_of(c->op);
+	if (c->nops) {
+		for (int k = 0; k < c->nops; k++) {
+			nds[k] = c->op_nd[k];
+			memcpy(shapes[k], c->op_shape[k], sizeof(c->op_shape[k]));
+		}
+		return c->nops - 1;
+	}
+	if (c->op == CLG_OP_GEMM) {
+		int64_t M = c->shape[0], N = c->shape[1], K = c->shape[2];
+		int nd = c->batch ? 3 : 2, o = c->batch ? 1 : 0;
+		for (int k = 0; k < 3; k++) {
+			nds[k] = nd;
+			if (c->batch)
+				shapes[k][0] = c->batch;
+		}
+		shapes[0][o] = M, shapes[0][o + 1] = N;
+		shapes[1][o] = M, shapes[1][o + 1] = K;
+		shapes[2][o] = K, shapes[2][o + 1] = N;
+		return 2;
+	}
+	if (is_reduce(c->op)) {
+		nds[0] = c->nkeep;
+		nds[1] = c->nd;
+		memcpy(shapes[1], c->shape, sizeof(c->shape));
+		memcpy(shapes[0], c->shape, sizeof(c->shape));
+		return 1;
+	}
+	for (int k = 0; k <= nsrc; k++) {
+		nds[k] = c->nd;
+		memcpy(shapes[k], c->shape, sizeof(c->shape));
+	}
+	return nsrc;
+}
+
+static void case_name(const op_case *c, char *buf, size_t len)
+{
+	size_t p = (size_t)snprintf(buf, len, "%s [", clg_op_name(c->op));
+	int n = c->op == CLG_OP_GEMM ? 3 : c->nops ? c->op_nd[1] : c->nd;
+	const int64_t *shape = c->nops ? c->op_shape[1] : c->shape;
+	for (int d = 0; d < n; d++)
+		p += (size_t)snprintf(buf + p, len - p, d ? "x%lld" : "%lld", (long long)shape[d]);
+	if (is_reduce(c->op))
+		p += (size_t)snprintf(buf + p, len - p, " keep %d", c->nkeep);
+	if (c->quant)
+		p += (size_t)snprintf(buf + p, len - p, " quant");
+	if (c->nan_rate > 0)
+		p += (size_t)snprintf(buf + p, len - p, " nan");
+	if (c->tag)
+		p += (size_t)snprintf(buf + p, len - p, " %s", c->tag);
+	if (c->op == CLG_OP_GEMM)
+		p += (size_t)snprintf(buf + p, len - p, "%s%s batch %d a %.1f b %.1f", c->transA ? " At" : "",
+				      c->transB ? " Bt" : "", c->batch, c->f[0], c->f[1]);
+	snprintf(buf + p, len - p, "] %s%s", layout_names[c->layout], c->dtype == CLG_F16 ? " f16" : "");
+}
+
+/* Runs a case on one backend; returns the dst buffer contents (malloc'd) or NULL on failure. */
+static float *run_case(clg_backend *be, const op_case *c, clg_status *status, size_t *dst_elems)
+{
+	int64_t shapes[1 + CLG_MAX_SRC][CLG_MAX_DIMS] = {{0}};
+	int nds[1 + CLG_MAX_SRC] = {0};
+	int nsrc = case_shapes(c, shapes, nds);
+	bound b;
+	clg_op_call call;
+	float *out = NULL;
+	size_t elems[1 + CLG_MAX_SRC] = {0};
+	clg_status st = CLG_OK;
+
+	memset(&b, 0, sizeof(b));
+	memset(&call, 0, sizeof(call));
+	for (int k = 0; k <= nsrc && !st; k++) {
+		float *host;
+		size_t es;
+		make_view(c, k, nds[k], shapes[k], &b.view[k], &elems[k]);
+		if (c->nops)
+			b.view[k].dtype = c->op_dtype[k] == CLG_I32 ? CLG_I32 : c->dtype;
+		es = clg_dtype_size(b.view[k].dtype);
+		host = malloc(elems[k] * sizeof(float));
+		if (!host) {
+			st = CLG_ERR_OOM;
+			break;
+		}
+		fill_operand(c, k, host, elems[k], 100u * (unsigned)c->op + (unsigned)k);
+		st = clg_buffer_alloc(be, elems[k] * es, &b.buf[k]);
+		if (!st && b.view[k].dtype == CLG_F16) {
+			/* the same numbers rounded to half */
+			uint16_t *h = malloc(elems[k] * sizeof(uint16_t));
+			st = h ? CLG_OK : CLG_ERR_OOM;
+			for (size_t i = 0; h && i < elems[k]; i++)
+				h[i] = clg_float_to_half(host[i]);
+			if (!st)
+				st = clg_buffer_upload(b.buf[k], 0, h, elems[k] * es);
+			free(h);
+		} else if (!st) {
+			st = clg_buffer_upload(b.buf[k], 0, host, elems[k] * es);
+		}
+		b.view[k].buf = b.buf[k];
+		free(host);
+	}
+	if (!st) {
+		call.op = c->op;
+		call.dst = b.view[0];
+		for (int k = 0; k < nsrc; k++)
+			call.src[k] = b.view[k + 1];
+		memcpy(call.f, c->f, sizeof(call.f));
+		memcpy(call.i, c->i, sizeof(call.i));
+		st = clg_run(be, &call);
+	}
+	if (!st) {
+		out = malloc(elems[0] * sizeof(float));
+		if (out && b.view[0].dtype == CLG_F16) {
+			/* half bits, widened to float for the comparison (exact) */
+			uint16_t *h = malloc(elems[0] * sizeof(uint16_t));
+			st = h ? clg_buffer_download(b.buf[0], 0, h, elems[0] * sizeof(uint16_t)) : CLG_ERR_OOM;
+			for (size_t i = 0; !st && i < elems[0]; i++)
+				out[i] = clg_half_to_float(h[i]);
+			free(h);
+		} else {
+			st = out ? clg_buffer_download(b.buf[0], 0, out, elems[0] * sizeof(float)) : CLG_ERR_OOM;
+		}
+		if (!st && b.view[0].dtype == CLG_I32) {
+			/* int32 results (argmax): convert in place for the comparison, exact below 2^24 */
+			for (size_t i = 0; i < elems[0]; i++) {
+				int32_t v;
+				memcpy(&v, &out[i], sizeof(v));
+				out[i] = (float)v;
+			}
+		}
+	}
+	for (int k = 0; k <= nsrc; k++)
+		clg_buffer_free(b.buf[k]);
+	*status = st;
+	*dst_elems = elems[0];
+	if (st) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* NaN/Inf agreement, then normalized squared error. Returns the error (INFINITY on disagreement). */
+static double compare(const float *ref, const float *dev, size_t n)
+{
+	double num = 0, den = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(ref[i]) != isnan(dev[i]) || isinf(ref[i]) != isinf(dev[i]))
+			return INFINITY;
+		if (isnan(ref[i]) || isinf(ref[i])) {
+			if (isinf(ref[i]) && ref[i] != dev[i])
+				return INFINITY;
+			continue;
+		}
+		num += ((double)ref[i] - dev[i]) * ((double)ref[i] - dev[i]);
+		den += (double)ref[i] * ref[i];
+	}
+	return den > 0 ? num / den : num;
+}
+
+/* float16 results in units in the last place: the number of elements that differ and the largest
+ * difference (halves ordered as integers, -0 and +0 equal; NaN and inf positions are compare()'s). */
+static void half_ulps(const float *ref, const float *dev, size_t n, size_t *ndiff, int *maxulp)
+{
+	*ndiff = 0;
+	*maxulp = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint16_t hr, hd;
+		int a, b, d;
+		if (isnan(ref[i]) || isnan(dev[i]))
+			continue;
+		hr = clg_float_to_half(ref[i]); /* exact: both are halves */
+		hd = clg_float_to_half(dev[i]);
+		a = hr & 0x8000u ? -(int)(hr & 0x7fffu) : (int)hr;
+		b = hd & 0x8000u ? -(int)(hd & 0x7fffu) : (int)hd;
+		d = a > b ? a - b : b - a;
+		if (d) {
+			(*ndiff)++;
+			if (d > *maxulp)
+				*maxulp = d;
+		}
+	}
+}
+
+/* ---- the case table ---- */
+
+/* ---- the case table: built once, on first use ---- */
+
+static op_case *cases; /* [ncases] */
+static int ncases, cap_cases, table_oom;
+
+static void add(op_case c)
+{
+	if (ncases == cap_cases) {
+		int cap = cap_cases ? 2 * cap_cases : 4096;
+		op_case *p = realloc(cases, sizeof(*p) * (size_t)cap);
+		if (!p) {
+			table_oom = 1;
+			return;
+		}
+		cases = p;
+		cap_cases = cap;
+	}
+	cases[ncases++] = c;
+}
+
+/* The input range and parameters of an elementwise case of op (on top of [-2, 2), f = {1.5, -0.25}). */
+static void ew_inputs(op_case *c)
+{
+	switch (c->op) {
+	case CLG_OP_LOG:
+		c->lo = 0.01f;
+		break;
+	case CLG_OP_DIV:
+		c->lo = 0.5f; /* keep divisors away from zero */
+		break;
+	case CLG_OP_SQRT:
+	case CLG_OP_RSQRT:
+		c->lo = 0.01f, c->hi = 4;
+		break;
+	case CLG_OP_SIGMOID:
+	case CLG_OP_SILU:
+	case CLG_OP_GELU:
+	case CLG_OP_GELU_BACKWARD:
+	case CLG_OP_SILU_BACKWARD:
+		c->lo = -10, c->hi = 10; /* into the tails */
+		break;
+	case CLG_OP_LEAKY_RELU:
+	case CLG_OP_LEAKY_RELU_BACKWARD:
+		c->f[0] = 0.1;
+		c->quant = 1; /* exact zeros */
+		break;
+	case CLG_OP_CLAMP:
+	case CLG_OP_CLAMP_BACKWARD:
+		c->f[0] = -0.5, c->f[1] = 0.75;
+		c->quant = 1; /* elements exactly on both bounds */
+		break;
+	case CLG_OP_ABS:
+	case CLG_OP_ABS_BACKWARD:
+	case CLG_OP_CMP_EQ:
+	case CLG_OP_CMP_LT:
+	case CLG_OP_CMP_LE:
+	case CLG_OP_CMP_GT:
+	case CLG_OP_CMP_GE:
+		c->quant = 1; /* exact zeros, equal pairs */
+		break;
+	default:
+		break;
+	}
+}
+
+static void build_cases(void)
+{
+	static const int64_t ew_shapes[][CLG_MAX_DIMS + 1] = {
+		/* nd, dims... : odd sizes, primes, non-multiples of work-group sizes */
+		{1, 1}, {1, 7}, {1, 257}, {1, 1000}, {2, 3, 5}, {2, 31, 17}, {3, 4, 1, 9}, {4, 2, 3, 4, 5}, {2, 64, 300},
+	};
+	for (int op = 0; op < CLG_OP_COUNT; op++) {
+		if (!clg_op_is_elementwise((clg_op)op))
+			continue;
+		for (size_t s = 0; s < sizeof(ew_shapes) / sizeof(ew_shapes[0]); s++) {
+			for (int l = 0; l < L_COUNT; l++) {
+				op_case c = {.op = (clg_op)op, .nd = (int)ew_shapes[s][0], .layout = (enum layout)l,
+					     .lo = -2, .hi = 2, .f = {1.5, -0.25}};
+				if (l == L_TRANSPOSED && c.nd < 2)
+					continue;
+				if (l == L_BROADCAST && clg_op_nsrc((clg_op)op) == 0)
+					continue;
+				memcpy(c.shape, &ew_shapes[s][1], sizeof(c.shape));
+				ew_inputs(&c);
+				add(c);
+			}
+		}
+	}
+	static const int64_t red_shapes[][CLG_MAX_DIMS + 2] = {
+		/* nd, nkeep, dims... */
+		{1, 0, 1}, {1, 0, 1000}, {1, 0, 100003}, {2, 1, 3, 5}, {2, 1, 128, 10}, {2, 1, 7, 4099},
+		{3, 1, 5, 6, 7}, {3, 2, 4, 3, 65}, {3, 0, 4, 3, 65}, {4, 2, 2, 3, 4, 5}, {2, 1, 6, 1}, {2, 1, 2, 31},
+	};
+	static const clg_op red_ops[] = {CLG_OP_SUM, CLG_OP_MAX, CLG_OP_MIN, CLG_OP_ARGMAX};
+	for (size_t o = 0; o < sizeof(red_ops) / sizeof(red_ops[0]); o++) {
+		for (size_t s = 0; s < sizeof(red_shapes) / sizeof(red_shapes[0]); s++) {
+			int64_t R = 1;
+			for (int d = (int)red_shapes[s][1]; d < (int)red_shapes[s][0]; d++)
+				R *= red_shapes[s][2 + d];
+			for (int l = 0; l < L_COUNT; l++) {
+				/* max, min, argmax also meet ties and NaN (in about half of the outputs) */
+				for (int v = 0; v < (red_ops[o] == CLG_OP_SUM ? 1 : 3); v++) {
+					op_case c = {.op = red_ops[o], .nd = (int)red_shapes[s][0],
+						     .nkeep = (int)red_shapes[s][1], .layout = (enum layout)l, .lo = -1, .hi = 1,
+						     .quant = v == 1, .nan_rate = v == 2 ? 0.7f / (float)R : 0};
+					if (l == L_BROADCAST || (l == L_TRANSPOSED && c.nd < 2))
+						continue;
+					memcpy(c.shape, &red_shapes[s][2], sizeof(c.shape));
+					add(c);
+				}
+			}
+		}
+	}
+	static const int64_t row_shapes[][CLG_MAX_DIMS + 1] = {
+		/* nd, dims...: the last dim is the row */
+		{2, 1, 1}, {1, 7}, {2, 5, 1}, {2, 7, 10}, {2, 3, 17}, {2, 2, 31}, {3, 2, 2, 13}, {2, 128, 10},
+		{2, 3, 1000}, {3, 2, 3, 65}, {2, 4, 257},
+	};
+	static const clg_op row_ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX, CLG_OP_SOFTMAX_BACKWARD,
+					 CLG_OP_LOG_SOFTMAX_BACKWARD};
+	for (size_t o = 0; o < sizeof(row_ops) / sizeof(row_ops[0]); o++) {
+		for (size_t s = 0; s < sizeof(row_shapes) / sizeof(row_shapes[0]); s++) {
+			for (int l = 0; l < L_COUNT; l++) {
+				op_case c = {.op = row_ops[o], .nd = (int)row_shapes[s][0], .layout = (enum layout)l,
+					     .lo = -2, .hi = 2};
+				if (l == L_TRANSPOSED && c.nd < 2)
+					continue;
+				memcpy(c.shape, &row_shapes[s][1], sizeof(c.shape));
+				add(c);
+				if (row_ops[o] == CLG_OP_SOFTMAX || row_ops[o] == CLG_OP_LOG_SOFTMAX) {
+					/* logits whose exp overflows float: only the max subtraction saves them */
+					c.lo = 80, c.hi = 120, c.tag = "large";
+					add(c);
+				}
+			}
+		}
+	}
+	/* For the own CPU kernels (kernels_cl/gemm.cl), where the device prefers vectors of 4 floats
+	 * (Oclgrind; small enough for --small): {6, 8, 10} is one full tile of gemm_op, {4, 6, 16}
+	 * full tiles of gemm_dot (Bt), {2, 17, 9} edge tiles and a tail along k. Operands whose rows
+	 * along k are a multiple of 512 bytes apart are packed first: B in {70, 512, 100}, and A
+	 * stored transposed (At, At Bt) in {128, 10, 512} and {512, 33, 70}. */
+	static const int64_t mnk[][3] = {{1, 1, 1}, {7, 5, 3}, {6, 8, 10}, {4, 6, 16}, {2, 17, 9}, {64, 48, 32},
+					 {129, 65, 33}, {128, 10, 512}, {3, 257, 17}, {70, 512, 100}, {512, 33, 70}};
+	for (size_t s = 0; s < sizeof(mnk) / sizeof(mnk[0]); s++) {
+		for (int t = 0; t < 4; t++) {
+			for (int batch = 0; batch <= 3; batch += 3) {
+				op_case c = {.op = CLG_OP_GEMM, .nd = 3, .transA = t & 1, .transB = (t >> 1) & 1,
+					     .batch = batch, .lo = -1, .hi = 1, .f = {1.0, 0.0}};
+				memcpy(c.shape, mnk[s], sizeof(mnk[s]));
+				if (s == 5 && t == 0 && !batch) {
+					op_case ab = c;
+					ab.f[0] = 0.5, ab.f[1] = 2.0; /* alpha and beta: accumulate into dst */
+					add(ab);
+				}
+				add(c);
+			}
+		}
+	}
+}
+
+static int small_case(const op_case *c)
+{
+	int64_t n = 1;
+	if (c->nops) { /* every operand at most 256 elements */
+		for (int k = 0; k < c->nops; k++) {
+			int64_t m = 1;
+			for (int d = 0; d < c->op_nd[k]; d++)
+				m *= c->op_shape[k][d];
+			if (m > 256)
+				return 0;
+		}
+		return 1;
+	}
+	int dims = c->op == CLG_OP_GEMM ? 3 : c->nd;
+	for (int d = 0; d < dims; d++)
+		n *= c->shape[d];
+	return c->op == CLG_OP_GEMM ? (c->shape[0] * c->shape[1] <= 64 && c->shape[2] <= 64 && c->shape[0] * c->shape[2] <= 64) : n <= 64;
+}
+
+/* The case families of tests/ops_cases_*.c (declared in tests/test_ops.h), after the base cases
+ * above: the one list to extend when a family is added. */
+static void (*const ops_families[])(op_case_adder) = {
+	ops_cases_conv,
+	ops_cases_index,
+	ops_cases_norm,
+	ops_cases_optim,
+	ops_cases_fused,
+};
+
+static int build_table(void)
+{
+	static int built;
+
+	if (built)
+		return table_oom ? -1 : 0;
+	built = 1;
+	build_cases();
+	for (size_t f = 0; f < sizeof(ops_families) / sizeof(ops_families[0]); f++)
+		ops_families[f](add);
+	/* every case of an op with a float16 path, again in float16 */
+	for (int ci = 0, n = ncases; ci < n && !table_oom; ci++) {
+		if (takes_f16(cases[ci].op)) {
+			op_case h = cases[ci];
+			h.dtype = CLG_F16;
+			add(h);
+		}
+	}
+	return table_oom ? -1 : 0;
+}
+
+int op_suite_case_count(void)
+{
+	return build_table() ? -1 : ncases;
+}
+
+static int selected(const op_suite_opts *o, const op_case *c)
+{
+	if (o->op && strcmp(o->op, clg_op_name(c->op)) != 0)
+		return 0;
+	return !o->small || small_case(c);
+}
+
+/* Which cases run: the filters, then (quick) every k-th case of each op and dtype so that at most
+ * OP_SUITE_QUICK_PER_OP of each remain, spread over its shapes and layouts. */
+static char *pick_cases(const op_suite_opts *o)
+{
+	int count[2][CLG_OP_COUNT] = {{0}}, seen[2][CLG_OP_COUNT] = {{0}};
+	char *pick = calloc((size_t)ncases + 1, 1);
+
+	if (!pick)
+		return NULL;
+	for (int ci = 0; ci < ncases; ci++)
+		if (selected(o, &cases[ci]))
+			count[cases[ci].dtype == CLG_F16][cases[ci].op]++;
+	for (int ci = 0; ci < ncases; ci++) {
+		const op_case *c = &cases[ci];
+		int h = c->dtype == CLG_F16, n = count[h][c->op];
+		int stride = (n + OP_SUITE_QUICK_PER_OP - 1) / OP_SUITE_QUICK_PER_OP;
+		if (!selected(o, c))
+			continue;
+		pick[ci] = !o->quick || seen[h][c->op] % stride == 0;
+		seen[h][c->op]++;
+	}
+	return pick;
+}
+
+static void set_message(op_case_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void set_message(op_case_result *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->message, sizeof(r->message), fmt, ap);
+	va_end(ap);
+}
+
+/* Runs one case on both backends and fills r. */
+static void run_one(clg_backend *ref, clg_backend *dev, const op_case *c, op_case_result *r, int verbose)
+{
+	clg_status sr, sd;
+	size_t nr = 0, nd = 0;
+	float *rv, *dv;
+	char ref_err[256] = "";
+
+	memset(r, 0, sizeof(*r));
+	case_name(c, r->name, sizeof(r->name));
+	snprintf(r->op, sizeof(r->op), "%s%s", clg_op_name(c->op), c->dtype == CLG_F16 ? " f16" : "");
+	r->opcode = c->op;
+	r->f16 = c->dtype == CLG_F16;
+	r->threshold = threshold(c);
+	r->err = NAN;
+	rv = run_case(ref, c, &sr, &nr);
+	if (sr)
+		snprintf(ref_err, sizeof(ref_err), "%s", clg_last_error());
+	dv = run_case(dev, c, &sd, &nd);
+	r->nelems = nr;
+	if (sr) {
+		r->outcome = OP_CASE_FAIL;
+		set_message(r, "reference failed on %s: %s", r->name, ref_err);
+	} else if (sd == CLG_ERR_UNSUPPORTED) {
+		r->outcome = OP_CASE_UNSUPPORTED;
+		set_message(r, "%s not supported on %s: %s", r->name, dev->info.name, clg_last_error());
+		if (verbose)
+			printf("  %-60s not supported\n", r->name);
+	} else if (sd != CLG_OK) {
+		r->outcome = OP_CASE_FAIL;
+		set_message(r, "%s on %s failed: %s", r->name, dev->info.name, clg_last_error());
+	} else {
+		size_t max_diffs = r->f16 ? half_max_diffs(nr) : nr;
+		r->err = compare(rv, dv, nr);
+		if (r->f16)
+			half_ulps(rv, dv, nr, &r->ndiff, &r->maxulp);
+		if (r->err <= r->threshold && r->ndiff <= max_diffs) {
+			r->outcome = OP_CASE_PASS;
+		} else if (r->err <= r->threshold) {
+			r->outcome = OP_CASE_FAIL;
+			set_message(r, "%s on %s: %zu of %zu float16 results differ (at most %d ulp), more than %zu",
+				    r->name, dev->info.name, r->ndiff, nr, r->maxulp, max_diffs);
+		} else {
+			r->outcome = OP_CASE_FAIL;
+			set_message(r, "%s on %s: normalized error %.3g > %.3g", r->name, dev->info.name, r->err,
+				    r->threshold);
+		}
+		if (verbose && r->f16)
+			printf("  %-60s err %.3g, %zu of %zu differ, at most %d ulp\n", r->name, r->err, r->ndiff, nr,
+			       r->maxulp);
+		else if (verbose)
+			printf("  %-60s err %.3g\n", r->name, r->err);
+	}
+	free(rv);
+	free(dv);
+}
+
+/* Adds a case to its op's line (slot: per op and dtype, -1 until met). */
+static void tally(op_suite_report *rep, int slot[2][CLG_OP_COUNT], const op_case_result *r)
+{
+	op_result *t;
+	int *s = &slot[r->f16][r->opcode];
+
+	if (*s < 0) {
+		*s = rep->nops++;
+		t = &rep->ops[*s];
+		memset(t, 0, sizeof(*t));
+		snprintf(t->op, sizeof(t->op), "%s", r->op);
+		t->opcode = r->opcode;
+		t->f16 = r->f16;
+		t->worst_err = NAN;
+		t->threshold = r->threshold;
+	}
+	t = &rep->ops[*s];
+	if (r->outcome == OP_CASE_PASS)
+		t->pass++, rep->pass++;
+	else if (r->outcome == OP_CASE_FAIL)
+		t->fail++, rep->fail++;
+	else
+		t->unsupported++, rep->unsupported++;
+	/* the worst compared case: NaN never compares greater, INFINITY always does */
+	if (!isnan(r->err) && (isnan(t->worst_err) || r->err > t->worst_err ||
+			       (r->err == t->worst_err && r->outcome == OP_CASE_FAIL))) {
+		t->worst_err = r->err;
+		t->threshold = r->threshold;
+		snprintf(t->worst_case, sizeof(t->worst_case), "%s", r->name);
+	}
+}
+
+/* Puts the op lines in tally order: float32 ops by id, then float16 ops by id. */
+static void sort_ops(op_suite_report *rep, int slot[2][CLG_OP_COUNT])
+{
+	op_result *sorted = malloc(sizeof(*sorted) * (size_t)(rep->nops ? rep->nops : 1));
+	int n = 0;
+
+	if (!sorted)
+		return; /* left in the order met */
+	for (int h = 0; h < 2; h++)
+		for (int op = 0; op < CLG_OP_COUNT; op++)
+			if (slot[h][op] >= 0)
+				sorted[n++] = rep->ops[slot[h][op]];
+	memcpy(rep->ops, sorted, sizeof(*sorted) * (size_t)n);
+	free(sorted);
+}
+
+clg_status op_suite_run(clg_backend *ref, clg_backend *dev, const op_suite_opts *o, op_suite_report *rep)
+{
+	static const op_suite_opts defaults;
+	int slot[2][CLG_OP_COUNT];
+	int npick = 0;
+	char *pick = NULL;
+	clg_status st = CLG_OK;
+
+	memset(rep, 0, sizeof(*rep));
+	if (!o)
+		o = &defaults;
+	if (!ref || !dev)
+		return clg_fail(CLG_ERR_INVALID, "op suite: no %s backend", ref ? "device" : "reference");
+	if (build_table())
+		return clg_fail(CLG_ERR_OOM, "op suite: out of memory building the case table");
+	pick = pick_cases(o);
+	if (!pick)
+		return clg_fail(CLG_ERR_OOM, "op suite: out of memory");
+	for (int ci = 0; ci < ncases; ci++)
+		npick += pick[ci];
+	rep->cases = calloc((size_t)npick + 1, sizeof(*rep->cases));
+	rep->ops = calloc(2 * CLG_OP_COUNT, sizeof(*rep->ops));
+	if (!rep->cases || !rep->ops) {
+		st = clg_fail(CLG_ERR_OOM, "op suite: out of memory for %d results", npick);
+		goto free_pick;
+	}
+	memset(slot, -1, sizeof(slot));
+	for (int ci = 0; ci < ncases; ci++) {
+		op_case_result *r = &rep->cases[rep->ncases];
+		if (!pick[ci])
+			continue;
+		run_one(ref, dev, &cases[ci], r, o->verbose);
+		rep->ncases++;
+		tally(rep, slot, r);
+		if (o->on_case)
+			o->on_case(r, o->ctx);
+	}
+	sort_ops(rep, slot);
+free_pick:
+	free(pick);
+	return st;
+}
+
+void op_suite_report_free(op_suite_report *rep)
+{
+	if (!rep)
+		return;
+	free(rep->cases);
+	free(rep->ops);
+	memset(rep, 0, sizeof(*rep));
+}
