@@ -19,4 +19,19 @@ typedef struct {
 /* The routes in force on be (none on the reference backend). The array belongs to be. */
 clg_status clg_backend_routes(clg_backend *be, const clg_route **routes, int *n);
 
+/* What the self-test did when be was opened (all zero on the reference backend). The self-test
+ * runs at the first open of a device (per driver version and kernel sources; later opens read the
+ * cached result from $CLGRAD_CACHE_DIR); CLGRAD_SELFTEST=0 turns it off (the known-bad list and
+ * $CLGRAD_KNOWN_BAD="op:fallback|unsupported:why;..." still apply); CLGRAD_DEBUG prints the routes. */
+typedef struct {
+	int enabled;        /* 0 under CLGRAD_SELFTEST=0 */
+	int from_cache;     /* the result was read from the cache, no case ran */
+	int cases_run;      /* cases run on the device (GEMM's again with the other implementation) */
+	int cases_failed;   /* of which gave a wrong result */
+	int cases_error;    /* of which failed to run (reported where the op is used, not routed) */
+	double seconds;     /* what the known-bad list, the self-test or the cache lookup added to the open */
+} clg_selftest_info;
+
+clg_status clg_backend_selftest_info(clg_backend *be, clg_selftest_info *out);
+
 #endif

@@ -2,6 +2,8 @@
 #ifndef CLGRAD_CLI_H
 #define CLGRAD_CLI_H
 
+#include "json_write.h"
+
 #include <stdio.h>
 
 int cmd_devices(int argc, char **argv);
@@ -12,8 +14,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
-/* Prints s as a JSON string literal. */
-void json_string(FILE *f, const char *s);
 /* Prints "clgrad <cmd>: <message>" for the last library error; returns 1. */
 int report_error(const char *cmd);
 

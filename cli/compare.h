@@ -51,6 +51,7 @@ typedef struct {
 	const char *out_dir;    /* the run's folder: a section may write files under it */
 	const char *data_dir;   /* Fashion-MNIST IDX files (train section) */
 	int device_index;       /* this child's device (position in clg_devices) */
+	int tiny;               /* a simulator (Oclgrind): use the smallest workloads there are */
 } compare_opts;
 
 /* Peak rates of one device, from the peaks section; the roofline section reads them. Zero where

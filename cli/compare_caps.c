@@ -1,20 +1,54 @@
-/* compare sections: capabilities, peaks, compile, roofline (placeholder until implemented). */
+/* compare section "capabilities": what `clgrad devices` knows about the device, the share of its
+ * memory one buffer may take, and whether program binaries round-trip (the disk cache relies on
+ * it). */
 #include "compare.h"
 
-static int not_yet(json_writer *w)
-{
-	json_key_str(w, "error", "not implemented yet");
-	return 1;
-}
+#include "clg_measure.h"
 
-int compare_capabilities(clg_backend *dev, const compare_opts *o, json_writer *w) { return not_yet(w); }
-int compare_peaks(clg_backend *dev, const compare_opts *o, json_writer *w, compare_peak_values *out)
+#include <math.h>
+#include <stdio.h>
+
+int compare_capabilities(clg_backend *dev, const compare_opts *o, json_writer *w)
 {
-	*out = (compare_peak_values){0};
-	return not_yet(w);
-}
-int compare_compile(clg_backend *dev, const compare_opts *o, json_writer *w) { return not_yet(w); }
-int compare_roofline(clg_backend *dev, const compare_opts *o, const compare_peak_values *peaks, json_writer *w)
-{
-	return not_yet(w);
+	const clg_device_info *d = &dev->info;
+	char note[512];
+	int ok = -1;
+	clg_status st;
+
+	json_key_str(w, "platform", d->platform);
+	json_key_str(w, "platform_version", d->platform_version);
+	json_key_str(w, "vendor", d->vendor);
+	json_key_str(w, "name", d->name);
+	json_key_str(w, "type", clg_device_type_name(d->type));
+	json_key_str(w, "cl_version", d->cl_version);
+	json_key_str(w, "clc_version", d->clc_version);
+	json_key_str(w, "driver_version", d->driver_version);
+	json_key_str(w, "il_version", d->il_version);
+	json_key_int(w, "compute_units", d->compute_units);
+	json_key_int(w, "clock_mhz", d->clock_mhz);
+	json_key_int(w, "global_mem", (int64_t)d->global_mem);
+	json_key_int(w, "local_mem", (int64_t)d->local_mem);
+	json_key_int(w, "max_alloc", (int64_t)d->max_alloc);
+	json_key_int(w, "max_wg_size", (int64_t)d->max_wg_size);
+	json_key_int(w, "timer_resolution_ns", (int64_t)d->timer_resolution_ns);
+	json_key_bool(w, "has_fp16", d->has_fp16);
+	json_key_bool(w, "has_fp64", d->has_fp64);
+	json_key_bool(w, "has_subgroups", d->has_subgroups);
+	json_key_bool(w, "has_int_dot", d->has_int_dot);
+	json_key_bool(w, "has_il", d->has_il);
+	/* (the reference backend reports its host memory, or 0: then there is no ratio) */
+	json_key_num(w, "max_alloc_ratio", d->global_mem ? (double)d->max_alloc / (double)d->global_mem : NAN);
+
+	st = clg_binary_roundtrip(dev, &ok, note, sizeof(note));
+	if (st) {
+		ok = 0;
+		snprintf(note, sizeof(note), "could not try: %s", clg_last_error());
+	}
+	json_key(w, "binary_roundtrip");
+	if (ok < 0)
+		json_null(w);
+	else
+		json_bool(w, ok);
+	json_key_str(w, "binary_roundtrip_note", note);
+	return 0;
 }

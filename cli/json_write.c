@@ -1,8 +1,22 @@
 /* The streaming JSON writer (json_write.h). */
 #include "json_write.h"
-#include "cli.h"
 
 #include <math.h>
+
+void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
 
 void json_init(json_writer *w, FILE *f, int pretty)
 {

@@ -17,6 +17,9 @@ typedef struct {
 	int after_key;             /* a key was written; the value follows without a comma */
 } json_writer;
 
+/* Prints s as a JSON string literal (escapes quotes, backslashes and control characters). */
+void json_string(FILE *f, const char *s);
+
 void json_init(json_writer *w, FILE *f, int pretty);
 void json_begin_object(json_writer *w);
 void json_end_object(json_writer *w);

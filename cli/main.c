@@ -27,21 +27,6 @@ static void usage(FILE *f)
 		   "(0 disables the kernel cache), CLGRAD_KERNEL_DIR (load kernels from a folder), CLGRAD_DEBUG\n");
 }
 
-void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 int report_error(const char *cmd)
 {
 	fprintf(stderr, "clgrad %s: %s\n", cmd, clg_last_error());

@@ -88,6 +88,7 @@ static void cl_close(clg_backend *be)
 	}
 	clg_cl_trim(be);
 	clg_cl_release_programs(be);
+	clg_cl_selftest_free(be);
 	if (cl->queue)
 		clReleaseCommandQueue(cl->queue);
 	if (cl->context)
@@ -150,6 +151,7 @@ clg_status clg_cl_open(int index, clg_backend **out)
 	if (cl->wg_size == 0)
 		cl->wg_size = 1;
 	clg_cl_register_ops(be);
+	clg_cl_selftest_open(be); /* may clear or reroute op table entries */
 	*out = be;
 	return CLG_OK;
 

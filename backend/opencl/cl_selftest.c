@@ -1,9 +1,520 @@
-/* Known-bad list and first-use self-test (placeholder: no routes yet). */
-#include "clg_selftest.h"
+/* Routing at open: a known-bad list of driver/device combinations and a quick self-test of the
+ * ops against the reference backend, so that an op a device gets wrong is never silently used.
+ *
+ *   1. Known-bad list: the static table below plus $CLGRAD_KNOWN_BAD
+ *      ("op:fallback|unsupported:why;..."), matched by case-insensitive substrings of platform,
+ *      device name and driver version.
+ *   2. Self-test (unless CLGRAD_SELFTEST=0): small cases of every op family run on the device
+ *      and on the reference backend and compared (cl_selftest_cases.c).
+ *      The result is cached in <cache dir>/selftest-<key>.txt, keyed by device, driver,
+ *      platform, the kernel sources (so an edited kernel is re-tested), the GEMM choice and the
+ *      known-bad routes; written to a temporary name and renamed.
+ *   3. Routes: GEMM falls back to one implementation forced (clg_cl_gemm_forced, cl_tune.h: the
+ *      own kernels, or CLBlast on CPU devices where the own kernels are the default; the
+ *      self-test takes the first that passes); any other op becomes unsupported (its op table
+ *      entry is cleared, so clg_run fails with CLG_ERR_UNSUPPORTED naming op and device).
+ *
+ * Only wrong results are routed. An op that fails loudly (a build error, an OpenCL error) keeps
+ * failing loudly where it is used; for GEMM the other implementation is tried as well. */
+#include "cl_selftest_cases.h"
+#include "cl_tune.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SELFTEST_FORMAT 3u /* bump when the cases or the file format change */
+#define MAX_ROUTES CLG_OP_COUNT
+
+struct clg_cl_selftest {
+	clg_route routes[MAX_ROUTES];
+	int nroutes;
+	clg_selftest_info info;
+	clg_cl_gemm_impl gemm_impl;  /* the GEMM fallback, when GEMM is routed to one */
+	clg_op_fn gemm_fn;           /* the op table's GEMM before routing */
+};
+
+/* ---- known-bad list ------------------------------------------------------------------------ */
+
+typedef struct {
+	const char *platform, *device, *driver; /* case-insensitive substrings; NULL matches anything */
+	clg_op op;
+	clg_route_action action;
+	const char *why;
+} known_bad;
+
+static const known_bad known_bad_table[] = {
+	/* CLBlast issue #542 (2024): SGEMM wrong (max diff ~300) for square sizes >= 1152 with the
+	 * Apple M1 tuning parameters; https://github.com/CNugteren/CLBlast/issues/542 */
+	{"Apple", "Apple M1", NULL, CLG_OP_GEMM, CLG_ROUTE_FALLBACK,
+	 "known-bad: CLBlast SGEMM wrong for sizes >= 1152 on Apple M1 (CLBlast#542); using own GEMM kernels"},
+	/* CLBlast issue #533 and intel/compute-runtime#728 (2024): SGEMM fails CLBlast's correctness
+	 * tests on Intel Arc A770 with CLBlast 1.6.2 */
+	{NULL, "Arc(TM) A770", NULL, CLG_OP_GEMM, CLG_ROUTE_FALLBACK,
+	 "known-bad: CLBlast SGEMM wrong on Intel Arc A770 (CLBlast#533, compute-runtime#728); using own GEMM kernels"},
+};
+
+/* The GEMM implementation a device does not use by default: the fallback (CLBlast on CPU
+ * devices, where the own kernels are the default; the own kernels elsewhere). */
+static clg_cl_gemm_impl gemm_other(clg_backend *be)
+{
+	return be->info.type == CLG_DEV_CPU ? CLG_CL_GEMM_CLBLAST : CLG_CL_GEMM_OWN;
+}
+
+static const char *gemm_impl_name(clg_cl_gemm_impl i)
+{
+	return i == CLG_CL_GEMM_OWN ? "own kernels" : i == CLG_CL_GEMM_CLBLAST ? "CLBlast" : "default";
+}
+
+static clg_status gemm_routed(clg_backend *be, const clg_op_call *c)
+{
+	return clg_cl_gemm_forced(be, c, clg_cl_of(be)->selftest->gemm_impl, NULL);
+}
+
+static void gemm_force(clg_backend *be, clg_cl_gemm_impl impl)
+{
+	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+	s->gemm_impl = impl;
+	be->ops[CLG_OP_GEMM] = impl == CLG_CL_GEMM_AUTO ? s->gemm_fn : gemm_routed;
+}
+
+static int matches(const char *hay, const char *needle) { return !needle || clg_contains_nocase(hay, needle); }
+
+/* ---- routes ---------------------------------------------------------------------------------- */
+
+static int find_route(const struct clg_cl_selftest *s, clg_op op)
+{
+	for (int i = 0; i < s->nroutes; i++)
+		if (s->routes[i].op == op)
+			return i;
+	return -1;
+}
+
+/* Records and applies a route (the first one for an op wins). A fallback exists for GEMM only;
+ * asked of another op it becomes unsupported. */
+static void add_route(clg_backend *be, clg_op op, clg_route_action action, const char *why)
+{
+	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+	int at = find_route(s, op);
+	clg_route *r;
+
+	if (at >= 0) {
+		/* the first route for an op stands, unless its fallback turns out wrong as well */
+		r = &s->routes[at];
+		if (r->action != CLG_ROUTE_FALLBACK || action != CLG_ROUTE_UNSUPPORTED)
+			return;
+		r->action = CLG_ROUTE_UNSUPPORTED;
+		s->gemm_impl = CLG_CL_GEMM_AUTO;
+		be->ops[op] = NULL;
+		snprintf(r->why, sizeof(r->why), "%s", why);
+		clg_debug("device '%s': op '%s' routed to unsupported: %s", be->info.name, clg_op_name(op), r->why);
+		return;
+	}
+	if (s->nroutes == MAX_ROUTES)
+		return;
+	r = &s->routes[s->nroutes++];
+	r->op = op;
+	r->action = action == CLG_ROUTE_FALLBACK && op != CLG_OP_GEMM ? CLG_ROUTE_UNSUPPORTED : action;
+	snprintf(r->why, sizeof(r->why), "%s%s", why,
+		 r->action != action ? " (no fallback for this op: unsupported)" : "");
+	if (r->action == CLG_ROUTE_FALLBACK)
+		gemm_force(be, s->gemm_impl != CLG_CL_GEMM_AUTO ? s->gemm_impl : gemm_other(be));
+	else
+		be->ops[op] = NULL;
+	clg_debug("device '%s': op '%s' routed to %s: %s", be->info.name, clg_op_name(op),
+		  r->action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", r->why);
+}
+
+static int op_by_name(const char *name, size_t len, clg_op *out)
+{
+	for (int op = 0; op < CLG_OP_COUNT; op++) {
+		const char *n = clg_op_name((clg_op)op);
+		if (strlen(n) == len && !strncmp(n, name, len)) {
+			*out = (clg_op)op;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* $CLGRAD_KNOWN_BAD="op:fallback|unsupported:why;...": entries for every OpenCL device. A
+ * malformed entry is skipped (with a debug message), never fatal. */
+static void apply_env_known_bad(clg_backend *be)
+{
+	const char *e = getenv("CLGRAD_KNOWN_BAD");
+
+	while (e && *e) {
+		const char *end = strchr(e, ';'), *c1, *c2;
+		size_t n = end ? (size_t)(end - e) : strlen(e);
+		clg_route_action action;
+		clg_op op;
+		char why[160];
+
+		c1 = memchr(e, ':', n);
+		c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - e)) : NULL;
+		if (!c1 || op_by_name(e, (size_t)(c1 - e), &op)) {
+			clg_debug("CLGRAD_KNOWN_BAD: skipping '%.*s' (want op:fallback|unsupported:why)", (int)n, e);
+			goto next;
+		}
+		{
+			size_t alen = (c2 ? (size_t)(c2 - c1) : n - (size_t)(c1 - e)) - 1;
+			if (alen == 8 && !strncmp(c1 + 1, "fallback", 8)) {
+				action = CLG_ROUTE_FALLBACK;
+			} else if (alen == 11 && !strncmp(c1 + 1, "unsupported", 11)) {
+				action = CLG_ROUTE_UNSUPPORTED;
+			} else {
+				clg_debug("CLGRAD_KNOWN_BAD: skipping '%.*s' (action: fallback or unsupported)", (int)n, e);
+				goto next;
+			}
+		}
+		snprintf(why, sizeof(why), "known-bad (CLGRAD_KNOWN_BAD): %.*s", c2 ? (int)(n - (size_t)(c2 + 1 - e)) : 0,
+			 c2 ? c2 + 1 : "");
+		add_route(be, op, action, why);
+next:
+		e = end ? end + 1 : NULL;
+	}
+}
+
+/* The user's entries first: for one op, the first route wins. */
+static void apply_known_bad(clg_backend *be)
+{
+	const clg_device_info *i = &be->info;
+
+	apply_env_known_bad(be);
+	for (size_t k = 0; k < sizeof(known_bad_table) / sizeof(known_bad_table[0]); k++) {
+		const known_bad *b = &known_bad_table[k];
+		if (matches(i->platform, b->platform) && matches(i->name, b->device) &&
+		    matches(i->driver_version, b->driver))
+			add_route(be, b->op, b->action, b->why);
+	}
+}
+
+/* ---- running the self-test ------------------------------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void self_test(clg_backend *be, clg_selftest_info *info)
+{
+	clg_backend *ref = NULL;
+	clg_st_cases *l = clg_st_cases_new();
+	clg_st_result *res = calloc(2 * CLG_OP_COUNT, sizeof(*res)), *res2 = res ? res + CLG_OP_COUNT : NULL;
+	char why[200];
+
+	if (!res || !l || clg_ref_open(&ref)) {
+		clg_debug("self-test on '%s' skipped: %s", be->info.name, res ? clg_last_error() : "out of memory");
+		info->cases_error++;
+		goto out;
+	}
+	clg_st_cases_run(l, be, ref, CLG_OP_COUNT, res, info);
+	for (int op = 0; op < CLG_OP_COUNT; op++) {
+		clg_st_result *r = &res[op];
+		if (r->errored)
+			clg_debug("self-test on '%s': op '%s' fails to run (%s): %s", be->info.name, clg_op_name((clg_op)op),
+				  clg_status_name(r->status), r->msg);
+		if (op == CLG_OP_GEMM && (r->failed || r->errored) && find_route(clg_cl_of(be)->selftest, op) < 0) {
+			/* try each implementation forced (the fallback first) before giving up on GEMM */
+			clg_cl_gemm_impl cand[2] = {gemm_other(be), gemm_other(be) == CLG_CL_GEMM_OWN ? CLG_CL_GEMM_CLBLAST
+											  : CLG_CL_GEMM_OWN};
+			int found = -1;
+			for (int k = 0; k < 2 && found < 0; k++) {
+				memset(&res2[CLG_OP_GEMM], 0, sizeof(res2[CLG_OP_GEMM]));
+				gemm_force(be, cand[k]);
+				clg_st_cases_run(l, be, ref, CLG_OP_GEMM, res2, info);
+				if (!res2[CLG_OP_GEMM].failed && !res2[CLG_OP_GEMM].errored)
+					found = k;
+			}
+			gemm_force(be, CLG_CL_GEMM_AUTO);
+			if (found >= 0) {
+				if (r->failed)
+					snprintf(why, sizeof(why), "self-test: gemm wrong (error %.2g > %.2g); using %s", r->worst,
+						 r->tol, gemm_impl_name(cand[found]));
+				else
+					snprintf(why, sizeof(why), "self-test: gemm fails (%s); using %s",
+						 clg_status_name(r->status), gemm_impl_name(cand[found]));
+				clg_cl_of(be)->selftest->gemm_impl = cand[found];
+				add_route(be, CLG_OP_GEMM, CLG_ROUTE_FALLBACK, why);
+				continue;
+			}
+			if (!r->failed)
+				continue; /* fails loudly both ways: it reports itself where used */
+			snprintf(why, sizeof(why), "self-test: gemm wrong with both implementations (error %.2g > %.2g)",
+				 r->worst, r->tol);
+			add_route(be, CLG_OP_GEMM, CLG_ROUTE_UNSUPPORTED, why);
+			continue;
+		}
+		if (r->failed) {
+			snprintf(why, sizeof(why), "self-test: %s wrong (normalized error %.2g > %.2g)", clg_op_name((clg_op)op),
+				 r->worst, r->tol);
+			add_route(be, (clg_op)op, CLG_ROUTE_UNSUPPORTED, why);
+		}
+	}
+out:
+	clg_backend_close(ref);
+	clg_st_cases_free(l);
+	free(res);
+}
+
+/* ---- the cached result --------------------------------------------------------------------- */
+
+/* The cache folder, found as cl_program.c finds it ("" when disabled). */
+static void cache_dir(char *buf, size_t len)
+{
+	const char *d = getenv("CLGRAD_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	buf[0] = 0;
+	if (d && *d) {
+		if (strcmp(d, "0") != 0)
+			snprintf(buf, len, "%s", d);
+	} else if (x && *x) {
+		snprintf(buf, len, "%s/clgrad", x);
+	} else if (h && *h) {
+		snprintf(buf, len, "%s/.cache/clgrad", h);
+	}
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	}
+	return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static uint64_t hash_str(uint64_t h, const char *s) { return clg_hash64(h, s ? s : "", s ? strlen(s) + 1 : 1); }
+
+/* What the result depends on: device, driver, platform, every kernel source (a folder in
+ * $CLGRAD_KERNEL_DIR included), the GEMM choice and the routes already in force. */
+static void result_key(clg_backend *be, uint64_t key[2])
+{
+	const clg_device_info *i = &be->info;
+	const struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+	const char *const *names = clg_cl_program_names();
+	uint32_t fmt = SELFTEST_FORMAT;
+	uint64_t src = CLG_HASH_SEED;
+
+	for (int k = 0; names[k]; k++) {
+		const char *text;
+		char *owned = NULL;
+		size_t len;
+		src = hash_str(src, names[k]);
+		if (clg_cl_program_source(names[k], &text, &len, &owned) == CLG_OK)
+			src = clg_hash64(src, text, len);
+		else
+			src = hash_str(src, "(unreadable)");
+		free(owned);
+	}
+	for (int k = 0; k < 2; k++) {
+		uint64_t h = k ? CLG_HASH_SEED ^ 0x9e3779b97f4a7c15ULL : CLG_HASH_SEED;
+		h = clg_hash64(h, &fmt, sizeof(fmt));
+		h = hash_str(h, i->platform);
+		h = hash_str(h, i->platform_version);
+		h = hash_str(h, i->name);
+		h = hash_str(h, i->driver_version);
+		h = clg_hash64(h, &src, sizeof(src));
+		h = hash_str(h, getenv("CLGRAD_GEMM"));
+		h = hash_str(h, getenv("CLGRAD_GEMM_TILE"));
+		h = clg_hash64(h, &s->gemm_impl, sizeof(s->gemm_impl));
+		for (int r = 0; r < s->nroutes; r++) {
+			int v[2] = {(int)s->routes[r].op, (int)s->routes[r].action};
+			h = clg_hash64(h, v, sizeof(v));
+		}
+		key[k] = h;
+	}
+}
+
+/* Reads a cached result: routes to apply. Returns 0 when the file exists and is complete. */
+static int load_result(clg_backend *be, const char *path, const uint64_t key[2])
+{
+	FILE *f = fopen(path, "r");
+	char line[512], want[64];
+	int ok = 0;
+	struct {
+		clg_op op;
+		clg_route_action action;
+		char why[200];
+	} found[MAX_ROUTES];
+	int n = 0;
+	clg_cl_gemm_impl gemm = CLG_CL_GEMM_AUTO;
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "clgrad-selftest %u %016llx%016llx\n", SELFTEST_FORMAT, (unsigned long long)key[0],
+		 (unsigned long long)key[1]);
+	if (!fgets(line, sizeof(line), f) || strcmp(line, want) != 0)
+		goto out;
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], action[16];
+		int at = 0;
+		if (!strcmp(line, "end\n")) {
+			ok = 1;
+			break;
+		}
+		if (!strcmp(line, "gemm own\n") || !strcmp(line, "gemm clblast\n")) {
+			gemm = line[5] == 'o' ? CLG_CL_GEMM_OWN : CLG_CL_GEMM_CLBLAST;
+			continue;
+		}
+		if (n == MAX_ROUTES || sscanf(line, "route %63s %15s %n", name, action, &at) != 2 || !at ||
+		    op_by_name(name, strlen(name), &found[n].op))
+			goto out;
+		if (!strcmp(action, "fallback"))
+			found[n].action = CLG_ROUTE_FALLBACK;
+		else if (!strcmp(action, "unsupported"))
+			found[n].action = CLG_ROUTE_UNSUPPORTED;
+		else
+			goto out;
+		line[strcspn(line, "\n")] = 0;
+		snprintf(found[n].why, sizeof(found[n].why), "%s", line + at);
+		n++;
+	}
+out:
+	fclose(f);
+	if (!ok)
+		return -1;
+	if (gemm != CLG_CL_GEMM_AUTO && find_route(clg_cl_of(be)->selftest, CLG_OP_GEMM) < 0)
+		clg_cl_of(be)->selftest->gemm_impl = gemm;
+	for (int k = 0; k < n; k++)
+		add_route(be, found[k].op, found[k].action, found[k].why);
+	return 0;
+}
+
+/* Writes the routes (the known-bad ones too: one may have been found wrong as a fallback) to a
+ * temporary file and renames it into place. */
+static void store_result(clg_backend *be, const char *dir, const char *path, const uint64_t key[2])
+{
+	static unsigned counter;
+	const struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+	char tmp[4400];
+	FILE *f;
+
+	if (mkdir_p(dir) != 0) {
+		clg_debug("self-test cache: cannot create %s: %s", dir, strerror(errno));
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
+		 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+	f = fopen(tmp, "w");
+	if (!f) {
+		clg_debug("self-test cache: cannot write %s: %s", tmp, strerror(errno));
+		return;
+	}
+	fprintf(f, "clgrad-selftest %u %016llx%016llx\n", SELFTEST_FORMAT, (unsigned long long)key[0],
+		(unsigned long long)key[1]);
+	if (s->gemm_impl != CLG_CL_GEMM_AUTO)
+		fprintf(f, "gemm %s\n", s->gemm_impl == CLG_CL_GEMM_OWN ? "own" : "clblast");
+	for (int r = 0; r < s->nroutes; r++)
+		fprintf(f, "route %s %s %s\n", clg_op_name(s->routes[r].op),
+			s->routes[r].action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", s->routes[r].why);
+	fputs("end\n", f);
+	if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0) {
+		clg_debug("self-test cache: cannot write %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return;
+	}
+	if (rename(tmp, path) != 0) {
+		clg_debug("self-test cache: cannot rename %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+	}
+}
+
+/* ---- entry points ------------------------------------------------------------------------------ */
+
+void clg_cl_selftest_open(clg_backend *be)
+{
+	clg_cl *cl = clg_cl_of(be);
+	const char *e = getenv("CLGRAD_SELFTEST");
+	double t0 = now_s();
+	char dir[4096], path[4200];
+	uint64_t key[2];
+
+	cl->selftest = calloc(1, sizeof(*cl->selftest));
+	if (!cl->selftest) {
+		clg_debug("self-test on '%s' skipped: out of host memory", be->info.name);
+		return;
+	}
+	cl->selftest->gemm_fn = be->ops[CLG_OP_GEMM];
+	apply_known_bad(be);
+	cl->selftest->info.enabled = !(e && !strcmp(e, "0"));
+	if (!cl->selftest->info.enabled)
+		goto done;
+	cache_dir(dir, sizeof(dir));
+	if (dir[0]) {
+		result_key(be, key);
+		snprintf(path, sizeof(path), "%s/selftest-%016llx%016llx.txt", dir, (unsigned long long)key[0],
+			 (unsigned long long)key[1]);
+		if (load_result(be, path, key) == 0) {
+			cl->selftest->info.from_cache = 1;
+			clg_debug("self-test on '%s': result from %s", be->info.name, path);
+			goto done;
+		}
+	}
+	self_test(be, &cl->selftest->info);
+	clg_debug("self-test on '%s': %d cases, %d wrong, %d failed to run, %.3f s", be->info.name,
+		  cl->selftest->info.cases_run, cl->selftest->info.cases_failed, cl->selftest->info.cases_error,
+		  now_s() - t0);
+	/* store unless the run was cut short by something passing (memory, the driver) */
+	if (dir[0] && cl->selftest->info.cases_run > 0)
+		store_result(be, dir, path, key);
+	clg_clear_error();
+done:
+	cl->selftest->info.seconds = now_s() - t0;
+	if (clg_debug_enabled()) {
+		for (int r = 0; r < cl->selftest->nroutes; r++) {
+			const clg_route *x = &cl->selftest->routes[r];
+			clg_debug("route on '%s': %s -> %s (%s)", be->info.name, clg_op_name(x->op),
+				  x->action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", x->why);
+		}
+		if (!cl->selftest->nroutes)
+			clg_debug("routes on '%s': none", be->info.name);
+	}
+}
+
+void clg_cl_selftest_free(clg_backend *be)
+{
+	free(clg_cl_of(be)->selftest);
+	clg_cl_of(be)->selftest = NULL;
+}
+
+static struct clg_cl_selftest *state_of(clg_backend *be)
+{
+	if (!be || !be->iface || strcmp(be->iface->kind, "opencl") != 0)
+		return NULL;
+	return clg_cl_of(be)->selftest;
+}
 
 clg_status clg_backend_routes(clg_backend *be, const clg_route **routes, int *n)
 {
-	*routes = NULL;
-	*n = 0;
+	const struct clg_cl_selftest *s = state_of(be);
+
+	if (!be)
+		return clg_fail(CLG_ERR_INVALID, "clg_backend_routes: no backend");
+	*routes = s ? s->routes : NULL;
+	*n = s ? s->nroutes : 0;
+	return CLG_OK;
+}
+
+clg_status clg_backend_selftest_info(clg_backend *be, clg_selftest_info *out)
+{
+	const struct clg_cl_selftest *s = state_of(be);
+
+	if (!be)
+		return clg_fail(CLG_ERR_INVALID, "clg_backend_selftest_info: no backend");
+	memset(out, 0, sizeof(*out));
+	if (s)
+		*out = s->info;
 	return CLG_OK;
 }

@@ -1,0 +1,98 @@
+/* clgrad compare, the driver's side (see cli/compare.h for the sections' contract and
+ * docs/COMPARE.md for the whole design): options, the per-device records the reports read, and
+ * the functions of each file. */
+#ifndef CLGRAD_COMPARE_INTERNAL_H
+#define CLGRAD_COMPARE_INTERNAL_H
+
+#include "cli.h"
+#include "compare.h"
+#include "json_read.h"
+
+#define CMP_MAX_DEVICES 32
+#define CMP_SCHEMA "clgrad-compare/1"
+#define CMP_SCHEMA_VERSION 1
+#define CMP_DEVICE_SCHEMA "clgrad-compare-device/1"
+
+/* suite bits */
+enum { CMP_PEAK = 1, CMP_COMPILE = 2, CMP_OPS = 4, CMP_TRAIN = 8, CMP_ALL = 15 };
+
+typedef struct {
+	int suites;               /* CMP_* bits */
+	int quick;
+	const char *out_dir;
+	const char *data_dir;
+	const char *devices;      /* "all" or a comma-separated list of specs */
+	const char *baseline;     /* earlier report.json, or NULL */
+	double timeout_s;         /* per device; 0: the default for quick / full */
+	char command[1024];       /* the command line, for the report */
+} cmp_opts;
+
+/* the scores of one device, 0..100, NAN where a category has no data */
+typedef struct {
+	double features, compile, correctness, performance, stability, overall;
+} cmp_scores;
+
+#define CMP_MAX_TRAIN 8
+
+/* One device of the run: what the driver saw of its child and what the child wrote. */
+typedef struct {
+	int index;
+	char name[160], type[16];
+	char status[16];          /* ok, partial, error, crashed, timeout, skipped */
+	char detail[160];         /* signal name, exit code or why the JSON was refused */
+	int exit_code;            /* the child's exit status; -1 when killed */
+	double elapsed_s;
+	char log[512];            /* the child's log file (relative to the run folder) */
+	jv *doc;                  /* device-INDEX.json, NULL when missing or unreadable */
+	int salvaged;             /* doc is the worker's device-INDEX.partial.json: it did not finish */
+	const jv *sections;       /* doc's "sections" */
+	int n_train;
+	char train_model[CMP_MAX_TRAIN][32];
+	double train_div[CMP_MAX_TRAIN]; /* max relative loss difference vs the reference, NAN unknown */
+	cmp_scores scores;
+} cmp_device;
+
+typedef struct {
+	cmp_opts opt;
+	int n;
+	cmp_device dev[CMP_MAX_DEVICES];
+	char created[32];
+	jv *baseline;             /* parsed --baseline file */
+} cmp_run;
+
+/* compare_worker.c: the child; returns its exit code */
+int cmp_worker(const cmp_opts *o, int index);
+/* compare_driver.c: one child per device, sequentially, with a watchdog */
+int cmp_run_devices(cmp_run *r, const int *indices, int n);
+int cmp_suite_parse(const char *s, int *bits);
+void cmp_suite_str(int bits, char *buf, size_t len);
+/* compare_merge.c: read the workers' files, divergence, report.json */
+/* device-INDEX.json, or with partial the sections a worker finished before it died */
+int cmp_load_device(cmp_run *r, cmp_device *d, const char *dir, int partial);
+int cmp_load_dir(cmp_run *r, const char *dir);   /* --render-only */
+void cmp_merge(cmp_run *r);                      /* divergence + scores */
+int cmp_write_json(const cmp_run *r, const char *path);
+void cmp_free(cmp_run *r);
+/* compare_scores.c */
+void cmp_score_device(const cmp_run *r, cmp_device *d);
+/* compare_report_text.c: terminal table and report.md */
+void cmp_print_table(const cmp_run *r, FILE *f);
+int cmp_write_markdown(const cmp_run *r, const char *path);
+/* compare_report_html.c */
+int cmp_write_html(const cmp_run *r, const char *path);
+/* compare_baseline.c: what changed against an earlier report.json (printed and in the report) */
+void cmp_baseline_print(const cmp_run *r, FILE *f, int markdown);
+void cmp_baseline_json(const cmp_run *r, json_writer *w);
+
+/* helpers shared by the report files (compare_merge.c) */
+const jv *cmp_section(const cmp_device *d, const char *name);
+double cmp_sec_num(const cmp_device *d, const char *path);   /* "peaks.fp32_gflops" */
+int cmp_section_ok(const cmp_device *d, const char *name);   /* ran without "error" */
+const cmp_device *cmp_reference(const cmp_run *r);           /* index 0 if in the run */
+double cmp_train_samples(const cmp_device *d, const char *model);
+/* Opens path.tmp for writing; cmp_commit closes it and renames it to path. */
+FILE *cmp_open_atomic(const char *path, char *tmp, size_t tmplen);
+int cmp_commit(FILE *f, const char *tmp, const char *path);
+void cmp_fmt(char *buf, size_t len, double x, int digits); /* "-" for NAN */
+
+#endif

@@ -1,0 +1,372 @@
+/* clgrad compare: reading the workers' files (or an earlier run's folder for --render-only), the
+ * loss divergence from the reference device, and report.json. */
+#define _GNU_SOURCE
+#include "compare_internal.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+FILE *cmp_open_atomic(const char *path, char *tmp, size_t tmplen)
+{
+	snprintf(tmp, tmplen, "%s.tmp.%d", path, (int)getpid());
+	return fopen(tmp, "w");
+}
+
+int cmp_commit(FILE *f, const char *tmp, const char *path)
+{
+	int bad = ferror(f);
+	bad |= fflush(f) != 0;
+	bad |= fsync(fileno(f)) != 0;
+	bad |= fclose(f) != 0;
+	if (bad || rename(tmp, path)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+void cmp_fmt(char *buf, size_t len, double x, int digits)
+{
+	if (!isfinite(x))
+		snprintf(buf, len, "-");
+	else if (digits < 0 && fabs(x) >= 1000) /* 3 significant digits, no exponent */
+		snprintf(buf, len, "%.0f", x);
+	else if (digits < 0)
+		snprintf(buf, len, "%.3g", x);
+	else
+		snprintf(buf, len, "%.*f", digits, x);
+}
+
+const jv *cmp_section(const cmp_device *d, const char *name) { return jv_get(d->sections, name); }
+
+double cmp_sec_num(const cmp_device *d, const char *path) { return jv_num(jv_path(d->sections, path)); }
+
+int cmp_section_ok(const cmp_device *d, const char *name)
+{
+	const jv *s = cmp_section(d, name);
+	return s && jv_is_null(jv_get(s, "error")) && jv_bool(jv_get(s, "ok")) != 0;
+}
+
+const cmp_device *cmp_reference(const cmp_run *r)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->dev[i].index == 0 && r->dev[i].sections)
+			return &r->dev[i];
+	return NULL;
+}
+
+static const jv *train_run(const cmp_device *d, const char *model)
+{
+	const jv *runs = jv_path(d->sections, "train.runs");
+	for (int i = 0; i < jv_len(runs); i++)
+		if (!strcmp(jv_str(jv_get(jv_at(runs, i), "model"), ""), model))
+			return jv_at(runs, i);
+	return NULL;
+}
+
+double cmp_train_samples(const cmp_device *d, const char *model)
+{
+	return jv_num(jv_get(train_run(d, model), "samples_per_s"));
+}
+
+int cmp_load_device(cmp_run *r, cmp_device *d, const char *dir, int partial)
+{
+	char path[1100], err[256];
+	const jv *dev;
+
+	(void)r;
+	snprintf(path, sizeof(path), "%s/device-%d%s.json", dir, d->index, partial ? ".partial" : "");
+	jv_free(d->doc);
+	d->sections = NULL;
+	d->salvaged = 0;
+	if (!(d->doc = jv_parse_file(path, err, sizeof(err)))) {
+		if (access(path, F_OK) == 0)
+			fprintf(stderr, "compare: %s: %s\n", path, err);
+		return -1;
+	}
+	if (strcmp(jv_str(jv_get(d->doc, "schema"), ""), CMP_DEVICE_SCHEMA)) {
+		fprintf(stderr, "compare: %s: not a %s file\n", path, CMP_DEVICE_SCHEMA);
+		jv_free(d->doc);
+		d->doc = NULL;
+		return -1;
+	}
+	d->sections = jv_get(d->doc, "sections");
+	d->salvaged = partial;
+	dev = jv_get(d->doc, "device");
+	if (!d->name[0])
+		snprintf(d->name, sizeof(d->name), "%s", jv_str(jv_get(dev, "name"), "?"));
+	if (!d->type[0])
+		snprintf(d->type, sizeof(d->type), "%s", jv_str(jv_get(dev, "type"), "?"));
+	if (!d->detail[0] && jv_get(d->doc, "error"))
+		snprintf(d->detail, sizeof(d->detail), "%s", jv_str(jv_get(d->doc, "error"), ""));
+	return 0;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	return ((const cmp_device *)a)->index - ((const cmp_device *)b)->index;
+}
+
+static cmp_device *find_or_add(cmp_run *r, int index)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->dev[i].index == index)
+			return &r->dev[i];
+	if (r->n == CMP_MAX_DEVICES)
+		return NULL;
+	memset(&r->dev[r->n], 0, sizeof(r->dev[0]));
+	r->dev[r->n].index = index;
+	r->dev[r->n].exit_code = -1;
+	return &r->dev[r->n++];
+}
+
+/* --render-only DIR: statuses from DIR/report.json when there is one, sections from each
+ * device-N.json; a device-N.log without its JSON is a device whose worker did not finish. */
+int cmp_load_dir(cmp_run *r, const char *dir)
+{
+	char path[1100], err[256];
+	struct dirent *e;
+	jv *prev;
+	DIR *dp;
+
+	snprintf(path, sizeof(path), "%s/report.json", dir);
+	if ((prev = jv_parse_file(path, err, sizeof(err)))) {
+		const jv *devs = jv_get(prev, "devices"), *suites = jv_get(prev, "suites");
+		char list[128] = "";
+		size_t used = 0;
+		r->opt.quick = jv_bool(jv_get(prev, "quick")) == 1;
+		for (int i = 0; i < jv_len(suites) && used < sizeof(list); i++)
+			used += snprintf(list + used, sizeof(list) - used, "%s%s", i ? "," : "",
+					 jv_str(jv_at(suites, i), ""));
+		if (used)
+			cmp_suite_parse(list, &r->opt.suites);
+		for (int i = 0; i < jv_len(devs); i++) {
+			const jv *o = jv_at(devs, i);
+			cmp_device *d = find_or_add(r, (int)jv_num(jv_get(o, "index")));
+			if (!d)
+				break;
+			snprintf(d->name, sizeof(d->name), "%s", jv_str(jv_get(o, "name"), ""));
+			snprintf(d->type, sizeof(d->type), "%s", jv_str(jv_get(o, "type"), ""));
+			snprintf(d->status, sizeof(d->status), "%s", jv_str(jv_get(o, "status"), "error"));
+			snprintf(d->detail, sizeof(d->detail), "%s", jv_str(jv_get(o, "detail"), ""));
+			snprintf(d->log, sizeof(d->log), "%s", jv_str(jv_get(o, "log"), ""));
+			d->exit_code = isfinite(jv_num(jv_get(o, "exit"))) ? (int)jv_num(jv_get(o, "exit")) : -1;
+			d->elapsed_s = jv_num(jv_get(o, "elapsed_s"));
+		}
+		jv_free(prev);
+	}
+	if (!(dp = opendir(dir))) {
+		fprintf(stderr, "clgrad compare: cannot open %s\n", dir);
+		return -1;
+	}
+	while ((e = readdir(dp))) {
+		int index, len;
+		const char *rest;
+		if (sscanf(e->d_name, "device-%d%n", &index, &len) != 1 || index < 0)
+			continue;
+		rest = e->d_name + len;
+		if (strcmp(rest, ".json") && strcmp(rest, ".log") && strcmp(rest, ".partial.json"))
+			continue;
+		cmp_device *d = find_or_add(r, index);
+		if (d && !strcmp(rest, ".log") && !d->log[0])
+			snprintf(d->log, sizeof(d->log), "%s", e->d_name);
+	}
+	closedir(dp);
+	qsort(r->dev, r->n, sizeof(r->dev[0]), by_index);
+	for (int i = 0; i < r->n; i++) {
+		cmp_device *d = &r->dev[i];
+		int loaded = cmp_load_device(r, d, dir, 0) == 0 || cmp_load_device(r, d, dir, 1) == 0;
+		if (d->status[0])
+			continue;
+		if (!loaded || d->salvaged) {
+			snprintf(d->status, sizeof(d->status), "error");
+			snprintf(d->detail, sizeof(d->detail), "no valid device-%d.json%s", d->index,
+				 d->salvaged ? "; sections salvaged from its partial file" : "");
+			if (!d->name[0])
+				snprintf(d->name, sizeof(d->name), "device %d", d->index);
+		} else {
+			int failed = (int)jv_num(jv_get(d->doc, "sections_failed"));
+			snprintf(d->status, sizeof(d->status), "%s", jv_get(d->doc, "error") ? "error" :
+				 failed > 0 ? "partial" : "ok");
+		}
+		d->elapsed_s = jv_num(jv_get(d->doc, "elapsed_s"));
+	}
+	if (r->n == 0) {
+		fprintf(stderr, "clgrad compare: no device-N.json in %s\n", dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* max over the steps of |loss - ref| / max(|ref|, 1e-6); 1e6 where a loss is not finite */
+static double divergence(const jv *run, const jv *ref_run)
+{
+	const jv *a = jv_get(run, "losses"), *b = jv_get(ref_run, "losses");
+	int n = jv_len(a) < jv_len(b) ? jv_len(a) : jv_len(b);
+	double worst = 0;
+
+	if (n == 0)
+		return NAN;
+	for (int i = 0; i < n; i++) {
+		double x = jv_num(jv_at(a, i)), y = jv_num(jv_at(b, i)), rel;
+		if (!isfinite(y))
+			continue;
+		rel = isfinite(x) ? fabs(x - y) / fmax(fabs(y), 1e-6) : 1e6;
+		worst = fmax(worst, fmin(rel, 1e6));
+	}
+	return worst;
+}
+
+void cmp_merge(cmp_run *r)
+{
+	const cmp_device *ref = cmp_reference(r);
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(r->created, sizeof(r->created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	for (int i = 0; i < r->n; i++) {
+		cmp_device *d = &r->dev[i];
+		const jv *runs = jv_path(d->sections, "train.runs");
+		d->n_train = 0;
+		for (int k = 0; k < jv_len(runs) && d->n_train < CMP_MAX_TRAIN; k++) {
+			const jv *run = jv_at(runs, k);
+			const char *model = jv_str(jv_get(run, "model"), NULL);
+			if (!model)
+				continue;
+			snprintf(d->train_model[d->n_train], sizeof(d->train_model[0]), "%s", model);
+			d->train_div[d->n_train++] = ref ? divergence(run, train_run(ref, model)) : NAN;
+		}
+		cmp_score_device(r, d);
+	}
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+	char line[512];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		if (!strncmp(line, "model name", 10) && colon) {
+			colon += 1 + (colon[1] == ' ');
+			colon[strcspn(colon, "\n")] = 0;
+			snprintf(buf, len, "%s", colon);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+static void write_scores(json_writer *w, const cmp_scores *s)
+{
+	json_begin_object(w);
+	json_key_num(w, "features", s->features);
+	json_key_num(w, "compile", s->compile);
+	json_key_num(w, "correctness", s->correctness);
+	json_key_num(w, "performance", s->performance);
+	json_key_num(w, "stability", s->stability);
+	json_key_num(w, "overall", s->overall);
+	json_end_object(w);
+}
+
+int cmp_write_json(const cmp_run *r, const char *path)
+{
+	char tmp[1200], host[256] = "", cpu[256], suites[64];
+	struct utsname u;
+	json_writer w;
+	FILE *f = cmp_open_atomic(path, tmp, sizeof(tmp));
+
+	if (!f)
+		return -1;
+	gethostname(host, sizeof(host) - 1);
+	cpu_model(cpu, sizeof(cpu));
+	json_init(&w, f, 1);
+	json_begin_object(&w);
+	json_key_str(&w, "schema", CMP_SCHEMA);
+	json_key_int(&w, "schema_version", CMP_SCHEMA_VERSION);
+	json_key_str(&w, "created", r->created);
+	json_key_str(&w, "command", r->opt.command);
+	json_key(&w, "machine");
+	json_begin_object(&w);
+	json_key_str(&w, "hostname", host);
+	if (uname(&u) == 0) {
+		char un[600];
+		snprintf(un, sizeof(un), "%s %s %s", u.sysname, u.release, u.machine);
+		json_key_str(&w, "uname", un);
+	}
+	json_key_str(&w, "cpu", cpu);
+	json_key_int(&w, "cpus", sysconf(_SC_NPROCESSORS_ONLN));
+	json_end_object(&w);
+	json_key_bool(&w, "quick", r->opt.quick);
+	json_key(&w, "suites");
+	json_begin_array(&w);
+	cmp_suite_str(r->opt.suites, suites, sizeof(suites));
+	for (char *s = suites, *c; *s; s = c + (*c == ',')) {
+		c = s + strcspn(s, ",");
+		char one[16];
+		snprintf(one, sizeof(one), "%.*s", (int)(c - s), s);
+		json_str(&w, one);
+	}
+	json_end_array(&w);
+	json_key(&w, "devices");
+	json_begin_array(&w);
+	for (int i = 0; i < r->n; i++) {
+		const cmp_device *d = &r->dev[i];
+		json_begin_object(&w);
+		json_key_int(&w, "index", d->index);
+		json_key_str(&w, "name", d->name);
+		json_key_str(&w, "type", d->type);
+		json_key_str(&w, "status", d->status);
+		json_key_str(&w, "detail", d->detail);
+		json_key(&w, "exit");
+		if (d->exit_code >= 0)
+			json_int(&w, d->exit_code);
+		else
+			json_null(&w);
+		json_key_num(&w, "elapsed_s", d->elapsed_s);
+		json_key_str(&w, "log", d->log);
+		json_key_bool(&w, "salvaged", d->salvaged);
+		json_key(&w, "sections");
+		if (d->sections) {
+			jv_write(&w, d->sections);
+		} else {
+			json_begin_object(&w);
+			json_end_object(&w);
+		}
+		json_key(&w, "train_divergence");
+		json_begin_object(&w);
+		for (int k = 0; k < d->n_train; k++)
+			json_key_num(&w, d->train_model[k], d->train_div[k]);
+		json_end_object(&w);
+		json_key(&w, "scores");
+		write_scores(&w, &d->scores);
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	json_key(&w, "baseline");
+	if (r->baseline)
+		cmp_baseline_json(r, &w);
+	else
+		json_null(&w);
+	json_end_object(&w);
+	return cmp_commit(f, tmp, path);
+}
+
+void cmp_free(cmp_run *r)
+{
+	for (int i = 0; i < r->n; i++) {
+		jv_free(r->dev[i].doc);
+		r->dev[i].doc = NULL;
+		r->dev[i].sections = NULL;
+	}
+	jv_free(r->baseline);
+	r->baseline = NULL;
+}

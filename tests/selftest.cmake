@@ -1,0 +1,21 @@
+# Routing at open (backend/opencl/cl_selftest.c): the known-bad list, the self-test and its cached
+# result. test_selftest uses the mutant kernels made in CMakeLists.txt (a wrong `add`);
+# test_selftest_gemm a copy with wrong own GEMM kernels, which must fall back to CLBlast on CPU
+# devices (where the own kernels are the default). Their own cache folder: they delete the cached
+# self-test results (selftest-*.txt) to start cold, and keep the program binaries.
+set(CLG_GEMM_MUTANT_DIR ${CMAKE_BINARY_DIR}/mutant_gemm_kernels)
+file(COPY ${CLG_REAL_KERNELS} DESTINATION ${CLG_GEMM_MUTANT_DIR})
+file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/gemm.cl CLG_GEMM_SRC)
+string(REPLACE "#define MAD(a, b, c) mad(a, b, c)" "#define MAD(a, b, c) mad(a, b, (c) * 1.01f)" CLG_GEMM_MUTANT "${CLG_GEMM_SRC}")
+string(REPLACE "#define MAD(a, b, c) fma(a, b, c)" "#define MAD(a, b, c) fma(a, b, (c) * 1.01f)" CLG_GEMM_MUTANT "${CLG_GEMM_MUTANT}")
+if(CLG_GEMM_MUTANT STREQUAL CLG_GEMM_SRC)
+  message(FATAL_ERROR "selftest: the MAD line was not found in gemm.cl")
+endif()
+file(WRITE ${CLG_GEMM_MUTANT_DIR}/gemm.cl "${CLG_GEMM_MUTANT}")
+
+clg_test(test_selftest ${CLG_MUTANT_DIR})
+set_tests_properties(test_selftest PROPERTIES TIMEOUT 900
+  ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/selftest-cache")
+add_test(NAME test_selftest_gemm COMMAND test_selftest --gemm ${CLG_GEMM_MUTANT_DIR})
+set_tests_properties(test_selftest_gemm PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+  ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/selftest-cache")
