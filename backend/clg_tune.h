@@ -104,7 +104,14 @@ clg_status clg_tune_state_of(clg_backend *be, clg_tune_state *out);
 clg_status clg_tune_gemm_choice(clg_backend *be, int64_t m, int64_t n, int64_t k, int64_t batch, int ta, int tb,
 				char *buf, size_t len);
 
+/* A float32 GEMM operand view over buf: (rows, cols), stored transposed when trans, rows ld
+ * apart (0: packed), with a leading batch dim of batch_stride when batch > 1 (the layouts
+ * clgrad tune and clgrad bench measure). */
+void clg_gemm_operand_view(clg_view *v, clg_buffer *buf, int64_t batch, int64_t rows, int64_t cols, int trans,
+			   int64_t batch_stride, int64_t ld);
+
 #ifdef __cplusplus
 }
 #endif
 #endif
+

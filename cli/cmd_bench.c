@@ -74,23 +74,6 @@ static void fill_random(float *x, size_t n, uint32_t seed)
 	}
 }
 
-static void operand_view(clg_view *v, clg_buffer *buf, const gshape *s, long rows, long cols, int trans,
-			 int64_t batch_stride, long ld)
-{
-	int o;
-	memset(v, 0, sizeof(*v));
-	v->buf = buf;
-	v->dtype = CLG_F32;
-	v->ndim = s->batch > 1 ? 3 : 2;
-	o = v->ndim - 2;
-	v->shape[o] = rows, v->shape[o + 1] = cols;
-	v->stride[o] = trans ? 1 : ld > 0 ? ld : cols, v->stride[o + 1] = trans ? rows : 1;
-	if (o) {
-		v->shape[0] = s->batch;
-		v->stride[0] = batch_stride;
-	}
-}
-
 static void ob_setup(void)
 {
 #ifdef CLG_HAVE_OPENBLAS
@@ -160,9 +143,9 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	}
 	memset(&call, 0, sizeof(call));
 	call.op = CLG_OP_GEMM;
-	operand_view(&call.src[0], bA, s, s->m, s->k, s->ta, s->shared_a ? 0 : s->m * s->k, 0);
-	operand_view(&call.src[1], bB, s, s->k, s->n, s->tb, s->cols_b ? s->n : s->k * s->n, s->cols_b ? s->n * s->batch : 0);
-	operand_view(&call.dst, bC, s, s->m, s->n, 0, s->m * s->n, 0);
+	clg_gemm_operand_view(&call.src[0], bA, s->batch, s->m, s->k, s->ta, s->shared_a ? 0 : s->m * s->k, 0);
+	clg_gemm_operand_view(&call.src[1], bB, s->batch, s->k, s->n, s->tb, s->cols_b ? s->n : s->k * s->n, s->cols_b ? s->n * s->batch : 0);
+	clg_gemm_operand_view(&call.dst, bC, s->batch, s->m, s->n, 0, s->m * s->n, 0);
 	call.f[0] = 1.0;
 	clg_tune_gemm_choice(be, s->m, s->n, s->k, s->batch, s->ta, s->tb, r->impl, sizeof(r->impl));
 	t0 = now_s();

@@ -68,6 +68,11 @@ clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *optio
 /* Builds options common to every program for this device and dtype ("-DT=float ..."). */
 void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len);
 void clg_cl_release_programs(clg_backend *be);
+/* The cache folder (CLGRAD_CACHE_DIR, else $XDG_CACHE_HOME/clgrad, else ~/.cache/clgrad), or ""
+ * when disabled; shared by the program cache, the self-test result and the tuning result. */
+void clg_cl_cache_dir(char *buf, size_t len);
+/* mkdir -p; 0 on success. */
+int clg_cl_mkdir_p(const char *path);
 
 /* Known-bad list and first-use self-test (cl_selftest.c): routes ops away from wrong results
  * once the op table is filled; never fails the open. */

@@ -124,8 +124,7 @@ clg_status clg_cl_program_source(const char *name, const char **src, size_t *len
 	return st;
 }
 
-/* The cache folder, or "" when disabled (CLGRAD_CACHE_DIR=0 or no home). */
-static void cache_dir(char *buf, size_t len)
+void clg_cl_cache_dir(char *buf, size_t len)
 {
 	const char *d = getenv("CLGRAD_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
 	buf[0] = 0;
@@ -139,7 +138,7 @@ static void cache_dir(char *buf, size_t len)
 	}
 }
 
-static int mkdir_p(const char *path)
+int clg_cl_mkdir_p(const char *path)
 {
 	char tmp[4096];
 	snprintf(tmp, sizeof(tmp), "%s", path);
@@ -252,7 +251,7 @@ static void store_cached(clg_backend *be, cl_program prog, const char *dir, cons
 	bin = malloc(binlen);
 	if (!bin || clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof(bin), &bin, NULL) != CL_SUCCESS)
 		goto out;
-	if (mkdir_p(dir) != 0) {
+	if (clg_cl_mkdir_p(dir) != 0) {
 		clg_debug("program cache: cannot create %s: %s", dir, strerror(errno));
 		goto out;
 	}
@@ -349,7 +348,7 @@ static clg_status make_program(clg_backend *be, const char *name, const char *op
 	*out = NULL;
 	if (st)
 		return st;
-	cache_dir(dir, sizeof(dir));
+	clg_cl_cache_dir(dir, sizeof(dir));
 	if (dir[0]) {
 		disk_key(be, src, len, options, dkey);
 		entry_path(dir, dkey, path, sizeof(path));
@@ -385,7 +384,7 @@ static int manifest_path(clg_backend *be, char *buf, size_t len)
 	char dir[4096];
 	uint64_t h = CLG_HASH_SEED;
 
-	cache_dir(dir, sizeof(dir));
+	clg_cl_cache_dir(dir, sizeof(dir));
 	if (!dir[0])
 		return 0;
 	h = clg_hash64(h, i->platform, strlen(i->platform) + 1);

@@ -265,36 +265,6 @@ out:
 
 /* ---- the cached result --------------------------------------------------------------------- */
 
-/* The cache folder, found as cl_program.c finds it ("" when disabled). */
-static void cache_dir(char *buf, size_t len)
-{
-	const char *d = getenv("CLGRAD_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-	buf[0] = 0;
-	if (d && *d) {
-		if (strcmp(d, "0") != 0)
-			snprintf(buf, len, "%s", d);
-	} else if (x && *x) {
-		snprintf(buf, len, "%s/clgrad", x);
-	} else if (h && *h) {
-		snprintf(buf, len, "%s/.cache/clgrad", h);
-	}
-}
-
-static int mkdir_p(const char *path)
-{
-	char tmp[4096];
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	}
-	return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 static uint64_t hash_str(uint64_t h, const char *s) { return clg_hash64(h, s ? s : "", s ? strlen(s) + 1 : 1); }
 
 /* What the result depends on: device, driver, platform, every kernel source (a folder in
@@ -401,7 +371,7 @@ static void store_result(clg_backend *be, const char *dir, const char *path, con
 	char tmp[4400];
 	FILE *f;
 
-	if (mkdir_p(dir) != 0) {
+	if (clg_cl_mkdir_p(dir) != 0) {
 		clg_debug("self-test cache: cannot create %s: %s", dir, strerror(errno));
 		return;
 	}
@@ -451,7 +421,7 @@ void clg_cl_selftest_open(clg_backend *be)
 	cl->selftest->info.enabled = !(e && !strcmp(e, "0"));
 	if (!cl->selftest->info.enabled)
 		goto done;
-	cache_dir(dir, sizeof(dir));
+	clg_cl_cache_dir(dir, sizeof(dir));
 	if (dir[0]) {
 		result_key(be, key);
 		snprintf(path, sizeof(path), "%s/selftest-%016llx%016llx.txt", dir, (unsigned long long)key[0],

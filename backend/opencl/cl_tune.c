@@ -190,35 +190,6 @@ static dev_state *state_of(clg_backend *be)
 
 /* ---- the file ----------------------------------------------------------------------------------- */
 
-static void cache_dir(char *buf, size_t len)
-{
-	const char *d = getenv("CLGRAD_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-	buf[0] = 0;
-	if (d && *d) {
-		if (strcmp(d, "0") != 0)
-			snprintf(buf, len, "%s", d);
-	} else if (x && *x) {
-		snprintf(buf, len, "%s/clgrad", x);
-	} else if (h && *h) {
-		snprintf(buf, len, "%s/.cache/clgrad", h);
-	}
-}
-
-static int mkdir_p(const char *path)
-{
-	char tmp[1024];
-	snprintf(tmp, sizeof(tmp), "%s", path);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-				return -1;
-			*p = '/';
-		}
-	}
-	return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* Device strings as written in the file: one line, no leading or trailing blanks. */
 static void one_line(const char *s, char *buf, size_t len)
 {
@@ -238,7 +209,7 @@ clg_status clg_tune_file_path(clg_backend *be, char *buf, size_t len)
 	char dir[900];
 	uint64_t h = CLG_HASH_SEED;
 
-	cache_dir(dir, sizeof(dir));
+	clg_cl_cache_dir(dir, sizeof(dir));
 	if (!dir[0])
 		return clg_fail(CLG_ERR_IO, "tune: no cache folder (CLGRAD_CACHE_DIR=0, or no HOME)");
 	h = clg_hash64(h, i->platform, strlen(i->platform) + 1);
@@ -338,7 +309,7 @@ static clg_status store_file(clg_backend *be, const char *path, const tune_data 
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = 0;
-	if (slash && mkdir_p(dir) != 0) {
+	if (slash && clg_cl_mkdir_p(dir) != 0) {
 		st = clg_fail(CLG_ERR_IO, "tune: cannot create %s: %s", dir, strerror(errno));
 		goto out;
 	}
@@ -797,19 +768,19 @@ static void fill_random(float *x, size_t n, uint32_t seed)
 	}
 }
 
-static void operand_view(clg_view *v, clg_buffer *buf, const clg_tune_shape *s, int64_t rows, int64_t cols, int trans,
-			 int64_t batch_stride, int64_t ld)
+void clg_gemm_operand_view(clg_view *v, clg_buffer *buf, int64_t batch, int64_t rows, int64_t cols, int trans,
+			   int64_t batch_stride, int64_t ld)
 {
 	int o;
 	memset(v, 0, sizeof(*v));
 	v->buf = buf;
 	v->dtype = CLG_F32;
-	v->ndim = s->batch > 1 ? 3 : 2;
+	v->ndim = batch > 1 ? 3 : 2;
 	o = v->ndim - 2;
 	v->shape[o] = rows, v->shape[o + 1] = cols;
 	v->stride[o] = trans ? 1 : ld > 0 ? ld : cols, v->stride[o + 1] = trans ? rows : 1;
 	if (o) {
-		v->shape[0] = s->batch;
+		v->shape[0] = batch;
 		v->stride[0] = batch_stride;
 	}
 }
@@ -856,10 +827,10 @@ static clg_status shape_setup(tuner *t, tshape *x)
 		return st;
 	memset(&x->call, 0, sizeof(x->call));
 	x->call.op = CLG_OP_GEMM;
-	operand_view(&x->call.src[0], x->a, s, s->m, s->k, s->ta, s->shared_a ? 0 : s->m * s->k, 0);
-	operand_view(&x->call.src[1], x->b, s, s->k, s->n, s->tb, s->cols_b ? s->n : s->k * s->n,
+	clg_gemm_operand_view(&x->call.src[0], x->a, s->batch, s->m, s->k, s->ta, s->shared_a ? 0 : s->m * s->k, 0);
+	clg_gemm_operand_view(&x->call.src[1], x->b, s->batch, s->k, s->n, s->tb, s->cols_b ? s->n : s->k * s->n,
 		     s->cols_b ? s->n * s->batch : 0);
-	operand_view(&x->call.dst, x->c, s, s->m, s->n, 0, s->m * s->n, 0);
+	clg_gemm_operand_view(&x->call.dst, x->c, s->batch, s->m, s->n, 0, s->m * s->n, 0);
 	x->call.f[0] = 1.0;
 	x->call.f[1] = 0.0;
 	x->dot = s->tb && !s->ta;
