@@ -4,6 +4,9 @@
  * kernel), and the effective bandwidth: bytes of every operand read or written, once, per second. */
 #include "cli.h"
 #include "json_write.h"
+#include "progress.h"
+
+#include <clg_measure.h>
 
 #include <clgrad.h>
 #include <math.h>
@@ -44,19 +47,6 @@ static const op_bench benches[] = {
 	 {2, 2, 2, 2}, {{512, 784}, {512, 784}, {512, 784}, {512, 784}}, 2,
 	 {1e-3, 0.9, 0.999, 1e-8, 0, 0.19, 0.002}, {0}, 0},
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static int64_t numel(const op_bench *b, int k)
 {
@@ -110,13 +100,12 @@ static double time_op(clg_backend *be, const op_bench *b, int reps)
 	if (clg_run(be, &c) || clg_synchronize(be))
 		goto fail;
 	for (int i = 0; i < reps; i++) {
-		t0 = now_s();
+		t0 = clg_now();
 		if (clg_run(be, &c) || clg_synchronize(be))
 			goto fail;
-		t[i] = now_s() - t0;
+		t[i] = clg_now() - t0;
 	}
-	qsort(t, (size_t)reps, sizeof(double), cmp_double);
-	res = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+	res = clg_measure_median(t, reps);
 	goto out;
 fail:
 	fprintf(stderr, "clgrad bench ops: %s on '%s': %s\n", b->name, be->info.name, clg_last_error());

@@ -11,6 +11,9 @@
  * Exit status: 0, 1 when a result disagrees (> 1e-4) or a run failed, 2 on usage errors. */
 #include "cli.h"
 #include "json_write.h"
+#include "progress.h"
+
+#include <clg_measure.h>
 
 #include <clg_tune.h>
 #include <clgrad.h>
@@ -40,25 +43,6 @@ typedef struct {
 	double max_rel_err;            /* < 0 without OpenBLAS */
 	char impl[96];
 } gresult;
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static double flops(const gshape *s)
 {
@@ -116,7 +100,7 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	fill_random(B, nb, 2);
 #ifdef CLG_HAVE_OPENBLAS
 	for (int rep = -1; rep < reps; rep++) {
-		t0 = now_s();
+		t0 = clg_now();
 		for (long b = 0; b < s->batch; b++)
 			cblas_sgemm(CblasRowMajor, s->ta ? CblasTrans : CblasNoTrans, s->tb ? CblasTrans : CblasNoTrans,
 				    (int)s->m, (int)s->n, (int)s->k, 1.0f, A + (s->shared_a ? 0 : b * s->m * s->k),
@@ -124,9 +108,9 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 				    (int)(s->tb ? s->k : s->cols_b ? s->n * s->batch : s->n), 0.0f, R + b * s->m * s->n,
 				    (int)s->n);
 		if (rep >= 0)
-			t[rep] = now_s() - t0;
+			t[rep] = clg_now() - t0;
 	}
-	r->ob_median_s = median(t, reps);
+	r->ob_median_s = clg_measure_median(t, reps);
 	r->ob_gflops = flops(s) / r->ob_median_s * 1e-9;
 	/* OpenBLAS's threads spin a while after a call: let them sleep before timing the device */
 	{
@@ -148,21 +132,21 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	clg_gemm_operand_view(&call.dst, bC, s->batch, s->m, s->n, 0, s->m * s->n, 0);
 	call.f[0] = 1.0;
 	clg_tune_gemm_choice(be, s->m, s->n, s->k, s->batch, s->ta, s->tb, r->impl, sizeof(r->impl));
-	t0 = now_s();
+	t0 = clg_now();
 	if (clg_run(be, &call) || clg_synchronize(be)) {
 		report_error("bench");
 		goto out;
 	}
-	r->first_s = now_s() - t0;
+	r->first_s = clg_now() - t0;
 	for (int i = 0; i < reps; i++) {
-		t0 = now_s();
+		t0 = clg_now();
 		if (clg_run(be, &call) || clg_synchronize(be)) {
 			report_error("bench");
 			goto out;
 		}
-		t[i] = now_s() - t0;
+		t[i] = clg_now() - t0;
 	}
-	r->median_s = median(t, reps);
+	r->median_s = clg_measure_median(t, reps);
 	r->gflops = flops(s) / r->median_s * 1e-9;
 	if (clg_buffer_download(bC, 0, C, nc * sizeof(float))) {
 		report_error("bench");
