@@ -11,48 +11,8 @@
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
  * Arguments: geometry, dst, a, b, eps (ACC), scratch of two ACC per work-item. The work-group
- * size must be a power of two. */
-
-typedef struct {
-	int nd;          /* leading (row index) dims, after merging */
-	int C;           /* row length */
-	int shape[MAXD]; /* leading dims */
-	int off[3];      /* element offsets of dst, src0, src1 */
-	int st[3][MAXD]; /* strides of dst, src0, src1 over the leading dims */
-	int cst[3];      /* strides of dst, src0, src1 along the row */
-} ngeom;
-
-/* Row offsets of this work-group's row in each operand. */
-void norm_row_offsets(const ngeom *g, int *o)
-{
-	int r = get_group_id(0);
-	o[0] = g->off[0];
-	o[1] = g->off[1];
-	o[2] = g->off[2];
-	for (int dim = g->nd - 1; dim >= 0; dim--) {
-		int q = r % g->shape[dim];
-		r /= g->shape[dim];
-		o[0] += q * g->st[0][dim];
-		o[1] += q * g->st[1][dim];
-		o[2] += q * g->st[2][dim];
-	}
-}
-
-/* Work-group sum of one value per work-item (tree in local memory); every work-item gets it. */
-ACC norm_wg_sum(ACC v, __local ACC *scratch)
-{
-	int lid = get_local_id(0);
-	scratch[lid] = v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int k = get_local_size(0) / 2; k > 0; k >>= 1) {
-		if (lid < k)
-			scratch[lid] += scratch[lid + k];
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	v = scratch[0];
-	barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read before scratch is reused */
-	return v;
-}
+ * size must be a power of two. The row geometry (row_geom), row_offsets and wg_sum come from
+ * prelude.cl. */
 
 /* Two sums at once (scratch holds two ACC per work-item): *u and *v are replaced by their sums. */
 void norm_wg_sum2(ACC *u, ACC *v, __local ACC *scratch)
@@ -74,41 +34,41 @@ void norm_wg_sum2(ACC *u, ACC *v, __local ACC *scratch)
 }
 
 /* The row's shift x0, mean offset dm (mean = x0 + dm) and rstd, from x at offset o, stride cs. */
-void norm_row_stats(const ngeom *g, __global const T *x, int o, int cs, ACC eps, __local ACC *scratch,
+void norm_row_stats(const row_geom *g, __global const T *x, int o, int cs, ACC eps, __local ACC *scratch,
 		    ACC *x0, ACC *dm, ACC *rstd)
 {
 	int lid = get_local_id(0), lsz = get_local_size(0);
 	ACC s = (ACC)0, v = (ACC)0, shift = LOAD(x, o);
 	for (int j = lid; j < g->C; j += lsz)
 		s += LOAD(x, o + j * cs) - shift;
-	s = norm_wg_sum(s, scratch) / (ACC)g->C;
+	s = wg_sum(s, scratch) / (ACC)g->C;
 	for (int j = lid; j < g->C; j += lsz) {
 		ACC t = (LOAD(x, o + j * cs) - shift) - s;
 		v += t * t;
 	}
-	v = norm_wg_sum(v, scratch) / (ACC)g->C;
+	v = wg_sum(v, scratch) / (ACC)g->C;
 	*x0 = shift;
 	*dm = s;
 	*rstd = rsqrt(v + eps);
 }
 
-__kernel void layer_norm_rows(const ngeom g, __global T *d, __global const T *a, __global const T *b,
+__kernel void layer_norm_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 			      const ACC eps, __local ACC *scratch)
 {
 	int lid = get_local_id(0), lsz = get_local_size(0), o[3];
 	ACC x0, dm, rstd;
-	norm_row_offsets(&g, o);
+	row_offsets(&g, o);
 	norm_row_stats(&g, a, o[1], g.cst[1], eps, scratch, &x0, &dm, &rstd);
 	for (int j = lid; j < g.C; j += lsz)
 		STORE(d, o[0] + j * g.cst[0], ((LOAD(a, o[1] + j * g.cst[1]) - x0) - dm) * rstd);
 }
 
-__kernel void layer_norm_backward_rows(const ngeom g, __global T *d, __global const T *a, __global const T *b,
+__kernel void layer_norm_backward_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 				       const ACC eps, __local ACC *scratch)
 {
 	int lid = get_local_id(0), lsz = get_local_size(0), o[3];
 	ACC x0, dm, rstd, g0, sg = (ACC)0, sgx = (ACC)0;
-	norm_row_offsets(&g, o);
+	row_offsets(&g, o);
 	norm_row_stats(&g, b, o[2], g.cst[2], eps, scratch, &x0, &dm, &rstd);
 	/* the result is unchanged by a constant added to g (mean(xhat) = 0), so g is shifted by its
 	 * first element too: no cancellation in g - mean(g) */

@@ -6,7 +6,9 @@
  *     With -DUSE_HALF_STORAGE (T=half, ACC=float) through core OpenCL C 1.2's vload_half /
  *     vstore_half_rte: half is storage only (no half-precision extension needed), float32
  *     arithmetic, one rounding to nearest even on store. Otherwise plain indexing;
- *   - MAXD, the most dims a geometry struct describes (CLG_MAX_DIMS on the host). */
+ *   - MAXD, the most dims a geometry struct describes (CLG_MAX_DIMS on the host);
+ *   - for the ROW ops (one work-group per row: softmax.cl, norm.cl; programs built with ACC): the
+ *     row geometry (backend/opencl/cl_ops_row.c fills it), the row's offsets, a work-group sum. */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -20,3 +22,47 @@
 #endif
 
 #define MAXD 6
+
+#ifdef ACC
+typedef struct {
+	int nd;          /* leading (row index) dims, after merging */
+	int C;           /* row length */
+	int shape[MAXD]; /* leading dims */
+	int off[3];      /* element offsets of dst, src0, src1 */
+	int st[3][MAXD]; /* strides of dst, src0, src1 over the leading dims */
+	int cst[3];      /* strides of dst, src0, src1 along the row */
+} row_geom;
+
+/* Row offsets of this work-group's row in each operand. */
+void row_offsets(const row_geom *g, int *o)
+{
+	int r = get_group_id(0);
+	o[0] = g->off[0];
+	o[1] = g->off[1];
+	o[2] = g->off[2];
+	for (int dim = g->nd - 1; dim >= 0; dim--) {
+		int q = r % g->shape[dim];
+		r /= g->shape[dim];
+		o[0] += q * g->st[0][dim];
+		o[1] += q * g->st[1][dim];
+		o[2] += q * g->st[2][dim];
+	}
+}
+
+/* Work-group sum of one value per work-item (tree in local memory, power-of-two work-group);
+ * every work-item gets the result. */
+ACC wg_sum(ACC v, __local ACC *scratch)
+{
+	int lid = get_local_id(0);
+	scratch[lid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = get_local_size(0) / 2; k > 0; k >>= 1) {
+		if (lid < k)
+			scratch[lid] += scratch[lid + k];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	v = scratch[0];
+	barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read before scratch is reused */
+	return v;
+}
+#endif

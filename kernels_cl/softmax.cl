@@ -7,49 +7,10 @@
  * work-item writes only elements it has read, after the row's reductions, so dst may alias a.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
- * The work-group size must be a power of two; scratch holds one ACC per work-item. */
+ * The work-group size must be a power of two; scratch holds one ACC per work-item. The row
+ * geometry (row_geom), row_offsets and wg_sum come from prelude.cl. */
 
-typedef struct {
-	int nd;          /* leading (row index) dims, after merging */
-	int C;           /* row length */
-	int shape[MAXD]; /* leading dims */
-	int off[3];      /* element offsets of dst, src0, src1 */
-	int st[3][MAXD]; /* strides of dst, src0, src1 over the leading dims */
-	int cst[3];      /* strides of dst, src0, src1 along the row */
-} sgeom;
-
-/* Row offsets of this work-group's row in each operand. */
-void row_offsets(const sgeom *g, int *o)
-{
-	int r = get_group_id(0);
-	o[0] = g->off[0];
-	o[1] = g->off[1];
-	o[2] = g->off[2];
-	for (int dim = g->nd - 1; dim >= 0; dim--) {
-		int q = r % g->shape[dim];
-		r /= g->shape[dim];
-		o[0] += q * g->st[0][dim];
-		o[1] += q * g->st[1][dim];
-		o[2] += q * g->st[2][dim];
-	}
-}
-
-/* Work-group sum and max of one value per work-item; every work-item gets the result. */
-ACC wg_sum(ACC v, __local ACC *scratch)
-{
-	int lid = get_local_id(0);
-	scratch[lid] = v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int k = get_local_size(0) / 2; k > 0; k >>= 1) {
-		if (lid < k)
-			scratch[lid] += scratch[lid + k];
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	v = scratch[0];
-	barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read before scratch is reused */
-	return v;
-}
-
+/* Work-group max of one value per work-item (fmax: NaN is skipped here; the sum makes the row NaN). */
 ACC wg_max(ACC v, __local ACC *scratch)
 {
 	int lid = get_local_id(0);
@@ -66,7 +27,7 @@ ACC wg_max(ACC v, __local ACC *scratch)
 }
 
 #define SOFTMAX_KERNEL(NAME, LOG)                                                                \
-__kernel void NAME##_rows(const sgeom g, __global T *d, __global const T *a, __global const T *b, \
+__kernel void NAME##_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
 			  __local ACC *scratch)                                                   \
 {                                                                                                \
 	int lid = get_local_id(0), lsz = get_local_size(0), o[3];                                \
@@ -92,7 +53,7 @@ __kernel void NAME##_rows(const sgeom g, __global T *d, __global const T *a, __g
 SOFTMAX_KERNEL(softmax, 0)
 SOFTMAX_KERNEL(log_softmax, 1)
 
-__kernel void softmax_backward_rows(const sgeom g, __global T *d, __global const T *a, __global const T *b,
+__kernel void softmax_backward_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 				    __local ACC *scratch)
 {
 	int lid = get_local_id(0), lsz = get_local_size(0), o[3];
@@ -107,7 +68,7 @@ __kernel void softmax_backward_rows(const sgeom g, __global T *d, __global const
 	}
 }
 
-__kernel void log_softmax_backward_rows(const sgeom g, __global T *d, __global const T *a,
+__kernel void log_softmax_backward_rows(const row_geom g, __global T *d, __global const T *a,
 					__global const T *b, __local ACC *scratch)
 {
 	int lid = get_local_id(0), lsz = get_local_size(0), o[3];
