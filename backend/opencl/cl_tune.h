@@ -1,9 +1,11 @@
-/* GEMM tuning inside the OpenCL backend: what cl_gemm.c (the GEMM itself) and cl_tune.c (the
- * search, the tune file, applying it) share. The public side is backend/clg_tune.h. */
+/* GEMM tuning inside the OpenCL backend: what cl_gemm.c (the GEMM itself), cl_selftest.c and the
+ * tuner (cl_tune_file.c: the tune file, applying it; cl_tune.c: the search; cl_tune_clblast.c)
+ * share. The tuner's own types are in cl_tune_internal.h; the public side is backend/clg_tune.h. */
 #ifndef CLG_CL_TUNE_H
 #define CLG_CL_TUNE_H
 
 #include "cl_internal.h"
+#include "clg_tune.h"
 
 typedef enum { CLG_CL_GEMM_AUTO, CLG_CL_GEMM_CLBLAST, CLG_CL_GEMM_OWN } clg_cl_gemm_impl;
 
