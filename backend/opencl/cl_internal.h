@@ -73,6 +73,10 @@ void clg_cl_release_programs(clg_backend *be);
 void clg_cl_cache_dir(char *buf, size_t len);
 /* mkdir -p; 0 on success. */
 int clg_cl_mkdir_p(const char *path);
+/* Writes head then body to path atomically: a temporary file in the same folder, fsync, rename.
+ * 0 on success; otherwise -1, the temporary removed and err saying which step failed and why. */
+int clg_cl_write_atomic(const char *path, const void *head, size_t head_len, const void *body, size_t body_len,
+			char *err, size_t errlen);
 
 /* Known-bad list and first-use self-test (cl_selftest.c): routes ops away from wrong results
  * once the op table is filled; never fails the open. */

@@ -235,15 +235,43 @@ reject:
 	return NULL;
 }
 
-static void store_cached(clg_backend *be, cl_program prog, const char *dir, const char *path, const uint64_t key[2])
+int clg_cl_write_atomic(const char *path, const void *head, size_t head_len, const void *body, size_t body_len,
+			char *err, size_t errlen)
 {
 	static unsigned counter;
+	char tmp[4400];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+	f = fopen(tmp, "wb");
+	if (!f || (head_len && fwrite(head, 1, head_len, f) != head_len) ||
+	    (body_len && fwrite(body, 1, body_len, f) != body_len) || fflush(f) != 0 || fsync(fileno(f)) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		if (f)
+			fclose(f);
+		unlink(tmp);
+		return -1;
+	}
+	if (fclose(f) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) != 0) {
+		snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static void store_cached(clg_backend *be, cl_program prog, const char *dir, const char *path, const uint64_t key[2])
+{
 	clg_cl *cl = clg_cl_of(be);
 	size_t binlen = 0;
 	unsigned char *bin = NULL;
-	char tmp[4400];
+	char err[4600];
 	cache_header h;
-	FILE *f = NULL;
 
 	(void)cl;
 	if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof(binlen), &binlen, NULL) != CL_SUCCESS || !binlen)
@@ -262,23 +290,8 @@ static void store_cached(clg_backend *be, cl_program prog, const char *dir, cons
 	h.key[1] = key[1];
 	h.payload_size = binlen;
 	h.payload_hash = clg_hash64(CLG_HASH_SEED, bin, binlen);
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-	f = fopen(tmp, "wb");
-	if (!f || fwrite(&h, sizeof(h), 1, f) != 1 || fwrite(bin, 1, binlen, f) != binlen || fflush(f) != 0 ||
-	    fsync(fileno(f)) != 0) {
-		clg_debug("program cache: cannot write %s: %s", tmp, strerror(errno));
-		if (f)
-			fclose(f);
-		f = NULL;
-		unlink(tmp);
-		goto out;
-	}
-	fclose(f);
-	f = NULL;
-	if (rename(tmp, path) != 0) {
-		clg_debug("program cache: cannot rename %s: %s", tmp, strerror(errno));
-		unlink(tmp);
-	}
+	if (clg_cl_write_atomic(path, &h, sizeof(h), bin, binlen, err, sizeof(err)) != 0)
+		clg_debug("program cache: %s", err);
 out:
 	free(bin);
 }

@@ -366,20 +366,19 @@ out:
  * temporary file and renames it into place. */
 static void store_result(clg_backend *be, const char *dir, const char *path, const uint64_t key[2])
 {
-	static unsigned counter;
 	const struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
-	char tmp[4400];
+	char err[9000];
+	char *text = NULL;
+	size_t len = 0;
 	FILE *f;
 
 	if (clg_cl_mkdir_p(dir) != 0) {
 		clg_debug("self-test cache: cannot create %s: %s", dir, strerror(errno));
 		return;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
-		 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-	f = fopen(tmp, "w");
+	f = open_memstream(&text, &len);
 	if (!f) {
-		clg_debug("self-test cache: cannot write %s: %s", tmp, strerror(errno));
+		clg_debug("self-test cache: out of host memory");
 		return;
 	}
 	fprintf(f, "clgrad-selftest %u %016llx%016llx\n", SELFTEST_FORMAT, (unsigned long long)key[0],
@@ -390,15 +389,11 @@ static void store_result(clg_backend *be, const char *dir, const char *path, con
 		fprintf(f, "route %s %s %s\n", clg_op_name(s->routes[r].op),
 			s->routes[r].action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", s->routes[r].why);
 	fputs("end\n", f);
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0) {
-		clg_debug("self-test cache: cannot write %s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		return;
-	}
-	if (rename(tmp, path) != 0) {
-		clg_debug("self-test cache: cannot rename %s: %s", tmp, strerror(errno));
-		unlink(tmp);
-	}
+	if (fclose(f) != 0)
+		clg_debug("self-test cache: out of host memory");
+	else if (clg_cl_write_atomic(path, text, len, NULL, 0, err, sizeof(err)) != 0)
+		clg_debug("self-test cache: %s", err);
+	free(text);
 }
 
 /* ---- entry points ------------------------------------------------------------------------------ */

@@ -221,10 +221,8 @@ static void header_lines(clg_backend *be, strbuf *b)
 /* Writes d (with the shapes' labels as comments) to path atomically. */
 clg_status clg_cl_tune_store_file(clg_backend *be, const char *path, const tune_data *d)
 {
-	static unsigned counter;
 	strbuf b = {0};
-	char tmp[1100], dir[1024], pbuf[400];
-	FILE *f = NULL;
+	char err[2400], dir[1024], pbuf[400];
 	clg_status st = CLG_OK;
 	char *slash;
 
@@ -262,21 +260,10 @@ clg_status clg_cl_tune_store_file(clg_backend *be, const char *path, const tune_
 		st = clg_fail(CLG_ERR_IO, "tune: cannot create %s: %s", dir, strerror(errno));
 		goto out;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-	f = fopen(tmp, "w");
-	if (!f || b.oom || fwrite(b.p, 1, b.n, f) != b.n || fflush(f) != 0 || fsync(fileno(f)) != 0) {
-		st = clg_fail(CLG_ERR_IO, "tune: cannot write %s: %s", tmp, strerror(errno));
-		if (f)
-			fclose(f);
-		f = NULL;
-		unlink(tmp);
-		goto out;
-	}
-	fclose(f);
-	if (rename(tmp, path) != 0) {
-		st = clg_fail(CLG_ERR_IO, "tune: cannot rename %s to %s: %s", tmp, path, strerror(errno));
-		unlink(tmp);
-	}
+	if (b.oom) /* the end line */
+		st = clg_fail(CLG_ERR_OOM, "tune: out of host memory writing %s", path);
+	else if (clg_cl_write_atomic(path, b.p, b.n, NULL, 0, err, sizeof(err)) != 0)
+		st = clg_fail(CLG_ERR_IO, "tune: %s", err);
 out:
 	free(b.p);
 	return st;
