@@ -399,7 +399,9 @@ int cmd_train(int argc, char **argv)
 			double t = clg_now();
 			char workload[64];
 			snprintf(workload, sizeof(workload), "train %s", o.model.name);
-			st = clg_precompile(be, workload, CLG_F32, &fs.programs);
+			/* only a head start: a program that fails here fails again, with its op named, at first use */
+			if (clg_precompile(be, workload, CLG_F32, &fs.programs))
+				fprintf(stderr, "clgrad train: warning: kernel precompile: %s\n", clg_last_error());
 			fs.precompile_s = clg_now() - t;
 			fs.ready_s = since_launch(&fs);
 		}
