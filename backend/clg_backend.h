@@ -81,6 +81,9 @@ typedef struct {
 } clg_device_info;
 
 const char *clg_device_type_name(clg_device_type t);
+/* Whether needle occurs in hay, ignoring ASCII case: how a device spec matches a device or
+ * platform name (clg_device_select), and how tools recognise a driver or a simulator by name. */
+int clg_contains_nocase(const char *hay, const char *needle);
 /* Every device this process can use: the reference backend first, then each OpenCL device of each
  * platform the ICD loader reports. Enumerated once; the array lives until process exit. */
 clg_status clg_devices(const clg_device_info **list, int *count);

@@ -31,7 +31,5 @@ clg_status clg_index_check(clg_backend *be, const clg_op_call *c);
 /* Whether an op takes float16 operands (its kind is EW, REDUCE or ROW; common.c). */
 int clg_op_accepts_f16(clg_op op);
 
-/* Case-insensitive substring test. */
-int clg_contains_nocase(const char *hay, const char *needle);
 
 #endif

@@ -14,19 +14,6 @@
 /* In --quick mode only these are cold-built (the two every model uses); all are warm-loaded. */
 static const char *const quick_cold[] = {"elementwise", "gemm", NULL};
 
-static int has_nocase(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (; *hay; hay++) {
-		size_t i = 0;
-		while (i < n && hay[i] && (hay[i] | 32) == (needle[i] | 32))
-			i++;
-		if (i == n)
-			return 1;
-	}
-	return 0;
-}
-
 static int env_is(const char *name, const char *value)
 {
 	const char *v = getenv(name);
@@ -41,13 +28,13 @@ static void driver_cache(clg_backend *dev, json_writer *w)
 	const char *env = NULL;
 	int off = 0;
 
-	if (has_nocase(p, "portable computing language") || has_nocase(p, "pocl")) {
+	if (clg_contains_nocase(p, "portable computing language") || clg_contains_nocase(p, "pocl")) {
 		env = "POCL_KERNEL_CACHE=0";
 		off = env_is("POCL_KERNEL_CACHE", "0");
-	} else if (has_nocase(p, "nvidia")) {
+	} else if (clg_contains_nocase(p, "nvidia")) {
 		env = "CUDA_CACHE_DISABLE=1";
 		off = env_is("CUDA_CACHE_DISABLE", "1");
-	} else if (has_nocase(p, "oclgrind")) {
+	} else if (clg_contains_nocase(p, "oclgrind")) {
 		env = "(none: the simulator keeps no kernel cache)";
 		off = 1;
 	} else {

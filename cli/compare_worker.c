@@ -152,7 +152,7 @@ static void run_section(worker_state *s, int which)
 
 static int is_simulator(const clg_device_info *d)
 {
-	return strstr(d->platform, "Oclgrind") || strstr(d->name, "Oclgrind");
+	return clg_contains_nocase(d->platform, "oclgrind") || clg_contains_nocase(d->name, "oclgrind");
 }
 
 int cmp_worker(const cmp_opts *o, int index)

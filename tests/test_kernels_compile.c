@@ -14,19 +14,6 @@
 
 enum { N = 37 };
 
-static int contains_nocase(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (; *hay; hay++) {
-		size_t i = 0;
-		while (i < n && hay[i] && (hay[i] | 32) == (needle[i] | 32))
-			i++;
-		if (i == n)
-			return 1;
-	}
-	return n == 0;
-}
-
 static void build_all(clg_backend *be)
 {
 	const char *const *names = clg_cl_program_names();
@@ -175,7 +162,7 @@ static void check_broken(clg_backend *be, const char *dir)
 			log = strstr(msg, "build log");
 			CHECK(log != NULL, "message lacks the build log: %s", msg);
 			if (log) {
-				CHECK(contains_nocase(log, "error"), "build log part has no compiler error: %s", log);
+				CHECK(clg_contains_nocase(log, "error"), "build log part has no compiler error: %s", log);
 				CHECK(strstr(log, "clgrad_undeclared_identifier") != NULL,
 				      "build log does not name the bad identifier: %s", log);
 			}

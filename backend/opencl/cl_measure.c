@@ -325,19 +325,6 @@ out_free:
 	return st;
 }
 
-static int contains_nocase(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-	for (; *hay; hay++) {
-		size_t i = 0;
-		while (i < n && hay[i] && (hay[i] | 32) == (needle[i] | 32))
-			i++;
-		if (i == n)
-			return 1;
-	}
-	return 0;
-}
-
 clg_status clg_measure_peaks(clg_backend *be, int quick, clg_peak_result *out)
 {
 	meas m = {.be = be, .r = out, .quick = quick};
@@ -365,7 +352,7 @@ clg_status clg_measure_peaks(clg_backend *be, int quick, clg_peak_result *out)
 	m.target_s = quick ? 0.001 : 0.0015;
 	m.deadline = t_start + (quick ? 8.0 : 30.0);
 	/* Oclgrind simulates every instruction: tiny sizes (so does a slow first launch, below) */
-	out->scaled_down = quick >= 2 || contains_nocase(d->name, "oclgrind") || contains_nocase(d->platform, "oclgrind");
+	out->scaled_down = quick >= 2 || clg_contains_nocase(d->name, "oclgrind") || clg_contains_nocase(d->platform, "oclgrind");
 
 	peak_f32_options(be, m.f32_opts, sizeof(m.f32_opts));
 	if ((st = latency(&m, out->scaled_down ? 5 : quick ? 50 : 200)))
