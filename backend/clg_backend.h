@@ -168,12 +168,44 @@ typedef struct {
 	void (*trim)(clg_backend *be);
 } clg_backend_iface;
 
+/* ---- kernel shapes ---------------------------------------------------------------------- */
+/* Kernel families come in two shapes: CPU (a work-item per row or block, vector loads, no
+ * barriers) and GPU (a work-group or sub-group per row or tile, coalesced loads, reductions in
+ * local memory). One mechanism picks the shape per device and family (backend/kernel_shape.c):
+ *   1. CLGRAD_KERNEL_SHAPE: "cpu" or "gpu" for every family, or "row=gpu,conv=cpu" per family;
+ *   2. else a measured choice stored by `clgrad tune` (clg_backend_set_kernel_shape);
+ *   3. else the device type: CPU devices (and the reference) take CPU, all others GPU.
+ * Both shapes compute the same thing and both run in the op suite on every device. */
+typedef enum { CLG_SHAPE_CPU, CLG_SHAPE_GPU } clg_kernel_shape;
+typedef enum {
+	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, cross-entropy */
+	CLG_KFAM_REDUCE,     /* sums/means over leading dims (column reductions) */
+	CLG_KFAM_FUSED,      /* bias+activation backward, softmax-cross-entropy */
+	CLG_KFAM_CONV,       /* im2col/col2im, pooling */
+	CLG_KFAM_ATTENTION,  /* fused scaled dot-product attention */
+	CLG_KFAM_GEMM,       /* the own GEMM kernel: register-tiled (CPU) or local-memory tiled (GPU) */
+	CLG_KFAM_COUNT
+} clg_kernel_family;
+
+const char *clg_kernel_family_name(clg_kernel_family f);           /* "row", "reduce", ... */
+const char *clg_kernel_shape_name(clg_kernel_shape s);             /* "cpu" or "gpu" */
+
 struct clg_backend {
 	const clg_backend_iface *iface;
 	clg_op_fn ops[CLG_OP_COUNT];   /* NULL: op not supported on this device */
 	clg_device_info info;
 	void *ctx;                     /* backend-private state */
+	/* per family: the shape in use and why (read through clg_backend_kernel_shape) */
+	clg_kernel_shape shape[CLG_KFAM_COUNT];
+	char shape_why[CLG_KFAM_COUNT][64];
 };
+
+/* The shape backend be uses for family f; *why (may be NULL) says where the choice came from
+ * ("CLGRAD_KERNEL_SHAPE", "tuned: ...", "device type CPU"). */
+clg_kernel_shape clg_backend_kernel_shape(const clg_backend *be, clg_kernel_family f, const char **why);
+/* Sets the shape of family f for this backend unless CLGRAD_KERNEL_SHAPE forces it (the
+ * variable wins); why is copied. For `clgrad tune`'s stored choices and for tools. */
+void clg_backend_set_kernel_shape(clg_backend *be, clg_kernel_family f, clg_kernel_shape s, const char *why);
 
 clg_status clg_backend_open(int device_index, clg_backend **out);
 void clg_backend_close(clg_backend *be);

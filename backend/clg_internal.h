@@ -20,6 +20,9 @@ int clg_debug_enabled(void);
 /* Reference and OpenCL backends. */
 clg_status clg_ref_open(clg_backend **out);
 clg_status clg_cl_open(int device_index, clg_backend **out);
+/* Fills be->shape from CLGRAD_KERNEL_SHAPE and the device type (kernel_shape.c); fails on a bad
+ * variable. Called by each backend's open before its ops are registered. */
+clg_status clg_kernel_shape_init(clg_backend *be);
 /* Fills the OpenCL part of the device list (indices from first_index on). */
 clg_status clg_cl_enumerate(clg_device_info **list, int *count, int first_index);
 

@@ -146,6 +146,9 @@ clg_status clg_cl_open(int index, clg_backend **out)
 		st = clg_cl_fail(be, "open", err, "clCreateCommandQueue");
 		goto err_release_context;
 	}
+	st = clg_kernel_shape_init(be); /* before the self-test: it checks the kernels in use */
+	if (st)
+		goto err_release_queue;
 	/* 256 suits most GPUs; CPU devices run one work-item per lane anyway. */
 	cl->wg_size = be->info.max_wg_size < 256 ? (size_t)be->info.max_wg_size : 256;
 	if (cl->wg_size == 0)
@@ -155,6 +158,8 @@ clg_status clg_cl_open(int index, clg_backend **out)
 	*out = be;
 	return CLG_OK;
 
+err_release_queue:
+	clReleaseCommandQueue(cl->queue);
 err_release_context:
 	clReleaseContext(cl->context);
 err_free:

@@ -101,6 +101,12 @@ clg_status clg_ref_open(clg_backend **out)
 	}
 	be->iface = &ref_iface;
 	be->info = list[0];
+	st = clg_kernel_shape_init(be); /* the reference has one shape; this checks the variable */
+	if (st) {
+		free(be->ctx);
+		free(be);
+		return st;
+	}
 	clg_ref_register_ops(be);
 	*out = be;
 	return CLG_OK;
