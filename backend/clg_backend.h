@@ -31,6 +31,8 @@ typedef enum {
 } clg_status;
 
 const char *clg_status_name(clg_status s);
+/* Seconds on a monotonic clock (for durations). */
+double clg_now(void);
 /* Message of the last failure on this thread ("" if none). Valid until the next failure. */
 const char *clg_last_error(void);
 void clg_clear_error(void);

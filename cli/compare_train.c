@@ -7,7 +7,7 @@
  * worker sets for a device named like Oclgrind) runs only the first step of each quick run, once: the same first
  * batch, so its loss still compares with the reference device's first quick step. */
 #include "compare.h"
-#include "models.h"
+#include <clgrad_train.h>
 #include "progress.h"
 
 #include <clgrad.h>
@@ -87,63 +87,55 @@ static void load_text(train_data *d, int64_t seq_len)
 	d->have_text = !st;
 }
 
-/* One training run as cmd_train.c runs an epoch: fresh model and loader from the same seed. */
+/* Per-step losses and times of a compare run, gathered from the trainer's callbacks. */
+typedef struct {
+	run_result *r;
+	double last;      /* clg_now() at the previous step's end (or the run's start) */
+} run_watch;
+
+static int every_step(void *user, int64_t step) { return (void)user, (void)step, 1; }
+
+static void record_step(void *user, const clg_step_info *s)
+{
+	run_watch *w = user;
+	double now = clg_now(); /* the loss was read: the device has done the step */
+	w->r->losses[w->r->done] = s->step_loss;
+	w->r->step_s[w->r->done] = now - w->last;
+	w->r->done++;
+	w->last = now;
+}
+
+/* One training run through the library's trainer, as `clgrad train` runs it: a fresh model and
+ * loader from the same seed, Adam 1e-3, the loss read after every step. */
 static void train_run(clg_backend *dev, const run_spec *spec, const clg_dataset *ds, run_result *r)
 {
-	clg_model_config cfg = spec->model;
-	clg_module *model = NULL;
-	clg_optimizer *opt = NULL;
-	clg_loader *loader = NULL;
-	clg_named_tensors params = {0};
-	clg_opt_config ocfg = {.kind = CLG_OPT_ADAM, .lr = 1e-3};
-	clg_status st = CLG_OK;
+	clg_train_config cfg = clg_train_config_default();
+	clg_trainer *t = NULL;
+	run_watch w = {.r = r};
+	clg_train_callbacks cb = {.user = &w, .loss_due = every_step, .step_end = record_step};
+	clg_status st;
 
 	r->done = 0;
 	r->error[0] = 0;
-	model = clg_model_build(dev, &cfg, TRAIN_SEED);
-	if (!model || clg_module_state(model, 0, &params)) {
-		snprintf(r->error, sizeof(r->error), "cannot build model '%s': %s", cfg.name, clg_last_error());
-		goto out;
+	cfg.model = spec->model;
+	cfg.seed = TRAIN_SEED;
+	cfg.batch = spec->batch;
+	cfg.epochs = 1;
+	cfg.max_steps = spec->steps;
+	st = clg_trainer_new(dev, &cfg, ds, NULL, &t);
+	if (st) {
+		snprintf(r->error, sizeof(r->error), "cannot build model '%s': %s", cfg.model.name, clg_last_error());
+		return;
 	}
-	r->params = clg_module_num_params(model);
-	opt = clg_optimizer_new(&ocfg, params.tensors, params.n);
-	if (!opt || clg_loader_new(ds, spec->batch, TRAIN_SEED, CLG_LOADER_SHUFFLE | CLG_LOADER_ONE_HOT, &loader)) {
-		snprintf(r->error, sizeof(r->error), "optimizer or loader: %s", clg_last_error());
-		goto out;
-	}
-	while (r->done < spec->steps && !st) {
-		double t0 = clg_now(), v = 0;
-		clg_tensor *x, *y;
-
-		clg_scope_begin();
-		st = clg_loader_next(loader, dev, &x, &y);
-		if (!st && !x)
-			st = clg_fail(CLG_ERR_INVALID, "the data ran out after %lld steps", (long long)r->done);
-		if (!st) {
-			clg_tensor *logits = clg_module_forward(model, x);
-			clg_tensor *target = logits ? clg_reshape(y, CLG_SHAPE(-1, clg_shape(logits)[1])) : NULL;
-			clg_tensor *loss = clg_cross_entropy(logits, target, 0.0);
-			clg_optimizer_zero_grad(opt);
-			st = clg_backward(loss);
-			if (!st)
-				st = clg_optimizer_step(opt);
-			if (!st)
-				st = clg_item(loss, &v); /* waits for the step: the time below is the whole step */
-		}
-		clg_scope_end();
-		if (!st) {
-			r->losses[r->done] = v;
-			r->step_s[r->done] = clg_now() - t0;
-			r->done++;
-		}
-	}
+	r->params = clg_module_num_params(clg_trainer_model(t));
+	if (clg_trainer_steps_per_epoch(t) < spec->steps)
+		st = clg_fail(CLG_ERR_INVALID, "the data ran out after %lld steps", (long long)clg_trainer_steps_per_epoch(t));
+	w.last = clg_now();
+	if (!st)
+		st = clg_trainer_run(t, &cb);
 	if (st)
 		snprintf(r->error, sizeof(r->error), "step %lld: %s", (long long)r->done + 1, clg_last_error());
-out:
-	clg_loader_free(loader);
-	clg_optimizer_free(opt);
-	clg_named_tensors_free(&params);
-	clg_module_free(model);
+	clg_trainer_free(t);
 }
 
 /* b: the repeat (NULL when not repeated: repeat_identical is then null). */

@@ -2,15 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
-
-double clg_now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 void clg_progress_begin(clg_progress *p, FILE *out, const char *label, int64_t total)
 {

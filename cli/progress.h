@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <clgrad.h> /* clg_now */
+
 typedef struct {
 	FILE *out;
 	int tty;              /* redraw one line (terminal) or print every `every` steps */
@@ -16,7 +18,6 @@ typedef struct {
 	const char *label;    /* "epoch 1/5" */
 } clg_progress;
 
-double clg_now(void);
 void clg_progress_begin(clg_progress *p, FILE *out, const char *label, int64_t total);
 /* Whether clg_progress_update at this step will draw (so a caller reads the loss only then). */
 int clg_progress_due(const clg_progress *p, int64_t step);

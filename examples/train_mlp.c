@@ -1,8 +1,9 @@
-/* Train a two-layer MLP on Fashion-MNIST with the clgrad library alone: the program to copy.
+/* Train a two-layer MLP of one's own on Fashion-MNIST with the clgrad library alone: the program
+ * to copy. The trainer (clgrad_train.h) runs the loop that `clgrad train` runs.
  *   cc train_mlp.c $(pkg-config --cflags --libs --static clgrad) -o train_mlp && ./train_mlp [DIR]
  * Runs on the default device (CLGRAD_DEVICE picks another: an index, ref, cpu, gpu or a name). */
-#include <clgrad.h>
-#include <data.h>
+#include <clgrad_train.h>
+#include <math.h>
 #include <stdio.h>
 
 #define TRY(expr)                                                           \
@@ -13,15 +14,34 @@
 		}                                                           \
 	} while (0)
 
+/* 784 -> 256 -> 10, initialised from seed */
+static clg_module *build_mlp(clg_backend *be, uint64_t seed, void *user)
+{
+	clg_module *layers[] = {clg_nn_flatten(), clg_nn_linear(be, 784, 256, 1, CLG_INIT_DEFAULT, seed),
+				clg_nn_relu(), clg_nn_linear(be, 256, 10, 1, CLG_INIT_DEFAULT, seed + 1)};
+	(void)user;
+	return clg_nn_sequential(layers, 4);
+}
+
+/* read the running loss every 100 steps: reading a value waits for the device, so do it rarely */
+static int every_100(void *user, int64_t step) { return (void)user, step % 100 == 0; }
+
+static void show_step(void *user, const clg_step_info *s)
+{
+	(void)user;
+	if (!isnan(s->loss))
+		printf("step %4lld  loss %.4f\n", (long long)s->step, s->loss);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : "/usr/share/datasets/fashion-mnist";
 	clg_dataset train, test;
 	clg_backend *be;
-	clg_loader *loader;
-	clg_named_tensors params;
+	clg_trainer *trainer;
 	float mean, std;
 	int dev;
+	double acc, loss;
 
 	/* data: images scaled to [0, 1], then standardised with the training set's statistics */
 	TRY(clg_dataset_load_idx(dir, "train", &train));
@@ -30,68 +50,23 @@ int main(int argc, char **argv)
 	TRY(clg_dataset_normalize(&train, 1, &mean, &std));
 	TRY(clg_dataset_normalize(&test, 1, &mean, &std));
 
-	/* device and model: 784 -> 256 -> 10 */
 	TRY(clg_device_select(NULL, &dev));
 	TRY(clg_backend_open(dev, &be));
-	clg_module *layers[] = {clg_nn_flatten(), clg_nn_linear(be, 784, 256, 1, CLG_INIT_DEFAULT, 1), clg_nn_relu(),
-				clg_nn_linear(be, 256, 10, 1, CLG_INIT_DEFAULT, 2)};
-	clg_module *model = clg_nn_sequential(layers, 4);
-	TRY(model ? clg_module_state(model, 0, &params) : clg_last_status());
-	clg_opt_config cfg = {.kind = CLG_OPT_ADAM, .lr = 1e-3};
-	clg_optimizer *opt = clg_optimizer_new(&cfg, params.tensors, params.n);
 	printf("training on %s\n", be->info.name);
 
-	/* one epoch: shuffled batches of 128 with one-hot targets */
-	TRY(clg_loader_new(&train, 128, 42, CLG_LOADER_SHUFFLE | CLG_LOADER_ONE_HOT, &loader));
-	for (int step = 0;; step++) {
-		clg_tensor *x, *y;
-		double loss_value;
-		clg_scope_begin(); /* everything made in a step is freed at its end */
-		TRY(clg_loader_next(loader, be, &x, &y));
-		if (!x) {
-			clg_scope_end();
-			break;
-		}
-		clg_tensor *loss = clg_cross_entropy(clg_module_forward(model, x), y, 0.0);
-		clg_optimizer_zero_grad(opt);
-		TRY(clg_backward(loss));
-		TRY(clg_optimizer_step(opt));
-		if (step % 100 == 0) { /* reading a value waits for the device: do it rarely */
-			TRY(clg_item(loss, &loss_value));
-			printf("step %4d  loss %.4f\n", step, loss_value);
-		}
-		clg_scope_end();
-	}
-	clg_loader_free(loader);
+	/* one epoch of shuffled batches of 128, Adam lr 1e-3 */
+	clg_train_config cfg = clg_train_config_default();
+	cfg.model.name = "my-mlp";
+	cfg.build = build_mlp;
+	cfg.epochs = 1;
+	cfg.seed = 42;
+	clg_train_callbacks cb = {.loss_due = every_100, .step_end = show_step};
+	TRY(clg_trainer_new(be, &cfg, &train, NULL, &trainer));
+	TRY(clg_trainer_run(trainer, &cb));
+	TRY(clg_trainer_evaluate(trainer, &test, &acc, &loss));
+	printf("test accuracy %.4f\n", acc);
 
-	/* test accuracy, without recording a graph */
-	clg_loader *tl;
-	int64_t correct = 0;
-	TRY(clg_loader_new(&test, 1000, 0, 0, &tl));
-	clg_no_grad_begin();
-	for (;;) {
-		clg_tensor *x, *y;
-		int32_t pred[1000], label[1000];
-		clg_scope_begin();
-		TRY(clg_loader_next(tl, be, &x, &y));
-		if (!x) {
-			clg_scope_end();
-			break;
-		}
-		int64_t n = clg_shape(x)[0];
-		TRY(clg_to_host(clg_argmax(clg_module_forward(model, x)), pred, sizeof(int32_t) * (size_t)n));
-		TRY(clg_to_host(y, label, sizeof(int32_t) * (size_t)n));
-		for (int64_t i = 0; i < n; i++)
-			correct += pred[i] == label[i];
-		clg_scope_end();
-	}
-	clg_no_grad_end();
-	printf("test accuracy %.4f\n", (double)correct / (double)test.n);
-
-	clg_loader_free(tl);
-	clg_optimizer_free(opt);
-	clg_named_tensors_free(&params);
-	clg_module_free(model);
+	clg_trainer_free(trainer);
 	clg_backend_close(be);
 	clg_dataset_free(&train);
 	clg_dataset_free(&test);

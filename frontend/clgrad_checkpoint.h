@@ -6,7 +6,7 @@
 
 #include <clgrad.h>
 
-#include "models.h"
+#include "clgrad_models.h"
 
 typedef struct {
 	clg_model_config model;

@@ -2,7 +2,7 @@
  * and a small character-level transformer decoder. Sequential runs each linear followed by relu as
  * one clg_linear_act (the bias and the activation fused after the GEMM, frontend/nn.c); the
  * modules and the checkpoint names stay PyTorch's. */
-#include "models.h"
+#include "clgrad_models.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* A small character-level transformer decoder: token + position embeddings, pre-norm blocks of
  * causal multi-head attention and a GELU MLP with residual connections, a final layer norm and a
  * linear head. Input (B, T) int32 ids -> logits (B * T, vocab). */
-#include "models.h"
+#include "clgrad_models.h"
 
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-#include "checkpoint.h"
+#include "clgrad_checkpoint.h"
 
 #include <safetensors.h>
 #include <stdio.h>

@@ -1,0 +1,123 @@
+/* clgrad: the training loop as a library. A trainer owns a model (by name, clgrad_models.h), its
+ * optimizer, the learning-rate schedule and a shuffling loader over a borrowed training set; it
+ * runs epochs, evaluates on a borrowed test set, writes checkpoints atomically and resumes from
+ * them. The CLI (`clgrad train`, `clgrad eval`), the examples and the comparison mode all train
+ * through it; what a caller wants to see (progress, logs) it gets from callbacks.
+ *
+ *     clg_train_config cfg = clg_train_config_default();        // mlp, Adam 1e-3, batch 128, 5 epochs
+ *     clg_trainer *t;
+ *     clg_trainer_new(be, &cfg, &train, &test, &t);
+ *     clg_trainer_run(t, &callbacks);                            // or NULL: no callbacks
+ *     clg_trainer_free(t);
+ *
+ * A step enqueues its work and does not wait for the device, except where a callback asks for the
+ * running loss (loss_due) and once after the first step (to time it). */
+#ifndef CLGRAD_TRAIN_H
+#define CLGRAD_TRAIN_H
+
+#include "clgrad.h"
+#include "clgrad_checkpoint.h"
+#include "clgrad_models.h"
+#include "data.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Builds a model of one's own on be (a trainer then trains it like a named one). */
+typedef clg_module *(*clg_model_builder)(clg_backend *be, uint64_t seed, void *user);
+
+typedef struct {
+	clg_model_config model;   /* which model and its sizes; name is copied by clg_trainer_new */
+	clg_model_builder build;  /* when set, builds the model instead (model.name still names it in checkpoints) */
+	void *build_user;
+	clg_opt_config optim;     /* optimizer kind and hyper-parameters (optim.lr is the base rate) */
+	clg_lr_kind schedule;     /* constant, step (halves every epoch) or cosine (to 0 at the end) */
+	int64_t warmup;           /* linear warm-up steps */
+	int64_t epochs;           /* total epochs of the run, counting those a resumed run already did */
+	int64_t batch;
+	double clip;              /* max global L2 norm of the gradients; 0: no clipping */
+	uint64_t seed;            /* parameter initialisation and data order */
+	const char *save;         /* checkpoint written after every epoch, or NULL */
+	int64_t stop_after;       /* end after this many epochs of this call (as if interrupted); 0: all */
+	int64_t max_steps;        /* end after this many steps of this call; an epoch cut short is not
+				   * counted, evaluated or saved; 0: no limit */
+} clg_train_config;
+
+/* mlp, Adam lr 1e-3, constant schedule, 5 epochs, batch 128, seed 1; transformer sizes D64 H4 L2 T64. */
+clg_train_config clg_train_config_default(void);
+/* Names used on command lines and in checkpoints: "sgd", "adam", "adamw"; "constant", "step",
+ * "cosine". The parsers return 0, or -1 for an unknown name. */
+const char *clg_opt_kind_name(clg_opt_kind k);
+int clg_opt_kind_parse(const char *name, clg_opt_kind *out);
+const char *clg_lr_kind_name(clg_lr_kind k);
+int clg_lr_kind_parse(const char *name, clg_lr_kind *out);
+/* The training configuration a checkpoint was written with (what a resumed run continues).
+ * cfg->model.name points into meta. */
+clg_status clg_train_config_from_meta(const clg_ckpt_meta *meta, clg_train_config *cfg);
+
+typedef struct {
+	int64_t epoch;            /* 1-based */
+	int64_t step;             /* steps done in this epoch, 1-based */
+	int64_t steps;            /* steps per epoch */
+	int64_t samples;          /* samples seen in this epoch */
+	double loss;              /* mean training loss of this epoch so far; NAN unless loss_due asked */
+	double step_loss;         /* this step's loss; NAN unless loss_due asked */
+} clg_step_info;
+
+typedef struct {
+	int64_t epoch;            /* 1-based */
+	int64_t epochs;
+	int64_t steps;            /* steps this epoch */
+	int64_t samples;
+	double train_loss;        /* mean over this epoch's steps */
+	double test_acc;          /* fraction correct; NAN for a language model or without a test set */
+	double test_loss;         /* mean per sample (per token for a language model); NAN without a test set */
+	double seconds;           /* the epoch's training, without evaluation */
+	double lr;                /* learning rate of the epoch's last step */
+	int first;                /* the first epoch of this run (a resumed run's too) */
+	double first_step_begun;  /* clg_now() when this run's first step began, and when the device had done it */
+	double first_step_done;
+	const char *saved;        /* the checkpoint written after this epoch, or NULL */
+} clg_epoch_info;
+
+/* Every member may be NULL. A callback that returns an error stops the run with that status (set
+ * its message with clg_fail). */
+typedef struct {
+	void *user;
+	void (*epoch_begin)(void *user, int64_t epoch, int64_t epochs, int64_t steps);
+	/* Whether step_end should get the running loss after this step (a wait for the device). */
+	int (*loss_due)(void *user, int64_t step);
+	void (*step_end)(void *user, const clg_step_info *info);
+	/* After the epoch's evaluation and checkpoint. */
+	clg_status (*epoch_end)(void *user, const clg_epoch_info *info);
+} clg_train_callbacks;
+
+typedef struct clg_trainer clg_trainer;
+
+/* Builds the model on be from cfg->seed, its optimizer and a shuffling loader over train. train
+ * and test are borrowed and must outlive the trainer; test may be NULL (no evaluation). */
+clg_status clg_trainer_new(clg_backend *be, const clg_train_config *cfg, const clg_dataset *train,
+			   const clg_dataset *test, clg_trainer **out);
+void clg_trainer_free(clg_trainer *t);
+/* Loads a checkpoint's parameters, optimizer state and epoch count; the trainer's configuration
+ * should be the checkpoint's (clg_train_config_from_meta) for the run to continue the same curve. */
+clg_status clg_trainer_load(clg_trainer *t, const char *path);
+/* Writes a checkpoint of the trainer as it stands (atomically: temporary file, then rename). */
+clg_status clg_trainer_save(clg_trainer *t, const char *path);
+/* Trains from the epoch after the last one done up to cfg->epochs (or cfg->stop_after epochs),
+ * evaluating and saving after each. Checks up front that cfg->save can be written. */
+clg_status clg_trainer_run(clg_trainer *t, const clg_train_callbacks *cb);
+/* Accuracy (NAN for a language model) and mean loss of the model on ds, with no graph. */
+clg_status clg_trainer_evaluate(clg_trainer *t, const clg_dataset *ds, double *acc, double *loss);
+
+clg_module *clg_trainer_model(clg_trainer *t);
+clg_optimizer *clg_trainer_optimizer(clg_trainer *t);
+const clg_train_config *clg_trainer_config(const clg_trainer *t);
+int64_t clg_trainer_steps_per_epoch(const clg_trainer *t);
+int64_t clg_trainer_epochs_done(const clg_trainer *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

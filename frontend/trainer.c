@@ -1,0 +1,386 @@
+/* The training loop (clgrad_train.h): epochs of shuffled batches, forward, cross-entropy,
+ * backward, clipping, a scheduled optimizer step; evaluation and a checkpoint after each epoch. */
+#include "clgrad_train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct clg_trainer {
+	clg_backend *be;
+	clg_train_config cfg;
+	char model_name[32];          /* cfg.model.name points here */
+	const clg_dataset *train, *test;
+	int lm;                       /* language model: evaluated by loss only */
+	clg_module *model;
+	clg_named_tensors params;     /* trainable tensors, module order */
+	clg_optimizer *opt;
+	clg_loader *loader;
+	clg_lr_schedule sched;
+	int64_t steps_per_epoch, epochs_done;
+	int64_t run_steps;            /* steps taken by this clg_trainer_run call (cfg.max_steps) */
+	double first_begun, first_done;
+	int first_timed;
+};
+
+static const char *const opt_names[] = {[CLG_OPT_SGD] = "sgd", [CLG_OPT_ADAM] = "adam", [CLG_OPT_ADAMW] = "adamw"};
+static const char *const lr_names[] = {[CLG_LR_CONSTANT] = "constant", [CLG_LR_STEP] = "step", [CLG_LR_COSINE] = "cosine"};
+
+const char *clg_opt_kind_name(clg_opt_kind k) { return k >= 0 && k <= CLG_OPT_ADAMW ? opt_names[k] : "?"; }
+const char *clg_lr_kind_name(clg_lr_kind k) { return k >= 0 && k <= CLG_LR_COSINE ? lr_names[k] : "?"; }
+
+static int parse_name(const char *const *names, int n, const char *name, int *out)
+{
+	for (int i = 0; name && i < n; i++)
+		if (!strcmp(name, names[i]))
+			return *out = i, 0;
+	return -1;
+}
+
+int clg_opt_kind_parse(const char *name, clg_opt_kind *out)
+{
+	int k;
+	if (parse_name(opt_names, 3, name, &k))
+		return -1;
+	*out = (clg_opt_kind)k;
+	return 0;
+}
+
+int clg_lr_kind_parse(const char *name, clg_lr_kind *out)
+{
+	int k;
+	if (parse_name(lr_names, 3, name, &k))
+		return -1;
+	*out = (clg_lr_kind)k;
+	return 0;
+}
+
+clg_train_config clg_train_config_default(void)
+{
+	return (clg_train_config){.model = {.name = "mlp", .seq_len = 64, .dim = 64, .heads = 4, .layers = 2},
+				  .optim = {.kind = CLG_OPT_ADAM, .lr = 1e-3}, .schedule = CLG_LR_CONSTANT,
+				  .epochs = 5, .batch = 128, .seed = 1};
+}
+
+clg_status clg_train_config_from_meta(const clg_ckpt_meta *m, clg_train_config *cfg)
+{
+	clg_train_config d = clg_train_config_default();
+	clg_lr_kind sched = CLG_LR_CONSTANT;
+
+	if (clg_opt_kind_parse(m->optimizer, &d.optim.kind))
+		return clg_fail(CLG_ERR_FORMAT, "checkpoint: unknown optimizer '%s' (expected sgd, adam or adamw)",
+				m->optimizer);
+	if (m->schedule[0] && clg_lr_kind_parse(m->schedule, &sched))
+		return clg_fail(CLG_ERR_FORMAT, "checkpoint: unknown schedule '%s' (expected constant, step or cosine)",
+				m->schedule);
+	d.model = m->model;
+	d.model.name = m->model_name;
+	d.seed = m->seed;
+	d.schedule = sched;
+	d.optim.lr = m->lr > 0 ? m->lr : d.optim.lr;
+	d.optim.momentum = m->momentum;
+	d.optim.weight_decay = m->weight_decay;
+	d.clip = m->clip;
+	d.batch = m->batch > 0 ? m->batch : d.batch;
+	d.warmup = m->warmup;
+	/* what the caller chose for the run's length and outputs stays */
+	d.epochs = cfg->epochs;
+	d.save = cfg->save;
+	d.stop_after = cfg->stop_after;
+	*cfg = d;
+	return CLG_OK;
+}
+
+static clg_status check_config(const clg_train_config *c)
+{
+	if (c->epochs < 1 || c->batch < 1 || !(c->optim.lr > 0) || !isfinite(c->optim.lr) || c->warmup < 0 ||
+	    !(c->clip >= 0) || c->stop_after < 0 || c->max_steps < 0)
+		return clg_fail(CLG_ERR_INVALID,
+				"trainer: bad configuration (epochs %lld >= 1, batch %lld >= 1, lr %g > 0, warmup %lld >= 0, "
+				"clip %g >= 0, stop_after %lld >= 0)", (long long)c->epochs, (long long)c->batch,
+				c->optim.lr, (long long)c->warmup, c->clip, (long long)c->stop_after);
+	return CLG_OK;
+}
+
+clg_status clg_trainer_new(clg_backend *be, const clg_train_config *cfg, const clg_dataset *train,
+			   const clg_dataset *test, clg_trainer **out)
+{
+	clg_trainer *t;
+	clg_status st;
+
+	*out = NULL;
+	st = check_config(cfg);
+	if (st)
+		return st;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
+	t->be = be;
+	t->cfg = *cfg;
+	snprintf(t->model_name, sizeof(t->model_name), "%s", cfg->model.name ? cfg->model.name : "");
+	t->cfg.model.name = t->model_name;
+	t->train = train;
+	t->test = test;
+	t->lm = clg_model_is_lm(&t->cfg.model);
+	t->model = cfg->build ? cfg->build(be, cfg->seed, cfg->build_user) : clg_model_build(be, &t->cfg.model, cfg->seed);
+	if (!t->model) {
+		st = clg_fail(CLG_ERR_INVALID, "trainer: cannot build model '%s': %s", t->model_name, clg_last_error());
+		goto err;
+	}
+	st = clg_module_state(t->model, 0, &t->params);
+	if (st)
+		goto err;
+	t->opt = clg_optimizer_new(&t->cfg.optim, t->params.tensors, t->params.n);
+	if (!t->opt) {
+		st = CLG_ERR_INVALID; /* clg_optimizer_new set the message */
+		goto err;
+	}
+	st = clg_loader_new(train, cfg->batch, cfg->seed, CLG_LOADER_SHUFFLE | CLG_LOADER_ONE_HOT, &t->loader);
+	if (st)
+		goto err;
+	t->steps_per_epoch = clg_loader_batches_per_epoch(t->loader);
+	t->sched = (clg_lr_schedule){.kind = cfg->schedule, .base_lr = cfg->optim.lr, .warmup_steps = cfg->warmup,
+				     .step_size = t->steps_per_epoch, .gamma = 0.5,
+				     .total_steps = t->steps_per_epoch * cfg->epochs};
+	*out = t;
+	return CLG_OK;
+err:
+	clg_trainer_free(t);
+	return st;
+}
+
+void clg_trainer_free(clg_trainer *t)
+{
+	if (!t)
+		return;
+	clg_loader_free(t->loader);
+	clg_optimizer_free(t->opt);
+	clg_named_tensors_free(&t->params);
+	clg_module_free(t->model);
+	free(t);
+}
+
+clg_module *clg_trainer_model(clg_trainer *t) { return t->model; }
+clg_optimizer *clg_trainer_optimizer(clg_trainer *t) { return t->opt; }
+const clg_train_config *clg_trainer_config(const clg_trainer *t) { return &t->cfg; }
+int64_t clg_trainer_steps_per_epoch(const clg_trainer *t) { return t->steps_per_epoch; }
+int64_t clg_trainer_epochs_done(const clg_trainer *t) { return t->epochs_done; }
+
+clg_status clg_trainer_load(clg_trainer *t, const char *path)
+{
+	clg_ckpt_meta meta;
+	clg_status st = clg_ckpt_read_meta(path, &meta);
+
+	if (!st && strcmp(meta.model_name, t->model_name))
+		st = clg_fail(CLG_ERR_INVALID, "checkpoint '%s' holds model '%s', not '%s'", path, meta.model_name,
+			      t->model_name);
+	if (!st)
+		st = clg_ckpt_load(path, t->model, t->opt);
+	if (!st)
+		t->epochs_done = meta.epochs_done;
+	return st;
+}
+
+clg_status clg_trainer_save(clg_trainer *t, const char *path)
+{
+	const clg_train_config *c = &t->cfg;
+	clg_ckpt_meta meta = {.model = c->model, .epochs_done = t->epochs_done, .seed = c->seed, .lr = c->optim.lr,
+			      .momentum = c->optim.momentum, .weight_decay = c->optim.weight_decay, .clip = c->clip,
+			      .batch = c->batch, .warmup = c->warmup};
+	clg_loader_state next = {.seed = c->seed, .epoch = (uint64_t)t->epochs_done, .pos = 0};
+
+	snprintf(meta.optimizer, sizeof(meta.optimizer), "%s", clg_opt_kind_name(c->optim.kind));
+	snprintf(meta.schedule, sizeof(meta.schedule), "%s", clg_lr_kind_name(c->schedule));
+	clg_loader_state_format(&next, meta.loader, sizeof(meta.loader));
+	return clg_ckpt_save(path, t->model, t->opt, &meta);
+}
+
+/* Fails unless a file can be created beside path (its folder exists and is writable), so that a
+ * bad --save is reported before an epoch of work, not after. */
+static clg_status check_writable(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (!*path)
+		return clg_fail(CLG_ERR_IO, "checkpoint path is empty");
+	if (n >= sizeof(dir))
+		return clg_fail(CLG_ERR_IO, "checkpoint '%s': path too long", path);
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (n == 0)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)n, path);
+	if (access(dir, W_OK | X_OK))
+		return clg_fail(CLG_ERR_IO, "checkpoint '%s': cannot write into folder '%s': %s", path, dir,
+				strerror(errno));
+	return CLG_OK;
+}
+
+/* One step: forward, loss, backward, clipping, optimizer. *loss is the step's loss (scope-owned). */
+static clg_status train_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, clg_tensor **loss)
+{
+	clg_tensor *logits = clg_module_forward(t->model, x);
+	clg_tensor *target = logits ? clg_reshape(y, CLG_SHAPE(-1, clg_shape(logits)[1])) : NULL;
+	clg_status st;
+
+	*loss = clg_cross_entropy(logits, target, 0.0);
+	clg_optimizer_zero_grad(t->opt);
+	st = clg_backward(*loss);
+	if (!st && t->cfg.clip > 0)
+		st = clg_clip_grad_norm(t->params.tensors, t->params.n, t->cfg.clip, NULL);
+	clg_optimizer_set_lr(t->opt, clg_lr_at(&t->sched, clg_optimizer_steps(t->opt)));
+	if (!st)
+		st = clg_optimizer_step(t->opt);
+	return st;
+}
+
+/* One epoch of training (no evaluation): info gets the counts, the mean loss and the time. */
+static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg_epoch_info *info)
+{
+	clg_loader_state ls = {.seed = t->cfg.seed, .epoch = (uint64_t)t->epochs_done, .pos = 0};
+	clg_step_info si = {.epoch = t->epochs_done + 1, .steps = t->steps_per_epoch};
+	clg_tensor *loss_sum = NULL; /* the running loss stays on the device */
+	double t0 = clg_now();
+	clg_status st = clg_loader_set_state(t->loader, &ls);
+
+	if (cb->epoch_begin)
+		cb->epoch_begin(cb->user, si.epoch, t->cfg.epochs, t->steps_per_epoch);
+	while (!st && !(t->cfg.max_steps && t->run_steps >= t->cfg.max_steps)) {
+		clg_tensor *x, *y, *loss = NULL;
+		if (!t->first_timed)
+			t->first_begun = clg_now();
+		clg_scope_begin();
+		st = clg_loader_next(t->loader, t->be, &x, &y);
+		if (st || !x) {
+			clg_scope_end();
+			break;
+		}
+		st = train_step(t, x, y, &loss);
+		if (!st && !t->first_timed) { /* the only wait besides the loss reads: once, to time the first step */
+			st = clg_synchronize(t->be);
+			t->first_done = clg_now();
+			t->first_timed = 1;
+		}
+		if (!st) {
+			clg_tensor *d = clg_detach(loss), *sum = loss_sum ? clg_add(loss_sum, d) : clg_keep(d);
+			clg_free(loss_sum);
+			loss_sum = clg_keep(sum);
+			si.step++;
+			t->run_steps++;
+			si.samples += clg_shape(x)[0];
+			si.loss = si.step_loss = NAN;
+			if (cb->step_end && cb->loss_due && cb->loss_due(cb->user, si.step)) {
+				double s = NAN;
+				st = clg_item(loss, &si.step_loss);
+				if (!st)
+					st = clg_item(loss_sum, &s);
+				si.loss = s / (double)si.step;
+			}
+			if (!st && cb->step_end)
+				cb->step_end(cb->user, &si);
+		}
+		clg_scope_end();
+	}
+	if (!st && loss_sum) {
+		double s = NAN;
+		st = clg_item(loss_sum, &s); /* also waits for the epoch's last step */
+		info->train_loss = s / (double)si.step;
+	} else {
+		info->train_loss = NAN;
+	}
+	clg_free(loss_sum);
+	info->epoch = si.epoch;
+	info->epochs = t->cfg.epochs;
+	info->steps = si.step;
+	info->samples = si.samples;
+	info->seconds = clg_now() - t0;
+	info->lr = clg_optimizer_lr(t->opt);
+	return st;
+}
+
+clg_status clg_trainer_run(clg_trainer *t, const clg_train_callbacks *cb)
+{
+	static const clg_train_callbacks none;
+	int64_t start = t->epochs_done, end = t->cfg.epochs;
+	clg_status st = CLG_OK;
+
+	if (!cb)
+		cb = &none;
+	if (t->cfg.stop_after > 0 && start + t->cfg.stop_after < end)
+		end = start + t->cfg.stop_after;
+	if (t->cfg.save)
+		st = check_writable(t->cfg.save);
+	t->run_steps = 0;
+	while (!st && t->epochs_done < end && !(t->cfg.max_steps && t->run_steps >= t->cfg.max_steps)) {
+		clg_epoch_info info = {.test_acc = NAN, .test_loss = NAN, .first = t->epochs_done == start};
+		st = train_epoch(t, cb, &info);
+		if (!st && info.steps < t->steps_per_epoch)
+			break; /* cut short by max_steps: not an epoch done, nothing evaluated or saved */
+		if (!st && t->test)
+			st = clg_trainer_evaluate(t, t->test, &info.test_acc, &info.test_loss);
+		if (st)
+			break;
+		t->epochs_done++;
+		info.first_step_begun = t->first_begun;
+		info.first_step_done = t->first_done;
+		if (t->cfg.save) {
+			st = clg_trainer_save(t, t->cfg.save);
+			info.saved = t->cfg.save;
+		}
+		if (!st && cb->epoch_end)
+			st = cb->epoch_end(cb->user, &info);
+	}
+	return st;
+}
+
+clg_status clg_trainer_evaluate(clg_trainer *t, const clg_dataset *ds, double *acc, double *loss)
+{
+	clg_loader *l = NULL;
+	int64_t batch = t->cfg.batch, correct = 0, seen = 0;
+	double total = 0;
+	int32_t *pred = malloc(sizeof(int32_t) * (size_t)batch);
+	int32_t *lab = malloc(sizeof(int32_t) * (size_t)batch);
+	clg_status st = pred && lab ? clg_loader_new(ds, batch, 0, CLG_LOADER_ONE_HOT, &l)
+				    : clg_fail(CLG_ERR_OOM, "evaluate: out of host memory for batch %lld", (long long)batch);
+
+	clg_module_train(t->model, 0);
+	clg_no_grad_begin();
+	while (!st) {
+		clg_tensor *x, *y;
+		double v;
+		clg_scope_begin();
+		st = clg_loader_next(l, t->be, &x, &y);
+		if (st || !x) {
+			clg_scope_end();
+			break;
+		}
+		clg_tensor *logits = clg_module_forward(t->model, x);
+		int64_t V = logits ? clg_shape(logits)[1] : 1, b = clg_shape(x)[0];
+		clg_tensor *y2 = clg_reshape(y, CLG_SHAPE(-1, V));
+		st = clg_item(clg_cross_entropy(logits, y2, 0.0), &v);
+		if (!st && !t->lm) {
+			st = clg_to_host(clg_argmax(logits), pred, sizeof(int32_t) * (size_t)b);
+			if (!st)
+				st = clg_to_host(clg_argmax(y2), lab, sizeof(int32_t) * (size_t)b);
+			for (int64_t i = 0; !st && i < b; i++)
+				correct += pred[i] == lab[i];
+		}
+		total += v * (double)b; /* a mean over samples, whatever the batch size */
+		seen += b;
+		clg_scope_end();
+	}
+	clg_no_grad_end();
+	clg_module_train(t->model, 1);
+	clg_loader_free(l);
+	free(pred);
+	free(lab);
+	*acc = seen && !t->lm ? (double)correct / (double)seen : NAN;
+	*loss = seen ? total / (double)seen : NAN;
+	return st;
+}

@@ -1,0 +1,231 @@
+/* The library's trainer (clgrad_train.h): callbacks, max_steps and stop_after, a checkpoint
+ * resumed to the same parameters as an uninterrupted run, the reference and every device giving
+ * the same curve, and bad configurations refused before any work. A small synthetic problem: 8
+ * features, 3 classes, a linear-ReLU-linear model of the test's own. */
+#include "test_util.h"
+
+#include <clgrad_train.h>
+#include <math.h>
+#include <string.h>
+
+#define NFEAT 8
+#define NCLASS 3
+
+static clg_module *build_small(clg_backend *be, uint64_t seed, void *user)
+{
+	clg_module *m[] = {clg_nn_linear(be, NFEAT, 16, 1, CLG_INIT_DEFAULT, seed), clg_nn_relu(),
+			   clg_nn_linear(be, 16, NCLASS, 1, CLG_INIT_DEFAULT, seed + 1)};
+	(void)user;
+	return clg_nn_sequential(m, 3);
+}
+
+/* n samples whose class is the argmax of three fixed projections of the features */
+static void make_data(clg_dataset *ds, int64_t n, unsigned seed)
+{
+	int64_t shape[1] = {NFEAT};
+	CHECK_OK(clg_dataset_init(ds, n, 1, shape, CLG_F32, 1));
+	ds->num_classes = NCLASS;
+	t_fill_uniform(ds->x, (size_t)(n * NFEAT), seed, -1, 1);
+	for (int64_t i = 0; i < n; i++) {
+		const float *x = ds->x + i * NFEAT;
+		float s[NCLASS] = {x[0] + x[1], x[2] - x[3], x[4] * 0.5f - x[5]};
+		ds->y[i] = s[0] > s[1] ? (s[0] > s[2] ? 0 : 2) : (s[1] > s[2] ? 1 : 2);
+	}
+}
+
+typedef struct {
+	int begins, steps, ends, losses_read;
+	double last_epoch_loss, first_test_loss, last_test_loss;
+	int stop_at_end; /* epoch_end fails at this epoch (0: never) */
+} counts;
+
+static void c_begin(void *u, int64_t e, int64_t n, int64_t s) { (void)e, (void)n, (void)s, ((counts *)u)->begins++; }
+static int c_due(void *u, int64_t step) { return (void)u, step % 2 == 0; }
+static void c_step(void *u, const clg_step_info *s)
+{
+	counts *c = u;
+	c->steps++;
+	c->losses_read += !isnan(s->loss);
+	CHECK(isnan(s->loss) == (s->step % 2 != 0), "loss read at step %lld only when asked", (long long)s->step);
+	CHECK(isnan(s->step_loss) == isnan(s->loss), "step loss read with the running loss");
+}
+static clg_status c_end(void *u, const clg_epoch_info *e)
+{
+	counts *c = u;
+	c->ends++;
+	c->last_epoch_loss = e->train_loss;
+	if (c->ends == 1)
+		c->first_test_loss = e->test_loss;
+	c->last_test_loss = e->test_loss;
+	CHECK(e->first == (c->ends == 1), "first flag on the run's first epoch only");
+	CHECK(e->first_step_done >= e->first_step_begun && e->first_step_begun > 0, "first step timed");
+	if (c->stop_at_end && c->ends == c->stop_at_end)
+		return clg_fail(CLG_ERR_STATE, "test: stop requested");
+	return CLG_OK;
+}
+
+static clg_train_config small_config(void)
+{
+	clg_train_config c = clg_train_config_default();
+	c.model.name = "small";
+	c.build = build_small;
+	c.batch = 32;
+	c.epochs = 4;
+	c.optim.lr = 1e-2;
+	c.schedule = CLG_LR_COSINE;
+	c.seed = 7;
+	return c;
+}
+
+/* final parameters of a trainer, copied to the host */
+static float *params_of(clg_trainer *t, int64_t *n)
+{
+	clg_named_tensors l = {0};
+	float *out = NULL;
+	int64_t total = 0, at = 0;
+	CHECK_OK(clg_module_state(clg_trainer_model(t), 0, &l));
+	for (int i = 0; i < l.n; i++)
+		total += clg_numel(l.tensors[i]);
+	out = malloc(sizeof(float) * (size_t)total);
+	for (int i = 0; out && i < l.n; i++) {
+		CHECK_OK(clg_to_host(l.tensors[i], out + at, sizeof(float) * (size_t)clg_numel(l.tensors[i])));
+		at += clg_numel(l.tensors[i]);
+	}
+	clg_named_tensors_free(&l);
+	*n = total;
+	return out;
+}
+
+static void test_device(int dev, const clg_dataset *train, const clg_dataset *test, const char *tmp,
+			double *curve_out)
+{
+	clg_backend *be;
+	clg_trainer *t = NULL, *r = NULL;
+	clg_train_config cfg = small_config();
+	counts c = {0};
+	clg_train_callbacks cb = {.user = &c, .epoch_begin = c_begin, .loss_due = c_due, .step_end = c_step, .epoch_end = c_end};
+	char path[512];
+	int64_t n1, n2;
+
+	CHECK_OK(clg_backend_open(dev, &be));
+	printf("device %d: %s\n", dev, be->info.name);
+	/* the whole run: loss falls, every callback as often as it should be */
+	CHECK_OK(clg_trainer_new(be, &cfg, train, test, &t));
+	CHECK(clg_trainer_steps_per_epoch(t) == 8, "256 samples in batches of 32: %lld steps", (long long)clg_trainer_steps_per_epoch(t));
+	CHECK_OK(clg_trainer_run(t, &cb));
+	CHECK(c.begins == 4 && c.ends == 4 && c.steps == 32, "4 epochs of 8 steps: %d begins, %d steps, %d ends", c.begins, c.steps, c.ends);
+	CHECK(c.losses_read == 16, "loss read on even steps only: %d", c.losses_read);
+	CHECK(c.last_test_loss < c.first_test_loss, "test loss falls: %g -> %g", c.first_test_loss, c.last_test_loss);
+	CHECK(clg_trainer_epochs_done(t) == 4, "4 epochs done");
+	curve_out[0] = c.first_test_loss;
+	curve_out[1] = c.last_test_loss;
+
+	/* interrupted after 2 epochs with a checkpoint, resumed in a new trainer: the same parameters */
+	snprintf(path, sizeof(path), "%s/small.safetensors", tmp);
+	cfg.save = path;
+	cfg.stop_after = 2;
+	CHECK_OK(clg_trainer_new(be, &cfg, train, test, &r));
+	CHECK_OK(clg_trainer_run(r, NULL));
+	CHECK(clg_trainer_epochs_done(r) == 2, "stop_after 2: %lld epochs", (long long)clg_trainer_epochs_done(r));
+	clg_trainer_free(r);
+	cfg.save = NULL;
+	cfg.stop_after = 0;
+	CHECK_OK(clg_trainer_new(be, &cfg, train, test, &r));
+	CHECK_OK(clg_trainer_load(r, path));
+	CHECK(clg_trainer_epochs_done(r) == 2, "the checkpoint says 2 epochs");
+	CHECK_OK(clg_trainer_run(r, NULL));
+	{
+		float *a = params_of(t, &n1), *b = params_of(r, &n2);
+		double worst = 0;
+		for (int64_t i = 0; a && b && n1 == n2 && i < n1; i++)
+			worst = fmax(worst, fabs((double)a[i] - b[i]));
+		CHECK(a && b && n1 == n2 && worst <= 1e-6, "resumed run's parameters differ by %g", worst);
+		free(a);
+		free(b);
+	}
+	clg_trainer_free(r);
+
+	/* max_steps ends mid-epoch: that epoch is neither counted nor reported */
+	c = (counts){0};
+	cfg.max_steps = 5;
+	CHECK_OK(clg_trainer_new(be, &cfg, train, test, &r));
+	CHECK_OK(clg_trainer_run(r, &cb));
+	CHECK(c.steps == 5 && c.ends == 0 && clg_trainer_epochs_done(r) == 0, "max_steps 5: %d steps, %d ends", c.steps, c.ends);
+	clg_trainer_free(r);
+	cfg.max_steps = 0;
+
+	/* a callback's error stops the run with its status */
+	c = (counts){.stop_at_end = 1};
+	CHECK_OK(clg_trainer_new(be, &cfg, train, test, &r));
+	CHECK(clg_trainer_run(r, &cb) == CLG_ERR_STATE && c.ends == 1, "epoch_end's error stops the run");
+	CHECK(strstr(clg_last_error(), "stop requested") != NULL, "its message kept: %s", clg_last_error());
+	clg_trainer_free(r);
+
+	/* a checkpoint folder that does not exist: refused before the first step */
+	c = (counts){0};
+	cfg.save = "/nonexistent-clgrad-dir/x.safetensors";
+	CHECK_OK(clg_trainer_new(be, &cfg, train, test, &r));
+	CHECK(clg_trainer_run(r, &cb) == CLG_ERR_IO && c.steps == 0, "unwritable save refused up front (%d steps)", c.steps);
+	CHECK(strstr(clg_last_error(), "/nonexistent-clgrad-dir") != NULL, "message names the folder: %s", clg_last_error());
+	clg_trainer_free(r);
+	/* loading a checkpoint of another model is refused */
+	cfg = clg_train_config_default();
+	cfg.build = build_small;
+	cfg.model.name = "other";
+	CHECK_OK(clg_trainer_new(be, &cfg, train, test, &r));
+	CHECK(clg_trainer_load(r, path) == CLG_ERR_INVALID, "a checkpoint of model 'small' into 'other' is refused");
+	clg_trainer_free(r);
+
+	clg_trainer_free(t);
+	clg_backend_close(be);
+}
+
+static void test_bad_configs(const clg_dataset *train)
+{
+	clg_backend *be;
+	clg_trainer *t = (clg_trainer *)1;
+	clg_train_config bad[5];
+	for (int i = 0; i < 5; i++)
+		bad[i] = small_config();
+	bad[0].batch = 0;
+	bad[1].epochs = 0;
+	bad[2].optim.lr = NAN;
+	bad[3].clip = -1;
+	bad[4].warmup = -3;
+	CHECK_OK(clg_backend_open(0, &be));
+	for (int i = 0; i < 5; i++) {
+		CHECK(clg_trainer_new(be, &bad[i], train, NULL, &t) == CLG_ERR_INVALID && t == NULL, "bad config %d refused", i);
+		CHECK(strstr(clg_last_error(), "trainer: bad configuration") != NULL, "message: %s", clg_last_error());
+	}
+	bad[0] = clg_train_config_default();
+	bad[0].model.name = "no-such-model";
+	CHECK(clg_trainer_new(be, &bad[0], train, NULL, &t) != CLG_OK && strstr(clg_last_error(), "no-such-model"),
+	      "unknown model named: %s", clg_last_error());
+	clg_backend_close(be);
+}
+
+int main(void)
+{
+	clg_dataset train, test;
+	double ref[2], dev[2];
+	char *tmp = t_tmpdir();
+	clg_opt_kind k;
+	clg_lr_kind l;
+
+	make_data(&train, 256, 1);
+	make_data(&test, 128, 2);
+	CHECK(!clg_opt_kind_parse("adamw", &k) && k == CLG_OPT_ADAMW && clg_opt_kind_parse("Adam", &k) == -1, "optimizer names");
+	CHECK(!clg_lr_kind_parse("cosine", &l) && l == CLG_LR_COSINE && !strcmp(clg_lr_kind_name(CLG_LR_STEP), "step"), "schedule names");
+	test_bad_configs(&train);
+	test_device(0, &train, &test, tmp, ref);
+	for (int d = 1; d <= t_opencl_count(); d++) {
+		test_device(d, &train, &test, tmp, dev);
+		for (int i = 0; i < 2; i++)
+			CHECK(fabs(dev[i] - ref[i]) <= 1e-4 * fabs(ref[i]), "device %d test loss %g vs reference %g", d, dev[i], ref[i]);
+	}
+	t_rmtree(tmp);
+	free(tmp);
+	clg_dataset_free(&train);
+	clg_dataset_free(&test);
+	return t_finish("test_trainer");
+}
