@@ -24,6 +24,25 @@
 extern "C" {
 #endif
 
+/* Several processes training one model (data parallel across machines, e.g. over MPI: the CLI's
+ * --mpi implements this with Open MPI). Every rank runs a trainer with the same configuration on
+ * its own device; rank 0 sums the gradients in rank order, steps, and sends the parameters back. */
+typedef struct {
+	int rank, size;
+	void *user;
+	/* Gathers every rank's n bytes at rank 0 (recv: size * n bytes there, in rank order; NULL elsewhere). */
+	clg_status (*gather)(void *user, const void *send, void *recv, size_t n);
+	/* Rank 0's n bytes to every rank. */
+	clg_status (*broadcast)(void *user, void *buf, size_t n);
+} clg_train_comm;
+
+/* Gradient compression for the exchange between devices or ranks. INT8: block-wise absmax (256
+ * values share one float scale, each value a signed byte), with error feedback (what a step's
+ * quantization lost is added to the next step's gradient). */
+typedef enum { CLG_COMPRESS_NONE, CLG_COMPRESS_INT8 } clg_grad_compress;
+
+#define CLG_TRAIN_MAX_DEVICES 16
+
 /* Builds a model of one's own on be (a trainer then trains it like a named one). */
 typedef clg_module *(*clg_model_builder)(clg_backend *be, uint64_t seed, void *user);
 
@@ -42,6 +61,10 @@ typedef struct {
 	int64_t stop_after;       /* end after this many epochs of this call (as if interrupted); 0: all */
 	int64_t max_steps;        /* end after this many steps of this call; an epoch cut short is not
 				   * counted, evaluated or saved; 0: no limit */
+	/* data parallel (clg_trainer_new_multi, or comm) */
+	int fixed_shares;         /* split each batch equally instead of by each device's measured speed */
+	clg_grad_compress compress;
+	const clg_train_comm *comm; /* several processes; NULL: this process only */
 } clg_train_config;
 
 /* mlp, Adam lr 1e-3, constant schedule, 5 epochs, batch 128, seed 1; transformer sizes D64 H4 L2 T64. */
@@ -79,6 +102,16 @@ typedef struct {
 	double first_step_begun;  /* clg_now() when this run's first step began, and when the device had done it */
 	double first_step_done;
 	const char *saved;        /* the checkpoint written after this epoch, or NULL */
+	/* data parallel: devices of this process, each one's rows of a batch in this epoch and its
+	 * measured speed, the bytes a step sent per device (or rank) for the gradient exchange, and
+	 * a checksum of the parameters (equal on every replica, or replicas_identical is 0) */
+	int replicas;
+	int64_t shares[CLG_TRAIN_MAX_DEVICES];
+	double samples_per_s[CLG_TRAIN_MAX_DEVICES];
+	double exchange_bytes;    /* per step, per contributor */
+	double exchange_seconds;  /* this epoch, gathering, summing and broadcasting */
+	uint64_t checksum;
+	int replicas_identical;
 } clg_epoch_info;
 
 /* Every member may be NULL. A callback that returns an error stops the run with that status (set
@@ -99,6 +132,13 @@ typedef struct clg_trainer clg_trainer;
  * and test are borrowed and must outlive the trainer; test may be NULL (no evaluation). */
 clg_status clg_trainer_new(clg_backend *be, const clg_train_config *cfg, const clg_dataset *train,
 			   const clg_dataset *test, clg_trainer **out);
+/* Data parallel in one process: a replica of the model on each of n devices (up to
+ * CLG_TRAIN_MAX_DEVICES); every global batch of cfg->batch rows is split between them, in
+ * proportion to each device's speed measured at each epoch's start (cfg->fixed_shares: equally);
+ * gradients are summed in device order, the first device steps, and the parameters are copied to
+ * the others. With n = 1, the same as clg_trainer_new. */
+clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train_config *cfg,
+				 const clg_dataset *train, const clg_dataset *test, clg_trainer **out);
 void clg_trainer_free(clg_trainer *t);
 /* Loads a checkpoint's parameters, optimizer state and epoch count; the trainer's configuration
  * should be the checkpoint's (clg_train_config_from_meta) for the run to continue the same curve. */

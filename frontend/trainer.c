@@ -1,6 +1,6 @@
 /* The training loop (clgrad_train.h): epochs of shuffled batches, forward, cross-entropy,
  * backward, clipping, a scheduled optimizer step; evaluation and a checkpoint after each epoch. */
-#include "clgrad_train.h"
+#include "trainer_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,23 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-struct clg_trainer {
-	clg_backend *be;
-	clg_train_config cfg;
-	char model_name[32];          /* cfg.model.name points here */
-	const clg_dataset *train, *test;
-	int lm;                       /* language model: evaluated by loss only */
-	clg_module *model;
-	clg_named_tensors params;     /* trainable tensors, module order */
-	clg_optimizer *opt;
-	clg_loader *loader;
-	clg_lr_schedule sched;
-	int64_t steps_per_epoch, epochs_done;
-	int64_t run_steps;            /* steps taken by this clg_trainer_run call (cfg.max_steps) */
-	double first_begun, first_done;
-	int first_timed;
-};
 
 static const char *const opt_names[] = {[CLG_OPT_SGD] = "sgd", [CLG_OPT_ADAM] = "adam", [CLG_OPT_ADAMW] = "adamw"};
 static const char *const lr_names[] = {[CLG_LR_CONSTANT] = "constant", [CLG_LR_STEP] = "step", [CLG_LR_COSINE] = "cosine"};
@@ -105,40 +88,66 @@ static clg_status check_config(const clg_train_config *c)
 	return CLG_OK;
 }
 
-clg_status clg_trainer_new(clg_backend *be, const clg_train_config *cfg, const clg_dataset *train,
-			   const clg_dataset *test, clg_trainer **out)
+/* Builds replica i's model from the configuration's seed (so every replica starts the same). */
+static clg_status build_replica(clg_trainer *t, int i, clg_backend *be)
+{
+	clg_replica *r = &t->rep[i];
+	clg_status st;
+
+	r->be = be;
+	r->model = t->cfg.build ? t->cfg.build(be, t->cfg.seed, t->cfg.build_user)
+				: clg_model_build(be, &t->cfg.model, t->cfg.seed);
+	if (!r->model)
+		return clg_fail(CLG_ERR_INVALID, "trainer: cannot build model '%s' on device '%s': %s", t->model_name,
+				be->info.name, clg_last_error());
+	st = clg_module_state(r->model, 0, &r->params);
+	if (!st)
+		st = clg_module_state(r->model, 1, &r->state);
+	return st;
+}
+
+clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train_config *cfg,
+				 const clg_dataset *train, const clg_dataset *test, clg_trainer **out)
 {
 	clg_trainer *t;
 	clg_status st;
 
 	*out = NULL;
 	st = check_config(cfg);
+	if (!st && (n < 1 || n > CLG_TRAIN_MAX_DEVICES || (cfg->comm && n != 1)))
+		st = clg_fail(CLG_ERR_INVALID, "trainer: %d devices (expected 1 to %d%s)", n, CLG_TRAIN_MAX_DEVICES,
+			      cfg->comm ? "; with several processes, one device per process" : "");
+	for (int i = 0; !st && i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (bes[i] == bes[j] || bes[i]->info.index == bes[j]->info.index)
+				st = clg_fail(CLG_ERR_INVALID, "trainer: device %d ('%s') given twice", bes[i]->info.index,
+					      bes[i]->info.name);
+	if (!st && n * (cfg->comm ? cfg->comm->size : 1) > cfg->batch)
+		st = clg_fail(CLG_ERR_INVALID, "trainer: batch %lld cannot be split over %d devices", (long long)cfg->batch,
+			      n * (cfg->comm ? cfg->comm->size : 1));
 	if (st)
 		return st;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
-	t->be = be;
 	t->cfg = *cfg;
 	snprintf(t->model_name, sizeof(t->model_name), "%s", cfg->model.name ? cfg->model.name : "");
 	t->cfg.model.name = t->model_name;
 	t->train = train;
 	t->test = test;
 	t->lm = clg_model_is_lm(&t->cfg.model);
-	t->model = cfg->build ? cfg->build(be, cfg->seed, cfg->build_user) : clg_model_build(be, &t->cfg.model, cfg->seed);
-	if (!t->model) {
-		st = clg_fail(CLG_ERR_INVALID, "trainer: cannot build model '%s': %s", t->model_name, clg_last_error());
-		goto err;
-	}
-	st = clg_module_state(t->model, 0, &t->params);
+	for (int i = 0; !st && i < n; i++, t->nrep++)
+		st = build_replica(t, i, bes[i]);
 	if (st)
 		goto err;
-	t->opt = clg_optimizer_new(&t->cfg.optim, t->params.tensors, t->params.n);
+	t->opt = clg_optimizer_new(&t->cfg.optim, t->rep[0].params.tensors, t->rep[0].params.n);
 	if (!t->opt) {
-		st = CLG_ERR_INVALID; /* clg_optimizer_new set the message */
+		st = clg_last_status();
 		goto err;
 	}
 	st = clg_loader_new(train, cfg->batch, cfg->seed, CLG_LOADER_SHUFFLE | CLG_LOADER_ONE_HOT, &t->loader);
+	if (!st && clg_trainer_parallel(t))
+		st = clg_exchange_new(t);
 	if (st)
 		goto err;
 	t->steps_per_epoch = clg_loader_batches_per_epoch(t->loader);
@@ -152,18 +161,28 @@ err:
 	return st;
 }
 
+clg_status clg_trainer_new(clg_backend *be, const clg_train_config *cfg, const clg_dataset *train,
+			   const clg_dataset *test, clg_trainer **out)
+{
+	return clg_trainer_new_multi(&be, 1, cfg, train, test, out);
+}
+
 void clg_trainer_free(clg_trainer *t)
 {
 	if (!t)
 		return;
+	clg_exchange_free(t);
 	clg_loader_free(t->loader);
 	clg_optimizer_free(t->opt);
-	clg_named_tensors_free(&t->params);
-	clg_module_free(t->model);
+	for (int i = 0; i < t->nrep; i++) {
+		clg_named_tensors_free(&t->rep[i].params);
+		clg_named_tensors_free(&t->rep[i].state);
+		clg_module_free(t->rep[i].model);
+	}
 	free(t);
 }
 
-clg_module *clg_trainer_model(clg_trainer *t) { return t->model; }
+clg_module *clg_trainer_model(clg_trainer *t) { return t->rep[0].model; }
 clg_optimizer *clg_trainer_optimizer(clg_trainer *t) { return t->opt; }
 const clg_train_config *clg_trainer_config(const clg_trainer *t) { return &t->cfg; }
 int64_t clg_trainer_steps_per_epoch(const clg_trainer *t) { return t->steps_per_epoch; }
@@ -178,7 +197,9 @@ clg_status clg_trainer_load(clg_trainer *t, const char *path)
 		st = clg_fail(CLG_ERR_INVALID, "checkpoint '%s' holds model '%s', not '%s'", path, meta.model_name,
 			      t->model_name);
 	if (!st)
-		st = clg_ckpt_load(path, t->model, t->opt);
+		st = clg_ckpt_load(path, t->rep[0].model, t->opt);
+	if (!st && clg_trainer_parallel(t)) /* every rank read the same file; replicas copy the root */
+		st = clg_exchange_broadcast_params(t);
 	if (!st)
 		t->epochs_done = meta.epochs_done;
 	return st;
@@ -195,7 +216,7 @@ clg_status clg_trainer_save(clg_trainer *t, const char *path)
 	snprintf(meta.optimizer, sizeof(meta.optimizer), "%s", clg_opt_kind_name(c->optim.kind));
 	snprintf(meta.schedule, sizeof(meta.schedule), "%s", clg_lr_kind_name(c->schedule));
 	clg_loader_state_format(&next, meta.loader, sizeof(meta.loader));
-	return clg_ckpt_save(path, t->model, t->opt, &meta);
+	return clg_ckpt_save(path, t->rep[0].model, t->opt, &meta);
 }
 
 /* Fails unless a file can be created beside path (its folder exists and is writable), so that a
@@ -225,7 +246,7 @@ static clg_status check_writable(const char *path)
 /* One step: forward, loss, backward, clipping, optimizer. *loss is the step's loss (scope-owned). */
 static clg_status train_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, clg_tensor **loss)
 {
-	clg_tensor *logits = clg_module_forward(t->model, x);
+	clg_tensor *logits = clg_module_forward(t->rep[0].model, x);
 	clg_tensor *target = logits ? clg_reshape(y, CLG_SHAPE(-1, clg_shape(logits)[1])) : NULL;
 	clg_status st;
 
@@ -233,10 +254,45 @@ static clg_status train_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, clg_t
 	clg_optimizer_zero_grad(t->opt);
 	st = clg_backward(*loss);
 	if (!st && t->cfg.clip > 0)
-		st = clg_clip_grad_norm(t->params.tensors, t->params.n, t->cfg.clip, NULL);
+		st = clg_clip_grad_norm(t->rep[0].params.tensors, t->rep[0].params.n, t->cfg.clip, NULL);
 	clg_optimizer_set_lr(t->opt, clg_lr_at(&t->sched, clg_optimizer_steps(t->opt)));
 	if (!st)
 		st = clg_optimizer_step(t->opt);
+	return st;
+}
+
+/* One epoch of training (no evaluation): info gets the counts, the mean loss and the time. */
+/* The epoch's running loss: on the device with one device (read only when asked), on the host in
+ * data parallel (whose exchange reads every step's loss anyway). */
+typedef struct {
+	clg_tensor *sum;
+	double host_sum, last;
+	int steps;
+} loss_meter;
+
+static void meter_add_tensor(loss_meter *m, clg_tensor *loss)
+{
+	clg_tensor *d = clg_detach(loss), *sum = m->sum ? clg_add(m->sum, d) : clg_keep(d);
+	clg_free(m->sum);
+	m->sum = clg_keep(sum);
+	m->steps++;
+}
+
+/* The mean so far and, when loss is given, that step's own value. */
+static clg_status meter_read(loss_meter *m, clg_tensor *loss, double *mean, double *step_loss)
+{
+	clg_status st = CLG_OK;
+	double s = m->host_sum;
+
+	if (m->sum) {
+		if (loss && step_loss)
+			st = clg_item(loss, step_loss);
+		if (!st)
+			st = clg_item(m->sum, &s);
+	} else if (step_loss) {
+		*step_loss = m->last;
+	}
+	*mean = m->steps ? s / (double)m->steps : NAN;
 	return st;
 }
 
@@ -245,10 +301,13 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 {
 	clg_loader_state ls = {.seed = t->cfg.seed, .epoch = (uint64_t)t->epochs_done, .pos = 0};
 	clg_step_info si = {.epoch = t->epochs_done + 1, .steps = t->steps_per_epoch};
-	clg_tensor *loss_sum = NULL; /* the running loss stays on the device */
+	loss_meter m = {0};
+	int parallel = clg_trainer_parallel(t);
 	double t0 = clg_now();
-	clg_status st = clg_loader_set_state(t->loader, &ls);
+	clg_status st = parallel ? clg_exchange_balance(t) : CLG_OK;
 
+	if (!st)
+		st = clg_loader_set_state(t->loader, &ls);
 	if (cb->epoch_begin)
 		cb->epoch_begin(cb->user, si.epoch, t->cfg.epochs, t->steps_per_epoch);
 	while (!st && !(t->cfg.max_steps && t->run_steps >= t->cfg.max_steps)) {
@@ -256,51 +315,56 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		if (!t->first_timed)
 			t->first_begun = clg_now();
 		clg_scope_begin();
-		st = clg_loader_next(t->loader, t->be, &x, &y);
+		st = clg_loader_next(t->loader, t->rep[0].be, &x, &y);
 		if (st || !x) {
 			clg_scope_end();
 			break;
 		}
-		st = train_step(t, x, y, &loss);
+		if (parallel) {
+			st = clg_exchange_step(t, x, y, &m.last);
+			m.host_sum += m.last;
+			m.steps++;
+		} else {
+			st = train_step(t, x, y, &loss);
+			if (!st)
+				meter_add_tensor(&m, loss);
+		}
 		if (!st && !t->first_timed) { /* the only wait besides the loss reads: once, to time the first step */
-			st = clg_synchronize(t->be);
+			st = clg_synchronize(t->rep[0].be);
 			t->first_done = clg_now();
 			t->first_timed = 1;
 		}
 		if (!st) {
-			clg_tensor *d = clg_detach(loss), *sum = loss_sum ? clg_add(loss_sum, d) : clg_keep(d);
-			clg_free(loss_sum);
-			loss_sum = clg_keep(sum);
 			si.step++;
 			t->run_steps++;
 			si.samples += clg_shape(x)[0];
 			si.loss = si.step_loss = NAN;
-			if (cb->step_end && cb->loss_due && cb->loss_due(cb->user, si.step)) {
-				double s = NAN;
-				st = clg_item(loss, &si.step_loss);
-				if (!st)
-					st = clg_item(loss_sum, &s);
-				si.loss = s / (double)si.step;
-			}
+			if (cb->step_end && cb->loss_due && cb->loss_due(cb->user, si.step))
+				st = meter_read(&m, loss, &si.loss, &si.step_loss);
 			if (!st && cb->step_end)
 				cb->step_end(cb->user, &si);
 		}
 		clg_scope_end();
 	}
-	if (!st && loss_sum) {
-		double s = NAN;
-		st = clg_item(loss_sum, &s); /* also waits for the epoch's last step */
-		info->train_loss = s / (double)si.step;
-	} else {
-		info->train_loss = NAN;
-	}
-	clg_free(loss_sum);
+	info->train_loss = NAN;
+	if (!st && m.steps)
+		st = meter_read(&m, NULL, &info->train_loss, NULL); /* also waits for the epoch's last step */
+	clg_free(m.sum);
 	info->epoch = si.epoch;
 	info->epochs = t->cfg.epochs;
 	info->steps = si.step;
 	info->samples = si.samples;
 	info->seconds = clg_now() - t0;
 	info->lr = clg_optimizer_lr(t->opt);
+	info->replicas = t->nrep;
+	for (int i = 0; i < t->nrep; i++) {
+		info->shares[i] = t->rep[i].share;
+		info->samples_per_s[i] = t->rep[i].rate;
+	}
+	if (!st && parallel) {
+		clg_exchange_stats(t, &info->exchange_bytes, &info->exchange_seconds);
+		st = clg_exchange_checksum(t, &info->checksum, &info->replicas_identical);
+	}
 	return st;
 }
 
@@ -349,18 +413,18 @@ clg_status clg_trainer_evaluate(clg_trainer *t, const clg_dataset *ds, double *a
 	clg_status st = pred && lab ? clg_loader_new(ds, batch, 0, CLG_LOADER_ONE_HOT, &l)
 				    : clg_fail(CLG_ERR_OOM, "evaluate: out of host memory for batch %lld", (long long)batch);
 
-	clg_module_train(t->model, 0);
+	clg_module_train(t->rep[0].model, 0);
 	clg_no_grad_begin();
 	while (!st) {
 		clg_tensor *x, *y;
 		double v;
 		clg_scope_begin();
-		st = clg_loader_next(l, t->be, &x, &y);
+		st = clg_loader_next(l, t->rep[0].be, &x, &y);
 		if (st || !x) {
 			clg_scope_end();
 			break;
 		}
-		clg_tensor *logits = clg_module_forward(t->model, x);
+		clg_tensor *logits = clg_module_forward(t->rep[0].model, x);
 		int64_t V = logits ? clg_shape(logits)[1] : 1, b = clg_shape(x)[0];
 		clg_tensor *y2 = clg_reshape(y, CLG_SHAPE(-1, V));
 		st = clg_item(clg_cross_entropy(logits, y2, 0.0), &v);
@@ -376,7 +440,7 @@ clg_status clg_trainer_evaluate(clg_trainer *t, const clg_dataset *ds, double *a
 		clg_scope_end();
 	}
 	clg_no_grad_end();
-	clg_module_train(t->model, 1);
+	clg_module_train(t->rep[0].model, 1);
 	clg_loader_free(l);
 	free(pred);
 	free(lab);

@@ -180,6 +180,87 @@ static void test_device(int dev, const clg_dataset *train, const clg_dataset *te
 	clg_backend_close(be);
 }
 
+typedef struct {
+	int epochs;
+	double test_loss[8], bytes, sps[2];
+	int identical[8];
+	int64_t shares[2];
+} dp_log;
+
+static clg_status dp_end(void *u, const clg_epoch_info *e)
+{
+	dp_log *l = u;
+	l->test_loss[l->epochs] = e->test_loss;
+	l->identical[l->epochs++] = e->replicas_identical;
+	l->bytes = e->exchange_bytes;
+	l->shares[0] = e->shares[0], l->shares[1] = e->shares[1];
+	l->sps[0] = e->samples_per_s[0], l->sps[1] = e->samples_per_s[1];
+	return CLG_OK;
+}
+
+/* Data parallel over two devices: the same curve as one device with the same global batch, replicas
+ * identical every epoch; balanced shares add up to the batch; int8 compression sends about a
+ * quarter of the bytes and still learns. */
+static void test_data_parallel(int d0, int d1, const clg_dataset *train, const clg_dataset *test)
+{
+	clg_backend *bes[2];
+	clg_trainer *t;
+	clg_train_config cfg = small_config();
+	dp_log one = {0}, two = {0}, bal = {0}, q8 = {0};
+	clg_train_callbacks cb = {.epoch_end = dp_end};
+
+	CHECK_OK(clg_backend_open(d0, &bes[0]));
+	CHECK_OK(clg_backend_open(d1, &bes[1]));
+	printf("data parallel over %s + %s\n", bes[0]->info.name, bes[1]->info.name);
+	cb.user = &one;
+	CHECK_OK(clg_trainer_new(bes[0], &cfg, train, test, &t));
+	CHECK_OK(clg_trainer_run(t, &cb));
+	clg_trainer_free(t);
+
+	cfg.fixed_shares = 1;
+	cb.user = &two;
+	CHECK_OK(clg_trainer_new_multi(bes, 2, &cfg, train, test, &t));
+	CHECK_OK(clg_trainer_run(t, &cb));
+	clg_trainer_free(t);
+	for (int e = 0; e < 4; e++) {
+		CHECK(fabs(two.test_loss[e] - one.test_loss[e]) <= 1e-4 * fabs(one.test_loss[e]),
+		      "epoch %d: two devices %.8f vs one %.8f", e + 1, two.test_loss[e], one.test_loss[e]);
+		CHECK(two.identical[e], "epoch %d: replicas identical", e + 1);
+	}
+	CHECK(two.shares[0] == 16 && two.shares[1] == 16, "fixed shares 16 + 16: %lld + %lld", (long long)two.shares[0], (long long)two.shares[1]);
+
+	cfg.fixed_shares = 0;
+	cb.user = &bal;
+	CHECK_OK(clg_trainer_new_multi(bes, 2, &cfg, train, test, &t));
+	CHECK_OK(clg_trainer_run(t, &cb));
+	clg_trainer_free(t);
+	CHECK(bal.shares[0] + bal.shares[1] == 32 && bal.shares[0] >= 1 && bal.shares[1] >= 1 && bal.sps[0] > 0 && bal.sps[1] > 0,
+	      "balanced shares %lld + %lld (%.0f, %.0f samples/s)", (long long)bal.shares[0], (long long)bal.shares[1], bal.sps[0], bal.sps[1]);
+	CHECK(fabs(bal.test_loss[3] - one.test_loss[3]) <= 1e-4 * fabs(one.test_loss[3]), "balanced: %.8f vs %.8f", bal.test_loss[3], one.test_loss[3]);
+	printf("balanced shares %lld + %lld (%.0f and %.0f samples/s)\n", (long long)bal.shares[0], (long long)bal.shares[1], bal.sps[0], bal.sps[1]);
+
+	cfg.compress = CLG_COMPRESS_INT8;
+	cb.user = &q8;
+	CHECK_OK(clg_trainer_new_multi(bes, 2, &cfg, train, test, &t));
+	CHECK_OK(clg_trainer_run(t, &cb));
+	clg_trainer_free(t);
+	CHECK(q8.bytes < 0.3 * two.bytes, "int8 sends %g bytes a step against %g", q8.bytes, two.bytes);
+	CHECK(q8.test_loss[3] < q8.test_loss[0] && fabs(q8.test_loss[3] - one.test_loss[3]) < 0.05 * one.test_loss[3],
+	      "int8 learns: %.5f (uncompressed %.5f)", q8.test_loss[3], one.test_loss[3]);
+	CHECK(q8.identical[3], "int8: replicas identical");
+	printf("bytes per step: float32 %.0f, int8 %.0f (%.2fx less); final test loss %.5f, int8 %.5f\n", two.bytes, q8.bytes,
+	       two.bytes / q8.bytes, one.test_loss[3], q8.test_loss[3]);
+
+	/* the same device twice is refused */
+	{
+		clg_backend *twice[2] = {bes[0], bes[0]};
+		CHECK(clg_trainer_new_multi(twice, 2, &cfg, train, test, &t) == CLG_ERR_INVALID && strstr(clg_last_error(), "twice"),
+		      "one device twice refused: %s", clg_last_error());
+	}
+	clg_backend_close(bes[0]);
+	clg_backend_close(bes[1]);
+}
+
 static void test_bad_configs(const clg_dataset *train)
 {
 	clg_backend *be;
@@ -223,6 +304,9 @@ int main(void)
 		for (int i = 0; i < 2; i++)
 			CHECK(fabs(dev[i] - ref[i]) <= 1e-4 * fabs(ref[i]), "device %d test loss %g vs reference %g", d, dev[i], ref[i]);
 	}
+	/* data parallel: the first two OpenCL devices if there are two, else the reference and one */
+	if (t_opencl_count() >= 1)
+		test_data_parallel(t_opencl_count() >= 2 ? 1 : 0, t_opencl_count() >= 2 ? 2 : 1, &train, &test);
 	t_rmtree(tmp);
 	free(tmp);
 	clg_dataset_free(&train);

@@ -1,0 +1,55 @@
+/* The trainer's state, shared by trainer.c (the loop) and trainer_parallel.c (data parallel). */
+#ifndef CLG_TRAINER_INTERNAL_H
+#define CLG_TRAINER_INTERNAL_H
+
+#include "clgrad_train.h"
+
+/* One copy of the model on one device. */
+typedef struct {
+	clg_backend *be;
+	clg_module *model;
+	clg_named_tensors params;     /* trainable tensors, module order */
+	clg_named_tensors state;      /* parameters and buffers: what is copied from the root after a step */
+	clg_tensor **residual;        /* int8 compression: what the last quantization lost, per parameter */
+	int64_t share;                /* rows of each global batch */
+	double rate;                  /* samples/s measured at the epoch's start */
+} clg_replica;
+
+struct clg_trainer {
+	clg_train_config cfg;
+	char model_name[32];          /* cfg.model.name points here */
+	const clg_dataset *train, *test;
+	int lm;                       /* language model: evaluated by loss only */
+	int nrep;                     /* replicas in this process */
+	clg_replica rep[CLG_TRAIN_MAX_DEVICES];
+	clg_optimizer *opt;           /* replica 0's; it steps only on the root (rank 0) */
+	clg_loader *loader;           /* hands out global batches on replica 0's device */
+	clg_lr_schedule sched;
+	int64_t steps_per_epoch, epochs_done;
+	int64_t run_steps;            /* steps taken by this clg_trainer_run call (cfg.max_steps) */
+	double first_begun, first_done;
+	int first_timed;
+	struct clg_exchange *ex;      /* data parallel: buffers of the gradient exchange (NULL: one device) */
+};
+
+/* 1 when gradients go between devices or processes. */
+static inline int clg_trainer_parallel(const clg_trainer *t) { return t->nrep > 1 || t->cfg.comm; }
+
+/* trainer_parallel.c */
+clg_status clg_exchange_new(clg_trainer *t);
+void clg_exchange_free(clg_trainer *t);
+/* Measures each replica's samples/s on a global batch and sets the shares (cfg.fixed_shares or
+ * several ranks: equal). */
+clg_status clg_exchange_balance(clg_trainer *t);
+/* One data-parallel step on the global batch x, y (on replica 0's device): forward and backward on
+ * each replica's rows, gradients summed at the root, optimizer step there, parameters sent back.
+ * *loss receives the batch's loss (the same value on every rank). */
+clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, double *loss);
+/* Checksum of replica 0's parameters and whether every replica (and rank) has the same. */
+clg_status clg_exchange_checksum(clg_trainer *t, uint64_t *sum, int *identical);
+/* What the last epoch cost: bytes sent per step per contributor, seconds spent exchanging. */
+void clg_exchange_stats(clg_trainer *t, double *bytes_per_step, double *seconds);
+/* Copies the root's parameters and buffers to every replica and rank (after a load). */
+clg_status clg_exchange_broadcast_params(clg_trainer *t);
+
+#endif

@@ -1,0 +1,490 @@
+/* Data parallel training: a replica of the model per device (and per process, with a comm). Each
+ * replica runs forward and backward on its rows of the global batch with its loss weighted by its
+ * share of the rows, so that the summed gradients are those of the whole batch. Every contributor
+ * (a replica, or a rank) packs its gradients into one wire buffer (float32, or int8 blocks with
+ * error feedback); the root (replica 0 of rank 0) sums the buffers in contributor order, so a run
+ * is reproducible, steps its optimizer and sends the parameters back to every replica: replicas
+ * are identical by construction, and a checksum per epoch checks it. */
+#include "trainer_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INT8_BLOCK 256 /* values sharing one scale */
+
+typedef struct clg_exchange {
+	int nparam;
+	int64_t *numel;            /* per trainable tensor */
+	size_t *offset;            /* its place in a wire buffer (bytes, after the leading loss float) */
+	int64_t total;             /* gradient values */
+	size_t wire;               /* bytes one contributor sends per step */
+	int contributors;          /* replicas in this process, or ranks */
+	unsigned char *send;       /* nrep wire buffers */
+	unsigned char *recv;       /* root of several ranks: contributors wire buffers */
+	float *sum;                /* root: summed gradients */
+	float *grad;               /* one tensor's gradient on the host */
+	signed char *q;            /* one tensor's int8 values */
+	float *state;              /* parameters and buffers of replica 0, flat, + the step's loss */
+	int64_t state_total;
+	double bytes, seconds;     /* this epoch */
+	int64_t steps;
+	clg_loader *calib;         /* the first rows of the data, to measure each device's speed */
+} clg_exchange;
+
+static int is_root(const clg_trainer *t) { return !t->cfg.comm || t->cfg.comm->rank == 0; }
+
+static size_t tensor_wire(const clg_trainer *t, int64_t n)
+{
+	if (t->cfg.compress == CLG_COMPRESS_INT8) /* scales, then the bytes padded to 4 */
+		return sizeof(float) * (size_t)((n + INT8_BLOCK - 1) / INT8_BLOCK) + (((size_t)n + 3) & ~(size_t)3);
+	return sizeof(float) * (size_t)n;
+}
+
+clg_status clg_exchange_new(clg_trainer *t)
+{
+	clg_replica *r0 = &t->rep[0];
+	clg_exchange *e = calloc(1, sizeof(*e));
+	int64_t biggest = 1;
+	clg_status st = CLG_OK;
+
+	if (!e)
+		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
+	t->ex = e;
+	e->nparam = r0->params.n;
+	e->contributors = t->cfg.comm ? t->cfg.comm->size : t->nrep;
+	e->numel = calloc((size_t)e->nparam + 1, sizeof(*e->numel));
+	e->offset = calloc((size_t)e->nparam + 1, sizeof(*e->offset));
+	if (!e->numel || !e->offset)
+		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
+	e->wire = sizeof(float); /* the contributor's weighted loss */
+	for (int p = 0; p < e->nparam; p++) {
+		e->numel[p] = clg_numel(r0->params.tensors[p]);
+		e->offset[p] = e->wire;
+		e->wire += tensor_wire(t, e->numel[p]);
+		e->total += e->numel[p];
+		biggest = e->numel[p] > biggest ? e->numel[p] : biggest;
+	}
+	for (int i = 0; i < r0->state.n; i++)
+		e->state_total += clg_numel(r0->state.tensors[i]);
+	e->send = malloc(e->wire * (size_t)t->nrep);
+	e->recv = t->cfg.comm && is_root(t) ? malloc(e->wire * (size_t)e->contributors) : NULL;
+	e->sum = malloc(sizeof(float) * (size_t)e->total);
+	e->grad = malloc(sizeof(float) * (size_t)biggest);
+	e->q = malloc((size_t)biggest + 4);
+	e->state = malloc(sizeof(float) * (size_t)(e->state_total + 1));
+	if (!e->send || (t->cfg.comm && is_root(t) && !e->recv) || !e->sum || !e->grad || !e->q || !e->state)
+		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory for the gradient exchange (%lld values)",
+				(long long)e->total);
+	for (int i = 0; !st && i < t->nrep && t->cfg.compress == CLG_COMPRESS_INT8; i++) {
+		clg_replica *r = &t->rep[i];
+		r->residual = calloc((size_t)e->nparam + 1, sizeof(*r->residual));
+		if (!r->residual)
+			return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
+		for (int p = 0; !st && p < e->nparam; p++) {
+			r->residual[p] = clg_zeros(r->be, CLG_F32, clg_ndim(r->params.tensors[p]), clg_shape(r->params.tensors[p]));
+			if (!r->residual[p])
+				st = clg_last_status();
+		}
+	}
+	if (!st)
+		st = clg_loader_new(t->train, t->cfg.batch, 0, CLG_LOADER_ONE_HOT, &e->calib);
+	for (int i = 0; i < t->nrep; i++)
+		t->rep[i].share = t->cfg.batch / t->nrep + (i < t->cfg.batch % t->nrep);
+	return st;
+}
+
+void clg_exchange_free(clg_trainer *t)
+{
+	clg_exchange *e = t->ex;
+	if (!e)
+		return;
+	for (int i = 0; i < t->nrep; i++) {
+		for (int p = 0; t->rep[i].residual && p < e->nparam; p++)
+			clg_free(t->rep[i].residual[p]);
+		free(t->rep[i].residual);
+		t->rep[i].residual = NULL;
+	}
+	clg_loader_free(e->calib);
+	free(e->numel);
+	free(e->offset);
+	free(e->send);
+	free(e->recv);
+	free(e->sum);
+	free(e->grad);
+	free(e->q);
+	free(e->state);
+	free(e);
+	t->ex = NULL;
+}
+
+/* Splits n rows in proportion to weights w (largest remainder; every part at least 1 when n allows). */
+static void split_rows(int64_t n, const double *w, int parts, int64_t *out)
+{
+	double total = 0, rem[CLG_TRAIN_MAX_DEVICES];
+	int64_t given = 0;
+
+	for (int i = 0; i < parts; i++)
+		total += w[i] > 0 ? w[i] : 0;
+	for (int i = 0; i < parts; i++) {
+		double exact = total > 0 ? (double)n * (w[i] > 0 ? w[i] : 0) / total : (double)n / parts;
+		out[i] = (int64_t)floor(exact);
+		if (out[i] < 1 && n >= parts)
+			out[i] = 1;
+		rem[i] = exact - (double)out[i];
+		given += out[i];
+	}
+	while (given > n) { /* the minimum of 1 over-gave: take from the largest */
+		int big = 0;
+		for (int i = 1; i < parts; i++)
+			big = out[i] > out[big] ? i : big;
+		out[big]--, given--;
+	}
+	while (given < n) {
+		int best = 0;
+		for (int i = 1; i < parts; i++)
+			best = rem[i] > rem[best] ? i : best;
+		out[best]++, given++;
+		rem[best] -= 1;
+	}
+}
+
+/* Replica i's forward and backward on x, y with its loss weighted by w; *wloss the weighted loss. */
+static clg_status replica_backward(clg_trainer *t, int i, clg_tensor *x, clg_tensor *y, double w, clg_tensor **wloss)
+{
+	clg_replica *r = &t->rep[i];
+	clg_tensor *logits = clg_module_forward(r->model, x);
+	clg_tensor *target = logits ? clg_reshape(y, CLG_SHAPE(-1, clg_shape(logits)[1])) : NULL;
+
+	*wloss = clg_affine(clg_cross_entropy(logits, target, 0.0), w, 0.0);
+	if (i == 0)
+		clg_optimizer_zero_grad(t->opt);
+	else
+		for (int p = 0; p < r->params.n; p++)
+			clg_zero_grad(r->params.tensors[p]);
+	return *wloss ? clg_backward(*wloss) : clg_last_status();
+}
+
+clg_status clg_exchange_balance(clg_trainer *t)
+{
+	clg_exchange *e = t->ex;
+	double w[CLG_TRAIN_MAX_DEVICES];
+	int64_t shares[CLG_TRAIN_MAX_DEVICES];
+	clg_loader_state first = {0};
+	clg_tensor *x, *y;
+	clg_status st = CLG_OK;
+
+	e->bytes = e->seconds = 0;
+	e->steps = 0;
+	if (t->cfg.fixed_shares || t->nrep == 1)
+		return CLG_OK; /* set once, equal (clg_exchange_new) */
+	clg_scope_begin();
+	st = clg_loader_set_state(e->calib, &first);
+	if (!st)
+		st = clg_loader_next(e->calib, t->rep[0].be, &x, &y);
+	for (int i = 0; !st && x && i < t->nrep; i++) {
+		clg_replica *r = &t->rep[i];
+		int64_t rows = clg_shape(x)[0] / t->nrep;
+		clg_tensor *xi = clg_slice(x, 0, 0, rows, 1), *yi = clg_slice(y, 0, 0, rows, 1), *wl;
+		double best = INFINITY;
+		if (i > 0) {
+			xi = clg_to_device(xi, r->be);
+			yi = clg_to_device(yi, r->be);
+		}
+		for (int rep = 0; !st && rep < 3; rep++) { /* the first also builds kernels: not counted */
+			double t0 = clg_now();
+			st = replica_backward(t, i, xi, yi, 1.0, &wl);
+			if (!st)
+				st = clg_synchronize(r->be);
+			if (!st && rep > 0)
+				best = fmin(best, clg_now() - t0);
+		}
+		r->rate = (double)rows / best;
+		w[i] = r->rate;
+	}
+	clg_scope_end();
+	if (st)
+		return st;
+	split_rows(t->cfg.batch, w, t->nrep, shares);
+	for (int i = 0; i < t->nrep; i++)
+		t->rep[i].share = shares[i];
+	return CLG_OK;
+}
+
+/* ---- int8 blocks ---------------------------------------------------------------------------- */
+
+/* g (n) -> scales (ceil(n / 256)) and q (n): per block, scale = max |g| / 127, q = round(g / scale). */
+static void int8_encode(const float *g, int64_t n, float *scales, signed char *q)
+{
+	for (int64_t b = 0; b * INT8_BLOCK < n; b++) {
+		int64_t lo = b * INT8_BLOCK, hi = lo + INT8_BLOCK < n ? lo + INT8_BLOCK : n;
+		float m = 0;
+		for (int64_t k = lo; k < hi; k++)
+			m = fabsf(g[k]) > m ? fabsf(g[k]) : m;
+		scales[b] = m / 127.0f;
+		for (int64_t k = lo; k < hi; k++)
+			q[k] = (signed char)(m > 0 ? lrintf(g[k] / scales[b]) : 0);
+	}
+}
+
+static float int8_value(const float *scales, const signed char *q, int64_t k) { return scales[k / INT8_BLOCK] * (float)q[k]; }
+
+/* ---- one step --------------------------------------------------------------------------------- */
+
+/* Replica i's gradients (and weighted loss) into its wire buffer; with int8, the residual of error
+ * feedback is added first and then keeps what the quantization lost. */
+static clg_status pack(clg_trainer *t, int i, clg_tensor *wloss, unsigned char *buf)
+{
+	clg_exchange *e = t->ex;
+	clg_replica *r = &t->rep[i];
+	double lv = 0;
+	float lf;
+	clg_status st = wloss ? clg_item(wloss, &lv) : CLG_OK;
+
+	lf = (float)lv;
+	memcpy(buf, &lf, sizeof(lf));
+	for (int p = 0; !st && p < e->nparam; p++) {
+		clg_tensor *g = clg_grad(r->params.tensors[p]);
+		unsigned char *dst = buf + e->offset[p];
+		size_t bytes = sizeof(float) * (size_t)e->numel[p];
+		if (t->cfg.compress != CLG_COMPRESS_INT8) {
+			if (g)
+				st = clg_to_host(g, dst, bytes);
+			else
+				memset(dst, 0, bytes); /* a parameter this step did not reach */
+			continue;
+		}
+		{
+			int64_t nb = (e->numel[p] + INT8_BLOCK - 1) / INT8_BLOCK;
+			float *scales = (float *)(void *)dst;
+			clg_tensor *acc = g ? clg_add(g, r->residual[p]) : r->residual[p], *lost;
+			st = acc ? clg_to_host(acc, e->grad, bytes) : clg_last_status();
+			if (st)
+				break;
+			int8_encode(e->grad, e->numel[p], scales, e->q);
+			memcpy(dst + sizeof(float) * (size_t)nb, e->q, (size_t)e->numel[p]);
+			for (int64_t k = 0; k < e->numel[p]; k++) /* what the receiver will not see */
+				e->grad[k] -= int8_value(scales, e->q, k);
+			lost = clg_from_host(r->be, CLG_F32, clg_ndim(acc), clg_shape(acc), e->grad);
+			st = lost ? clg_assign(r->residual[p], lost) : clg_last_status();
+		}
+	}
+	return st;
+}
+
+/* sum += contributor's gradients, decoded; returns its loss */
+static double accumulate(const clg_trainer *t, const unsigned char *buf, int first)
+{
+	const clg_exchange *e = t->ex;
+	float lf, *sum = e->sum;
+
+	memcpy(&lf, buf, sizeof(lf));
+	for (int p = 0; p < e->nparam; p++) {
+		const unsigned char *src = buf + e->offset[p];
+		int64_t n = e->numel[p];
+		if (t->cfg.compress == CLG_COMPRESS_INT8) {
+			const float *scales = (const float *)(const void *)src;
+			const signed char *q = (const signed char *)(src + sizeof(float) * (size_t)((n + INT8_BLOCK - 1) / INT8_BLOCK));
+			for (int64_t k = 0; k < n; k++)
+				sum[k] = (first ? 0.0f : sum[k]) + int8_value(scales, q, k);
+		} else {
+			const float *g = (const float *)(const void *)src;
+			for (int64_t k = 0; k < n; k++)
+				sum[k] = first ? g[k] : sum[k] + g[k];
+		}
+		sum += n;
+	}
+	return lf;
+}
+
+/* Root: the summed gradients into replica 0's, clipping, the scheduled optimizer step. */
+static clg_status root_step(clg_trainer *t)
+{
+	clg_exchange *e = t->ex;
+	clg_replica *r0 = &t->rep[0];
+	const float *sum = e->sum;
+	clg_status st = CLG_OK;
+
+	for (int p = 0; !st && p < e->nparam; p++) {
+		clg_tensor *w = r0->params.tensors[p], *g = clg_grad(w);
+		clg_tensor *v = clg_from_host(r0->be, CLG_F32, clg_ndim(w), clg_shape(w), sum);
+		sum += e->numel[p];
+		if (!v)
+			return clg_last_status();
+		if (!g) { /* replica 0 had no rows reaching it: give it the gradient through a dummy use */
+			clg_free(v);
+			return clg_fail(CLG_ERR_STATE, "trainer: parameter %d of replica 0 has no gradient", p);
+		}
+		st = clg_assign(g, v);
+		clg_free(v);
+	}
+	if (!st && t->cfg.clip > 0)
+		st = clg_clip_grad_norm(r0->params.tensors, r0->params.n, t->cfg.clip, NULL);
+	clg_optimizer_set_lr(t->opt, clg_lr_at(&t->sched, clg_optimizer_steps(t->opt)));
+	if (!st)
+		st = clg_optimizer_step(t->opt);
+	return st;
+}
+
+/* Replica 0's parameters and buffers, flat, into e->state (loss after them). */
+static clg_status read_state(clg_trainer *t, int i, float *out)
+{
+	clg_named_tensors *s = &t->rep[i].state;
+	clg_status st = CLG_OK;
+	for (int k = 0; !st && k < s->n; k++) {
+		st = clg_to_host(s->tensors[k], out, sizeof(float) * (size_t)clg_numel(s->tensors[k]));
+		out += clg_numel(s->tensors[k]);
+	}
+	return st;
+}
+
+static clg_status write_state(clg_trainer *t, int i, const float *in)
+{
+	clg_named_tensors *s = &t->rep[i].state;
+	clg_status st = CLG_OK;
+	for (int k = 0; !st && k < s->n; k++) {
+		clg_tensor *v = clg_from_host(t->rep[i].be, CLG_F32, clg_ndim(s->tensors[k]), clg_shape(s->tensors[k]), in);
+		st = v ? clg_assign(s->tensors[k], v) : clg_last_status();
+		clg_free(v);
+		in += clg_numel(s->tensors[k]);
+	}
+	return st;
+}
+
+/* The root's state to every replica of every rank; *loss travels with it. */
+static clg_status broadcast_state(clg_trainer *t, double *loss)
+{
+	clg_exchange *e = t->ex;
+	clg_status st = CLG_OK;
+
+	if (is_root(t)) {
+		st = read_state(t, 0, e->state);
+		e->state[e->state_total] = (float)*loss;
+	}
+	if (!st && t->cfg.comm)
+		st = t->cfg.comm->broadcast(t->cfg.comm->user, e->state, sizeof(float) * (size_t)(e->state_total + 1));
+	if (!st && !is_root(t))
+		st = write_state(t, 0, e->state);
+	for (int i = 1; !st && i < t->nrep; i++)
+		st = write_state(t, i, e->state);
+	*loss = e->state[e->state_total];
+	return st;
+}
+
+clg_status clg_exchange_broadcast_params(clg_trainer *t)
+{
+	double loss = 0;
+	return broadcast_state(t, &loss);
+}
+
+/* Rows [lo, hi) of the global batch for local replica i (ranks take equal parts, in rank order). */
+static void rows_of(const clg_trainer *t, int i, int64_t batch, int64_t *lo, int64_t *hi)
+{
+	const clg_train_comm *c = t->cfg.comm;
+	double w[CLG_TRAIN_MAX_DEVICES];
+	int64_t parts[CLG_TRAIN_MAX_DEVICES];
+	int n = c ? c->size : t->nrep, me = c ? c->rank : i;
+
+	for (int k = 0; k < n; k++)
+		w[k] = c ? 1.0 : (double)t->rep[k].share;
+	split_rows(batch, w, n, parts); /* a short last batch keeps the proportions */
+	*lo = 0;
+	for (int k = 0; k < me; k++)
+		*lo += parts[k];
+	*hi = *lo + parts[me];
+}
+
+clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, double *loss)
+{
+	clg_exchange *e = t->ex;
+	int64_t batch = clg_shape(x)[0];
+	double t0, total = 0;
+	clg_tensor *wl[CLG_TRAIN_MAX_DEVICES] = {0}; /* each replica's weighted loss */
+	clg_status st = CLG_OK;
+
+	for (int i = 0; !st && i < t->nrep; i++) {
+		clg_replica *r = &t->rep[i];
+		int64_t lo, hi;
+		clg_tensor *xi, *yi;
+		rows_of(t, i, batch, &lo, &hi);
+		xi = clg_slice(x, 0, lo, hi, 1);
+		yi = clg_slice(y, 0, lo, hi, 1);
+		if (i > 0) { /* the batch arrives on replica 0's device */
+			xi = clg_to_device(xi, r->be);
+			yi = clg_to_device(yi, r->be);
+		}
+		st = hi > lo ? replica_backward(t, i, xi, yi, (double)(hi - lo) / (double)batch, &wl[i])
+			     : clg_fail(CLG_ERR_INVALID, "trainer: batch of %lld rows leaves device '%s' none",
+					(long long)batch, r->be->info.name);
+		/* the devices work on their backward passes at once; packing waits for each in turn */
+	}
+	t0 = clg_now();
+	for (int i = 0; !st && i < t->nrep; i++)
+		st = pack(t, i, wl[i], e->send + e->wire * (size_t)i);
+	if (!st && t->cfg.comm)
+		st = t->cfg.comm->gather(t->cfg.comm->user, e->send, e->recv, e->wire);
+	if (!st && is_root(t)) {
+		const unsigned char *bufs = t->cfg.comm ? e->recv : e->send;
+		for (int c = 0; c < e->contributors; c++)
+			total += accumulate(t, bufs + e->wire * (size_t)c, c == 0);
+		st = root_step(t);
+	} else if (!st) {
+		clg_optimizer_set_steps(t->opt, clg_optimizer_steps(t->opt) + 1); /* the schedule moves on */
+		clg_optimizer_set_lr(t->opt, clg_lr_at(&t->sched, clg_optimizer_steps(t->opt) - 1));
+	}
+	if (!st)
+		st = broadcast_state(t, &total);
+	*loss = total;
+	e->seconds += clg_now() - t0;
+	e->bytes += (double)e->wire;
+	e->steps++;
+	return st;
+}
+
+/* ---- per epoch -------------------------------------------------------------------------------- */
+
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	for (size_t k = 0; k < n; k++)
+		h = (h ^ p[k]) * 0x100000001b3ULL;
+	return h;
+}
+
+clg_status clg_exchange_checksum(clg_trainer *t, uint64_t *sum, int *identical)
+{
+	clg_exchange *e = t->ex;
+	uint64_t mine[CLG_TRAIN_MAX_DEVICES], *all = NULL;
+	int same = 1;
+	clg_status st = CLG_OK;
+
+	for (int i = 0; !st && i < t->nrep; i++) {
+		st = read_state(t, i, e->state);
+		mine[i] = fnv1a(0xcbf29ce484222325ULL, e->state, sizeof(float) * (size_t)e->state_total);
+		same &= mine[i] == mine[0];
+	}
+	if (!st && t->cfg.comm) { /* every rank's checksum at the root, the verdict back to all */
+		int32_t verdict;
+		all = malloc(sizeof(uint64_t) * (size_t)t->cfg.comm->size);
+		if (!all)
+			return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
+		st = t->cfg.comm->gather(t->cfg.comm->user, &mine[0], is_root(t) ? all : NULL, sizeof(uint64_t));
+		for (int r = 0; !st && is_root(t) && r < t->cfg.comm->size; r++)
+			same &= all[r] == mine[0];
+		verdict = same;
+		if (!st)
+			st = t->cfg.comm->broadcast(t->cfg.comm->user, &verdict, sizeof(verdict));
+		same = verdict;
+		free(all);
+	}
+	*sum = mine[0];
+	*identical = same;
+	return st;
+}
+
+void clg_exchange_stats(clg_trainer *t, double *bytes_per_step, double *seconds)
+{
+	clg_exchange *e = t->ex;
+	*bytes_per_step = e->steps ? e->bytes / (double)e->steps : (double)e->wire;
+	*seconds = e->seconds;
+}
