@@ -353,8 +353,10 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 	st = check_view(be, c, &c->dst, "dst");
 	for (int s = 0; !st && s < nsrc; s++) {
 		st = check_view(be, c, &c->src[s], roles[s]);
-		/* indices are int32 whatever the data's dtype */
-		if (!st && c->src[s].dtype != c->dst.dtype && c->op != CLG_OP_ARGMAX &&
+		/* indices are int32 whatever the data's dtype; the int8 ops mix float32 and packed int32
+		 * (their own check, clg_int8_check) */
+		if (!st && c->src[s].dtype != c->dst.dtype && c->op != CLG_OP_ARGMAX && c->op != CLG_OP_INT8_QUANT &&
+		    c->op != CLG_OP_INT8_DEQUANT &&
 		    !(c->src[s].dtype == CLG_I32 && (c->op == CLG_OP_INDEX_SELECT || c->op == CLG_OP_INDEX_ADD)))
 			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is %s but dst is %s",
 				      clg_op_name(c->op), be->info.name, roles[s],

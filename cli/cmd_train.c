@@ -2,6 +2,7 @@
  * log, checkpoints and resume; evaluate a saved checkpoint. */
 #include "cli.h"
 #include "progress.h"
+#include "train_mpi.h"
 
 #include <clgrad_train.h>
 #include <errno.h>
@@ -16,8 +17,10 @@
 
 typedef struct {
 	clg_train_config cfg;
-	const char *data, *device, *resume, *log, *checkpoint;
+	const char *data, *device, *devices, *resume, *log, *checkpoint;
 	int64_t limit;
+	int mpi;
+	double mpi_timeout;   /* seconds a rank waits for the others before it gives up */
 } train_opts;
 
 typedef struct {
@@ -35,6 +38,9 @@ static int usage_to(FILE *f, const char *cmd)
 		"       [--schedule constant|cosine|step] [--warmup STEPS] [--clip NORM] [--device SPEC]\n"
 		"       [--seed N] [--save FILE] [--resume FILE] [--log FILE] [--limit SAMPLES]\n"
 		"       [--stop-after EPOCHS]   (end early, as if interrupted; --resume continues the same run)\n"
+		"       [--devices SPEC,SPEC,...|all] [--shares measured|equal] [--compress none|int8]   (data parallel)\n"
+		"       [--mpi] [--mpi-timeout S]   (under mpirun: one device per rank, chosen by the local rank among\n"
+		"                                  --devices; a rank gives up after S s without an answer, default 120)\n"
 		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer)\n"
 		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC] [--batch N]\n"
 		"defaults: mlp on Fashion-MNIST (%s), 5 epochs, batch 128, Adam lr 1e-3;\n"
@@ -58,9 +64,13 @@ static int parse(int argc, char **argv, train_opts *o)
 	clg_train_config *c = &o->cfg;
 	clg_model_config *m = &c->model;
 
-	*o = (train_opts){.cfg = clg_train_config_default()};
+	*o = (train_opts){.cfg = clg_train_config_default(), .mpi_timeout = 120};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--mpi")) {
+			o->mpi = 1;
+			continue;
+		}
 		if (!v)
 			return -1;
 		i++;
@@ -90,6 +100,22 @@ static int parse(int argc, char **argv, train_opts *o)
 			c->clip = atof(v);
 		else if (!strcmp(a, "--device"))
 			o->device = v;
+		else if (!strcmp(a, "--devices"))
+			o->devices = v;
+		else if (!strcmp(a, "--mpi-timeout")) {
+			o->mpi_timeout = atof(v);
+			if (!(o->mpi_timeout > 0))
+				return -1;
+		}
+		else if (!strcmp(a, "--shares")) {
+			if (strcmp(v, "measured") && strcmp(v, "equal"))
+				return -1;
+			c->fixed_shares = !strcmp(v, "equal");
+		} else if (!strcmp(a, "--compress")) {
+			if (strcmp(v, "none") && strcmp(v, "int8"))
+				return -1;
+			c->compress = !strcmp(v, "int8") ? CLG_COMPRESS_INT8 : CLG_COMPRESS_NONE;
+		}
 		else if (!strcmp(a, "--seed"))
 			c->seed = strtoull(v, NULL, 10);
 		else if (!strcmp(a, "--save"))
@@ -268,6 +294,7 @@ typedef struct {
 	const train_opts *o;
 	const data_sets *d;
 	const char *device;
+	const int *idx;       /* device indices, in replica order */
 	FILE *log;
 	first_step *fs;
 	clg_progress pr;
@@ -304,6 +331,21 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 		fprintf(f, "\"test_acc\": %.6f, \"test_loss\": %.6f", e->test_acc, e->test_loss);
 	fprintf(f, ", \"epoch_seconds\": %.3f, \"samples_per_s\": %.1f, \"steps\": %lld, \"lr\": %.6g", e->seconds, rate,
 		(long long)e->steps, lr);
+	if (e->replicas > 1 || v->o->cfg.comm) {
+		fprintf(f, ", \"devices\": [");
+		for (int i = 0; i < e->replicas; i++)
+			fprintf(f, "%s%d", i ? ", " : "", v->idx[i]);
+		fprintf(f, "], \"shares\": [");
+		for (int i = 0; i < e->replicas; i++)
+			fprintf(f, "%s%lld", i ? ", " : "", (long long)e->shares[i]);
+		fprintf(f, "], \"device_samples_per_s\": [");
+		for (int i = 0; i < e->replicas; i++)
+			fprintf(f, "%s%.1f", i ? ", " : "", e->samples_per_s[i]);
+		fprintf(f, "], \"ranks\": %d, \"compress\": \"%s\", \"exchange_bytes_per_step\": %.0f, \"exchange_seconds\": %.3f, "
+			"\"checksum\": \"%016llx\", \"replicas_identical\": %s", v->o->cfg.comm ? v->o->cfg.comm->size : 1,
+			v->o->cfg.compress == CLG_COMPRESS_INT8 ? "int8" : "none", e->exchange_bytes, e->exchange_seconds,
+			(unsigned long long)e->checksum, e->replicas_identical ? "true" : "false");
+	}
 	if (e->first) /* this process's start */
 		fprintf(f, ", \"first_step_begun_s\": %.3f, \"first_step_done_s\": %.3f, \"programs_ready_s\": %.3f",
 			v->fs->begun_s, v->fs->done_s, v->fs->ready_s);
@@ -331,6 +373,15 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 	else
 		printf("epoch %lld: train loss %.4f, test accuracy %.4f (test loss %.4f), %.1f s, %.0f samples/s\n",
 		       (long long)e->epoch, e->train_loss, e->test_acc, e->test_loss, e->seconds, rate);
+	if (e->replicas > 1 || v->o->cfg.comm) {
+		printf("  data parallel:");
+		for (int i = 0; i < e->replicas; i++)
+			printf(" device %d %lld rows (%.0f samples/s)%s", v->idx[i], (long long)e->shares[i], e->samples_per_s[i],
+			       i + 1 < e->replicas ? "," : ";");
+		printf(" exchange %.0f bytes a step per %s, %.2f s; replicas %s (checksum %016llx)\n", e->exchange_bytes,
+		       v->o->cfg.comm ? "rank" : "device", e->exchange_seconds, e->replicas_identical ? "identical" : "DIFFER",
+		       (unsigned long long)e->checksum);
+	}
 	if (v->log)
 		log_epoch(v, e, e->lr);
 	if (e->saved)
@@ -338,36 +389,83 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 	return CLG_OK;
 }
 
-/* Loads the data on a thread while the device opens and its kernel programs get ready (fast
- * start); *idx and *be are set once the device is open. */
-static clg_status open_and_load(train_opts *o, data_sets *d, first_step *fs, int *idx, clg_backend **be)
+/* The devices to train on: --devices (a comma list of specs, or "all" OpenCL devices), else
+ * --device (or the default). Each named once. */
+static clg_status resolve_devices(const train_opts *o, int *idx, int *n)
+{
+	const clg_device_info *devs;
+	int ndev;
+	char spec[64];
+	clg_status st = clg_devices(&devs, &ndev);
+
+	*n = 0;
+	if (st)
+		return st;
+	if (!o->devices) {
+		*n = 1;
+		return clg_device_select(o->device, &idx[0]);
+	}
+	if (o->device)
+		return clg_fail(CLG_ERR_INVALID, "--device and --devices: give one of them");
+	if (!strcmp(o->devices, "all")) {
+		for (int i = 1; i < ndev && *n < CLG_TRAIN_MAX_DEVICES; i++)
+			idx[(*n)++] = i;
+		if (*n == 0)
+			idx[(*n)++] = 0; /* no OpenCL device: the reference */
+		return CLG_OK;
+	}
+	for (const char *p = o->devices;; p += strcspn(p, ",") + 1) {
+		size_t len = strcspn(p, ",");
+		if (len == 0 || len >= sizeof(spec))
+			return clg_fail(CLG_ERR_INVALID, "--devices '%s': an empty or over-long device in the list", o->devices);
+		if (*n == CLG_TRAIN_MAX_DEVICES)
+			return clg_fail(CLG_ERR_INVALID, "--devices '%s': more than %d devices", o->devices, CLG_TRAIN_MAX_DEVICES);
+		memcpy(spec, p, len);
+		spec[len] = 0;
+		st = clg_device_select(spec, &idx[*n]);
+		if (st)
+			return clg_fail(st, "--devices '%s': %s", o->devices, clg_last_error());
+		for (int k = 0; k < *n; k++)
+			if (idx[k] == idx[*n])
+				return clg_fail(CLG_ERR_INVALID, "--devices '%s': device %d ('%s') named twice", o->devices,
+						idx[k], devs[idx[k]].name);
+		(*n)++;
+		if (!p[len])
+			return CLG_OK;
+	}
+}
+
+/* Loads the data on a thread while the devices open and their kernel programs get ready (fast
+ * start). */
+static clg_status open_and_load(train_opts *o, data_sets *d, first_step *fs, const int *idx, int n, clg_backend **be)
 {
 	data_job job = {.o = o, .d = d};
 	pthread_t tid;
 	int threaded = pthread_create(&tid, NULL, data_thread, &job) == 0;
 	const clg_device_info *devs;
 	int ndev;
+	double t = clg_now();
 	clg_status st;
 
 	if (!threaded)
 		data_thread(&job);
 	st = clg_devices(&devs, &ndev);
-	if (!st)
-		st = clg_device_select(o->device, idx);
-	if (!st)
-		st = clg_backend_open(*idx, be);
-	if (!st) {
+	for (int i = 0; !st && i < n; i++) {
 		char workload[64];
-		double t = clg_now();
-		printf("device %d: %s (%s)\n", *idx, devs[*idx].name, devs[*idx].platform);
+		int programs = 0;
+		st = clg_backend_open(idx[i], &be[i]);
+		if (st)
+			break;
+		printf("device %d: %s (%s)\n", idx[i], devs[idx[i]].name, devs[idx[i]].platform);
 		fs->opened_s = since_launch(fs);
 		/* only a head start: a program that fails here fails again, with its op named, at first use */
 		snprintf(workload, sizeof(workload), "train %s", o->cfg.model.name);
-		if (clg_precompile(*be, workload, CLG_F32, &fs->programs))
-			fprintf(stderr, "clgrad train: warning: kernel precompile: %s\n", clg_last_error());
-		fs->precompile_s = clg_now() - t;
-		fs->ready_s = since_launch(fs);
+		if (clg_precompile(be[i], workload, CLG_F32, &programs))
+			fprintf(stderr, "clgrad train: warning: kernel precompile on device %d: %s\n", idx[i], clg_last_error());
+		fs->programs += programs;
 	}
+	fs->precompile_s = clg_now() - t;
+	fs->ready_s = since_launch(fs);
 	if (threaded)
 		pthread_join(tid, NULL);
 	if (!st && job.st)
@@ -376,13 +474,39 @@ static clg_status open_and_load(train_opts *o, data_sets *d, first_step *fs, int
 	return st;
 }
 
+/* --mpi: start MPI, and keep only this rank's device (by local rank) of the list. */
+static clg_status start_mpi(int *argc, char ***argv, train_opts *o, clg_train_comm *comm, int *idx, int *n, int *up)
+{
+	int local = 0;
+	clg_status st = clg_mpi_start(argc, argv, o->mpi_timeout, comm, &local);
+
+	if (st)
+		return st;
+	*up = 1;
+	if (!o->devices && !o->device)
+		o->devices = "all";
+	st = resolve_devices(o, idx, n);
+	if (st)
+		return st;
+	idx[0] = idx[local % *n];
+	*n = 1;
+	o->cfg.comm = comm;
+	if (comm->rank != 0) { /* rank 0 logs, shows progress and writes checkpoints */
+		o->cfg.save = NULL;
+		o->log = NULL;
+	}
+	printf("mpi rank %d of %d (local rank %d): device %d\n", comm->rank, comm->size, local, idx[0]);
+	return CLG_OK;
+}
+
 int cmd_train(int argc, char **argv)
 {
 	train_opts o;
 	data_sets d = {0};
-	clg_backend *be = NULL;
+	clg_backend *be[CLG_TRAIN_MAX_DEVICES] = {0};
 	clg_trainer *t = NULL;
-	int idx = 0, rc = 1;
+	clg_train_comm comm;
+	int idx[CLG_TRAIN_MAX_DEVICES], n = 0, rc = 1, mpi_up = 0;
 	first_step fs = {.age0 = process_age(), .t0 = clg_now()};
 	run_view view = {.o = &o, .d = &d, .fs = &fs};
 	clg_train_callbacks cb = {.user = &view, .epoch_begin = on_epoch_begin, .loss_due = on_loss_due,
@@ -400,12 +524,19 @@ int cmd_train(int argc, char **argv)
 		if (clg_ckpt_read_meta(o.resume, &meta) || clg_train_config_from_meta(&meta, &o.cfg))
 			return report_error("train");
 	}
-	if (open_and_load(&o, &d, &fs, &idx, &be)) {
+	if (o.mpi ? start_mpi(&argc, &argv, &o, &comm, idx, &n, &mpi_up) : resolve_devices(&o, idx, &n)) {
 		rc = report_error("train");
 		goto out;
 	}
-	view.device = be->info.name;
-	if (clg_trainer_new(be, &o.cfg, &d.train, &d.test, &t)) {
+	if (o.mpi && comm.rank != 0)
+		cb = (clg_train_callbacks){0};
+	if (open_and_load(&o, &d, &fs, idx, n, be)) {
+		rc = report_error("train");
+		goto out;
+	}
+	view.device = be[0]->info.name;
+	view.idx = idx;
+	if (clg_trainer_new_multi(be, n, &o.cfg, &d.train, &d.test, &t)) {
 		rc = report_error("train");
 		goto out;
 	}
@@ -429,7 +560,10 @@ out:
 		fclose(view.log);
 	clg_trainer_free(t);
 	free_data(&d);
-	clg_backend_close(be);
+	for (int i = 0; i < CLG_TRAIN_MAX_DEVICES; i++)
+		clg_backend_close(be[i]);
+	if (mpi_up)
+		clg_mpi_stop(&comm, rc != 0);
 	return rc;
 }
 

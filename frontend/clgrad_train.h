@@ -18,6 +18,7 @@
 #include "clgrad.h"
 #include "clgrad_checkpoint.h"
 #include "clgrad_models.h"
+#include "clgrad_quant.h"
 #include "data.h"
 
 #ifdef __cplusplus

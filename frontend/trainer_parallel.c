@@ -23,8 +23,6 @@ typedef struct clg_exchange {
 	unsigned char *send;       /* nrep wire buffers */
 	unsigned char *recv;       /* root of several ranks: contributors wire buffers */
 	float *sum;                /* root: summed gradients */
-	float *grad;               /* one tensor's gradient on the host */
-	signed char *q;            /* one tensor's int8 values */
 	float *state;              /* parameters and buffers of replica 0, flat, + the step's loss */
 	int64_t state_total;
 	double bytes, seconds;     /* this epoch */
@@ -45,7 +43,6 @@ clg_status clg_exchange_new(clg_trainer *t)
 {
 	clg_replica *r0 = &t->rep[0];
 	clg_exchange *e = calloc(1, sizeof(*e));
-	int64_t biggest = 1;
 	clg_status st = CLG_OK;
 
 	if (!e)
@@ -63,17 +60,14 @@ clg_status clg_exchange_new(clg_trainer *t)
 		e->offset[p] = e->wire;
 		e->wire += tensor_wire(t, e->numel[p]);
 		e->total += e->numel[p];
-		biggest = e->numel[p] > biggest ? e->numel[p] : biggest;
 	}
 	for (int i = 0; i < r0->state.n; i++)
 		e->state_total += clg_numel(r0->state.tensors[i]);
 	e->send = malloc(e->wire * (size_t)t->nrep);
 	e->recv = t->cfg.comm && is_root(t) ? malloc(e->wire * (size_t)e->contributors) : NULL;
 	e->sum = malloc(sizeof(float) * (size_t)e->total);
-	e->grad = malloc(sizeof(float) * (size_t)biggest);
-	e->q = malloc((size_t)biggest + 4);
 	e->state = malloc(sizeof(float) * (size_t)(e->state_total + 1));
-	if (!e->send || (t->cfg.comm && is_root(t) && !e->recv) || !e->sum || !e->grad || !e->q || !e->state)
+	if (!e->send || (t->cfg.comm && is_root(t) && !e->recv) || !e->sum || !e->state)
 		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory for the gradient exchange (%lld values)",
 				(long long)e->total);
 	for (int i = 0; !st && i < t->nrep && t->cfg.compress == CLG_COMPRESS_INT8; i++) {
@@ -89,8 +83,9 @@ clg_status clg_exchange_new(clg_trainer *t)
 	}
 	if (!st)
 		st = clg_loader_new(t->train, t->cfg.batch, 0, CLG_LOADER_ONE_HOT, &e->calib);
-	for (int i = 0; i < t->nrep; i++)
-		t->rep[i].share = t->cfg.batch / t->nrep + (i < t->cfg.batch % t->nrep);
+	for (int i = 0; i < t->nrep; i++) /* equal to start with; a rank's part of the batch with a comm */
+		t->rep[i].share = t->cfg.comm ? t->cfg.batch / t->cfg.comm->size + (t->cfg.comm->rank < t->cfg.batch % t->cfg.comm->size)
+					      : t->cfg.batch / t->nrep + (i < t->cfg.batch % t->nrep);
 	return st;
 }
 
@@ -111,8 +106,6 @@ void clg_exchange_free(clg_trainer *t)
 	free(e->send);
 	free(e->recv);
 	free(e->sum);
-	free(e->grad);
-	free(e->q);
 	free(e->state);
 	free(e);
 	t->ex = NULL;
@@ -213,20 +206,6 @@ clg_status clg_exchange_balance(clg_trainer *t)
 
 /* ---- int8 blocks ---------------------------------------------------------------------------- */
 
-/* g (n) -> scales (ceil(n / 256)) and q (n): per block, scale = max |g| / 127, q = round(g / scale). */
-static void int8_encode(const float *g, int64_t n, float *scales, signed char *q)
-{
-	for (int64_t b = 0; b * INT8_BLOCK < n; b++) {
-		int64_t lo = b * INT8_BLOCK, hi = lo + INT8_BLOCK < n ? lo + INT8_BLOCK : n;
-		float m = 0;
-		for (int64_t k = lo; k < hi; k++)
-			m = fabsf(g[k]) > m ? fabsf(g[k]) : m;
-		scales[b] = m / 127.0f;
-		for (int64_t k = lo; k < hi; k++)
-			q[k] = (signed char)(m > 0 ? lrintf(g[k] / scales[b]) : 0);
-	}
-}
-
 static float int8_value(const float *scales, const signed char *q, int64_t k) { return scales[k / INT8_BLOCK] * (float)q[k]; }
 
 /* ---- one step --------------------------------------------------------------------------------- */
@@ -255,18 +234,18 @@ static clg_status pack(clg_trainer *t, int i, clg_tensor *wloss, unsigned char *
 			continue;
 		}
 		{
-			int64_t nb = (e->numel[p] + INT8_BLOCK - 1) / INT8_BLOCK;
-			float *scales = (float *)(void *)dst;
-			clg_tensor *acc = g ? clg_add(g, r->residual[p]) : r->residual[p], *lost;
-			st = acc ? clg_to_host(acc, e->grad, bytes) : clg_last_status();
-			if (st)
-				break;
-			int8_encode(e->grad, e->numel[p], scales, e->q);
-			memcpy(dst + sizeof(float) * (size_t)nb, e->q, (size_t)e->numel[p]);
-			for (int64_t k = 0; k < e->numel[p]; k++) /* what the receiver will not see */
-				e->grad[k] -= int8_value(scales, e->q, k);
-			lost = clg_from_host(r->be, CLG_F32, clg_ndim(acc), clg_shape(acc), e->grad);
+			/* on the device: quantize gradient + residual; the residual keeps what the bytes lose */
+			int64_t n = e->numel[p], nb = (n + INT8_BLOCK - 1) / INT8_BLOCK;
+			clg_tensor *acc = g ? clg_add(g, r->residual[p]) : r->residual[p];
+			clg_tensor *scales = acc ? clg_int8_scales(acc, INT8_BLOCK) : NULL;
+			clg_tensor *q = scales ? clg_int8_quantize(acc, scales, INT8_BLOCK) : NULL;
+			clg_tensor *deq = q ? clg_int8_dequantize(q, scales, n, INT8_BLOCK) : NULL;
+			clg_tensor *lost = deq ? clg_sub(acc, clg_reshape(deq, clg_ndim(acc), clg_shape(acc))) : NULL;
 			st = lost ? clg_assign(r->residual[p], lost) : clg_last_status();
+			if (!st)
+				st = clg_to_host(scales, dst, sizeof(float) * (size_t)nb);
+			if (!st)
+				st = clg_to_host(q, dst + sizeof(float) * (size_t)nb, sizeof(int32_t) * (size_t)((n + 3) / 4));
 		}
 	}
 	return st;

@@ -16,6 +16,7 @@ PACKAGES=(
 	zlib1g-dev libopenblas-dev          # data loading; CPU BLAS baseline for benchmarks
 	python3
 	dataset-fashion-mnist               # /usr/share/datasets/fashion-mnist
+	openmpi-bin libopenmpi-dev          # clgrad train --mpi (optional at build time)
 )
 
 check_only=0

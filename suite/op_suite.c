@@ -591,6 +591,7 @@ static void (*const ops_families[])(op_case_adder) = {
 	ops_cases_norm,
 	ops_cases_optim,
 	ops_cases_fused,
+	ops_cases_quant,
 };
 
 static int build_table(void)

@@ -1,0 +1,105 @@
+/* The trainer's comm over MPI: gather and broadcast of bytes with a deadline. */
+#include "train_mpi.h"
+
+#ifdef CLGRAD_HAVE_MPI
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	double timeout_s;
+	int rank;
+	long die_at;      /* tests: CLGRAD_TEST_MPI_DIE=RANK:N kills that rank at its Nth gather */
+	long gathers;
+} mpi_state;
+
+static mpi_state state;
+
+/* Waits for req, giving up after the deadline: a rank that died never answers. */
+static clg_status wait_for(MPI_Request *req, const char *what)
+{
+	double t0 = MPI_Wtime();
+	int done = 0;
+
+	while (!done) {
+		if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			return clg_fail(CLG_ERR_STATE, "mpi rank %d: %s failed", state.rank, what);
+		if (!done && MPI_Wtime() - t0 > state.timeout_s)
+			return clg_fail(CLG_ERR_STATE, "mpi rank %d: no answer to %s for %.0f s: another rank has died or hangs",
+					state.rank, what, state.timeout_s);
+	}
+	return CLG_OK;
+}
+
+static clg_status mpi_gather(void *user, const void *send, void *recv, size_t n)
+{
+	MPI_Request req;
+	(void)user;
+	if (state.die_at && ++state.gathers == state.die_at)
+		raise(SIGKILL); /* a rank dying mid-run, for the fault test */
+	if (n > (size_t)0x7fffffff)
+		return clg_fail(CLG_ERR_UNSUPPORTED, "mpi gather of %zu bytes: over 2 GiB", n);
+	if (MPI_Igather(send, (int)n, MPI_BYTE, recv, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+		return clg_fail(CLG_ERR_STATE, "mpi rank %d: gather of %zu bytes failed", state.rank, n);
+	return wait_for(&req, "the gradient gather");
+}
+
+static clg_status mpi_broadcast(void *user, void *buf, size_t n)
+{
+	MPI_Request req;
+	(void)user;
+	if (n > (size_t)0x7fffffff)
+		return clg_fail(CLG_ERR_UNSUPPORTED, "mpi broadcast of %zu bytes: over 2 GiB", n);
+	if (MPI_Ibcast(buf, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+		return clg_fail(CLG_ERR_STATE, "mpi rank %d: broadcast of %zu bytes failed", state.rank, n);
+	return wait_for(&req, "the parameter broadcast");
+}
+
+clg_status clg_mpi_start(int *argc, char ***argv, double timeout_s, clg_train_comm *comm, int *local_rank)
+{
+	MPI_Comm node;
+	int size;
+
+	if (MPI_Init(argc, argv) != MPI_SUCCESS)
+		return clg_fail(CLG_ERR_STATE, "--mpi: MPI_Init failed (run under mpirun)");
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	MPI_Comm_rank(MPI_COMM_WORLD, &state.rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, state.rank, MPI_INFO_NULL, &node);
+	MPI_Comm_rank(node, local_rank);
+	MPI_Comm_free(&node);
+	state.timeout_s = timeout_s;
+	{
+		const char *die = getenv("CLGRAD_TEST_MPI_DIE");
+		int die_rank;
+		long die_at;
+		if (die && sscanf(die, "%d:%ld", &die_rank, &die_at) == 2 && die_rank == state.rank)
+			state.die_at = die_at;
+	}
+	*comm = (clg_train_comm){.rank = state.rank, .size = size, .user = &state, .gather = mpi_gather,
+				 .broadcast = mpi_broadcast};
+	return CLG_OK;
+}
+
+void clg_mpi_stop(clg_train_comm *comm, int failed)
+{
+	(void)comm;
+	if (failed)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	MPI_Finalize();
+}
+
+#else
+
+clg_status clg_mpi_start(int *argc, char ***argv, double timeout_s, clg_train_comm *comm, int *local_rank)
+{
+	(void)argc, (void)argv, (void)timeout_s, (void)comm, (void)local_rank;
+	return clg_fail(CLG_ERR_UNSUPPORTED, "--mpi: this clgrad was built without MPI; install Open MPI "
+			"(Debian: openmpi-bin libopenmpi-dev; scripts/setup.sh does) and rebuild");
+}
+
+void clg_mpi_stop(clg_train_comm *comm, int failed) { (void)comm, (void)failed; }
+
+#endif
