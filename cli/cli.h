@@ -13,6 +13,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int bench_exchange(int argc, char **argv); /* bench_exchange.c */
 
 /* Prints "clgrad <cmd>: <message>" for the last library error; returns 1. */
 int report_error(const char *cmd);

@@ -426,6 +426,7 @@ int cmd_bench(int argc, char **argv)
 			"                         [--impl auto|own|clblast]\n"
 			"       clgrad bench sweep [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n"
 			"       clgrad bench ops [--reps R] [--json] [--device SPEC]\n"
+			"       clgrad bench exchange [--devices SPEC,...] [--sizes N,...] [--steps S] [--compress none|int8] [--mpi]\n"
 			"GEMM next to OpenBLAS cblas_sgemm (when built with it); ops next to the reference backend.\n");
 		return argc < 2 ? 2 : 0;
 	}
@@ -435,6 +436,8 @@ int cmd_bench(int argc, char **argv)
 		return bench_sweep(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "ops"))
 		return bench_ops(argc - 1, argv + 1);
-	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops)\n", argv[1]);
+	if (!strcmp(argv[1], "exchange"))
+		return bench_exchange(argc - 1, argv + 1);
+	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops, exchange)\n", argv[1]);
 	return 2;
 }
