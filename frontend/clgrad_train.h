@@ -44,6 +44,20 @@ typedef enum { CLG_COMPRESS_NONE, CLG_COMPRESS_INT8 } clg_grad_compress;
 
 #define CLG_TRAIN_MAX_DEVICES 16
 
+/* Dynamic loss scaling, as PyTorch's GradScaler (grad_scaler.c): multiply the loss by scale before
+ * backward; clg_grad_scaler_unscale then checks the gradients for inf/NaN on their devices and
+ * divides them by the scale. *ok = 0: a non-finite gradient, skip the optimizer step (the scale is
+ * multiplied by backoff); *ok = 1: step (after interval good steps in a row the scale grows). */
+typedef struct {
+	double scale;             /* 65536 to start with */
+	double growth, backoff;   /* 2 and 0.5 */
+	int64_t interval;         /* 2000 good steps before the scale grows */
+	int64_t good;             /* good steps in a row */
+	int64_t skipped;          /* steps skipped so far */
+} clg_grad_scaler;
+void clg_grad_scaler_init(clg_grad_scaler *s, double initial_scale); /* 0: 65536 */
+clg_status clg_grad_scaler_unscale(clg_grad_scaler *s, clg_tensor *const *params, int n, int *ok);
+
 /* Builds a model of one's own on be (a trainer then trains it like a named one). */
 typedef clg_module *(*clg_model_builder)(clg_backend *be, uint64_t seed, void *user);
 
@@ -62,6 +76,7 @@ typedef struct {
 	int64_t stop_after;       /* end after this many epochs of this call (as if interrupted); 0: all */
 	int64_t max_steps;        /* end after this many steps of this call; an epoch cut short is not
 				   * counted, evaluated or saved; 0: no limit */
+	double loss_scale;        /* > 0: dynamic loss scaling from this scale (clg_grad_scaler); 0: off */
 	/* data parallel (clg_trainer_new_multi, or comm) */
 	int fixed_shares;         /* split each batch equally instead of by each device's measured speed */
 	clg_grad_compress compress;
@@ -113,6 +128,8 @@ typedef struct {
 	double exchange_seconds;  /* this epoch, gathering, summing and broadcasting */
 	uint64_t checksum;
 	int replicas_identical;
+	double loss_scale;        /* loss scaling: the scale at the epoch's end, and steps skipped so far */
+	int64_t skipped_steps;
 } clg_epoch_info;
 
 /* Every member may be NULL. A callback that returns an error stops the run with that status (set

@@ -80,7 +80,7 @@ clg_status clg_train_config_from_meta(const clg_ckpt_meta *m, clg_train_config *
 static clg_status check_config(const clg_train_config *c)
 {
 	if (c->epochs < 1 || c->batch < 1 || !(c->optim.lr > 0) || !isfinite(c->optim.lr) || c->warmup < 0 ||
-	    !(c->clip >= 0) || c->stop_after < 0 || c->max_steps < 0)
+	    !(c->clip >= 0) || c->stop_after < 0 || c->max_steps < 0 || !(c->loss_scale >= 0))
 		return clg_fail(CLG_ERR_INVALID,
 				"trainer: bad configuration (epochs %lld >= 1, batch %lld >= 1, lr %g > 0, warmup %lld >= 0, "
 				"clip %g >= 0, stop_after %lld >= 0)", (long long)c->epochs, (long long)c->batch,
@@ -151,6 +151,7 @@ clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train
 	if (st)
 		goto err;
 	t->steps_per_epoch = clg_loader_batches_per_epoch(t->loader);
+	clg_grad_scaler_init(&t->scaler, cfg->loss_scale);
 	t->sched = (clg_lr_schedule){.kind = cfg->schedule, .base_lr = cfg->optim.lr, .warmup_steps = cfg->warmup,
 				     .step_size = t->steps_per_epoch, .gamma = 0.5,
 				     .total_steps = t->steps_per_epoch * cfg->epochs};
@@ -250,13 +251,17 @@ static clg_status train_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, clg_t
 	clg_tensor *target = logits ? clg_reshape(y, CLG_SHAPE(-1, clg_shape(logits)[1])) : NULL;
 	clg_status st;
 
+	int ok = 1;
+
 	*loss = clg_cross_entropy(logits, target, 0.0);
 	clg_optimizer_zero_grad(t->opt);
-	st = clg_backward(*loss);
-	if (!st && t->cfg.clip > 0)
+	st = clg_backward(t->cfg.loss_scale > 0 ? clg_affine(*loss, t->scaler.scale, 0.0) : *loss);
+	if (!st && t->cfg.loss_scale > 0) /* unscaled gradients, or a step skipped for inf/NaN */
+		st = clg_grad_scaler_unscale(&t->scaler, t->rep[0].params.tensors, t->rep[0].params.n, &ok);
+	if (!st && ok && t->cfg.clip > 0)
 		st = clg_clip_grad_norm(t->rep[0].params.tensors, t->rep[0].params.n, t->cfg.clip, NULL);
 	clg_optimizer_set_lr(t->opt, clg_lr_at(&t->sched, clg_optimizer_steps(t->opt)));
-	if (!st)
+	if (!st && ok)
 		st = clg_optimizer_step(t->opt);
 	return st;
 }
@@ -356,6 +361,8 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 	info->samples = si.samples;
 	info->seconds = clg_now() - t0;
 	info->lr = clg_optimizer_lr(t->opt);
+	info->loss_scale = t->cfg.loss_scale > 0 ? t->scaler.scale : 0;
+	info->skipped_steps = t->scaler.skipped;
 	info->replicas = t->nrep;
 	for (int i = 0; i < t->nrep; i++) {
 		info->shares[i] = t->rep[i].share;

@@ -30,6 +30,7 @@ struct clg_trainer {
 	double first_begun, first_done;
 	int first_timed;
 	struct clg_exchange *ex;      /* data parallel: buffers of the gradient exchange (NULL: one device) */
+	clg_grad_scaler scaler;       /* cfg.loss_scale > 0 */
 };
 
 /* 1 when gradients go between devices or processes. */

@@ -23,7 +23,7 @@ typedef struct clg_exchange {
 	unsigned char *send;       /* nrep wire buffers */
 	unsigned char *recv;       /* root of several ranks: contributors wire buffers */
 	float *sum;                /* root: summed gradients */
-	float *state;              /* parameters and buffers of replica 0, flat, + the step's loss */
+	float *state;              /* parameters and buffers of replica 0, flat, + the step's loss and loss scale */
 	int64_t state_total;
 	double bytes, seconds;     /* this epoch */
 	int64_t steps;
@@ -66,7 +66,7 @@ clg_status clg_exchange_new(clg_trainer *t)
 	e->send = malloc(e->wire * (size_t)t->nrep);
 	e->recv = t->cfg.comm && is_root(t) ? malloc(e->wire * (size_t)e->contributors) : NULL;
 	e->sum = malloc(sizeof(float) * (size_t)e->total);
-	e->state = malloc(sizeof(float) * (size_t)(e->state_total + 1));
+	e->state = malloc(sizeof(float) * (size_t)(e->state_total + 2)); /* + the step's loss and loss scale */
 	if (!e->send || (t->cfg.comm && is_root(t) && !e->recv) || !e->sum || !e->state)
 		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory for the gradient exchange (%lld values)",
 				(long long)e->total);
@@ -220,7 +220,7 @@ static clg_status pack(clg_trainer *t, int i, clg_tensor *wloss, unsigned char *
 	float lf;
 	clg_status st = wloss ? clg_item(wloss, &lv) : CLG_OK;
 
-	lf = (float)lv;
+	lf = (float)(t->cfg.loss_scale > 0 ? lv / t->scaler.scale : lv);
 	memcpy(buf, &lf, sizeof(lf));
 	for (int p = 0; !st && p < e->nparam; p++) {
 		clg_tensor *g = clg_grad(r->params.tensors[p]);
@@ -297,10 +297,13 @@ static clg_status root_step(clg_trainer *t)
 		st = clg_assign(g, v);
 		clg_free(v);
 	}
-	if (!st && t->cfg.clip > 0)
+	int ok = 1;
+	if (!st && t->cfg.loss_scale > 0) /* the summed gradients unscaled, or the step skipped */
+		st = clg_grad_scaler_unscale(&t->scaler, r0->params.tensors, r0->params.n, &ok);
+	if (!st && ok && t->cfg.clip > 0)
 		st = clg_clip_grad_norm(r0->params.tensors, r0->params.n, t->cfg.clip, NULL);
 	clg_optimizer_set_lr(t->opt, clg_lr_at(&t->sched, clg_optimizer_steps(t->opt)));
-	if (!st)
+	if (!st && ok)
 		st = clg_optimizer_step(t->opt);
 	return st;
 }
@@ -339,9 +342,11 @@ static clg_status broadcast_state(clg_trainer *t, double *loss)
 	if (is_root(t)) {
 		st = read_state(t, 0, e->state);
 		e->state[e->state_total] = (float)*loss;
+		e->state[e->state_total + 1] = (float)t->scaler.scale; /* a power of two: exact in float */
 	}
 	if (!st && t->cfg.comm)
-		st = t->cfg.comm->broadcast(t->cfg.comm->user, e->state, sizeof(float) * (size_t)(e->state_total + 1));
+		st = t->cfg.comm->broadcast(t->cfg.comm->user, e->state, sizeof(float) * (size_t)(e->state_total + 2));
+	t->scaler.scale = e->state[e->state_total + 1];
 	if (!st && !is_root(t))
 		st = write_state(t, 0, e->state);
 	for (int i = 1; !st && i < t->nrep; i++)
@@ -392,7 +397,8 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 			xi = clg_to_device(xi, r->be);
 			yi = clg_to_device(yi, r->be);
 		}
-		st = hi > lo ? replica_backward(t, i, xi, yi, (double)(hi - lo) / (double)batch, &wl[i])
+		double w = (double)(hi - lo) / (double)batch * (t->cfg.loss_scale > 0 ? t->scaler.scale : 1.0);
+		st = hi > lo ? replica_backward(t, i, xi, yi, w, &wl[i])
 			     : clg_fail(CLG_ERR_INVALID, "trainer: batch of %lld rows leaves device '%s' none",
 					(long long)batch, r->be->info.name);
 		/* the devices work on their backward passes at once; packing waits for each in turn */

@@ -239,6 +239,19 @@ static void test_data_parallel(int d0, int d1, const clg_dataset *train, const c
 	CHECK(fabs(bal.test_loss[3] - one.test_loss[3]) <= 1e-4 * fabs(one.test_loss[3]), "balanced: %.8f vs %.8f", bal.test_loss[3], one.test_loss[3]);
 	printf("balanced shares %lld + %lld (%.0f and %.0f samples/s)\n", (long long)bal.shares[0], (long long)bal.shares[1], bal.sps[0], bal.sps[1]);
 
+	{ /* loss scaling in data parallel: the scaled sum is unscaled once, at the root */
+		dp_log ls = {0};
+		cfg.fixed_shares = 1;
+		cfg.loss_scale = 4096;
+		cb.user = &ls;
+		CHECK_OK(clg_trainer_new_multi(bes, 2, &cfg, train, test, &t));
+		CHECK_OK(clg_trainer_run(t, &cb));
+		clg_trainer_free(t);
+		CHECK(fabs(ls.test_loss[3] - two.test_loss[3]) <= 1e-6 * fabs(two.test_loss[3]), "loss-scaled data parallel %.9f vs %.9f",
+		      ls.test_loss[3], two.test_loss[3]);
+		cfg.loss_scale = 0;
+		cfg.fixed_shares = 0;
+	}
 	cfg.compress = CLG_COMPRESS_INT8;
 	cb.user = &q8;
 	CHECK_OK(clg_trainer_new_multi(bes, 2, &cfg, train, test, &t));
@@ -259,6 +272,63 @@ static void test_data_parallel(int d0, int d1, const clg_dataset *train, const c
 	}
 	clg_backend_close(bes[0]);
 	clg_backend_close(bes[1]);
+}
+
+/* The loss scaler's rules: unscaling, an overflow skipped with the scale halved, growth after
+ * `interval` good steps; and training with a power-of-two loss scale matches training without. */
+static void test_grad_scaler(int dev, const clg_dataset *train, const clg_dataset *test)
+{
+	clg_backend *be;
+	clg_grad_scaler s;
+	float w0[4] = {1, 2, 3, 4}, x[4] = {0.5f, -1, 2, 0.25f}, big[4] = {1e38f, 1, 1, 1}, g[4];
+	int64_t shape[1] = {4};
+	int ok = -1;
+
+	CHECK_OK(clg_backend_open(dev, &be));
+	clg_grad_scaler_init(&s, 0);
+	CHECK(s.scale == 65536 && s.growth == 2 && s.backoff == 0.5 && s.interval == 2000, "GradScaler's defaults");
+	s.interval = 3;
+	clg_tensor *w = clg_from_host(be, CLG_F32, 1, shape, w0);
+	clg_set_requires_grad(w, 1);
+	for (int step = 0; step < 3; step++) {
+		clg_scope_begin();
+		clg_tensor *loss = clg_sum(clg_mul(w, clg_from_host(be, CLG_F32, 1, shape, x)), 0, NULL, 0);
+		clg_zero_grad(w);
+		CHECK_OK(clg_backward(clg_affine(loss, s.scale, 0)));
+		CHECK_OK(clg_grad_scaler_unscale(&s, &w, 1, &ok));
+		CHECK_OK(clg_to_host(clg_grad(w), g, sizeof(g)));
+		CHECK(ok == 1 && g[0] == 0.5f && g[1] == -1 && g[2] == 2 && g[3] == 0.25f, "step %d: unscaled gradient exact", step);
+		clg_scope_end();
+	}
+	CHECK(s.scale == 131072 && s.good == 0, "grown after 3 good steps: %g", s.scale);
+	clg_scope_begin();
+	clg_tensor *loss = clg_sum(clg_mul(w, clg_from_host(be, CLG_F32, 1, shape, big)), 0, NULL, 0);
+	clg_zero_grad(w);
+	CHECK_OK(clg_backward(clg_affine(loss, s.scale, 0))); /* 1e38 * 131072 overflows float */
+	CHECK_OK(clg_grad_scaler_unscale(&s, &w, 1, &ok));
+	CHECK(ok == 0 && s.scale == 65536 && s.skipped == 1 && s.good == 0, "overflow: skipped, scale halved (%g)", s.scale);
+	clg_scope_end();
+	clg_free(w);
+
+	/* the trainer with a loss scale of 1024 gives the unscaled run's losses */
+	{
+		clg_train_config cfg = small_config();
+		clg_trainer *t;
+		dp_log plain = {0}, scaled = {0};
+		clg_train_callbacks cb = {.user = &plain, .epoch_end = dp_end};
+		CHECK_OK(clg_trainer_new(be, &cfg, train, test, &t));
+		CHECK_OK(clg_trainer_run(t, &cb));
+		clg_trainer_free(t);
+		cfg.loss_scale = 1024;
+		cb.user = &scaled;
+		CHECK_OK(clg_trainer_new(be, &cfg, train, test, &t));
+		CHECK_OK(clg_trainer_run(t, &cb));
+		clg_trainer_free(t);
+		for (int e = 0; e < 4; e++)
+			CHECK(fabs(scaled.test_loss[e] - plain.test_loss[e]) <= 1e-6 * fabs(plain.test_loss[e]),
+			      "epoch %d: loss-scaled %.9f vs %.9f", e + 1, scaled.test_loss[e], plain.test_loss[e]);
+	}
+	clg_backend_close(be);
 }
 
 static void test_bad_configs(const clg_dataset *train)
@@ -304,6 +374,7 @@ int main(void)
 		for (int i = 0; i < 2; i++)
 			CHECK(fabs(dev[i] - ref[i]) <= 1e-4 * fabs(ref[i]), "device %d test loss %g vs reference %g", d, dev[i], ref[i]);
 	}
+	test_grad_scaler(t_opencl_count() >= 1 ? 1 : 0, &train, &test);
 	/* data parallel: the first two OpenCL devices if there are two, else the reference and one */
 	if (t_opencl_count() >= 1)
 		test_data_parallel(t_opencl_count() >= 2 ? 1 : 0, t_opencl_count() >= 2 ? 2 : 1, &train, &test);
