@@ -43,7 +43,7 @@ clg_status clg_fail(clg_status s, const char *fmt, ...)
 #endif
 	;
 
-typedef enum { CLG_F32, CLG_F16, CLG_F64, CLG_I32, CLG_DTYPE_COUNT } clg_dtype;
+typedef enum { CLG_F32, CLG_F16, CLG_F64, CLG_I32, CLG_BF16, CLG_DTYPE_COUNT } clg_dtype;
 size_t clg_dtype_size(clg_dtype t);
 const char *clg_dtype_name(clg_dtype t);
 
@@ -52,6 +52,13 @@ const char *clg_dtype_name(clg_dtype t);
  * signed zeros, inf and NaN are kept. Ops on float16 compute in float32 (see clg_run). */
 float clg_half_to_float(uint16_t h);
 uint16_t clg_float_to_half(float f);
+/* bfloat16 (the top 16 bits of a float32: float32's exponent, 7 bits of mantissa) host data:
+ * CLG_BF16 tensors hold these bits on every device, stored and loaded with integer ops only, and
+ * computed in float32 like float16. float -> bfloat16 rounds to nearest even; NaN stays NaN. */
+float clg_bf16_to_float(uint16_t b);
+uint16_t clg_float_to_bf16(float f);
+/* float16 or bfloat16: the 16-bit storage formats (the same ops take both) */
+static inline int clg_dtype_is_half_storage(clg_dtype t) { return t == CLG_F16 || t == CLG_BF16; }
 
 /* ---- devices ---------------------------------------------------------------------------- */
 

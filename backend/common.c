@@ -95,13 +95,13 @@ int clg_contains_nocase(const char *hay, const char *needle)
 
 size_t clg_dtype_size(clg_dtype t)
 {
-	static const size_t sizes[] = {4, 2, 8, 4};
+	static const size_t sizes[] = {4, 2, 8, 4, 2};
 	return (unsigned)t < CLG_DTYPE_COUNT ? sizes[t] : 0;
 }
 
 const char *clg_dtype_name(clg_dtype t)
 {
-	static const char *names[] = {"float32", "float16", "float64", "int32"};
+	static const char *names[] = {"float32", "float16", "float64", "int32", "bfloat16"};
 	return (unsigned)t < CLG_DTYPE_COUNT ? names[t] : "?";
 }
 
@@ -365,10 +365,10 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 	/* one check for every backend: float16 where the op's kind has the float16 path */
 	for (int s = -1; !st && s < nsrc; s++) {
 		const clg_view *v = s < 0 ? &c->dst : &c->src[s];
-		if (v->dtype == CLG_F16 && !clg_op_accepts_f16(c->op))
-			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is float16, which this op does not support "
-				      "(float16 works with the elementwise, reduction, softmax and layer norm ops)",
-				      clg_op_name(c->op), be->info.name, s < 0 ? "dst" : roles[s]);
+		if (clg_dtype_is_half_storage(v->dtype) && !clg_op_accepts_f16(c->op))
+			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is %s, which this op does not support "
+				      "(16-bit storage works with the elementwise, reduction, softmax and layer norm ops)",
+				      clg_op_name(c->op), be->info.name, s < 0 ? "dst" : roles[s], clg_dtype_name(v->dtype));
 	}
 	if (!st)
 		st = check_shapes(be, c, nsrc);

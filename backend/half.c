@@ -65,3 +65,23 @@ uint16_t clg_float_to_half(float f)
 		return (uint16_t)(sign | r);
 	}
 }
+
+/* bfloat16: float32's top 16 bits, rounded to nearest even (the carry may round up to inf, as
+ * IEEE rounding does); a NaN keeps its sign and top payload bits and is made quiet. The OpenCL
+ * prelude's bf16_store does the same, bit for bit. */
+float clg_bf16_to_float(uint16_t b)
+{
+	uint32_t x = (uint32_t)b << 16;
+	float f;
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+uint16_t clg_float_to_bf16(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, sizeof(x));
+	if ((x & 0x7fffffffu) > 0x7f800000u) /* NaN */
+		return (uint16_t)((x >> 16) | 0x40u);
+	return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}

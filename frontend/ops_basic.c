@@ -482,7 +482,7 @@ int clg_fused_ops_enabled(void)
 static int fused_linear_ok(clg_tensor *x, clg_tensor *b)
 {
 	clg_backend *be = x->v.buf->backend;
-	return b && clg_fused_ops_enabled() && x->v.dtype != CLG_F16 && be->ops[CLG_OP_BIAS_ACT] && be->ops[CLG_OP_BIAS_ACT_BACKWARD];
+	return b && clg_fused_ops_enabled() && !clg_dtype_is_half_storage(x->v.dtype) && be->ops[CLG_OP_BIAS_ACT] && be->ops[CLG_OP_BIAS_ACT_BACKWARD];
 }
 
 clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b)

@@ -360,7 +360,7 @@ clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double lab
 	/* one fused op forward and one backward, unless the targets need a gradient, the dtype is
 	 * float16 or the device lacks the ops: then the composite below */
 	if (logits->v.ndim == 2 && onehot->v.ndim == 2 && !memcmp(logits->v.shape, onehot->v.shape, 2 * sizeof(int64_t)) &&
-	    clg_fused_ops_enabled() && logits->v.dtype != CLG_F16 && !(onehot->requires_grad && clg_grad_enabled()) &&
+	    clg_fused_ops_enabled() && !clg_dtype_is_half_storage(logits->v.dtype) && !(onehot->requires_grad && clg_grad_enabled()) &&
 	    be->ops[CLG_OP_SOFTMAX_XENT] && be->ops[CLG_OP_SOFTMAX_XENT_BACKWARD]) {
 		if (label_smoothing > 0) {
 			double k = (double)logits->v.shape[1];

@@ -227,6 +227,8 @@ static clg_tensor *causal_mask(clg_backend *be, clg_dtype dt, int64_t Tq, int64_
 				((double *)host)[i * Tk + j] = v;
 			else if (dt == CLG_F16)
 				((uint16_t *)host)[i * Tk + j] = clg_float_to_half((float)v);
+			else if (dt == CLG_BF16)
+				((uint16_t *)host)[i * Tk + j] = clg_float_to_bf16((float)v);
 			else
 				((float *)host)[i * Tk + j] = (float)v;
 		}

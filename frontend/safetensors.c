@@ -16,7 +16,7 @@
 #define ST_MAX_HEADER (100u << 20) /* the reference implementation's limit */
 
 static const char *const st_dtype_names[CLG_DTYPE_COUNT] = {
-	[CLG_F32] = "F32", [CLG_F16] = "F16", [CLG_F64] = "F64", [CLG_I32] = "I32"};
+	[CLG_F32] = "F32", [CLG_F16] = "F16", [CLG_F64] = "F64", [CLG_I32] = "I32", [CLG_BF16] = "BF16"};
 
 static int host_is_little_endian(void)
 {

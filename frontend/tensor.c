@@ -288,6 +288,8 @@ clg_tensor *clg_arange(clg_backend *be, clg_dtype dt, int64_t n)
 			((double *)host)[i] = (double)i;
 		else if (dt == CLG_F16) /* exact up to 2048, then rounded to nearest even */
 			((uint16_t *)host)[i] = clg_float_to_half((float)i);
+		else if (dt == CLG_BF16) /* exact up to 256 */
+			((uint16_t *)host)[i] = clg_float_to_bf16((float)i);
 		else if (dt == CLG_I32)
 			((int32_t *)host)[i] = (int32_t)i;
 		else
@@ -374,8 +376,9 @@ clg_status clg_item(clg_tensor *t, double *out)
 		*out = i;
 		return st;
 	case CLG_F16:
+	case CLG_BF16:
 		st = clg_to_host(t, &h, sizeof(h));
-		*out = clg_half_to_float(h);
+		*out = t->v.dtype == CLG_F16 ? clg_half_to_float(h) : clg_bf16_to_float(h);
 		return st;
 	default:
 		st = clg_to_host(t, &f, sizeof(f));

@@ -13,9 +13,19 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
-#ifdef USE_HALF_STORAGE
+#if defined(USE_HALF_STORAGE)
 #define LOAD(p, i) vload_half((size_t)(i), (p))
 #define STORE(p, i, v) vstore_half_rte((ACC)(v), (size_t)(i), (p))
+#elif defined(USE_BF16_STORAGE)
+/* bfloat16: the top half of a float's bits; stores round to nearest even, NaN kept quiet */
+inline float bf16_load(ushort b) { return as_float((uint)b << 16); }
+inline ushort bf16_store(float v)
+{
+	uint u = as_uint(v);
+	return isnan(v) ? (ushort)((u >> 16) | 0x40u) : (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+#define LOAD(p, i) bf16_load((p)[i])
+#define STORE(p, i, v) ((p)[i] = bf16_store((float)(v)))
 #else
 #define LOAD(p, i) ((ACC)(p)[i])
 #define STORE(p, i, v) ((p)[i] = (T)(v))

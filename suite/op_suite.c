@@ -8,9 +8,10 @@
  * whole buffer also catches writes outside the view. Inputs are drawn per op (fill_operand) so
  * each op meets its interesting cases: equal elements for comparisons and ties, zeros and
  * non-zeros in where's condition, NaN in some reductions, large logits for softmax.
- * The EW, REDUCE and ROW cases run again in float16 (named "... f16", tallied as "op f16"): the
- * same random numbers rounded to half on the host (clg_float_to_half), results converted back
- * with clg_half_to_float before the comparison, against float16 thresholds (half_threshold). */
+ * The EW, REDUCE and ROW cases run again in float16 and in bfloat16 (named "... f16" / "... bf16",
+ * tallied as "op f16" / "op bf16"): the same random numbers rounded to the 16-bit format on the
+ * host (to16), results converted back (from16) before the comparison, against that format's
+ * thresholds (half_threshold). */
 #include "op_suite.h"
 
 #include "suite_rand.h"
@@ -36,15 +37,22 @@ static int is_reduce(clg_op op)
 
 static double op_threshold(clg_op op);
 
-static double half_threshold(clg_op op);
+static double half_threshold(clg_op op, clg_dtype t);
 
-/* (a case's thr is calibrated for float32: float16 cases use their own) */
+/* (a case's thr is calibrated for float32: 16-bit cases use their own) */
 static double threshold(const op_case *c)
 {
-	if (c->dtype == CLG_F16)
-		return half_threshold(c->op);
+	if (clg_dtype_is_half_storage(c->dtype))
+		return half_threshold(c->op, c->dtype);
 	return c->thr > 0 ? c->thr : op_threshold(c->op);
 }
+
+/* 16-bit storage formats: host conversions, and the case-name suffix */
+static uint16_t to16(clg_dtype t, float f) { return t == CLG_BF16 ? clg_float_to_bf16(f) : clg_float_to_half(f); }
+static float from16(clg_dtype t, uint16_t h) { return t == CLG_BF16 ? clg_bf16_to_float(h) : clg_half_to_float(h); }
+static const char *dtype_suffix(clg_dtype t) { return t == CLG_F16 ? " f16" : t == CLG_BF16 ? " bf16" : ""; }
+/* 0 float32 (and the rest), 1 float16, 2 bfloat16: the suite counts cases per op and format */
+static int format_index(clg_dtype t) { return t == CLG_F16 ? 1 : t == CLG_BF16 ? 2 : 0; }
 
 static double op_threshold(clg_op op)
 {
@@ -67,14 +75,15 @@ static double op_threshold(clg_op op)
  * normal half r: even with every element one ulp apart the normalized squared error stays below
  * 2^-20 = 9.5e-7, hence 1e-6. That bound alone would let a kernel off by about an ulp
  * everywhere pass, so the suite also limits how many elements may differ at all (half_max_diffs).
- * Ops whose result is exactly an input, a constant or 0/1 must match bit for bit: 0. */
-static double half_threshold(clg_op op)
+ * Ops whose result is exactly an input, a constant or 0/1 must match bit for bit: 0.
+ * bfloat16 has 8 bits of mantissa where float16 has 11: the same argument gives 2^-16, hence 2e-5. */
+static double half_threshold(clg_op op, clg_dtype t)
 {
 	switch (op) {
 	case CLG_OP_COPY: case CLG_OP_FILL: case CLG_OP_NEG: case CLG_OP_RELU: case CLG_OP_RELU_BACKWARD:
 		return 0;
 	default:
-		return op_threshold(op) == 0 ? 0 : 1e-6;
+		return op_threshold(op) == 0 ? 0 : t == CLG_BF16 ? 2e-5 : 1e-6;
 	}
 }
 
@@ -272,7 +281,7 @@ static void case_name(const op_case *c, char *buf, size_t len)
 	if (c->op == CLG_OP_GEMM)
 		p += (size_t)snprintf(buf + p, len - p, "%s%s batch %d a %.1f b %.1f", c->transA ? " At" : "",
 				      c->transB ? " Bt" : "", c->batch, c->f[0], c->f[1]);
-	snprintf(buf + p, len - p, "] %s%s", layout_names[c->layout], c->dtype == CLG_F16 ? " f16" : "");
+	snprintf(buf + p, len - p, "] %s%s", layout_names[c->layout], dtype_suffix(c->dtype));
 }
 
 /* Runs a case on one backend; returns the dst buffer contents (malloc'd) or NULL on failure. */
@@ -303,12 +312,12 @@ static float *run_case(clg_backend *be, const op_case *c, clg_status *status, si
 		}
 		fill_operand(c, k, host, elems[k], 100u * (unsigned)c->op + (unsigned)k);
 		st = clg_buffer_alloc(be, elems[k] * es, &b.buf[k]);
-		if (!st && b.view[k].dtype == CLG_F16) {
-			/* the same numbers rounded to half */
+		if (!st && clg_dtype_is_half_storage(b.view[k].dtype)) {
+			/* the same numbers rounded to half (or bfloat16) */
 			uint16_t *h = malloc(elems[k] * sizeof(uint16_t));
 			st = h ? CLG_OK : CLG_ERR_OOM;
 			for (size_t i = 0; h && i < elems[k]; i++)
-				h[i] = clg_float_to_half(host[i]);
+				h[i] = to16(b.view[k].dtype, host[i]);
 			if (!st)
 				st = clg_buffer_upload(b.buf[k], 0, h, elems[k] * es);
 			free(h);
@@ -329,12 +338,12 @@ static float *run_case(clg_backend *be, const op_case *c, clg_status *status, si
 	}
 	if (!st) {
 		out = malloc(elems[0] * sizeof(float));
-		if (out && b.view[0].dtype == CLG_F16) {
-			/* half bits, widened to float for the comparison (exact) */
+		if (out && clg_dtype_is_half_storage(b.view[0].dtype)) {
+			/* 16-bit results, widened to float for the comparison (exact) */
 			uint16_t *h = malloc(elems[0] * sizeof(uint16_t));
 			st = h ? clg_buffer_download(b.buf[0], 0, h, elems[0] * sizeof(uint16_t)) : CLG_ERR_OOM;
 			for (size_t i = 0; !st && i < elems[0]; i++)
-				out[i] = clg_half_to_float(h[i]);
+				out[i] = from16(b.view[0].dtype, h[i]);
 			free(h);
 		} else {
 			st = out ? clg_buffer_download(b.buf[0], 0, out, elems[0] * sizeof(float)) : CLG_ERR_OOM;
@@ -379,7 +388,7 @@ static double compare(const float *ref, const float *dev, size_t n)
 
 /* float16 results in units in the last place: the number of elements that differ and the largest
  * difference (halves ordered as integers, -0 and +0 equal; NaN and inf positions are compare()'s). */
-static void half_ulps(const float *ref, const float *dev, size_t n, size_t *ndiff, int *maxulp)
+static void half_ulps(clg_dtype t, const float *ref, const float *dev, size_t n, size_t *ndiff, int *maxulp)
 {
 	*ndiff = 0;
 	*maxulp = 0;
@@ -388,8 +397,8 @@ static void half_ulps(const float *ref, const float *dev, size_t n, size_t *ndif
 		int a, b, d;
 		if (isnan(ref[i]) || isnan(dev[i]))
 			continue;
-		hr = clg_float_to_half(ref[i]); /* exact: both are halves */
-		hd = clg_float_to_half(dev[i]);
+		hr = to16(t, ref[i]); /* exact: both are 16-bit values */
+		hd = to16(t, dev[i]);
 		a = hr & 0x8000u ? -(int)(hr & 0x7fffu) : (int)hr;
 		b = hd & 0x8000u ? -(int)(hd & 0x7fffu) : (int)hd;
 		d = a > b ? a - b : b - a;
@@ -604,11 +613,13 @@ static int build_table(void)
 	build_cases();
 	for (size_t f = 0; f < sizeof(ops_families) / sizeof(ops_families[0]); f++)
 		ops_families[f](add);
-	/* every case of an op with a float16 path, again in float16 */
+	/* every case of an op with a 16-bit path, again in float16 and in bfloat16 */
 	for (int ci = 0, n = ncases; ci < n && !table_oom; ci++) {
 		if (takes_f16(cases[ci].op)) {
 			op_case h = cases[ci];
 			h.dtype = CLG_F16;
+			add(h);
+			h.dtype = CLG_BF16;
 			add(h);
 		}
 	}
@@ -631,17 +642,17 @@ static int selected(const op_suite_opts *o, const op_case *c)
  * OP_SUITE_QUICK_PER_OP of each remain, spread over its shapes and layouts. */
 static char *pick_cases(const op_suite_opts *o)
 {
-	int count[2][CLG_OP_COUNT] = {{0}}, seen[2][CLG_OP_COUNT] = {{0}};
+	int count[3][CLG_OP_COUNT] = {{0}}, seen[3][CLG_OP_COUNT] = {{0}};
 	char *pick = calloc((size_t)ncases + 1, 1);
 
 	if (!pick)
 		return NULL;
 	for (int ci = 0; ci < ncases; ci++)
 		if (selected(o, &cases[ci]))
-			count[cases[ci].dtype == CLG_F16][cases[ci].op]++;
+			count[format_index(cases[ci].dtype)][cases[ci].op]++;
 	for (int ci = 0; ci < ncases; ci++) {
 		const op_case *c = &cases[ci];
-		int h = c->dtype == CLG_F16, n = count[h][c->op];
+		int h = format_index(c->dtype), n = count[h][c->op];
 		int stride = (n + OP_SUITE_QUICK_PER_OP - 1) / OP_SUITE_QUICK_PER_OP;
 		if (!selected(o, c))
 			continue;
@@ -671,9 +682,9 @@ static void run_one(clg_backend *ref, clg_backend *dev, const op_case *c, op_cas
 
 	memset(r, 0, sizeof(*r));
 	case_name(c, r->name, sizeof(r->name));
-	snprintf(r->op, sizeof(r->op), "%s%s", clg_op_name(c->op), c->dtype == CLG_F16 ? " f16" : "");
+	snprintf(r->op, sizeof(r->op), "%s%s", clg_op_name(c->op), dtype_suffix(c->dtype));
 	r->opcode = c->op;
-	r->f16 = c->dtype == CLG_F16;
+	r->f16 = format_index(c->dtype);
 	r->threshold = threshold(c);
 	r->err = NAN;
 	rv = run_case(ref, c, &sr, &nr);
@@ -696,13 +707,13 @@ static void run_one(clg_backend *ref, clg_backend *dev, const op_case *c, op_cas
 		size_t max_diffs = r->f16 ? half_max_diffs(nr) : nr;
 		r->err = compare(rv, dv, nr);
 		if (r->f16)
-			half_ulps(rv, dv, nr, &r->ndiff, &r->maxulp);
+			half_ulps(c->dtype, rv, dv, nr, &r->ndiff, &r->maxulp);
 		if (r->err <= r->threshold && r->ndiff <= max_diffs) {
 			r->outcome = OP_CASE_PASS;
 		} else if (r->err <= r->threshold) {
 			r->outcome = OP_CASE_FAIL;
-			set_message(r, "%s on %s: %zu of %zu float16 results differ (at most %d ulp), more than %zu",
-				    r->name, dev->info.name, r->ndiff, nr, r->maxulp, max_diffs);
+			set_message(r, "%s on %s: %zu of %zu %s results differ (at most %d ulp), more than %zu",
+				    r->name, dev->info.name, r->ndiff, nr, clg_dtype_name(c->dtype), r->maxulp, max_diffs);
 		} else {
 			r->outcome = OP_CASE_FAIL;
 			set_message(r, "%s on %s: normalized error %.3g > %.3g", r->name, dev->info.name, r->err,
@@ -719,7 +730,7 @@ static void run_one(clg_backend *ref, clg_backend *dev, const op_case *c, op_cas
 }
 
 /* Adds a case to its op's line (slot: per op and dtype, -1 until met). */
-static void tally(op_suite_report *rep, int slot[2][CLG_OP_COUNT], const op_case_result *r)
+static void tally(op_suite_report *rep, int slot[3][CLG_OP_COUNT], const op_case_result *r)
 {
 	op_result *t;
 	int *s = &slot[r->f16][r->opcode];
@@ -751,14 +762,14 @@ static void tally(op_suite_report *rep, int slot[2][CLG_OP_COUNT], const op_case
 }
 
 /* Puts the op lines in tally order: float32 ops by id, then float16 ops by id. */
-static void sort_ops(op_suite_report *rep, int slot[2][CLG_OP_COUNT])
+static void sort_ops(op_suite_report *rep, int slot[3][CLG_OP_COUNT])
 {
 	op_result *sorted = malloc(sizeof(*sorted) * (size_t)(rep->nops ? rep->nops : 1));
 	int n = 0;
 
 	if (!sorted)
 		return; /* left in the order met */
-	for (int h = 0; h < 2; h++)
+	for (int h = 0; h < 3; h++)
 		for (int op = 0; op < CLG_OP_COUNT; op++)
 			if (slot[h][op] >= 0)
 				sorted[n++] = rep->ops[slot[h][op]];
@@ -769,7 +780,7 @@ static void sort_ops(op_suite_report *rep, int slot[2][CLG_OP_COUNT])
 clg_status op_suite_run(clg_backend *ref, clg_backend *dev, const op_suite_opts *o, op_suite_report *rep)
 {
 	static const op_suite_opts defaults;
-	int slot[2][CLG_OP_COUNT];
+	int slot[3][CLG_OP_COUNT];
 	int npick = 0;
 	char *pick = NULL;
 	clg_status st = CLG_OK;
@@ -787,7 +798,7 @@ clg_status op_suite_run(clg_backend *ref, clg_backend *dev, const op_suite_opts 
 	for (int ci = 0; ci < ncases; ci++)
 		npick += pick[ci];
 	rep->cases = calloc((size_t)npick + 1, sizeof(*rep->cases));
-	rep->ops = calloc(2 * CLG_OP_COUNT, sizeof(*rep->ops));
+	rep->ops = calloc(3 * CLG_OP_COUNT, sizeof(*rep->ops)); /* per op and format (float32, float16, bfloat16) */
 	if (!rep->cases || !rep->ops) {
 		st = clg_fail(CLG_ERR_OOM, "op suite: out of memory for %d results", npick);
 		goto free_pick;

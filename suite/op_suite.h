@@ -19,9 +19,9 @@ typedef enum { OP_CASE_PASS, OP_CASE_FAIL, OP_CASE_UNSUPPORTED } op_case_outcome
 
 typedef struct {
 	char name[OP_SUITE_NAME_LEN]; /* e.g. "add [31x17] offset f16" */
-	char op[OP_SUITE_OP_LEN];     /* op name, " f16" appended for float16 cases */
+	char op[OP_SUITE_OP_LEN];     /* op name, " f16" or " bf16" appended for 16-bit cases */
 	clg_op opcode;
-	int f16;
+	int f16;                      /* 0 float32 (or others), 1 float16, 2 bfloat16 */
 	op_case_outcome outcome;
 	double err;        /* normalized squared error; INFINITY: NaN/Inf positions differ; NAN: not compared */
 	double threshold;  /* the case's threshold on err */
@@ -35,7 +35,7 @@ typedef struct {
 typedef struct {
 	char op[OP_SUITE_OP_LEN];
 	clg_op opcode;
-	int f16;
+	int f16;           /* as op_case_result's */
 	int pass, fail, unsupported;
 	double worst_err;  /* largest err over the compared cases (INFINITY: NaN/Inf disagreement) */
 	double threshold;  /* the threshold of that case */

@@ -14,7 +14,12 @@ import json
 import struct
 import sys
 
-FMT = {"F32": ("f", 4), "F64": ("d", 8), "I32": ("i", 4), "F16": ("e", 2)}
+FMT = {"F32": ("f", 4), "F64": ("d", 8), "I32": ("i", 4), "F16": ("e", 2), "BF16": ("H", 2)}
+
+
+def bf16(bits):
+    """bfloat16 bits as a float: the top half of a float32's bits"""
+    return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
 
 # What test_safetensors.c writes (keep in sync with expected_roundtrip there).
 EXPECTED = {
@@ -25,6 +30,7 @@ EXPECTED = {
     "dbl": ("F64", [2, 2], [1.0 / 3.0, -1e300, 2.5, 0.0]),
     "empty": ("F32", [0, 3], []),
     'layers.0/w"q': ("F32", [1], [7.0]),
+    "bf": ("BF16", [3], [1.0, -2.5, 0.15625]),
 }
 EXPECTED_META = {"format": "pt", "epoch": "3", "note": 'tab\tquote"backslash\\ \u00e9 \u2713'}
 
@@ -76,6 +82,8 @@ def verify(path):
         if begin % size:
             errors.append("%r at offset %d is not aligned to %d" % (name, begin, size))
         got = list(struct.unpack("<%d%s" % ((end - begin) // size, code), data[begin:end]))
+        if dtype == "BF16":
+            got = [bf16(b) for b in got]
         want = [f32(v) for v in values] if dtype == "F32" else values
         if got != want:
             errors.append("%r holds %r, expected %r" % (name, got, want))
@@ -103,13 +111,14 @@ def write(path):
         ("a", "F32", [3], struct.pack("<3f", 0.5, -1.0, 2.0)),
         ("b", "I32", [2, 2], struct.pack("<4i", 1, 2, 3, -4)),
         ("c", "F64", [1], struct.pack("<d", 3.141592653589793)),
+        ("g", "BF16", [2], struct.pack("<2H", 0x3f80, 0xc020)),
     ]
     header, data = {}, b""
     for name, dtype, shape, raw in tensors:
         header[name] = {"shape": shape, "data_offsets": [len(data), len(data) + len(raw)], "dtype": dtype}
         data += raw
     header = {"c": header["c"], "__metadata__": {"source": "python", "emoji": "\U0001F600 \u00e9"},
-              "b": header["b"], "h": header["h"], "a": header["a"]}
+              "b": header["b"], "h": header["h"], "g": header["g"], "a": header["a"]}
     text = json.dumps(header).encode("ascii")  # ", " and ": " spacing, \\u escapes
     with open(path, "wb") as fh:
         fh.write(struct.pack("<Q", len(text)) + text + data)

@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 	int ndev, tested_devices = 0;
 	const clg_device_info *list;
 	clg_backend *ref = NULL;
-	int tally[CLG_OP_COUNT][2][3] = {{{0}}}; /* [op][float16?]: pass, fail, unsupported; summed over devices */
+	int tally[CLG_OP_COUNT][3][3] = {{{0}}}; /* [op][float32, float16, bfloat16]: pass, fail, unsupported; summed over devices */
 	int total_pass = 0, total_fail = 0, total_unsup = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -72,13 +72,13 @@ int main(int argc, char **argv)
 	CHECK(tested_devices > 0, "no device matched --device %s", dev_filter ? dev_filter : "(none)");
 
 	printf("\nop suite tally (cases x devices): %-26s %6s %6s %12s\n", "op", "pass", "fail", "unsupported");
-	for (int h = 0; h < 2; h++) {
+	for (int h = 0; h < 3; h++) {
 		for (int op = 0; op < CLG_OP_COUNT; op++) {
 			const int *tl = tally[op][h];
 			char label[64];
 			if (!tl[0] && !tl[1] && !tl[2])
 				continue;
-			snprintf(label, sizeof(label), "%s%s", clg_op_name((clg_op)op), h ? " f16" : "");
+			snprintf(label, sizeof(label), "%s%s", clg_op_name((clg_op)op), h == 1 ? " f16" : h == 2 ? " bf16" : "");
 			printf("%-34s %-26s %6d %6d %12d\n", "", label, tl[0], tl[1], tl[2]);
 			total_pass += tl[0];
 			total_fail += tl[1];

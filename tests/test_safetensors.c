@@ -74,6 +74,7 @@ static int count_temp_files(void)
 static float weight[6], bias[3] = {1.5f, -2.0f, 3.25f}, wq[1] = {7.0f};
 static int32_t step[1] = {42}, idx[4] = {-1, 0, 7, 2147483647};
 static double dbl[4];
+static uint16_t bf[3] = {0x3f80, 0xc020, 0x3e20}; /* bfloat16 1, -2.5, 0.15625 */
 static const char *note = "tab\tquote\"backslash\\ \xc3\xa9 \xe2\x9c\x93";
 
 static clg_st_writer *expected_writer(void)
@@ -92,6 +93,7 @@ static clg_st_writer *expected_writer(void)
 	CHECK_OK(clg_st_writer_add(w, "dbl", CLG_F64, CLG_SHAPE(2, 2), dbl));
 	CHECK_OK(clg_st_writer_add(w, "empty", CLG_F32, CLG_SHAPE(0, 3), NULL));
 	CHECK_OK(clg_st_writer_add(w, "layers.0/w\"q", CLG_F32, CLG_SHAPE(1), wq));
+	CHECK_OK(clg_st_writer_add(w, "bf", CLG_BF16, CLG_SHAPE(3), bf));
 	CHECK_OK(clg_st_writer_meta(w, "format", "pt"));
 	CHECK_OK(clg_st_writer_meta(w, "epoch", "3"));
 	CHECK_OK(clg_st_writer_meta(w, "note", note));
@@ -115,7 +117,8 @@ static void check_tensor(const clg_st_file *f, const char *name, clg_dtype dt, i
 
 static void check_expected(const clg_st_file *f)
 {
-	CHECK(clg_st_count(f) == 7, "7 tensors, got %d", clg_st_count(f));
+	CHECK(clg_st_count(f) == 8, "8 tensors, got %d", clg_st_count(f));
+	check_tensor(f, "bf", CLG_BF16, 1, (int64_t[]){3}, bf, sizeof(bf));
 	check_tensor(f, "weight", CLG_F32, 2, (int64_t[]){2, 3}, weight, sizeof(weight));
 	check_tensor(f, "bias", CLG_F32, 1, (int64_t[]){3}, bias, sizeof(bias));
 	check_tensor(f, "step", CLG_I32, 0, NULL, step, sizeof(step));
@@ -173,8 +176,9 @@ static void test_roundtrip(void)
 		for (int i = 0; i < 8; i++)
 			hlen |= (uint64_t)raw[i] << (8 * i);
 		CHECK((8 + hlen) % 8 == 0 && raw[8] == '{', "header padded to 8 bytes and starting with '{'");
-		/* data: F64 (32) + 4-byte tensors bias, idx, layers, step, weight (12+16+4+4+24) + empty */
-		CHECK(len == 8 + hlen + 32 + 60, "file size %zu", len);
+		/* data: F64 (32) + 4-byte tensors bias, idx, layers, step, weight (12+16+4+4+24) + the
+		 * bfloat16 bf (6) + empty */
+		CHECK(len == 8 + hlen + 32 + 60 + 6, "file size %zu", len);
 		free(raw);
 	}
 	CHECK_OK(clg_st_open(tpath("rt.safetensors"), &f));
@@ -278,7 +282,7 @@ static void test_malformed(void)
 	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,99999999999999999999]}}", 8, CLG_ERR_FORMAT,
 		      "offset overflows 64 bits");
 	/* dtypes */
-	CHECK_REJECTS("{\"a\":{\"dtype\":\"BF16\",\"shape\":[4],\"data_offsets\":[0,8]}}", 8, CLG_ERR_DTYPE, "BF16");
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F8_E4M3\",\"shape\":[4],\"data_offsets\":[0,4]}}", 4, CLG_ERR_DTYPE, "F8_E4M3");
 	CHECK_REJECTS("{\"a\":{\"dtype\":\"F33\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, CLG_ERR_DTYPE, "unknown dtype");
 }
 
@@ -391,6 +395,8 @@ static void test_python(const char *script)
 		check_tensor(f, "a", CLG_F32, 1, (int64_t[]){3}, a, sizeof(a));
 		check_tensor(f, "b", CLG_I32, 2, (int64_t[]){2, 2}, b, sizeof(b));
 		check_tensor(f, "c", CLG_F64, 1, (int64_t[]){1}, c, sizeof(c));
+		uint16_t g[2] = {0x3f80, 0xc020};
+		check_tensor(f, "g", CLG_BF16, 1, (int64_t[]){2}, g, sizeof(g));
 		CHECK(clg_st_meta(f, "source") && !strcmp(clg_st_meta(f, "source"), "python"), "python metadata");
 		CHECK(clg_st_meta(f, "emoji") && !strcmp(clg_st_meta(f, "emoji"), "\xf0\x9f\x98\x80 \xc3\xa9"),
 		      "\\u escapes with a surrogate pair decoded to UTF-8");

@@ -84,6 +84,49 @@ static void test_device(clg_backend *be, clg_backend *other)
 
 static int half_is_nan(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
 
+/* bfloat16 conversions: known values, ties to even, overflow to inf, NaN kept; every bfloat16
+ * through float and back; a tensor round trip on every device. */
+static void test_bf16(void)
+{
+	static const struct { uint32_t f; uint16_t b; } known[] = {
+		{0x3f800000u, 0x3f80}, /* 1 */
+		{0x3f808000u, 0x3f80}, /* halfway, even stays */
+		{0x3f818000u, 0x3f82}, /* halfway, odd rounds up */
+		{0x3f808001u, 0x3f81}, /* above halfway */
+		{0x7f7fffffu, 0x7f80}, /* FLT_MAX rounds to inf */
+		{0xff800000u, 0xff80}, /* -inf */
+		{0x80000000u, 0x8000}, /* -0 */
+		{0x00000001u, 0x0000}, /* the smallest subnormal rounds to 0 */
+	};
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		float f;
+		memcpy(&f, &known[i].f, sizeof(f));
+		CHECK(clg_float_to_bf16(f) == known[i].b, "bf16(0x%08x) = 0x%04x, expected 0x%04x", known[i].f,
+		      clg_float_to_bf16(f), known[i].b);
+	}
+	CHECK(isnan(clg_bf16_to_float(clg_float_to_bf16(NAN))), "NaN stays NaN");
+	for (uint32_t b = 0; b < 0x10000u; b++) {
+		float f = clg_bf16_to_float((uint16_t)b);
+		if (!isnan(f))
+			CHECK(clg_float_to_bf16(f) == b, "bf16 0x%04x through float and back", b);
+	}
+	for (int d = 0; d <= t_opencl_count(); d++) {
+		clg_backend *be;
+		uint16_t in[5], out[5];
+		float v[5] = {1.5f, -3.25f, 65504.0f, 1e30f, -0.0f};
+		int64_t shape[1] = {5};
+		CHECK_OK(clg_backend_open(d, &be));
+		for (int i = 0; i < 5; i++)
+			in[i] = clg_float_to_bf16(v[i]);
+		clg_tensor *t = clg_from_host(be, CLG_BF16, 1, shape, in), *n = clg_neg(clg_neg(t));
+		CHECK_OK(clg_to_host(n, out, sizeof(out)));
+		CHECK(!memcmp(in, out, sizeof(in)), "device %d: bfloat16 through neg(neg()) unchanged", d);
+		clg_free(n);
+		clg_free(t);
+		clg_backend_close(be);
+	}
+}
+
 /* The conversion helpers: edge cases, every half through float and back, and float -> half
  * being the nearest half (ties to even) over a sweep of float bit patterns. */
 static void test_half_conversions(void)
@@ -370,6 +413,7 @@ int main(void)
 	int n;
 
 	test_half_conversions();
+	test_bf16();
 	t_require_opencl();
 	CHECK_OK(clg_devices(&list, &n));
 	CHECK_OK(clg_backend_open(0, &ref));

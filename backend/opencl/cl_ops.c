@@ -105,7 +105,7 @@ clg_status clg_cl_check_dtype(clg_backend *be, const clg_op_call *c, clg_dtype t
 {
 	/* float16 is storage only (vload_half / vstore_half_rte, core OpenCL C 1.2): every device has
 	 * it, for the kinds whose kernels read and write through LOAD / STORE */
-	if (t == CLG_F32 || (t == CLG_F64 && be->info.has_fp64) || (t == CLG_F16 && clg_op_accepts_f16(c->op)))
+	if (t == CLG_F32 || (t == CLG_F64 && be->info.has_fp64) || (clg_dtype_is_half_storage(t) && clg_op_accepts_f16(c->op)))
 		return CLG_OK;
 	return clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': dtype %s is not available on this device",
 			clg_op_name(c->op), be->info.name, clg_dtype_name(t));

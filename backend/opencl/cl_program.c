@@ -506,6 +506,10 @@ void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 		 * device has it) */
 		snprintf(buf, len, "-DT=half -DACC=float -DUSE_HALF_STORAGE -cl-std=CL1.2");
 		break;
+	case CLG_BF16:
+		/* bfloat16 storage, float32 compute: LOAD / STORE shift the bits (integer ops only) */
+		snprintf(buf, len, "-DT=ushort -DACC=float -DUSE_BF16_STORAGE -cl-std=CL1.2");
+		break;
 	case CLG_I32: /* only programs that support it (elementwise: copy and fill) */
 		snprintf(buf, len, "-DT=int -DACC=int -DINT_ONLY -cl-std=CL1.2");
 		break;

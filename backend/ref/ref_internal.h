@@ -27,6 +27,7 @@ static inline double clg_ref_load(const clg_view *v, int64_t off)
 	case CLG_F64: return ((const double *)p)[off];
 	case CLG_I32: return ((const int32_t *)p)[off];
 	case CLG_F16: return clg_half_to_float(((const uint16_t *)p)[off]);
+	case CLG_BF16: return clg_bf16_to_float(((const uint16_t *)p)[off]);
 	default: return ((const float *)p)[off];
 	}
 }
@@ -41,6 +42,7 @@ static inline void clg_ref_store(const clg_view *v, int64_t off, double x)
 	case CLG_F64: ((double *)p)[off] = x; break;
 	case CLG_I32: ((int32_t *)p)[off] = (int32_t)x; break;
 	case CLG_F16: ((uint16_t *)p)[off] = clg_float_to_half((float)x); break;
+	case CLG_BF16: ((uint16_t *)p)[off] = clg_float_to_bf16((float)x); break;
 	default: ((float *)p)[off] = (float)x; break;
 	}
 }
