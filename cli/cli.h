@@ -12,6 +12,7 @@ int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int bench_exchange(int argc, char **argv); /* bench_exchange.c */
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -299,7 +300,30 @@ typedef struct {
 	first_step *fs;
 	clg_progress pr;
 	char label[64];
+	long steps, fault_at;  /* tests: CLGRAD_TEST_TRAIN_FAULT=crash:N|hang:N at this process's Nth step */
+	int fault_hang;
 } run_view;
+
+static void test_fault_init(run_view *v)
+{
+	const char *f = getenv("CLGRAD_TEST_TRAIN_FAULT");
+	if (f && (!strncmp(f, "crash:", 6) || !strncmp(f, "hang:", 5))) {
+		v->fault_hang = f[0] == 'h';
+		v->fault_at = atol(strchr(f, ':') + 1);
+	}
+}
+
+static void test_fault(run_view *v)
+{
+	if (!v->fault_at || ++v->steps != v->fault_at)
+		return;
+	fflush(NULL);
+	if (v->fault_hang)
+		for (;;)
+			pause();
+	signal(SIGSEGV, SIG_DFL); /* an OpenCL runtime may have its own handler */
+	raise(SIGSEGV);
+}
 
 static void on_epoch_begin(void *user, int64_t epoch, int64_t epochs, int64_t steps)
 {
@@ -315,6 +339,7 @@ static void on_step_end(void *user, const clg_step_info *s)
 	run_view *v = user;
 	if (!isnan(s->loss))
 		clg_progress_update(&v->pr, s->step, s->samples, s->loss);
+	test_fault(v);
 }
 
 static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
@@ -517,6 +542,7 @@ int cmd_train(int argc, char **argv)
 		fs.age0 = 0; /* no /proc: count from here */
 	if (wants_help(argc, argv))
 		return usage_to(stdout, "train"), 0;
+	test_fault_init(&view);
 	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines show at once, also through a pipe */
 	if (parse(argc, argv, &o))
 		return usage("train");

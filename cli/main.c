@@ -15,6 +15,7 @@ static const struct {
 	{"smoke", cmd_smoke, "run a small computation on a device and check it against the reference"},
 	{"compare", cmd_compare, "run identical workloads on every device and report vendor maturity"},
 	{"bench", cmd_bench, "benchmarks: GEMM rate, sweeps, op micro-benchmarks"},
+	{"sweep", cmd_sweep, "a grid of training runs over devices, one process per run, resumable"},
 	{"tune", cmd_tune, "tune GEMM for the selected device and store the result in the cache"},
 };
 
