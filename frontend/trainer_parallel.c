@@ -28,6 +28,9 @@ typedef struct clg_exchange {
 	double bytes, seconds;     /* this epoch */
 	int64_t steps;
 	clg_loader *calib;         /* the first rows of the data, to measure each device's speed */
+	clg_read *reads;           /* nrep x nparam x 2 (int8: scales, values): reads of the gradients */
+	unsigned char *started;    /* nrep x nparam: its reads started (during backward, when overlapping) */
+	int overlap;               /* start each gradient's reads as soon as backward has finished it */
 } clg_exchange;
 
 static int is_root(const clg_trainer *t) { return !t->cfg.comm || t->cfg.comm->rank == 0; }
@@ -67,7 +70,11 @@ clg_status clg_exchange_new(clg_trainer *t)
 	e->recv = t->cfg.comm && is_root(t) ? malloc(e->wire * (size_t)e->contributors) : NULL;
 	e->sum = malloc(sizeof(float) * (size_t)e->total);
 	e->state = malloc(sizeof(float) * (size_t)(e->state_total + 2)); /* + the step's loss and loss scale */
-	if (!e->send || (t->cfg.comm && is_root(t) && !e->recv) || !e->sum || !e->state)
+	e->reads = calloc((size_t)t->nrep * (size_t)e->nparam * 2 + 1, sizeof(*e->reads));
+	e->started = calloc((size_t)t->nrep * (size_t)e->nparam + 1, 1);
+	/* CLGRAD_DP_OVERLAP=0 reads the gradients only after the whole backward pass (to compare) */
+	e->overlap = !getenv("CLGRAD_DP_OVERLAP") || strcmp(getenv("CLGRAD_DP_OVERLAP"), "0");
+	if (!e->send || (t->cfg.comm && is_root(t) && !e->recv) || !e->sum || !e->state || !e->reads || !e->started)
 		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory for the gradient exchange (%lld values)",
 				(long long)e->total);
 	for (int i = 0; !st && i < t->nrep && t->cfg.compress == CLG_COMPRESS_INT8; i++) {
@@ -107,6 +114,8 @@ void clg_exchange_free(clg_trainer *t)
 	free(e->recv);
 	free(e->sum);
 	free(e->state);
+	free(e->reads);
+	free(e->started);
 	free(e);
 	t->ex = NULL;
 }
@@ -142,12 +151,38 @@ static void split_rows(int64_t n, const double *w, int parts, int64_t *out)
 	}
 }
 
-/* Replica i's forward and backward on x, y with its loss weighted by w; *wloss the weighted loss. */
-static clg_status replica_backward(clg_trainer *t, int i, clg_tensor *x, clg_tensor *y, double w, clg_tensor **wloss)
+static clg_status start_reads(clg_trainer *t, int i, int p);
+
+typedef struct {
+	clg_trainer *t;
+	int i;
+	clg_status st;
+} ready_ctx;
+
+/* Backward has finished a gradient: replica i's parameter's reads start now, behind the ops that
+ * made it, while the rest of the backward pass is queued and runs (DDP's overlap, per tensor). */
+static void on_grad_ready(void *user, clg_tensor *leaf)
+{
+	ready_ctx *c = user;
+	clg_replica *r = &c->t->rep[c->i];
+	for (int p = 0; !c->st && p < r->params.n; p++)
+		if (r->params.tensors[p] == leaf) {
+			c->st = start_reads(c->t, c->i, p);
+			return;
+		}
+}
+
+/* Replica i's forward and backward on x, y with its loss weighted by w; *wloss the weighted loss.
+ * With overlap, each gradient's reads start as soon as it is final (a step's pack waits for them);
+ * without (speed calibration), nothing is read. */
+static clg_status replica_backward(clg_trainer *t, int i, clg_tensor *x, clg_tensor *y, double w, int overlap,
+				   clg_tensor **wloss)
 {
 	clg_replica *r = &t->rep[i];
 	clg_tensor *logits = clg_module_forward(r->model, x);
 	clg_tensor *target = logits ? clg_reshape(y, CLG_SHAPE(-1, clg_shape(logits)[1])) : NULL;
+	ready_ctx ctx = {.t = t, .i = i};
+	clg_status st;
 
 	*wloss = clg_affine(clg_cross_entropy(logits, target, 0.0), w, 0.0);
 	if (i == 0)
@@ -155,7 +190,10 @@ static clg_status replica_backward(clg_trainer *t, int i, clg_tensor *x, clg_ten
 	else
 		for (int p = 0; p < r->params.n; p++)
 			clg_zero_grad(r->params.tensors[p]);
-	return *wloss ? clg_backward(*wloss) : clg_last_status();
+	if (!*wloss)
+		return clg_last_status();
+	st = overlap ? clg_backward_overlap(*wloss, on_grad_ready, &ctx) : clg_backward(*wloss);
+	return st ? st : ctx.st;
 }
 
 clg_status clg_exchange_balance(clg_trainer *t)
@@ -186,7 +224,7 @@ clg_status clg_exchange_balance(clg_trainer *t)
 		}
 		for (int rep = 0; !st && rep < 3; rep++) { /* the first also builds kernels: not counted */
 			double t0 = clg_now();
-			st = replica_backward(t, i, xi, yi, 1.0, &wl);
+			st = replica_backward(t, i, xi, yi, 1.0, 0, &wl);
 			if (!st)
 				st = clg_synchronize(r->be);
 			if (!st && rep > 0)
@@ -210,44 +248,60 @@ static float int8_value(const float *scales, const signed char *q, int64_t k) { 
 
 /* ---- one step --------------------------------------------------------------------------------- */
 
-/* Replica i's gradients (and weighted loss) into its wire buffer; with int8, the residual of error
- * feedback is added first and then keeps what the quantization lost. */
-static clg_status pack(clg_trainer *t, int i, clg_tensor *wloss, unsigned char *buf)
+/* Starts the reads of replica i's gradient p into its wire buffer (once per step); with int8, the
+ * residual of error feedback is added first, on the device, and then keeps what the quantization
+ * lost. */
+static clg_status start_reads(clg_trainer *t, int i, int p)
 {
 	clg_exchange *e = t->ex;
 	clg_replica *r = &t->rep[i];
+	clg_tensor *g = clg_grad(r->params.tensors[p]);
+	unsigned char *dst = e->send + e->wire * (size_t)i + e->offset[p];
+	clg_read *rd = &e->reads[((size_t)i * (size_t)e->nparam + (size_t)p) * 2];
+	size_t bytes = sizeof(float) * (size_t)e->numel[p];
+
+	if (e->started[(size_t)i * (size_t)e->nparam + (size_t)p]++)
+		return CLG_OK;
+	if (t->cfg.compress != CLG_COMPRESS_INT8) {
+		if (g)
+			return clg_to_host_start(g, dst, bytes, &rd[0]);
+		memset(dst, 0, bytes); /* a parameter this step did not reach */
+		return CLG_OK;
+	}
+	int64_t n = e->numel[p], nb = (n + INT8_BLOCK - 1) / INT8_BLOCK;
+	clg_tensor *acc = g ? clg_add(g, r->residual[p]) : r->residual[p];
+	clg_tensor *scales = acc ? clg_int8_scales(acc, INT8_BLOCK) : NULL;
+	clg_tensor *q = scales ? clg_int8_quantize(acc, scales, INT8_BLOCK) : NULL;
+	clg_tensor *deq = q ? clg_int8_dequantize(q, scales, n, INT8_BLOCK) : NULL;
+	clg_tensor *lost = deq ? clg_sub(acc, clg_reshape(deq, clg_ndim(acc), clg_shape(acc))) : NULL;
+	clg_status st = lost ? clg_assign(r->residual[p], lost) : clg_last_status();
+	if (!st)
+		st = clg_to_host_start(scales, dst, sizeof(float) * (size_t)nb, &rd[0]);
+	if (!st)
+		st = clg_to_host_start(q, dst + sizeof(float) * (size_t)nb, sizeof(int32_t) * (size_t)((n + 3) / 4), &rd[1]);
+	return st;
+}
+
+/* Replica i's gradients (and weighted loss) into its wire buffer: the reads not started during
+ * backward start now, then every read is waited for (also after a failure: none is left running). */
+static clg_status pack(clg_trainer *t, int i, clg_tensor *wloss, clg_status st)
+{
+	clg_exchange *e = t->ex;
+	unsigned char *buf = e->send + e->wire * (size_t)i;
 	double lv = 0;
 	float lf;
-	clg_status st = wloss ? clg_item(wloss, &lv) : CLG_OK;
 
+	for (int p = 0; !st && p < e->nparam; p++)
+		st = start_reads(t, i, p);
+	for (size_t k = 0; k < (size_t)e->nparam * 2; k++) {
+		clg_status w = clg_read_wait(&e->reads[(size_t)i * (size_t)e->nparam * 2 + k]);
+		st = st ? st : w;
+	}
+	memset(e->started + (size_t)i * (size_t)e->nparam, 0, (size_t)e->nparam);
+	if (!st && wloss)
+		st = clg_item(wloss, &lv);
 	lf = (float)(t->cfg.loss_scale > 0 ? lv / t->scaler.scale : lv);
 	memcpy(buf, &lf, sizeof(lf));
-	for (int p = 0; !st && p < e->nparam; p++) {
-		clg_tensor *g = clg_grad(r->params.tensors[p]);
-		unsigned char *dst = buf + e->offset[p];
-		size_t bytes = sizeof(float) * (size_t)e->numel[p];
-		if (t->cfg.compress != CLG_COMPRESS_INT8) {
-			if (g)
-				st = clg_to_host(g, dst, bytes);
-			else
-				memset(dst, 0, bytes); /* a parameter this step did not reach */
-			continue;
-		}
-		{
-			/* on the device: quantize gradient + residual; the residual keeps what the bytes lose */
-			int64_t n = e->numel[p], nb = (n + INT8_BLOCK - 1) / INT8_BLOCK;
-			clg_tensor *acc = g ? clg_add(g, r->residual[p]) : r->residual[p];
-			clg_tensor *scales = acc ? clg_int8_scales(acc, INT8_BLOCK) : NULL;
-			clg_tensor *q = scales ? clg_int8_quantize(acc, scales, INT8_BLOCK) : NULL;
-			clg_tensor *deq = q ? clg_int8_dequantize(q, scales, n, INT8_BLOCK) : NULL;
-			clg_tensor *lost = deq ? clg_sub(acc, clg_reshape(deq, clg_ndim(acc), clg_shape(acc))) : NULL;
-			st = lost ? clg_assign(r->residual[p], lost) : clg_last_status();
-			if (!st)
-				st = clg_to_host(scales, dst, sizeof(float) * (size_t)nb);
-			if (!st)
-				st = clg_to_host(q, dst + sizeof(float) * (size_t)nb, sizeof(int32_t) * (size_t)((n + 3) / 4));
-		}
-	}
 	return st;
 }
 
@@ -386,7 +440,8 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 	clg_tensor *wl[CLG_TRAIN_MAX_DEVICES] = {0}; /* each replica's weighted loss */
 	clg_status st = CLG_OK;
 
-	for (int i = 0; !st && i < t->nrep; i++) {
+	int nbegun = 0; /* replicas whose backward was queued (their reads may be running) */
+	for (int i = 0; !st && i < t->nrep; i++, nbegun++) {
 		clg_replica *r = &t->rep[i];
 		int64_t lo, hi;
 		clg_tensor *xi, *yi;
@@ -398,14 +453,14 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 			yi = clg_to_device(yi, r->be);
 		}
 		double w = (double)(hi - lo) / (double)batch * (t->cfg.loss_scale > 0 ? t->scaler.scale : 1.0);
-		st = hi > lo ? replica_backward(t, i, xi, yi, w, &wl[i])
+		st = hi > lo ? replica_backward(t, i, xi, yi, w, e->overlap, &wl[i])
 			     : clg_fail(CLG_ERR_INVALID, "trainer: batch of %lld rows leaves device '%s' none",
 					(long long)batch, r->be->info.name);
 		/* the devices work on their backward passes at once; packing waits for each in turn */
 	}
 	t0 = clg_now();
-	for (int i = 0; !st && i < t->nrep; i++)
-		st = pack(t, i, wl[i], e->send + e->wire * (size_t)i);
+	for (int i = 0; i < nbegun; i++)
+		st = pack(t, i, wl[i], st);
 	if (!st && t->cfg.comm)
 		st = t->cfg.comm->gather(t->cfg.comm->user, e->send, e->recv, e->wire);
 	if (!st && is_root(t)) {
