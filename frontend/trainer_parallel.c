@@ -31,7 +31,39 @@ typedef struct clg_exchange {
 	clg_read *reads;           /* nrep x nparam x 2 (int8: scales, values): reads of the gradients */
 	unsigned char *started;    /* nrep x nparam: its reads started (during backward, when overlapping) */
 	int overlap;               /* start each gradient's reads as soon as backward has finished it */
+	int nbucket;               /* with a comm that has gather_start: the step's gather in parts */
+	int *bucket_first;         /* nbucket + 1: bucket b holds the parameters [first[b], first[b + 1]) */
+	void **reqs;               /* nbucket: the gathers in flight */
 } clg_exchange;
+
+/* Bytes per bucket of the gradient gather between ranks (CLGRAD_DP_BUCKET_KB, default 1024). */
+static size_t bucket_bytes(void)
+{
+	const char *s = getenv("CLGRAD_DP_BUCKET_KB");
+	long kb = s ? strtol(s, NULL, 10) : 0;
+	return (size_t)(kb > 0 ? kb : 1024) * 1024;
+}
+
+/* Consecutive parameters grouped into buckets of about bucket_bytes() each. */
+static clg_status make_buckets(clg_exchange *e)
+{
+	size_t want = bucket_bytes(), acc = 0;
+
+	e->bucket_first = calloc((size_t)e->nparam + 2, sizeof(int));
+	e->reqs = calloc((size_t)e->nparam + 1, sizeof(void *));
+	if (!e->bucket_first || !e->reqs)
+		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
+	e->nbucket = 0;
+	for (int p = 0; p < e->nparam; p++) {
+		if (p == 0 || acc >= want) {
+			e->bucket_first[e->nbucket++] = p;
+			acc = 0;
+		}
+		acc += (p + 1 < e->nparam ? e->offset[p + 1] : e->wire) - e->offset[p];
+	}
+	e->bucket_first[e->nbucket] = e->nparam;
+	return CLG_OK;
+}
 
 static int is_root(const clg_trainer *t) { return !t->cfg.comm || t->cfg.comm->rank == 0; }
 
@@ -88,6 +120,8 @@ clg_status clg_exchange_new(clg_trainer *t)
 				st = clg_last_status();
 		}
 	}
+	if (!st && t->cfg.comm && t->cfg.comm->gather_start && t->cfg.comm->wait && t->nrep == 1 && e->nparam > 0)
+		st = make_buckets(e);
 	if (!st)
 		st = clg_loader_new(t->train, t->cfg.batch, 0, CLG_LOADER_ONE_HOT, &e->calib);
 	for (int i = 0; i < t->nrep; i++) /* equal to start with; a rank's part of the batch with a comm */
@@ -116,6 +150,8 @@ void clg_exchange_free(clg_trainer *t)
 	free(e->state);
 	free(e->reads);
 	free(e->started);
+	free(e->bucket_first);
+	free(e->reqs);
 	free(e);
 	t->ex = NULL;
 }
@@ -282,26 +318,65 @@ static clg_status start_reads(clg_trainer *t, int i, int p)
 	return st;
 }
 
-/* Replica i's gradients (and weighted loss) into its wire buffer: the reads not started during
- * backward start now, then every read is waited for (also after a failure: none is left running). */
-static clg_status pack(clg_trainer *t, int i, clg_tensor *wloss, clg_status st)
+/* Replica i's gradients p0..p1-1 into its wire buffer: the reads not started during backward
+ * start now, then every read is waited for (also after a failure: none is left running). */
+static clg_status pack_params(clg_trainer *t, int i, int p0, int p1, clg_status st)
 {
 	clg_exchange *e = t->ex;
-	unsigned char *buf = e->send + e->wire * (size_t)i;
-	double lv = 0;
-	float lf;
 
-	for (int p = 0; !st && p < e->nparam; p++)
+	for (int p = p0; !st && p < p1; p++)
 		st = start_reads(t, i, p);
-	for (size_t k = 0; k < (size_t)e->nparam * 2; k++) {
+	for (size_t k = (size_t)p0 * 2; k < (size_t)p1 * 2; k++) {
 		clg_status w = clg_read_wait(&e->reads[(size_t)i * (size_t)e->nparam * 2 + k]);
 		st = st ? st : w;
 	}
-	memset(e->started + (size_t)i * (size_t)e->nparam, 0, (size_t)e->nparam);
-	if (!st && wloss)
-		st = clg_item(wloss, &lv);
+	memset(e->started + (size_t)i * (size_t)e->nparam + p0, 0, (size_t)(p1 - p0));
+	return st;
+}
+
+/* Replica i's weighted loss (unscaled) at the head of its wire buffer. */
+static clg_status pack_loss(clg_trainer *t, int i, clg_tensor *wloss)
+{
+	double lv = 0;
+	float lf;
+	clg_status st = wloss ? clg_item(wloss, &lv) : CLG_OK;
+
 	lf = (float)(t->cfg.loss_scale > 0 ? lv / t->scaler.scale : lv);
-	memcpy(buf, &lf, sizeof(lf));
+	memcpy(t->ex->send + t->ex->wire * (size_t)i, &lf, sizeof(lf));
+	return st;
+}
+
+static clg_status pack(clg_trainer *t, int i, clg_tensor *wloss, clg_status st)
+{
+	st = pack_params(t, i, 0, t->ex->nparam, st);
+	return st ? st : pack_loss(t, i, wloss);
+}
+
+/* This rank's gradients to the root in buckets: from the last (backward makes its gradients first)
+ * to the first, each bucket's gather started as soon as its reads are done, so that the network
+ * carries one bucket while the device still computes the next; the loss goes with the first. */
+static clg_status pack_and_gather(clg_trainer *t, clg_tensor *wloss, clg_status st)
+{
+	clg_exchange *e = t->ex;
+	const clg_train_comm *c = t->cfg.comm;
+	int nreq = 0;
+
+	for (int b = e->nbucket - 1; b >= 0; b--) {
+		size_t lo = b ? e->offset[e->bucket_first[b]] : 0;
+		size_t hi = b + 1 < e->nbucket ? e->offset[e->bucket_first[b + 1]] : e->wire;
+		void *req = NULL;
+		st = pack_params(t, 0, e->bucket_first[b], e->bucket_first[b + 1], st);
+		if (!st && b == 0)
+			st = pack_loss(t, 0, wloss);
+		if (!st)
+			st = c->gather_start(c->user, e->send, e->recv, e->wire, lo, hi - lo, &req);
+		if (!st)
+			e->reqs[nreq++] = req;
+	}
+	for (int k = 0; k < nreq; k++) { /* all of them, also after a failure */
+		clg_status w = c->wait(c->user, e->reqs[k]);
+		st = st ? st : w;
+	}
 	return st;
 }
 
@@ -459,10 +534,14 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 		/* the devices work on their backward passes at once; packing waits for each in turn */
 	}
 	t0 = clg_now();
-	for (int i = 0; i < nbegun; i++)
-		st = pack(t, i, wl[i], st);
-	if (!st && t->cfg.comm)
-		st = t->cfg.comm->gather(t->cfg.comm->user, e->send, e->recv, e->wire);
+	if (e->nbucket > 0) { /* one replica in this process (a rank) */
+		st = pack_and_gather(t, wl[0], st);
+	} else {
+		for (int i = 0; i < nbegun; i++)
+			st = pack(t, i, wl[i], st);
+		if (!st && t->cfg.comm)
+			st = t->cfg.comm->gather(t->cfg.comm->user, e->send, e->recv, e->wire);
+	}
 	if (!st && is_root(t)) {
 		const unsigned char *bufs = t->cfg.comm ? e->recv : e->send;
 		for (int c = 0; c < e->contributors; c++)
@@ -522,9 +601,10 @@ clg_status clg_exchange_checksum(clg_trainer *t, uint64_t *sum, int *identical)
 	return st;
 }
 
-void clg_exchange_stats(clg_trainer *t, double *bytes_per_step, double *seconds)
+void clg_exchange_stats(clg_trainer *t, double *bytes_per_step, double *seconds, int *buckets)
 {
 	clg_exchange *e = t->ex;
+	*buckets = e->nbucket > 0 ? e->nbucket : 1;
 	*bytes_per_step = e->steps ? e->bytes / (double)e->steps : (double)e->wire;
 	*seconds = e->seconds;
 }
