@@ -402,8 +402,12 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 	if (e->replicas > 1 || v->o->cfg.comm) {
 		printf("  data parallel:");
 		for (int i = 0; i < e->replicas; i++)
-			printf(" device %d %lld rows (%.0f samples/s)%s", v->idx[i], (long long)e->shares[i], e->samples_per_s[i],
-			       i + 1 < e->replicas ? "," : ";");
+		{
+			printf(" device %d %lld rows", v->idx[i], (long long)e->shares[i]);
+			if (e->samples_per_s[i] > 0) /* measured (not with equal shares) */
+				printf(" (%.0f samples/s)", e->samples_per_s[i]);
+			printf("%s", i + 1 < e->replicas ? "," : ";");
+		}
 		printf(" exchange %.0f bytes a step per %s in %d part%s, %.2f s; replicas %s (checksum %016llx)\n",
 		       e->exchange_bytes, v->o->cfg.comm ? "rank" : "device", e->exchange_buckets,
 		       e->exchange_buckets > 1 ? "s" : "", e->exchange_seconds, e->replicas_identical ? "identical" : "DIFFER",

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
 	double timeout_s;
@@ -29,6 +30,10 @@ static clg_status wait_for(MPI_Request *req, const char *what)
 		if (!done && MPI_Wtime() - t0 > state.timeout_s)
 			return clg_fail(CLG_ERR_STATE, "mpi rank %d: no answer to %s for %.0f s: another rank has died or hangs",
 					state.rank, what, state.timeout_s);
+		/* after 1 ms, poll less: a spinning rank takes the core that the rank it waits for needs
+		 * (several ranks on one machine's cores) */
+		if (!done && MPI_Wtime() - t0 > 1e-3)
+			nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL);
 	}
 	return CLG_OK;
 }
