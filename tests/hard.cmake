@@ -1,0 +1,4 @@
+# Hardening (issue 18): the strict option parser of every subcommand.
+add_test(NAME test_cli_options COMMAND sh ${CMAKE_SOURCE_DIR}/tests/test_cli_options.sh $<TARGET_FILE:clgrad_cli>)
+set_tests_properties(test_cli_options PROPERTIES TIMEOUT 120
+  ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
