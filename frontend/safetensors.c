@@ -409,6 +409,7 @@ clg_status clg_st_write(clg_st_writer *w, const char *path)
 		lenbytes[i] = (unsigned char)(hlen >> (8 * i));
 
 	/* write a temporary file beside path, make it durable, then rename it over path */
+	clg_remove_stale_temps(path); /* what a writer killed before its rename left */
 	fd = open_temp(path, &tmp);
 	if (fd < 0) {
 		st = clg_fail(CLG_ERR_IO, "safetensors write %s: cannot create a temporary file beside it: %s", path,

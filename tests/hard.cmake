@@ -2,3 +2,6 @@
 add_test(NAME test_cli_options COMMAND sh ${CMAKE_SOURCE_DIR}/tests/test_cli_options.sh $<TARGET_FILE:clgrad_cli>)
 set_tests_properties(test_cli_options PROPERTIES TIMEOUT 120
   ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+# Stale temporary files of writers killed before their rename (backend/stale_tmp.c).
+clg_test(test_stale_tmp)
+target_include_directories(test_stale_tmp PRIVATE ${CMAKE_SOURCE_DIR}/backend/opencl)
