@@ -81,9 +81,10 @@ static int split_cells(char *line, char delim, char ***cells, int *cap)
 {
 	int n = 0;
 	char *p = line;
+#define BLANK(c) (((c) == ' ' || (c) == '\t') && (c) != delim) /* a tab delimiter is no blank */
 	for (;;) {
 		char *start, *w, end;
-		while (*p == ' ' || *p == '\t')
+		while (BLANK(*p))
 			p++;
 		start = w = p;
 		if (*p == '"') {
@@ -102,7 +103,7 @@ static int split_cells(char *line, char delim, char ***cells, int *cap)
 				}
 				*w++ = *p++;
 			}
-			while (*p == ' ' || *p == '\t')
+			while (BLANK(*p))
 				p++;
 			if (*p != delim && *p != '\0')
 				return -1;
@@ -110,7 +111,7 @@ static int split_cells(char *line, char delim, char ***cells, int *cap)
 			while (*p != delim && *p != '\0')
 				p++;
 			w = p;
-			while (w > start && (w[-1] == ' ' || w[-1] == '\t'))
+			while (w > start && BLANK(w[-1]))
 				w--;
 		}
 		end = *p;
@@ -128,6 +129,7 @@ static int split_cells(char *line, char delim, char ***cells, int *cap)
 			return n;
 		p++;
 	}
+#undef BLANK
 }
 
 static int parse_number(const char *s, float *out)

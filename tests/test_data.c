@@ -379,6 +379,15 @@ static void test_csv(void)
 		CHECK_FAILS(clg_csv_read(tpath("a.csv"), &o2, &ds), CLG_ERR_FORMAT, "a.csv");
 		CHECK(strstr(clg_last_error(), ":1:") != NULL, "csv message names the line: %s", clg_last_error());
 	}
+	/* a tab delimiter is not a blank: quoted cells end at it, and an empty cell is a cell */
+	write_text(tpath("tab.csv"), "\"a\"\t\"b \"\"x\"\"\"\n 1\t2 \n");
+	CHECK_OK(clg_csv_read(tpath("tab.csv"), &(clg_csv_opts){'\t', 1, CLG_CSV_NO_LABEL}, &ds));
+	CHECK(ds.n == 1 && ds.shape[0] == 2 && ds.x && ds.x[0] == 1 && ds.x[1] == 2, "tab-delimited csv with quotes");
+	clg_dataset_free(&ds);
+	write_text(tpath("tab2.csv"), "1\t\t2\n");
+	CHECK_FAILS(clg_csv_read(tpath("tab2.csv"), &(clg_csv_opts){'\t', 0, CLG_CSV_NO_LABEL}, &ds), CLG_ERR_FORMAT,
+		    "tab2.csv");
+	CHECK(strstr(clg_last_error(), "column 2") != NULL, "an empty tab-delimited cell: %s", clg_last_error());
 	write_text(tpath("bad.csv"), "1,2,0\n3,abc,1\n");
 	CHECK_FAILS(clg_csv_read(tpath("bad.csv"), &(clg_csv_opts){',', 0, 2}, &ds), CLG_ERR_FORMAT, "bad.csv");
 	CHECK(strstr(clg_last_error(), ":2:") && strstr(clg_last_error(), "abc"), "bad cell message: %s", clg_last_error());
