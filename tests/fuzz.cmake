@@ -3,7 +3,7 @@
 #   (tests/fuzz/corpus/<reader>), crafted well-formed and malformed files; with CLGRAD_SANITIZE=ON
 #   under ASan and UBSan, which stop at the first error.
 # - With -DCLGRAD_FUZZ=ON (clang, and CLGRAD_SANITIZE=ON): libFuzzer binaries fuzz_<reader>, e.g.
-#     build/tests/fuzz_idx -max_total_time=600 build/tests/fuzz-corpus-idx
+#     build/tests/fuzz_idx -max_total_time=600 -max_len=4096 -malloc_limit_mb=64 build/tests/fuzz-corpus-idx
 #   (the build folder's copy of the corpus, which libFuzzer grows), and a 20-second ctest of each.
 option(CLGRAD_FUZZ "Build libFuzzer targets of the file readers (clang; needs CLGRAD_SANITIZE=ON)" OFF)
 set(CLG_FUZZ_READERS idx csv safetensors)
@@ -33,7 +33,7 @@ if(CLGRAD_FUZZ)
     target_link_libraries(fuzz_${reader} PRIVATE clgrad)
     file(COPY ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${reader}/ DESTINATION ${CMAKE_CURRENT_BINARY_DIR}/fuzz-corpus-${reader})
     add_test(NAME test_fuzz_${reader}
-      COMMAND fuzz_${reader} -max_total_time=20 -max_len=65536 -rss_limit_mb=2048 ${CMAKE_CURRENT_BINARY_DIR}/fuzz-corpus-${reader})
+      COMMAND fuzz_${reader} -max_total_time=20 -max_len=4096 -malloc_limit_mb=64 ${CMAKE_CURRENT_BINARY_DIR}/fuzz-corpus-${reader})
     set_tests_properties(test_fuzz_${reader} PROPERTIES TIMEOUT 120 ENVIRONMENT "UBSAN_OPTIONS=halt_on_error=1")
   endforeach()
 endif()
