@@ -31,10 +31,13 @@ void clg_clear_error(void) { errmsg[0] = 0; }
 
 clg_status clg_fail(clg_status s, const char *fmt, ...)
 {
+	static _Thread_local char next[sizeof(errmsg)];
 	va_list ap;
+	/* formatted aside first: an argument may be clg_last_error() itself ("...: %s", the cause) */
 	va_start(ap, fmt);
-	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	vsnprintf(next, sizeof(next), fmt, ap);
 	va_end(ap);
+	memcpy(errmsg, next, sizeof(errmsg));
 	clg_debug("error: %s", errmsg);
 	return s;
 }
@@ -393,5 +396,19 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 	if (!be->ops[c->op])
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' is not supported on device '%s'",
 				clg_op_name(c->op), be->info.name);
-	return be->ops[c->op](be, c);
+	st = be->ops[c->op](be, c);
+	if (st) { /* a device failure (an enqueue, an allocation): say on which shapes */
+		char shapes[512];
+		size_t at = 0;
+		for (int s = -1; s < nsrc && at < sizeof(shapes); s++) {
+			const clg_view *v = s < 0 ? &c->dst : &c->src[s];
+			at += (size_t)snprintf(shapes + at, sizeof(shapes) - at, "%s%s (", s < 0 ? "" : ", ", s < 0 ? "dst" : roles[s]);
+			for (int d = 0; d < v->ndim && at < sizeof(shapes); d++)
+				at += (size_t)snprintf(shapes + at, sizeof(shapes) - at, "%s%lld", d ? ", " : "", (long long)v->shape[d]);
+			if (at < sizeof(shapes))
+				at += (size_t)snprintf(shapes + at, sizeof(shapes) - at, ") %s", clg_dtype_name(v->dtype));
+		}
+		clg_fail_prefix(st, "%s: ", shapes);
+	}
+	return st;
 }

@@ -4,6 +4,7 @@
  * kernel), and the effective bandwidth: bytes of every operand read or written, once, per second. */
 #include "cli.h"
 #include "json_write.h"
+#include "opts.h"
 #include "progress.h"
 
 #include <clg_measure.h>
@@ -124,18 +125,17 @@ int bench_ops(int argc, char **argv)
 	clg_backend *be = NULL, *ref = NULL;
 	json_writer w;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-			spec = argv[++i];
-		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
-			reps = atoi(argv[++i]);
-		} else {
-			fprintf(stderr, "usage: clgrad bench ops [--reps R] [--json] [--device SPEC]\n");
-			return 2;
-		}
-	}
+	const cli_opt opts[] = {
+		CLI_OPT_FLAG("json", &json),
+		CLI_OPT_STR("device", &spec),
+		CLI_OPT_I32("reps", &reps, 1, 10000),
+	};
+	cli_spec cs = {.cmd = "bench ops", .usage = "usage: clgrad bench ops [--reps R] [--json] [--device SPEC]\n"
+		       "  R in [1, 10000] (default 20)\n", .opts = opts, .n = CLI_N(opts)};
+
+	if ((rc = cli_parse(&cs, argc, argv)) >= 0)
+		return rc;
+	rc = 0;
 	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
 		rc = report_error("bench");
 		goto out;

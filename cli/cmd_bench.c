@@ -11,6 +11,7 @@
  * Exit status: 0, 1 when a result disagrees (> 1e-4) or a run failed, 2 on usage errors. */
 #include "cli.h"
 #include "json_write.h"
+#include "opts.h"
 #include "progress.h"
 
 #include <clg_measure.h>
@@ -230,56 +231,41 @@ typedef struct {
 	gshape s;
 } gopts;
 
-/* Options common to the subcommands; returns the index of an unknown one, or 0. */
-static int parse_opts(int argc, char **argv, gopts *o, int allow_shape)
+static const char usage_gemm[] =
+	"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--reps R] [--json] [--device SPEC]\n"
+	"                         [--impl auto|own|clblast]\n"
+	"  M, N, K in [1, 65536] (default 1024), R in [1, 10000] (default 10)\n";
+static const char usage_sweep[] =
+	"usage: clgrad bench sweep [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n";
+
+/* Options of bench gemm (shape: the shape's too) and bench sweep; -1 to go on, else the exit status. */
+static int parse_opts(int argc, char **argv, gopts *o, int shape)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		long *dst = NULL;
-		if (!strcmp(a, "--json")) {
-			o->json = 1;
-			continue;
-		}
-		if (allow_shape && !strcmp(a, "--transa")) {
-			o->s.ta = 1;
-			continue;
-		}
-		if (allow_shape && !strcmp(a, "--transb")) {
-			o->s.tb = 1;
-			continue;
-		}
-		if (!strcmp(a, "--device") && v) {
-			o->spec = v;
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "--impl") && v) {
-			if (strcmp(v, "auto") && strcmp(v, "own") && strcmp(v, "clblast"))
-				return i;
-			setenv("CLGRAD_GEMM", v, 1);
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "--reps") && v) {
-			o->reps = atoi(v);
-			if (o->reps < 1 || o->reps > 10000)
-				return i;
-			i++;
-			continue;
-		}
-		if (allow_shape)
-			dst = !strcmp(a, "--m") ? &o->s.m : !strcmp(a, "--n") ? &o->s.n : !strcmp(a, "--k") ? &o->s.k : NULL;
-		if (dst && v) {
-			char *end;
-			*dst = strtol(v, &end, 10);
-			if (*end || *dst < 1 || *dst > 65536)
-				return i;
-			i++;
-			continue;
-		}
-		return i;
-	}
-	return 0;
+	int64_t m = o->s.m, n = o->s.n, k = o->s.k;
+	const char *impl = NULL;
+	const cli_opt opts[] = {
+		CLI_OPT_FLAG("json", &o->json),
+		CLI_OPT_STR("device", &o->spec),
+		CLI_OPT_CHOICE("impl", &impl, "auto|own|clblast"),
+		CLI_OPT_I32("reps", &o->reps, 1, 10000),
+		CLI_OPT_FLAG("transa", &o->s.ta), /* the shape's, from here on */
+		CLI_OPT_FLAG("transb", &o->s.tb),
+		CLI_OPT_I64("m", &m, 1, 65536),
+		CLI_OPT_I64("n", &n, 1, 65536),
+		CLI_OPT_I64("k", &k, 1, 65536),
+	};
+	cli_spec spec = {.cmd = shape ? "bench gemm" : "bench sweep", .usage = shape ? usage_gemm : usage_sweep,
+			 .opts = opts, .n = shape ? CLI_N(opts) : 4};
+	int rc = cli_parse(&spec, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	o->s.m = (long)m;
+	o->s.n = (long)n;
+	o->s.k = (long)k;
+	if (impl)
+		setenv("CLGRAD_GEMM", impl, 1);
+	return -1;
 }
 
 static int open_device(const char *spec, clg_backend **be)
@@ -295,13 +281,10 @@ static int bench_gemm(int argc, char **argv)
 	gopts o = {.reps = 10, .s = {.label = NULL, .m = 1024, .n = 1024, .k = 1024, .batch = 1}};
 	clg_backend *be = NULL;
 	gresult r;
-	int bad = parse_opts(argc, argv, &o, 1), rc;
+	int rc = parse_opts(argc, argv, &o, 1);
 
-	if (bad) {
-		fprintf(stderr, "clgrad bench gemm: bad option '%s'\nusage: clgrad bench gemm --m M --n N --k K "
-				"[--transa] [--transb] [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n", argv[bad]);
-		return 2;
-	}
+	if (rc >= 0)
+		return rc;
 	if (open_device(o.spec, &be))
 		return 1;
 	ob_setup();
@@ -364,14 +347,12 @@ static int bench_sweep(int argc, char **argv)
 {
 	gopts o = {.reps = 10};
 	clg_backend *be = NULL;
-	int bad = parse_opts(argc, argv, &o, 0), rc = 0, n = (int)(sizeof(sweep_shapes) / sizeof(sweep_shapes[0]));
+	int rc = parse_opts(argc, argv, &o, 0), n = (int)(sizeof(sweep_shapes) / sizeof(sweep_shapes[0]));
 	json_writer w;
 
-	if (bad) {
-		fprintf(stderr, "clgrad bench sweep: bad option '%s'\nusage: clgrad bench sweep [--reps R] [--json] "
-				"[--device SPEC]\n", argv[bad]);
-		return 2;
-	}
+	if (rc >= 0)
+		return rc;
+	rc = 0;
 	if (open_device(o.spec, &be))
 		return 1;
 	ob_setup();
@@ -420,6 +401,8 @@ static int bench_sweep(int argc, char **argv)
 
 int cmd_bench(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "--version"))
+		return cli_version();
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fprintf(argc < 2 ? stderr : stdout,
 			"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--reps R] [--json] [--device SPEC]\n"

@@ -1,5 +1,6 @@
 /* clgrad devices [--json]: every device and what it offers. */
 #include "cli.h"
+#include "opts.h"
 
 #include <clgrad.h>
 #include <string.h>
@@ -82,12 +83,12 @@ static void print_table(const clg_device_info *list, int n, int selected)
 int cmd_devices(int argc, char **argv)
 {
 	const clg_device_info *list;
-	int n, selected, json = argc > 1 && !strcmp(argv[1], "--json");
+	int n, selected, json = 0, rc;
+	const cli_opt opts[] = {CLI_OPT_FLAG("json", &json)};
+	cli_spec cs = {.cmd = "devices", .usage = "usage: clgrad devices [--json]\n", .opts = opts, .n = CLI_N(opts)};
 
-	if (argc > 1 && !json) {
-		fprintf(stderr, "usage: clgrad devices [--json]\n");
-		return 2;
-	}
+	if ((rc = cli_parse(&cs, argc, argv)) >= 0)
+		return rc;
 	if (clg_devices(&list, &n))
 		return report_error("devices");
 	if (clg_device_select(NULL, &selected))

@@ -1,6 +1,7 @@
 /* clgrad train / clgrad eval: train a model on real data on any device, with progress, a JSON
  * log, checkpoints and resume; evaluate a saved checkpoint. */
 #include "cli.h"
+#include "opts.h"
 #include "progress.h"
 #include "train_mpi.h"
 
@@ -31,9 +32,9 @@ typedef struct {
 	double unigram;  /* language model: validation loss of the training text's unigram model */
 } data_sets;
 
-static int usage_to(FILE *f, const char *cmd)
+static void usage_text(char *buf, size_t len, const char *cmd)
 {
-	fprintf(f,
+	snprintf(buf, len,
 		"usage: clgrad %s [--model mlp|cnn|transformer] [--data DIR|FILE] [--epochs N] [--batch N]\n"
 		"       [--lr X] [--optimizer sgd|adam|adamw] [--momentum X] [--weight-decay X]\n"
 		"       [--schedule constant|cosine|step] [--warmup STEPS] [--clip NORM] [--device SPEC]\n"
@@ -44,107 +45,91 @@ static int usage_to(FILE *f, const char *cmd)
 		"                                  --devices; a rank gives up after S s without an answer, default 120)\n"
 		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer)\n"
 		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC] [--batch N]\n"
+		"Options take --opt VALUE or --opt=VALUE; a value out of range is refused (exit status 2).\n"
 		"defaults: mlp on Fashion-MNIST (%s), 5 epochs, batch 128, Adam lr 1e-3;\n"
 		"the transformer trains on a text file (default %s)\n",
 		cmd, DEFAULT_IMAGES, DEFAULT_TEXT);
-	return 2;
 }
 
-static int usage(const char *cmd) { return usage_to(stderr, cmd); }
+/* The option table, pointing into o (strings to map afterwards go to the str_* slots). */
+typedef struct {
+	const char *optimizer, *schedule, *shares, *compress;
+} train_strs;
 
-static int wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return 1;
-	return 0;
-}
-
-static int parse(int argc, char **argv, train_opts *o)
+#define TRAIN_MAX_OPTS 32
+static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 {
 	clg_train_config *c = &o->cfg;
 	clg_model_config *m = &c->model;
+	const cli_opt table[] = {
+		CLI_OPT_STR("model", &m->name),
+		CLI_OPT_STR("data", &o->data),
+		CLI_OPT_I64("epochs", &c->epochs, 1, 1000000),
+		CLI_OPT_I64("batch", &c->batch, 1, 1048576),
+		CLI_OPT_POS("lr", &c->optim.lr, 1e3),
+		CLI_OPT_CHOICE("optimizer", &s->optimizer, "sgd|adam|adamw"),
+		CLI_OPT_REAL("momentum", &c->optim.momentum, 0, 1),
+		CLI_OPT_REAL("weight-decay", &c->optim.weight_decay, 0, 1e3),
+		CLI_OPT_CHOICE("schedule", &s->schedule, "constant|cosine|step"),
+		CLI_OPT_I64("warmup", &c->warmup, 0, INT64_C(1000000000000)),
+		CLI_OPT_REAL("clip", &c->clip, 0, 1e9),
+		CLI_OPT_STR("device", &o->device),
+		CLI_OPT_STR("devices", &o->devices),
+		CLI_OPT_FLAG("mpi", &o->mpi),
+		CLI_OPT_POS("mpi-timeout", &o->mpi_timeout, 1e6),
+		CLI_OPT_CHOICE("shares", &s->shares, "measured|equal"),
+		CLI_OPT_CHOICE("compress", &s->compress, "none|int8"),
+		CLI_OPT_U64("seed", &c->seed),
+		CLI_OPT_STR("save", &c->save),
+		CLI_OPT_STR("resume", &o->resume),
+		CLI_OPT_STR("log", &o->log),
+		CLI_OPT_I64("limit", &o->limit, 1, INT64_C(1000000000000)),
+		CLI_OPT_I64("stop-after", &c->stop_after, 1, 1000000),
+		CLI_OPT_STR("checkpoint", &o->checkpoint),
+		CLI_OPT_I64("seq-len", &m->seq_len, 1, 65536),
+		CLI_OPT_I64("dim", &m->dim, 1, 65536),
+		CLI_OPT_I64("heads", &m->heads, 1, 1024),
+		CLI_OPT_I64("layers", &m->layers, 1, 1024),
+	};
+	_Static_assert(CLI_N(table) <= TRAIN_MAX_OPTS, "train option table");
+	memcpy(t, table, sizeof(table));
+	return CLI_N(table);
+}
+
+/* Returns -1 to go on, else the exit status (--help, --version, a bad option). */
+static int parse(int argc, char **argv, train_opts *o, const char *cmd)
+{
+	static char usage[2048];
+	cli_opt table[TRAIN_MAX_OPTS];
+	train_strs s = {0};
+	cli_spec spec = {.cmd = cmd, .usage = usage, .opts = table};
+	clg_train_config *c = &o->cfg;
+	int rc;
 
 	*o = (train_opts){.cfg = clg_train_config_default(), .mpi_timeout = 120};
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--mpi")) {
-			o->mpi = 1;
-			continue;
-		}
-		if (!v)
-			return -1;
-		i++;
-		if (!strcmp(a, "--model"))
-			m->name = v;
-		else if (!strcmp(a, "--data"))
-			o->data = v;
-		else if (!strcmp(a, "--epochs"))
-			c->epochs = atoll(v);
-		else if (!strcmp(a, "--batch"))
-			c->batch = atoll(v);
-		else if (!strcmp(a, "--lr"))
-			c->optim.lr = atof(v);
-		else if (!strcmp(a, "--optimizer")) {
-			if (clg_opt_kind_parse(v, &c->optim.kind))
-				return -1;
-		} else if (!strcmp(a, "--momentum"))
-			c->optim.momentum = atof(v);
-		else if (!strcmp(a, "--weight-decay"))
-			c->optim.weight_decay = atof(v);
-		else if (!strcmp(a, "--schedule")) {
-			if (clg_lr_kind_parse(v, &c->schedule))
-				return -1;
-		} else if (!strcmp(a, "--warmup"))
-			c->warmup = atoll(v);
-		else if (!strcmp(a, "--clip"))
-			c->clip = atof(v);
-		else if (!strcmp(a, "--device"))
-			o->device = v;
-		else if (!strcmp(a, "--devices"))
-			o->devices = v;
-		else if (!strcmp(a, "--mpi-timeout")) {
-			o->mpi_timeout = atof(v);
-			if (!(o->mpi_timeout > 0))
-				return -1;
-		}
-		else if (!strcmp(a, "--shares")) {
-			if (strcmp(v, "measured") && strcmp(v, "equal"))
-				return -1;
-			c->fixed_shares = !strcmp(v, "equal");
-		} else if (!strcmp(a, "--compress")) {
-			if (strcmp(v, "none") && strcmp(v, "int8"))
-				return -1;
-			c->compress = !strcmp(v, "int8") ? CLG_COMPRESS_INT8 : CLG_COMPRESS_NONE;
-		}
-		else if (!strcmp(a, "--seed"))
-			c->seed = strtoull(v, NULL, 10);
-		else if (!strcmp(a, "--save"))
-			c->save = v;
-		else if (!strcmp(a, "--resume"))
-			o->resume = v;
-		else if (!strcmp(a, "--log"))
-			o->log = v;
-		else if (!strcmp(a, "--limit"))
-			o->limit = atoll(v);
-		else if (!strcmp(a, "--stop-after"))
-			c->stop_after = atoll(v);
-		else if (!strcmp(a, "--checkpoint"))
-			o->checkpoint = v;
-		else if (!strcmp(a, "--seq-len"))
-			m->seq_len = atoll(v);
-		else if (!strcmp(a, "--dim"))
-			m->dim = atoll(v);
-		else if (!strcmp(a, "--heads"))
-			m->heads = atoll(v);
-		else if (!strcmp(a, "--layers"))
-			m->layers = atoll(v);
-		else
-			return -1;
-	}
-	if (c->epochs < 1 || c->batch < 1 || !(c->optim.lr > 0))
-		return -1;
-	return 0;
+	usage_text(usage, sizeof(usage), cmd);
+	spec.n = train_table(o, &s, table);
+	if ((rc = cli_parse(&spec, argc, argv)) >= 0)
+		return rc;
+	/* the choices were checked against the same names these take */
+	if (s.optimizer)
+		clg_opt_kind_parse(s.optimizer, &c->optim.kind);
+	if (s.schedule)
+		clg_lr_kind_parse(s.schedule, &c->schedule);
+	if (s.shares)
+		c->fixed_shares = !strcmp(s.shares, "equal");
+	if (s.compress)
+		c->compress = !strcmp(s.compress, "int8") ? CLG_COMPRESS_INT8 : CLG_COMPRESS_NONE;
+	return -1;
+}
+
+int train_check_option(const char *cmd, const char *name, const char *value)
+{
+	train_opts o;
+	train_strs s;
+	cli_opt table[TRAIN_MAX_OPTS];
+	const cli_opt *opt = cli_find(table, train_table(&o, &s, table), name);
+	return opt ? cli_set(cmd, opt, value) : 0;
 }
 
 /* Cross-entropy (nats) of the validation part under the training part's character frequencies
@@ -546,12 +531,11 @@ int cmd_train(int argc, char **argv)
 
 	if (fs.age0 < 0)
 		fs.age0 = 0; /* no /proc: count from here */
-	if (wants_help(argc, argv))
-		return usage_to(stdout, "train"), 0;
+	if ((rc = parse(argc, argv, &o, "train")) >= 0)
+		return rc;
+	rc = 1;
 	test_fault_init(&view);
 	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines show at once, also through a pipe */
-	if (parse(argc, argv, &o))
-		return usage("train");
 	if (o.resume) { /* the checkpoint's model and training configuration win */
 		if (clg_ckpt_read_meta(o.resume, &meta) || clg_train_config_from_meta(&meta, &o.cfg))
 			return report_error("train");
@@ -610,10 +594,11 @@ int cmd_eval(int argc, char **argv)
 	int64_t batch;
 	double acc, loss;
 
-	if (wants_help(argc, argv))
-		return usage_to(stdout, "eval"), 0;
-	if (parse(argc, argv, &o) || !o.checkpoint)
-		return usage("eval");
+	if ((rc = parse(argc, argv, &o, "eval")) >= 0)
+		return rc;
+	rc = 1;
+	if (!o.checkpoint)
+		return cli_error("eval", "--checkpoint FILE is required (clgrad eval --help)");
 	batch = o.cfg.batch;
 	if (clg_ckpt_read_meta(o.checkpoint, &meta) || clg_train_config_from_meta(&meta, &o.cfg) ||
 	    clg_device_select(o.device, &idx) || clg_backend_open(idx, &be))

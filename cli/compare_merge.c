@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "compare_internal.h"
 
+#include <clg_internal.h>
+
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 FILE *cmp_open_atomic(const char *path, char *tmp, size_t tmplen)
 {
+	clg_remove_stale_temps(path); /* what a killed run left */
 	snprintf(tmp, tmplen, "%s.tmp.%d", path, (int)getpid());
 	return fopen(tmp, "w");
 }

@@ -46,10 +46,12 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 	if (!staging)
 		return clg_fail(CLG_ERR_OOM, "upload of %zu bytes to device '%s': out of host memory", n, be->info.name);
 	memcpy(staging, src, n);
-	err = clEnqueueWriteBuffer(cl->queue, (cl_mem)dst->handle, CL_FALSE, offset, n, staging, 0, NULL, &ev);
+	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueWriteBuffer(cl->queue, (cl_mem)dst->handle, CL_FALSE, offset, n, staging, 0, NULL, &ev);
 	if (err != CL_SUCCESS) {
 		free(staging);
-		return clg_cl_fail(be, "upload", err, "clEnqueueWriteBuffer of %zu bytes", n);
+		return clg_cl_fail(be, "upload", err, "clEnqueueWriteBuffer of %zu bytes%s", n, clg_cl_fault_note());
 	}
 	cl->pending[cl->npending].event = ev;
 	cl->pending[cl->npending].staging = staging;
@@ -59,10 +61,11 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 
 static clg_status cl_download(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n)
 {
-	cl_int err = clEnqueueReadBuffer(clg_cl_of(be)->queue, (cl_mem)src->handle, CL_TRUE, offset, n, dst,
-					 0, NULL, NULL);
+	cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(clg_cl_of(be)->queue, (cl_mem)src->handle, CL_TRUE, offset, n, dst, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer of %zu bytes", n);
+		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer of %zu bytes%s", n, clg_cl_fault_note());
 	reap_uploads(clg_cl_of(be), 0);
 	return CLG_OK;
 }
@@ -107,6 +110,7 @@ static void cl_stats(clg_backend *be, clg_stats *out) { *out = clg_cl_of(be)->st
 static void cl_close(clg_backend *be)
 {
 	clg_cl *cl = clg_cl_of(be);
+	clg_cl_fault_report(be);
 	if (cl->queue) {
 		clFinish(cl->queue);
 		reap_uploads(cl, 1);
@@ -174,6 +178,8 @@ clg_status clg_cl_open(int index, clg_backend **out)
 		goto err_release_context;
 	}
 	st = clg_kernel_shape_init(be); /* before the self-test: it checks the kernels in use */
+	if (!st)
+		st = clg_cl_fault_check();
 	if (st)
 		goto err_release_queue;
 	/* 256 suits most GPUs; CPU devices run one work-item per lane anyway. */
@@ -182,6 +188,7 @@ clg_status clg_cl_open(int index, clg_backend **out)
 		cl->wg_size = 1;
 	clg_cl_register_ops(be);
 	clg_cl_selftest_open(be); /* may clear or reroute op table entries */
+	cl->fault_armed = 1;
 	*out = be;
 	return CLG_OK;
 

@@ -165,10 +165,12 @@ static clg_status set_and_launch(clg_backend *be, cl_kernel k, const char *kname
 
 	if (st)
 		return st;
-	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
+	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu)",
-				   kname, global[0], global[1], global[2], local[0], local[1], local[2]);
+		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu)%s",
+				   kname, global[0], global[1], global[2], local[0], local[1], local[2], clg_cl_fault_note());
 	return CLG_OK;
 }
 

@@ -41,6 +41,7 @@ typedef struct {
 	clg_stats stats;
 	struct clg_cl_selftest *selftest; /* routes from the known-bad list and self-test (cl_selftest.c) */
 	char workload[64];               /* the last clg_precompile's workload: new programs are listed under it */
+	int fault_armed;                 /* open complete: CLGRAD_FAULT counts this device's events */
 } clg_cl;
 
 static inline clg_cl *clg_cl_of(clg_backend *be) { return (clg_cl *)be->ctx; }
@@ -56,6 +57,17 @@ clg_status clg_cl_device_ids(int device_index, cl_platform_id *platform, cl_devi
 clg_status clg_cl_alloc(clg_backend *be, size_t size, clg_buffer **out);
 void clg_cl_free(clg_backend *be, clg_buffer *buf);
 void clg_cl_trim(clg_backend *be);
+
+/* Fault injection (tests, cl_fault.c): CLGRAD_FAULT=alloc:N|enqueue:N|count. */
+typedef enum { CLG_CL_FAULT_ALLOC, CLG_CL_FAULT_ENQUEUE } clg_cl_fault_kind;
+/* A bad CLGRAD_FAULT value fails the open. */
+clg_status clg_cl_fault_check(void);
+/* Counts one event; the error to report instead of calling the driver, or CL_SUCCESS. */
+cl_int clg_cl_fault(clg_backend *be, clg_cl_fault_kind kind);
+/* " [injected by CLGRAD_FAULT]" when this thread's last clg_cl_fault fired, else "". */
+const char *clg_cl_fault_note(void);
+/* CLGRAD_FAULT=count: the tallies on stderr. */
+void clg_cl_fault_report(clg_backend *be);
 
 /* programs and kernels */
 /* The source of a kernel program by name ("elementwise" for kernels_cl/elementwise.cl). */

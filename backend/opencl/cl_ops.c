@@ -84,9 +84,12 @@ clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t l
 	if (items == 0)
 		return CLG_OK;
 	global = (items + local - 1) / local * local;
-	err = clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zu, local %zu)", global, local);
+		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zu, local %zu)%s", global, local,
+				   clg_cl_fault_note());
 	return CLG_OK;
 }
 

@@ -242,6 +242,7 @@ int clg_cl_write_atomic(const char *path, const void *head, size_t head_len, con
 	char tmp[4400];
 	FILE *f;
 
+	clg_remove_stale_temps(path);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
 	f = fopen(tmp, "wb");
 	if (!f || (head_len && fwrite(head, 1, head_len, f) != head_len) ||
