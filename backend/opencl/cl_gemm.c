@@ -207,6 +207,7 @@ static clg_status pack_operand(clg_backend *be, const char *opts, op_operand *x,
 		return st;
 	mp = (cl_mem)(*out)->handle;
 	const void *vals[] = {&K, &rows, &w, &x->mem, &x->off, &x->sk, &x->sr, &x->sb, &mp, &o_sb};
+	local[1] = lk = clg_cl_local_size(be, k, lk);
 	global[0] = (size_t)npan;
 	global[1] = ((size_t)K + lk - 1) / lk * lk;
 	global[2] = (size_t)nb;

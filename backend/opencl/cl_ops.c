@@ -111,20 +111,6 @@ clg_status clg_cl_check_dtype(clg_backend *be, const clg_op_call *c, clg_dtype t
 			clg_op_name(c->op), be->info.name, clg_dtype_name(t));
 }
 
-size_t clg_cl_group_size(clg_backend *be, cl_kernel k, int64_t n)
-{
-	size_t local = clg_cl_of(be)->wg_size, kwg = 0;
-
-	if (clGetKernelWorkGroupInfo(k, clg_cl_of(be)->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg,
-				     NULL) == CL_SUCCESS && kwg && kwg < local)
-		local = kwg;
-	while (local > 1 && (local & (local - 1)))
-		local &= local - 1;
-	while (local > 1 && (int64_t)local / 2 >= n)
-		local /= 2;
-	return local ? local : 1;
-}
-
 static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *views[EW_NOPS];
@@ -170,7 +156,8 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 	}
 	if (st)
 		return st;
-	return clg_cl_launch_1d(be, k, (size_t)g.n, clg_cl_of(be)->wg_size, clg_op_name(c->op));
+	return clg_cl_launch_1d(be, k, (size_t)g.n, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size),
+				clg_op_name(c->op));
 }
 
 /* SUM, MAX, MIN, ARGMAX (see kernels_cl/reduce.cl): one work-group per output element. */

@@ -68,6 +68,14 @@ static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 	snprintf(kname, sizeof(kname), "%s%s", names[which], exact ? "_x" : "");
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
 	st = clg_cl_kernel(be, "fused", opts, kname, &k);
+	if (!st && c->op != CLG_OP_SOFTMAX_XENT && clg_cl_local_size(be, k, local) != local) {
+		/* the kernel allows less: a power of two, which may no longer divide the work */
+		local = clg_cl_local_size(be, k, local);
+		if (exact && items % local) {
+			snprintf(kname, sizeof(kname), "%s", names[which]);
+			st = clg_cl_kernel(be, "fused", opts, kname, &k);
+		}
+	}
 	if (st)
 		return st;
 	{
