@@ -138,6 +138,9 @@ size_t clg_cl_group_size(clg_backend *be, cl_kernel k, int64_t n);
 size_t clg_cl_local_mem_free(clg_backend *be, cl_kernel k);
 /* Fails (CLG_ERR_UNSUPPORTED, naming op, device and sizes) unless bytes fit clg_cl_local_mem_free. */
 clg_status clg_cl_check_local_mem(clg_backend *be, cl_kernel k, size_t bytes, const char *op);
+/* Enqueues items[0] x items[1] work-items (each rounded up to a multiple of local) in groups of local. */
+clg_status clg_cl_launch_2d(clg_backend *be, cl_kernel k, const size_t items[2], const size_t local[2],
+			    const char *op);
 
 /* 64-bit FNV-1a, chained: h = clg_hash64(h, data, n); start with CLG_HASH_SEED. */
 #define CLG_HASH_SEED 0xcbf29ce484222325ULL

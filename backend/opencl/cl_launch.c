@@ -61,3 +61,20 @@ clg_status clg_cl_check_local_mem(clg_backend *be, cl_kernel k, size_t bytes, co
 			"free (CL_DEVICE_LOCAL_MEM_SIZE %llu)",
 			op, be->info.name, bytes, avail, (unsigned long long)be->info.local_mem);
 }
+
+clg_status clg_cl_launch_2d(clg_backend *be, cl_kernel k, const size_t items[2], const size_t local[2],
+			    const char *op)
+{
+	size_t global[2];
+	cl_int err;
+
+	if (items[0] == 0 || items[1] == 0)
+		return CLG_OK;
+	for (int d = 0; d < 2; d++)
+		global[d] = (items[d] + local[d] - 1) / local[d] * local[d];
+	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 2, NULL, global, local, 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zux%zu, local %zux%zu)", global[0],
+				   global[1], local[0], local[1]);
+	return CLG_OK;
+}

@@ -1,0 +1,27 @@
+# GPU-shaped kernels (issue 17): launch sizes from the device's limits, and the GPU shapes of the
+# fused bias+activation backward (and the other kernels with two shapes below) under both shapes.
+set(CLG_GPUK_ENV "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+foreach(shape cpu gpu)
+  add_test(NAME test_ops_shape_${shape}_fused COMMAND test_ops --op bias_act_backward)
+  add_test(NAME test_grad_shape_${shape}_fused COMMAND test_grad --case linear_relu_tall)
+  set_tests_properties(test_ops_shape_${shape}_fused test_grad_shape_${shape}_fused PROPERTIES
+    SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${CLG_GPUK_ENV};CLGRAD_KERNEL_SHAPE=${shape}")
+endforeach()
+
+# Oclgrind with GPU-like limits: 256 / 32 KiB (many GPUs), 1024 / 48 KiB (NVIDIA), and a maximum
+# that is not a power of two (192). Small cases of a few ops per launch style, both shapes.
+find_program(CLG_GPUK_OCLGRIND oclgrind)
+if(CLG_GPUK_OCLGRIND)
+  set(CLG_GPUK_OPS add sum argmax bias_act bias_act_backward softmax layer_norm adam_step int8_scales max_pool2d gemm)
+  foreach(lim "256;32768" "1024;49152" "192;32768")
+    list(GET lim 0 wg)
+    list(GET lim 1 lm)
+    foreach(shape cpu gpu)
+      add_test(NAME test_ops_oclgrind_limits_${wg}_${shape}
+        COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind_limits.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:clgrad_cli>
+                $<TARGET_FILE:test_ops> ${wg} ${lm} ${CLG_GPUK_OPS})
+      set_tests_properties(test_ops_oclgrind_limits_${wg}_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+        ENVIRONMENT "${CLG_GPUK_ENV};CLGRAD_KERNEL_SHAPE=${shape}")
+    endforeach()
+  endforeach()
+endif()
