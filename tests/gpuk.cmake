@@ -4,7 +4,11 @@ set(CLG_GPUK_ENV "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-ca
 foreach(shape cpu gpu)
   add_test(NAME test_ops_shape_${shape}_fused COMMAND test_ops --op bias_act_backward)
   add_test(NAME test_grad_shape_${shape}_fused COMMAND test_grad --case linear_relu_tall)
-  set_tests_properties(test_ops_shape_${shape}_fused test_grad_shape_${shape}_fused PROPERTIES
+  # the column reductions (sum, max, min over leading dims: the suite's transposed layouts)
+  add_test(NAME test_ops_shape_${shape}_sum COMMAND test_ops --op sum)
+  add_test(NAME test_ops_shape_${shape}_max COMMAND test_ops --op max)
+  set_tests_properties(test_ops_shape_${shape}_fused test_grad_shape_${shape}_fused test_ops_shape_${shape}_sum
+    test_ops_shape_${shape}_max PROPERTIES
     SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${CLG_GPUK_ENV};CLGRAD_KERNEL_SHAPE=${shape}")
 endforeach()
 
@@ -12,7 +16,7 @@ endforeach()
 # that is not a power of two (192). Small cases of a few ops per launch style, both shapes.
 find_program(CLG_GPUK_OCLGRIND oclgrind)
 if(CLG_GPUK_OCLGRIND)
-  set(CLG_GPUK_OPS add sum argmax bias_act bias_act_backward softmax layer_norm adam_step int8_scales max_pool2d gemm)
+  set(CLG_GPUK_OPS add sum max argmax bias_act bias_act_backward softmax layer_norm adam_step int8_scales max_pool2d gemm)
   foreach(lim "256;32768" "1024;49152" "192;32768")
     list(GET lim 0 wg)
     list(GET lim 1 lm)

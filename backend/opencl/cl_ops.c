@@ -160,7 +160,46 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 				clg_op_name(c->op));
 }
 
-/* SUM, MAX, MIN, ARGMAX (see kernels_cl/reduce.cl): one work-group per output element. */
+/* GPU shape of SUM, MAX, MIN over the leading dims (reduce.cl, <op>_cols): when src's innermost
+ * kept dim is contiguous, groups of 32 outputs x TR rows read along the contiguous dim. */
+static clg_status reduce_cols(clg_backend *be, const clg_op_call *c, const red_geom *g, size_t nout)
+{
+	const char *op = clg_op_name(c->op);
+	const clg_view *s = &c->src[0];
+	size_t acc = s->dtype == CLG_F64 ? sizeof(double) : sizeof(float), L, tc, tr;
+	cl_int n = (cl_int)nout;
+	cl_mem dm = (cl_mem)c->dst.buf->handle, sm = (cl_mem)s->buf->handle;
+	char opts[256], kname[64];
+	cl_kernel k;
+	clg_status st;
+
+	clg_cl_dtype_options(be, s->dtype, opts, sizeof(opts));
+	snprintf(kname, sizeof(kname), "%s_cols", op);
+	st = clg_cl_kernel(be, "reduce", opts, kname, &k);
+	if (st)
+		return st;
+	L = clg_cl_local_size(be, k, clg_cl_of(be)->wg_size);
+	tc = L < 32 ? L : 32; /* a warp's worth of adjacent outputs */
+	while (tc > 1 && tc / 2 >= nout)
+		tc /= 2;
+	tr = L / tc;
+	while (tr > 1 && (int64_t)tr / 2 >= g->R)
+		tr /= 2;
+	st = clg_cl_check_local_mem(be, k, tc * tr * acc, op);
+	if (!st) {
+		size_t sizes[] = {sizeof(*g), sizeof(cl_int), sizeof(cl_mem), sizeof(cl_mem), tc * tr * acc};
+		const void *vals[] = {g, &n, &dm, &sm, NULL};
+		st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+	}
+	if (!st) {
+		size_t items[2] = {nout, tr}, local[2] = {tc, tr};
+		st = clg_cl_launch_2d(be, k, items, local, op);
+	}
+	return st;
+}
+
+/* SUM, MAX, MIN, ARGMAX (see kernels_cl/reduce.cl): one work-group per output element (and the
+ * column shape above on GPUs). */
 static clg_status reduce_run(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *s = &c->src[0], *dv = &c->dst;
@@ -217,6 +256,9 @@ static clg_status reduce_run(clg_backend *be, const clg_op_call *c)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': %lld elements per output exceed 2^31",
 				op, be->info.name, (long long)R);
 	g.R = (cl_int)R;
+	if (!argmax && g.nout && g.nred && g.src_out_st[g.nout - 1] == 1 &&
+	    clg_backend_kernel_shape(be, CLG_KFAM_REDUCE, NULL) == CLG_SHAPE_GPU)
+		return reduce_cols(be, c, &g, items);
 	clg_cl_dtype_options(be, s->dtype, opts, sizeof(opts));
 	snprintf(kname, sizeof(kname), "%s_rows", op);
 	st = clg_cl_kernel(be, "reduce", opts, kname, &k);
