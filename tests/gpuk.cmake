@@ -7,8 +7,11 @@ foreach(shape cpu gpu)
   # the column reductions (sum, max, min over leading dims: the suite's transposed layouts)
   add_test(NAME test_ops_shape_${shape}_sum COMMAND test_ops --op sum)
   add_test(NAME test_ops_shape_${shape}_max COMMAND test_ops --op max)
+  # the conv weight gradient split over K (frontend/ops_conv.c, dw_chunks), with and without groups
+  add_test(NAME test_grad_shape_${shape}_splitk COMMAND test_grad --case conv2d_splitk)
+  add_test(NAME test_grad_shape_${shape}_splitk_groups COMMAND test_grad --case conv2d_splitk_groups)
   set_tests_properties(test_ops_shape_${shape}_fused test_grad_shape_${shape}_fused test_ops_shape_${shape}_sum
-    test_ops_shape_${shape}_max PROPERTIES
+    test_ops_shape_${shape}_max test_grad_shape_${shape}_splitk test_grad_shape_${shape}_splitk_groups PROPERTIES
     SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${CLG_GPUK_ENV};CLGRAD_KERNEL_SHAPE=${shape}")
 endforeach()
 
