@@ -161,14 +161,17 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 }
 
 /* GPU shape of SUM, MAX, MIN over the leading dims (reduce.cl, <op>_cols): when src's innermost
- * kept dim is contiguous, groups of 32 outputs x TR rows read along the contiguous dim. */
+ * kept dim is contiguous, groups of 32 outputs x TR rows read along the contiguous dim, over row
+ * blocks when the outputs alone give too few groups (about four per compute unit wanted, at
+ * least four rows per work-item); <op>_cols_final then combines the blocks in order. */
 static clg_status reduce_cols(clg_backend *be, const clg_op_call *c, const red_geom *g, size_t nout)
 {
 	const char *op = clg_op_name(c->op);
 	const clg_view *s = &c->src[0];
-	size_t acc = s->dtype == CLG_F64 ? sizeof(double) : sizeof(float), L, tc, tr;
-	cl_int n = (cl_int)nout;
-	cl_mem dm = (cl_mem)c->dst.buf->handle, sm = (cl_mem)s->buf->handle;
+	size_t acc = s->dtype == CLG_F64 ? sizeof(double) : sizeof(float), L, tc, tr, ctiles, nb, rb, maxnb, want;
+	cl_int n = (cl_int)nout, rb_i, nb_i;
+	cl_mem dm = (cl_mem)c->dst.buf->handle, sm = (cl_mem)s->buf->handle, pm;
+	clg_buffer *part = NULL;
 	char opts[256], kname[64];
 	cl_kernel k;
 	clg_status st;
@@ -185,16 +188,43 @@ static clg_status reduce_cols(clg_backend *be, const clg_op_call *c, const red_g
 	tr = L / tc;
 	while (tr > 1 && (int64_t)tr / 2 >= g->R)
 		tr /= 2;
+	ctiles = (nout + tc - 1) / tc;
+	want = 4 * (size_t)(be->info.compute_units ? be->info.compute_units : 1);
+	nb = (want + ctiles - 1) / ctiles;
+	maxnb = ((size_t)g->R + 4 * tr - 1) / (4 * tr);
+	nb = nb > maxnb ? maxnb : nb;
+	nb = nb < 1 ? 1 : nb;
+	rb = ((size_t)g->R + nb - 1) / nb;
+	nb = g->R > 0 ? ((size_t)g->R + rb - 1) / rb : 1;
+	rb_i = (cl_int)rb, nb_i = (cl_int)nb;
 	st = clg_cl_check_local_mem(be, k, tc * tr * acc, op);
-	if (!st) {
-		size_t sizes[] = {sizeof(*g), sizeof(cl_int), sizeof(cl_mem), sizeof(cl_mem), tc * tr * acc};
-		const void *vals[] = {g, &n, &dm, &sm, NULL};
-		st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+	if (!st && nb > 1)
+		st = clg_buffer_alloc(be, nb * nout * acc, &part);
+	if (st)
+		return st;
+	pm = part ? (cl_mem)part->handle : dm; /* unwritten with one block */
+	{
+		const size_t is = sizeof(cl_int), ms = sizeof(cl_mem);
+		size_t sizes[] = {sizeof(*g), is, is, ms, ms, ms, tc * tr * acc};
+		const void *vals[] = {g, &n, &rb_i, &dm, &sm, &pm, NULL};
+		size_t items[2] = {nout, nb * tr}, local[2] = {tc, tr};
+		st = clg_cl_set_args(be, k, op, 7, sizes, vals);
+		if (!st)
+			st = clg_cl_launch_2d(be, k, items, local, op);
 	}
-	if (!st) {
-		size_t items[2] = {nout, tr}, local[2] = {tc, tr};
-		st = clg_cl_launch_2d(be, k, items, local, op);
+	if (!st && nb > 1) {
+		const size_t is = sizeof(cl_int), ms = sizeof(cl_mem);
+		size_t sizes[] = {sizeof(*g), is, is, ms, ms};
+		const void *vals[] = {g, &n, &nb_i, &dm, &pm};
+		snprintf(kname, sizeof(kname), "%s_cols_final", op);
+		st = clg_cl_kernel(be, "reduce", opts, kname, &k);
+		if (!st)
+			st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+		if (!st)
+			st = clg_cl_launch_1d(be, k, nout, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), op);
 	}
+	/* safe at once: the in-order queue runs any later user of the buffer after these kernels */
+	clg_buffer_free(part);
 	return st;
 }
 
