@@ -257,3 +257,41 @@ __kernel void gemm_pack(const int K, const int Q, const int W, __global const T 
 			o[c] = q0 + c < Q ? x[(q0 + c) * x_sq] : (T)0;
 	}
 }
+
+/* GPU shape (CLG_KFAM_GEMM = gpu) of the own GEMM, for GPUs where CLBlast is not used (not
+ * trusted, or CLGRAD_GEMM=own): the kernels above run one work-item per group there.
+ *   gemm_tiles  D (M, N) = alpha * A (M, K) @ B (K, N) + beta * D, A, B and D at any strides
+ * Work-groups of TS x TS work-items (-DTS, default 16), one element of D each: lane x along n (so
+ * D is written, and a B with unit stride along n read, coalesced), lane y along m. Per step of
+ * TS along k the group stages a TS x TS tile of A and of B in local memory (zero past the edges:
+ * any M, N, K >= 1), each element read once from global memory instead of TS times. The batch
+ * is get_global_id(2); a batch stride of 0 repeats an operand. beta == 0 never reads D. */
+#ifndef TS
+#define TS 16
+#endif
+
+__kernel void gemm_tiles(const int M, const int N, const int K, const T alpha, const T beta,
+			 __global const T *restrict A, const int a_off, const int a_sm, const int a_sk, const int a_sb,
+			 __global const T *restrict B, const int b_off, const int b_sk, const int b_sn, const int b_sb,
+			 __global T *restrict D, const int d_off, const int d_sm, const int d_sb)
+{
+	__local T As[TS][TS + 1], Bs[TS][TS + 1]; /* +1: no bank conflicts on the column reads */
+	int x = get_local_id(0), y = get_local_id(1), bt = get_global_id(2);
+	int m = get_group_id(1) * TS + y, n = get_group_id(0) * TS + x;
+	T acc = (T)0;
+
+	A += a_off + bt * a_sb;
+	B += b_off + bt * b_sb;
+	for (int k0 = 0; k0 < K; k0 += TS) {
+		As[y][x] = m < M && k0 + x < K ? A[m * a_sm + (k0 + x) * a_sk] : (T)0;
+		Bs[y][x] = k0 + y < K && n < N ? B[(k0 + y) * b_sk + n * b_sn] : (T)0;
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (int kk = 0; kk < TS; kk++)
+			acc = MAD(As[y][kk], Bs[kk][x], acc);
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (m < M && n < N) {
+		int i = d_off + bt * d_sb + m * d_sm + n;
+		D[i] = beta != (T)0 ? alpha * acc + beta * D[i] : alpha * acc;
+	}
+}
