@@ -174,22 +174,24 @@ static clg_tensor *grad_as_cols(clg_tensor *g, const conv_shape *s)
 	return g2;
 }
 
-/* Chunks of K for the weight gradient's GEMM (OCg, K) @ (K, ku) on GPU-shaped devices: K = N*OH*OW
- * reaches 100352 for a first layer against a few hundred outputs, which a GEMM spreads over only a
- * handful of work-groups. Split when K is at least 8 * M * N, into at most 64 equal chunks of at
- * least 4 * M * N; 1 (no split) otherwise, or when no such divisor of K exists. */
+/* Chunks of K for the weight gradient's GEMM (M, K) @ (K, N) on GPU-shaped devices: K = batch *
+ * OH*OW reaches 100352 for a first layer against M*N = 320 outputs, which a GEMM spreads over a
+ * handful of work-groups. Split so that the chunks hold about 2^18 outputs in all (enough for any
+ * GPU), into at most 64 equal chunks of at least 128 along K; 1 (no split) when that gives fewer
+ * than 2 chunks, or when no such divisor of K exists. */
 static int64_t dw_chunks(clg_backend *be, int64_t M, int64_t N, int64_t K)
 {
-	int64_t S;
+	int64_t S = ((int64_t)1 << 18) / (M * N > 0 ? M * N : 1);
 
-	if (clg_backend_kernel_shape(be, CLG_KFAM_CONV, NULL) != CLG_SHAPE_GPU || K < 8 * M * N)
+	if (clg_backend_kernel_shape(be, CLG_KFAM_CONV, NULL) != CLG_SHAPE_GPU)
 		return 1;
-	S = K / (4 * M * N);
 	if (S > 64)
 		S = 64;
+	if (S > K / 128)
+		S = K / 128;
 	while (S > 1 && K % S)
 		S--;
-	return S;
+	return S < 2 ? 1 : S;
 }
 
 /* d (M, N) = a (M, K) @ b (K, N) as one GEMM batched over S chunks of K into p (S, M, N), then
