@@ -3,8 +3,9 @@
  *   - our own register-tiled kernels (kernels_cl/gemm.cl): no local memory, one work-item per
  *     work-group, vector accumulators; the choice on CPU-type devices (PoCL), where CLBlast's
  *     default kernels run at about a tenth of the speed (docs/PERFORMANCE.md has the figures).
- *     Under the GPU kernel shape (CLG_KFAM_GEMM) the own GEMM is gemm_tiles instead: local-memory
- *     tiles of 16 x 16 work-items, for GPUs where CLBlast is not trusted or not wanted.
+ *     Under the GPU kernel shape (CLG_KFAM_GEMM) the own GEMM is gemm_tiles instead: 64 x 64
+ *     tiles through local memory by 16 x 16 work-items, for GPUs where CLBlast is not trusted or
+ *     not wanted.
  * $CLGRAD_GEMM=clblast|own|auto (default auto) forces one; auto picks the own kernels on devices
  * of type CPU and CLBlast elsewhere, unless a stored tune result (`clgrad tune`, cl_tune.c) names
  * the implementation and tile for the shape. $CLGRAD_GEMM_TILE="TM,TN,VW,DM,DN" overrides the own
@@ -220,8 +221,9 @@ static clg_status pack_operand(clg_backend *be, const char *opts, op_operand *x,
 	return CLG_OK;
 }
 
-/* GPU shape of the own GEMM (gemm.cl, gemm_tiles): TS x TS work-groups with local-memory tiles,
- * TS = 16, or 8 or 4 where the device or the kernel allows fewer than TS * TS work-items. */
+/* GPU shape of the own GEMM (gemm.cl, gemm_tiles): TS x TS work-groups, each computing a 4TS x 4TS
+ * tile of D through local memory; TS = 16, or 8, 4... where the device or the kernel allows fewer
+ * than TS * TS work-items. */
 static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
 			     const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc)
 {
@@ -261,8 +263,8 @@ static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, i
 		const void *vals[] = {&Mi, &Ni, &Ki, f64 ? (const void *)&a64 : (const void *)&a32,
 				      f64 ? (const void *)&b64 : (const void *)&b32, &ma, &a_off, &a_sm, &a_sk, &a_sb,
 				      &mb, &b_off, &b_sk, &b_sn, &b_sb, &mc, &d_off, &d_sm, &d_sb};
-		global[0] = ((size_t)N + tile - 1) / tile * tile;
-		global[1] = ((size_t)M + tile - 1) / tile * tile;
+		global[0] = ((size_t)N + 4 * tile - 1) / (4 * tile) * tile; /* tiles of 4 * tile (WPT = 4) */
+		global[1] = ((size_t)M + 4 * tile - 1) / (4 * tile) * tile;
 		global[2] = (size_t)batch;
 		local[0] = local[1] = tile, local[2] = 1;
 		return set_and_launch(be, k, "gemm_tiles", 19, sizes, vals, global, local);
