@@ -182,10 +182,9 @@ clg_status clg_cl_open(int index, clg_backend **out)
 		st = clg_cl_fault_check();
 	if (st)
 		goto err_release_queue;
-	/* 256 suits most GPUs; CPU devices run one work-item per lane anyway. */
-	cl->wg_size = be->info.max_wg_size < 256 ? (size_t)be->info.max_wg_size : 256;
-	if (cl->wg_size == 0)
-		cl->wg_size = 1;
+	/* 256 suits most GPUs (CPU devices run one work-item per lane anyway), or the largest power
+	 * of two the device allows (cl_launch.c) */
+	cl->wg_size = clg_cl_local_size(be, NULL, 256);
 	clg_cl_register_ops(be);
 	clg_cl_selftest_open(be); /* may clear or reroute op table entries */
 	cl->fault_armed = 1;
