@@ -161,8 +161,14 @@ __kernel void sum_rows_cpu(const rgeom g, __global T *d, __global const T *s, co
 	STORE(d, od, acc);
 }
 
-/* max and min: lanes keep MAX_ / MIN_'s rule (a NaN once seen stays) through select */
-#define REDUCE_CPU_KERNEL(NAME, IDENTITY, COMBINE, KEEP)                                         \
+/* max and min: the lanes take fmax / fmin (exact) and remember whether a NaN went by, so the
+ * result follows MAX_ / MIN_ (NaN once seen) */
+#ifdef USE_FP64
+#define ACCI4 long4
+#else
+#define ACCI4 int4
+#endif
+#define REDUCE_CPU_KERNEL(NAME, IDENTITY, COMBINE, VCOMBINE)                                     \
 __kernel void NAME##_rows_cpu(const rgeom g, __global T *d, __global const T *s, const int nout)  \
 {                                                                                                \
 	int o = get_global_id(0), od, os, r = 0;                                                 \
@@ -172,11 +178,13 @@ __kernel void NAME##_rows_cpu(const rgeom g, __global T *d, __global const T *s,
 	row_start_of(&g, o, &od, &os);                                                           \
 	if (g.nred == 1 && g.src_red_st[0] == 1 && g.R >= 4) {                                   \
 		ACC4 m = (ACC4)IDENTITY;                                                         \
+		ACCI4 nan = (ACCI4)0;                                                            \
 		for (; r + 4 <= g.R; r += 4) {                                                   \
 			ACC4 x = VLOAD4(s, os + r);                                              \
-			m = select(x, m, isnan(m) | (m KEEP x));                                 \
+			m = VCOMBINE(m, x);                                                      \
+			nan |= isnan(x);                                                         \
 		}                                                                                \
-		acc = COMBINE(COMBINE(m.s0, m.s1), COMBINE(m.s2, m.s3));                         \
+		acc = any(nan) ? (ACC)NAN : VCOMBINE(VCOMBINE(m.s0, m.s1), VCOMBINE(m.s2, m.s3)); \
 	}                                                                                        \
 	if (g.nred == 1)                                                                         \
 		for (; r < g.R; r++)                                                             \
@@ -187,8 +195,8 @@ __kernel void NAME##_rows_cpu(const rgeom g, __global T *d, __global const T *s,
 	STORE(d, od, acc);                                                                       \
 }
 
-REDUCE_CPU_KERNEL(max, (ACC)(-INFINITY), MAX_, >=)
-REDUCE_CPU_KERNEL(min, (ACC)INFINITY, MIN_, <=)
+REDUCE_CPU_KERNEL(max, (ACC)(-INFINITY), MAX_, fmax)
+REDUCE_CPU_KERNEL(min, (ACC)INFINITY, MIN_, fmin)
 
 __kernel void argmax_rows_cpu(const rgeom g, __global int *d, __global const T *s, const int nout)
 {
