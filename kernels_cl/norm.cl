@@ -129,7 +129,11 @@ __kernel void layer_norm_rows_cpu(const row_geom g, __global T *d, __global cons
 		return;
 	row_offsets_of(&g, r, o);
 	norm_row_stats_cpu(&g, a, o[1], g.cst[1], eps, &x0, &dm, &rstd);
-	for (int j = 0; j < g.C; j++)
+	int j = 0;
+	if (g.cst[0] == 1 && g.cst[1] == 1)
+		for (; j + 4 <= g.C; j += 4)
+			VSTORE4(d, o[0] + j, ((VLOAD4(a, o[1] + j) - x0) - dm) * rstd);
+	for (; j < g.C; j++)
 		STORE(d, o[0] + j * g.cst[0], ((LOAD(a, o[1] + j * g.cst[1]) - x0) - dm) * rstd);
 }
 
@@ -160,7 +164,13 @@ __kernel void layer_norm_backward_rows_cpu(const row_geom g, __global T *d, __gl
 	}
 	sg /= (ACC)g.C;
 	sgx /= (ACC)g.C;
-	for (j = 0; j < g.C; j++) {
+	j = 0;
+	if (g.cst[0] == 1 && g.cst[1] == 1 && g.cst[2] == 1)
+		for (; j + 4 <= g.C; j += 4) {
+			ACC4 gj = VLOAD4(a, o[1] + j) - g0, xh = ((VLOAD4(b, o[2] + j) - x0) - dm) * rstd;
+			VSTORE4(d, o[0] + j, rstd * ((gj - sg) - xh * sgx));
+		}
+	for (; j < g.C; j++) {
 		ACC gj = LOAD(a, o[1] + j * g.cst[1]) - g0, xh = ((LOAD(b, o[2] + j * g.cst[2]) - x0) - dm) * rstd;
 		STORE(d, o[0] + j * g.cst[0], rstd * ((gj - sg) - xh * sgx));
 	}

@@ -54,6 +54,15 @@ inline ushort bf16_store(float v)
 #else
 #define VLOAD4(p, i) vload4(0, (p) + (i))
 #endif
+/* VSTORE4(p, i, v): ACC4 v into elements i..i+3 of p, rounded as STORE rounds */
+#if defined(USE_HALF_STORAGE)
+#define VSTORE4(p, i, v) vstore_half4_rte((v), 0, (p) + (i))
+#elif defined(USE_BF16_STORAGE)
+#define VSTORE4(p, i, v) do { ACC4 v4_ = (v); STORE(p, (i), v4_.s0); STORE(p, (i) + 1, v4_.s1); \
+	STORE(p, (i) + 2, v4_.s2); STORE(p, (i) + 3, v4_.s3); } while (0)
+#else
+#define VSTORE4(p, i, v) vstore4((v), 0, (p) + (i))
+#endif
 #define HSUM4(v) (((v).s0 + (v).s1) + ((v).s2 + (v).s3))
 #define HMAX4(v) fmax(fmax((v).s0, (v).s1), fmax((v).s2, (v).s3))
 

@@ -148,13 +148,55 @@ __kernel void NAME##_rows_cpu(const row_geom g, __global T *d, __global const T 
 	ACC m = row_max(a, o[1], g.cst[1], g.C);                                                 \
 	ACC s = row_sum(a, o[1], g.cst[1], g.C, m, 1);                                           \
 	ACC k = LOG ? log(s) : (ACC)1 / s;                                                       \
-	for (int j = 0; j < g.C; j++) {                                                          \
+	int j = 0;                                                                               \
+	if (g.cst[0] == 1 && g.cst[1] == 1)                                                      \
+		for (; j + 4 <= g.C; j += 4) {                                                   \
+			ACC4 x = VLOAD4(a, o[1] + j);                                            \
+			VSTORE4(d, o[0] + j, LOG ? x - m - k : exp(x - m) * k);                  \
+		}                                                                                \
+	for (; j < g.C; j++) {                                                                   \
 		ACC x = LOAD(a, o[1] + j * g.cst[1]);                                            \
 		STORE(d, o[0] + j * g.cst[0], LOG ? x - m - k : exp(x - m) * k);                 \
 	}                                                                                        \
 }
 
+#if defined(USE_HALF_STORAGE) || defined(USE_BF16_STORAGE)
 SOFTMAX_CPU_KERNEL(softmax, 0)
+#else
+/* Where dst holds ACC exactly, exp(x - m) is stored in the sum's pass and scaled in place after:
+ * one exp per element instead of two (exp dominates rows that fit in the cache). */
+__kernel void softmax_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
+			       const int nrows)
+{
+	int r = get_global_id(0), o[3], j = 0;
+	ACC m, s = (ACC)0, inv;
+	if (r >= nrows)
+		return;
+	row_offsets_of(&g, r, o);
+	m = row_max(a, o[1], g.cst[1], g.C);
+	if (g.cst[0] == 1 && g.cst[1] == 1 && g.C >= 4) {
+		ACC4 s4 = (ACC4)0;
+		for (; j + 4 <= g.C; j += 4) {
+			ACC4 e = exp(VLOAD4(a, o[1] + j) - m);
+			VSTORE4(d, o[0] + j, e);
+			s4 += e;
+		}
+		s = HSUM4(s4);
+	}
+	for (; j < g.C; j++) {
+		ACC e = exp(LOAD(a, o[1] + j * g.cst[1]) - m);
+		STORE(d, o[0] + j * g.cst[0], e);
+		s += e;
+	}
+	inv = (ACC)1 / s;
+	j = 0;
+	if (g.cst[0] == 1)
+		for (; j + 4 <= g.C; j += 4)
+			VSTORE4(d, o[0] + j, VLOAD4(d, o[0] + j) * inv);
+	for (; j < g.C; j++)
+		STORE(d, o[0] + j * g.cst[0], LOAD(d, o[0] + j * g.cst[0]) * inv);
+}
+#endif
 SOFTMAX_CPU_KERNEL(log_softmax, 1)
 
 __kernel void softmax_backward_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
@@ -173,7 +215,11 @@ __kernel void softmax_backward_rows_cpu(const row_geom g, __global T *d, __globa
 	}
 	for (; j < g.C; j++)
 		s += LOAD(a, o[1] + j * g.cst[1]) * LOAD(b, o[2] + j * g.cst[2]);
-	for (j = 0; j < g.C; j++) {
+	j = 0;
+	if (g.cst[0] == 1 && g.cst[1] == 1 && g.cst[2] == 1)
+		for (; j + 4 <= g.C; j += 4)
+			VSTORE4(d, o[0] + j, VLOAD4(b, o[2] + j) * (VLOAD4(a, o[1] + j) - s));
+	for (; j < g.C; j++) {
 		ACC y = LOAD(b, o[2] + j * g.cst[2]);
 		STORE(d, o[0] + j * g.cst[0], y * (LOAD(a, o[1] + j * g.cst[1]) - s));
 	}
@@ -187,6 +233,10 @@ __kernel void log_softmax_backward_rows_cpu(const row_geom g, __global T *d, __g
 		return;
 	row_offsets_of(&g, r, o);
 	ACC s = row_sum(a, o[1], g.cst[1], g.C, (ACC)0, 0);
-	for (int j = 0; j < g.C; j++)
+	int j = 0;
+	if (g.cst[0] == 1 && g.cst[1] == 1 && g.cst[2] == 1)
+		for (; j + 4 <= g.C; j += 4)
+			VSTORE4(d, o[0] + j, VLOAD4(a, o[1] + j) - exp(VLOAD4(b, o[2] + j)) * s);
+	for (; j < g.C; j++)
 		STORE(d, o[0] + j * g.cst[0], LOAD(a, o[1] + j * g.cst[1]) - exp(LOAD(b, o[2] + j * g.cst[2])) * s);
 }
