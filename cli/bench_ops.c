@@ -46,6 +46,8 @@ static const op_bench benches[] = {
 	 {2, 2}, {{1024, 64}, {1024, 64}}, 0, {1e-5}, {0}, -1},
 	{"ln_bwd", "transformer rows (1024, 64)", CLG_OP_LAYER_NORM_BACKWARD, 3,
 	 {2, 2, 2}, {{1024, 64}, {1024, 64}, {1024, 64}}, 0, {1e-5}, {0}, -1},
+	{"xent", "softmax cross-entropy, logits (4096, 64)", CLG_OP_SOFTMAX_XENT, 4,
+	 {1, 2, 2, 1}, {{1}, {4096, 64}, {4096, 64}, {4096}}, 0, {1.0 / 4096}, {0}, -1},
 	{"im2col", "conv2 input (128, 32, 14, 14), 3x3 pad 1", CLG_OP_IM2COL, 2,
 	 {3, 4}, {{128, 288, 196}, {128, 32, 14, 14}}, 0, {0}, {3, 3, 1, 1, 1, 1, 1, 1}, -1},
 	{"max_pool2d", "conv1 output (128, 32, 28, 28), 2x2 stride 2", CLG_OP_MAXPOOL2D, 2,
@@ -61,7 +63,7 @@ static int family_of(clg_op op)
 	switch (op) {
 	case CLG_OP_SUM: case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
 	case CLG_OP_SOFTMAX: case CLG_OP_LOG_SOFTMAX: case CLG_OP_SOFTMAX_BACKWARD: case CLG_OP_LOG_SOFTMAX_BACKWARD:
-	case CLG_OP_LAYER_NORM: case CLG_OP_LAYER_NORM_BACKWARD:
+	case CLG_OP_LAYER_NORM: case CLG_OP_LAYER_NORM_BACKWARD: case CLG_OP_SOFTMAX_XENT: case CLG_OP_SOFTMAX_XENT_BACKWARD:
 		return CLG_KFAM_ROW;
 	default:
 		return -1;

@@ -7,8 +7,9 @@
  *     vstore_half_rte: half is storage only (no half-precision extension needed), float32
  *     arithmetic, one rounding to nearest even on store. Otherwise plain indexing;
  *   - MAXD, the most dims a geometry struct describes (CLG_MAX_DIMS on the host);
- *   - for the ROW ops (softmax.cl, norm.cl, reduce.cl; programs built with ACC): the row geometry
- *     (backend/opencl/cl_ops_row.c fills it), a row's offsets, a work-group sum (GPU shape: a
+ *   - for the ROW ops (softmax.cl, norm.cl, reduce.cl, fused.cl's cross-entropy; programs built
+ *     with ACC): the row geometry (backend/opencl/cl_ops_row.c fills it), a row's offsets, a
+ *     work-group sum and max (GPU shape: a
  *     tree in local memory, or sub-group reductions under -DUSE_SUBGROUPS, which the host passes
  *     only to devices that report cl_intel_subgroups, or cl_khr_subgroups with OpenCL C 2.0),
  *     and VLOAD4 / ACC4 (CPU shape: four consecutive elements as one ACC vector). */
@@ -120,6 +121,35 @@ ACC wg_sum(ACC v, __local ACC *scratch)
 	}
 	v = scratch[0];
 	barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read before scratch is reused */
+	return v;
+#endif
+}
+
+/* Work-group max of one value per work-item (fmax: NaN is skipped here; the sum makes the row NaN). */
+ACC wg_max(ACC v, __local ACC *scratch)
+{
+#ifdef USE_SUBGROUPS
+	int n = get_num_sub_groups();
+	v = sub_group_reduce_max(v);
+	if (get_sub_group_local_id() == 0)
+		scratch[get_sub_group_id()] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	v = scratch[0];
+	for (int i = 1; i < n; i++)
+		v = fmax(v, scratch[i]);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return v;
+#else
+	int lid = get_local_id(0);
+	scratch[lid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = get_local_size(0) / 2; k > 0; k >>= 1) {
+		if (lid < k)
+			scratch[lid] = fmax(scratch[lid], scratch[lid + k]);
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	v = scratch[0];
+	barrier(CLK_LOCAL_MEM_FENCE);
 	return v;
 #endif
 }

@@ -13,36 +13,7 @@
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
  * GPU shape: the work-group size must be a power of two; scratch holds one ACC per work-item.
- * The row geometry (row_geom), row_offsets, wg_sum, VLOAD4 and ACC4 come from prelude.cl. */
-
-/* Work-group max of one value per work-item (fmax: NaN is skipped here; the sum makes the row NaN). */
-ACC wg_max(ACC v, __local ACC *scratch)
-{
-#ifdef USE_SUBGROUPS
-	int n = get_num_sub_groups();
-	v = sub_group_reduce_max(v);
-	if (get_sub_group_local_id() == 0)
-		scratch[get_sub_group_id()] = v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	v = scratch[0];
-	for (int i = 1; i < n; i++)
-		v = fmax(v, scratch[i]);
-	barrier(CLK_LOCAL_MEM_FENCE);
-	return v;
-#else
-	int lid = get_local_id(0);
-	scratch[lid] = v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int k = get_local_size(0) / 2; k > 0; k >>= 1) {
-		if (lid < k)
-			scratch[lid] = fmax(scratch[lid], scratch[lid + k]);
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	v = scratch[0];
-	barrier(CLK_LOCAL_MEM_FENCE);
-	return v;
-#endif
-}
+ * The row geometry (row_geom), row_offsets, wg_sum, wg_max, VLOAD4 and ACC4 come from prelude.cl. */
 
 #define SOFTMAX_KERNEL(NAME, LOG)                                                                \
 __kernel void NAME##_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b, \

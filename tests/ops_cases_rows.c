@@ -1,13 +1,27 @@
 /* Op-suite cases of the row kernels in either shape (family "row": one work-item per row on CPU
  * devices, a work-group per row on GPUs; tests/rows.cmake runs the suite with each forced):
  * softmax, log-softmax and their backwards, layer norm and its backward, and the row reductions
- * sum, max, min, argmax, at row lengths around the vector width and work-group sizes (1, 3, 63,
+ * sum, max, min, argmax, and softmax cross-entropy forward and backward, at row lengths around the vector width and work-group sizes (1, 3, 63,
  * 65, 1000, 4097) and at many rows (3001 of 3, 1025 of 65), contiguous (the CPU shape's vector
- * loads), padded at an offset, and transposed (strided rows: its scalar path). Shapes of at most
- * 64 elements also run under Oclgrind (--small). */
+ * loads), padded at an offset, and transposed (strided rows: its scalar path; cross-entropy
+ * takes contiguous and offset operands). Shapes of at most 64 elements (256 per operand for
+ * cross-entropy) also run under Oclgrind (--small). */
 #include "test_ops.h"
 
 #include <string.h>
+
+/* cross-entropy operands: dst first; 'm' (N, C), 'n' (N), '1' (1) */
+static op_case xent_case(clg_op op, const char *ops, int64_t N, int64_t C, enum layout l)
+{
+	op_case c = {.op = op, .layout = l, .lo = -3, .hi = 3, .nops = (int)strlen(ops), .f = {1.0 / (double)N},
+		     .tag = "rows"};
+	for (int k = 0; k < c.nops; k++) {
+		c.op_nd[k] = ops[k] == 'm' ? 2 : 1;
+		c.op_shape[k][0] = ops[k] == '1' ? 1 : N;
+		c.op_shape[k][1] = C;
+	}
+	return c;
+}
 
 void ops_cases_rows(op_case_adder add)
 {
@@ -34,6 +48,10 @@ void ops_cases_rows(op_case_adder add)
 					c.lo = 1000, c.hi = 1001, c.tag = "rows shifted";
 					add(c);
 				}
+			}
+			if (layouts[l] != L_TRANSPOSED) {
+				add(xent_case(CLG_OP_SOFTMAX_XENT, "1mmn", shapes[s][0], shapes[s][1], layouts[l]));
+				add(xent_case(CLG_OP_SOFTMAX_XENT_BACKWARD, "mmmn1", shapes[s][0], shapes[s][1], layouts[l]));
 			}
 			for (size_t o = 0; o < sizeof(red_ops) / sizeof(red_ops[0]); o++) {
 				/* max, min, argmax also meet ties and NaN */

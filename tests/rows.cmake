@@ -1,9 +1,10 @@
-# Row kernels in both shapes (family "row": kernels_cl/softmax.cl, norm.cl, reduce.cl; chosen by
-# backend/kernel_shape.c): the op suite for each row op with CLGRAD_KERNEL_SHAPE=row=cpu and
-# row=gpu on every device, whatever its type (the cases at odd row lengths and many rows are in
-# tests/ops_cases_rows.c), and the gradient checks with each shape.
+# Row kernels in both shapes (family "row": kernels_cl/softmax.cl, norm.cl, reduce.cl, fused.cl's
+# cross-entropy; chosen by backend/kernel_shape.c): the op suite for each row op with
+# CLGRAD_KERNEL_SHAPE=row=cpu and row=gpu on every device, whatever its type (the cases at odd
+# row lengths and many rows are in tests/ops_cases_rows.c), and the gradient checks with each
+# shape.
 set(CLG_ROW_OPS softmax log_softmax softmax_backward log_softmax_backward layer_norm layer_norm_backward
-    sum max min argmax)
+    sum max min argmax softmax_xent softmax_xent_backward)
 set(CLG_ROW_ENV "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
 foreach(shape cpu gpu)
   foreach(op IN LISTS CLG_ROW_OPS)
@@ -20,7 +21,7 @@ endforeach()
 # the CPU shape there too: small cases, failing on any memory error or data race Oclgrind reports.
 if(CLG_OCLGRIND)
   foreach(shape cpu gpu)
-    foreach(op softmax log_softmax_backward layer_norm layer_norm_backward sum argmax)
+    foreach(op softmax log_softmax_backward layer_norm layer_norm_backward sum argmax softmax_xent softmax_xent_backward)
       add_test(NAME test_ops_rows_oclgrind_${shape}_${op}
         COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
       set_tests_properties(test_ops_rows_oclgrind_${shape}_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
