@@ -63,3 +63,27 @@ if(CLG_INTEL_OCL_VENDORS)
     PASS_REGULAR_EXPRESSION "sum [^\n]*normalized error"
     ENVIRONMENT "${CLG_INTEL_ENV};CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${CLG_SG_MUTANT_DIR};CLGRAD_KERNEL_SHAPE=row=gpu;CLGRAD_SUBGROUPS=1")
 endif()
+
+# Each shape's runs must reach that shape's kernels: a copy of softmax.cl whose CPU-shaped softmax
+# is 0.1% off fails under row=cpu, and one whose GPU-shaped softmax is off fails under row=gpu.
+file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/softmax.cl CLG_SOFTMAX_SRC)
+file(GLOB CLG_ALL_KERNELS ${CMAKE_SOURCE_DIR}/kernels_cl/*.cl)
+foreach(shape cpu gpu)
+  if(shape STREQUAL cpu)
+    set(clg_from "\tinv = (ACC)1 / s;")
+  else()
+    set(clg_from "\t\tACC inv = (ACC)1 / s;")
+  endif()
+  string(REPLACE "${clg_from}" "${clg_from} inv *= (ACC)1.001;" clg_mutant "${CLG_SOFTMAX_SRC}")
+  if(clg_mutant STREQUAL CLG_SOFTMAX_SRC)
+    message(FATAL_ERROR "rows.cmake: the ${shape}-shaped softmax's scale line was not found in softmax.cl")
+  endif()
+  set(clg_dir ${CMAKE_BINARY_DIR}/rows_mutant_${shape})
+  file(COPY ${CLG_ALL_KERNELS} DESTINATION ${clg_dir})
+  file(WRITE ${clg_dir}/softmax.cl "${clg_mutant}")
+  add_test(NAME test_ops_rows_${shape}_catches_wrong_kernel COMMAND test_ops --op softmax)
+  set_tests_properties(test_ops_rows_${shape}_catches_wrong_kernel PROPERTIES TIMEOUT 600
+    PASS_REGULAR_EXPRESSION "softmax \\[[^\n]*normalized error"
+    SKIP_REGULAR_EXPRESSION "no OpenCL device present"
+    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${shape}")
+endforeach()
