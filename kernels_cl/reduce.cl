@@ -61,7 +61,7 @@ __kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __l
 	row_start(&g, &od, &os);                                                                 \
 	ACC acc = IDENTITY;                                                                      \
 	for (int r = lid; r < g.R; r += lsz) {                                                   \
-		ACC x = LOAD(s, red_offset(&g, os, r));                                          \
+		ACC x = LOAD(s, g.nred == 1 ? os + r * g.src_red_st[0] : red_offset(&g, os, r)); \
 		acc = COMBINE(acc, x);                                                           \
 	}                                                                                        \
 	scratch[lid] = acc;                                                                      \
@@ -80,8 +80,12 @@ __kernel void sum_rows(const rgeom g, __global T *d, __global const T *s, __loca
 	int lid = get_local_id(0), lsz = get_local_size(0), od, os;
 	ACC acc = (ACC)0;
 	row_start(&g, &od, &os);
-	for (int r = lid; r < g.R; r += lsz)
-		acc += LOAD(s, red_offset(&g, os, r));
+	if (g.nred == 1) /* one reduced dim: no index arithmetic per element */
+		for (int r = lid; r < g.R; r += lsz)
+			acc += LOAD(s, os + r * g.src_red_st[0]);
+	else
+		for (int r = lid; r < g.R; r += lsz)
+			acc += LOAD(s, red_offset(&g, os, r));
 	acc = wg_sum(acc, scratch);
 	if (lid == 0)
 		STORE(d, od, acc);
@@ -111,7 +115,7 @@ __kernel void argmax_rows(const rgeom g, __global int *d, __global const T *s, _
 	int bi = INT_MAX;
 	/* r grows, so within one work-item a tie keeps the earlier index */
 	for (int r = lid; r < g.R; r += lsz) {
-		ACC x = LOAD(s, red_offset(&g, os, r));
+		ACC x = LOAD(s, g.nred == 1 ? os + r * g.src_red_st[0] : red_offset(&g, os, r));
 		if (argmax_better(x, r, best, bi)) {
 			best = x;
 			bi = r;
