@@ -192,9 +192,9 @@ typedef struct {
  * Both shapes compute the same thing and both run in the op suite on every device. */
 typedef enum { CLG_SHAPE_CPU, CLG_SHAPE_GPU } clg_kernel_shape;
 typedef enum {
-	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, cross-entropy */
+	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, softmax cross-entropy */
 	CLG_KFAM_REDUCE,     /* sums/means over leading dims (column reductions) */
-	CLG_KFAM_FUSED,      /* bias+activation backward, softmax-cross-entropy */
+	CLG_KFAM_FUSED,      /* bias+activation backward (softmax cross-entropy is a row kernel) */
 	CLG_KFAM_CONV,       /* im2col/col2im, pooling */
 	CLG_KFAM_ATTENTION,  /* fused scaled dot-product attention */
 	CLG_KFAM_GEMM,       /* the own GEMM kernel: register-tiled (CPU) or local-memory tiled (GPU) */

@@ -142,6 +142,30 @@ static const clg_backend_iface cl_iface = {
 	.trim = clg_cl_trim,
 };
 
+/* Which sub-group built-ins the row kernels may use (clg_cl.subgroups), probed from the device's
+ * extensions and OpenCL C version; CLGRAD_SUBGROUPS=0 turns them off (to compare both paths). */
+static int probe_subgroups(clg_backend *be)
+{
+	const char *env = getenv("CLGRAD_SUBGROUPS");
+	size_t len = 0;
+	char *ext;
+	int r = 0;
+
+	if (!be->info.has_subgroups || (env && !strcmp(env, "0")))
+		return 0;
+	if (clGetDeviceInfo(clg_cl_of(be)->device, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS ||
+	    !(ext = calloc(len + 1, 1)))
+		return 0;
+	if (clGetDeviceInfo(clg_cl_of(be)->device, CL_DEVICE_EXTENSIONS, len, ext, NULL) == CL_SUCCESS) {
+		if (strstr(ext, "cl_intel_subgroups"))
+			r = 1;
+		else if (strstr(ext, "cl_khr_subgroups") && strncmp(be->info.clc_version, "OpenCL C 1.", 11) != 0)
+			r = 2;
+	}
+	free(ext);
+	return r;
+}
+
 clg_status clg_cl_open(int index, clg_backend **out)
 {
 	const clg_device_info *list;
@@ -185,6 +209,7 @@ clg_status clg_cl_open(int index, clg_backend **out)
 	/* 256 suits most GPUs (CPU devices run one work-item per lane anyway), or the largest power
 	 * of two the device allows (cl_launch.c) */
 	cl->wg_size = clg_cl_local_size(be, NULL, 256);
+	cl->subgroups = probe_subgroups(be);
 	clg_cl_register_ops(be);
 	clg_cl_selftest_open(be); /* may clear or reroute op table entries */
 	cl->fault_armed = 1;

@@ -29,6 +29,9 @@ typedef struct {
 	cl_context context;
 	cl_command_queue queue;
 	size_t wg_size;                  /* work-group size for 1-D kernels */
+	/* sub-group reductions for the GPU-shaped row kernels: 0 none (or CLGRAD_SUBGROUPS=0),
+	 * 1 cl_intel_subgroups (OpenCL C 1.2 builds), 2 cl_khr_subgroups (needs OpenCL C 2.0 builds) */
+	int subgroups;
 
 	clg_cl_cached_mem *cached;       /* freed buffers kept for reuse */
 	int ncached, capcached;
@@ -121,7 +124,9 @@ typedef struct {
  * of rows (cl_ops_row.c). */
 int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g);
 /* Launches program's "<op>_rows" kernel, one work-group per row: arguments (geometry, dst, src0,
- * src1, [eps = f[0] when with_eps,] local scratch of scratch_per_item ACC per work-item). */
+ * src1, [eps = f[0] when with_eps,] local scratch of scratch_per_item ACC per work-item); or, where
+ * the device's shape of family "row" is CPU, "<op>_rows_cpu", one work-item per row, whose last
+ * argument is the number of rows instead of the scratch. */
 clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *program, int with_eps,
 			     int scratch_per_item);
 
@@ -153,6 +158,15 @@ clg_status clg_cl_check_local_mem(clg_backend *be, cl_kernel k, size_t bytes, co
 /* Enqueues items[0] x items[1] work-items (each rounded up to a multiple of local) in groups of local. */
 clg_status clg_cl_launch_2d(clg_backend *be, cl_kernel k, const size_t items[2], const size_t local[2],
 			    const char *op);
+/* The same, also halved until scratch_per_item bytes per work-item fit in the local memory the
+ * device has beside what the kernel already uses (CL_DEVICE_LOCAL_MEM_SIZE, CL_KERNEL_LOCAL_MEM_SIZE). */
+size_t clg_cl_group_size_local(clg_backend *be, cl_kernel k, int64_t n, size_t scratch_per_item);
+/* Work-group size for CPU-shaped kernels (a work-item per row or output, `items` of them): small
+ * enough to leave several groups per compute unit. */
+size_t clg_cl_cpu_group_size(clg_backend *be, cl_kernel k, int64_t items);
+/* Options of the row-family programs (softmax, norm, reduce): the dtype's, plus -DUSE_SUBGROUPS
+ * (and OpenCL C 2.0 for cl_khr_subgroups) when the GPU shape runs on a device with sub-groups. */
+void clg_cl_row_options(clg_backend *be, clg_dtype t, char *buf, size_t len);
 
 /* 64-bit FNV-1a, chained: h = clg_hash64(h, data, n); start with CLG_HASH_SEED. */
 #define CLG_HASH_SEED 0xcbf29ce484222325ULL
