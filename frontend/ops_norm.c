@@ -87,6 +87,15 @@ clg_tensor *clg_layer_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, d
 
 	if (!x || !check_optional("layer_norm", 3, ins))
 		return NULL;
+	if (fe_autocast_high(3, ins)) { /* autocast: statistics and output in float32 */
+		clg_tensor *c[3];
+		if (fe_cast_each(3, ins, CLG_F32, c))
+			return NULL;
+		y = clg_layer_norm(c[0], c[1], c[2], eps);
+		for (int i = 0; i < 3; i++)
+			clg_free(c[i]);
+		return y;
+	}
 	if (x->v.ndim < 1)
 		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'layer_norm' on device '%s': x must have at least one dim",
 					x->v.buf->backend->info.name));
@@ -145,6 +154,15 @@ clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, c
 
 	if (!x || !check_optional("batch_norm", 5, ins))
 		return NULL;
+	if (fe_autocast_high(3, ins)) { /* autocast: statistics and output in float32 */
+		clg_tensor *c[3];
+		if (fe_cast_each(3, ins, CLG_F32, c))
+			return NULL;
+		y = clg_batch_norm(c[0], c[1], c[2], running_mean, running_var, momentum, eps, training);
+		for (int i = 0; i < 3; i++)
+			clg_free(c[i]);
+		return y;
+	}
 	nd = x->v.ndim;
 	if (nd != 2 && nd != 4)
 		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'batch_norm' on device '%s': x is %s, must be (N, C) or (N, C, H, W)",

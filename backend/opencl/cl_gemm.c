@@ -10,7 +10,8 @@
  * preferred vector width. $CLGRAD_GEMM and $CLGRAD_GEMM_TILE win over a tune result. Each operand
  * is used as stored: a view with unit stride in its last dim is row-major, one with unit stride
  * in its second-last dim is a transposed row-major matrix. Tune results are measured, and so
- * applied, in float32 only. */
+ * applied, in float32 only. float16 and bfloat16 operands go to a third, kernels_cl/gemm_half.cl
+ * (any strides, float32 accumulation), whatever $CLGRAD_GEMM says. */
 #include "cl_tune.h"
 
 #include <clblast_c.h>
@@ -306,6 +307,56 @@ out:
 	return st;
 }
 
+/* ---- 16-bit operands (kernels_cl/gemm_half.cl) ------------------------------------------------ */
+
+#define HALF_HM 4
+#define HALF_HN 4
+
+/* Any strides; accumulated in float32 (CLBlast has no bfloat16, and its HGEMM would accumulate in
+ * half). */
+static clg_status gemm_half(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch)
+{
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
+	int nd = C->ndim, b3 = nd == 3;
+	cl_int m = (cl_int)M, n = (cl_int)N, kk = (cl_int)K;
+	cl_int ao = (cl_int)A->offset, asm_ = (cl_int)A->stride[nd - 2], ask = (cl_int)A->stride[nd - 1];
+	cl_int bo = (cl_int)B->offset, bsk = (cl_int)B->stride[nd - 2], bsn = (cl_int)B->stride[nd - 1];
+	cl_int dof = (cl_int)C->offset, dsm = (cl_int)C->stride[nd - 2], dsn = (cl_int)C->stride[nd - 1];
+	cl_int asb = b3 ? (cl_int)A->stride[0] : 0, bsb = b3 ? (cl_int)B->stride[0] : 0, dsb = b3 ? (cl_int)C->stride[0] : 0;
+	float alpha = (float)c->f[0], beta = (float)c->f[1];
+	cl_mem am = (cl_mem)A->buf->handle, bm = (cl_mem)B->buf->handle, dm = (cl_mem)C->buf->handle;
+	size_t global[3] = {(size_t)((M + HALF_HM - 1) / HALF_HM), (size_t)((N + HALF_HN - 1) / HALF_HN), (size_t)batch};
+	char opts[320];
+	cl_kernel k;
+	cl_int err;
+	clg_status st = CLG_OK;
+
+	for (int i = 0; !st && i < 3; i++)
+		st = clg_cl_check_int_range(be, c, i ? &c->src[i - 1] : C);
+	if (st)
+		return st;
+	clg_cl_dtype_options(be, C->dtype, opts, sizeof(opts));
+	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " -DHM=%d -DHN=%d", HALF_HM, HALF_HN);
+	if ((st = clg_cl_kernel(be, "gemm_half", opts, "gemm_half", &k)))
+		return st;
+	{
+		size_t sizes[] = {sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(float), sizeof(float),
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int)};
+		const void *vals[] = {&m, &n, &kk, &alpha, &beta, &am, &ao, &asm_, &ask, &asb,
+				      &bm, &bo, &bsk, &bsn, &bsb, &dm, &dof, &dsm, &dsn, &dsb};
+		st = clg_cl_set_args(be, k, "gemm", 20, sizes, vals);
+	}
+	if (st)
+		return st;
+	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, NULL, 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(gemm_half %s, global %zux%zux%zu)",
+				   clg_dtype_name(C->dtype), global[0], global[1], global[2]);
+	return CLG_OK;
+}
+
 /* Checks a GEMM call and runs it with impl (AUTO: the tune result, else by device type) and
  * tile (NULL: the tune result, $CLGRAD_GEMM_TILE or the default). */
 static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl, const gemm_tile *tile)
@@ -321,8 +372,8 @@ static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl
 	clg_status st;
 	char sa[64], sb[64], sc[64];
 
-	if (C->dtype != CLG_F32 && C->dtype != CLG_F64)
-		return clg_fail(CLG_ERR_DTYPE, "op 'gemm' on device '%s': dtype %s is not supported (float32, float64)",
+	if (C->dtype != CLG_F32 && C->dtype != CLG_F64 && !clg_dtype_is_half_storage(C->dtype))
+		return clg_fail(CLG_ERR_DTYPE, "op 'gemm' on device '%s': dtype %s is not supported (float32, float64, float16, bfloat16)",
 				be->info.name, clg_dtype_name(C->dtype));
 	if ((st = clg_cl_check_dtype(be, c, C->dtype)))
 		return st;
@@ -339,6 +390,8 @@ static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl
 			sc_call.src[0] = *C;
 		return clg_run(be, &sc_call);
 	}
+	if (clg_dtype_is_half_storage(C->dtype))
+		return gemm_half(be, c, (int64_t)M, (int64_t)N, (int64_t)K, (int64_t)batch);
 	if (!tile) {
 		/* float32 only: tune results are measured in float32 */
 		if (C->dtype == CLG_F32)
