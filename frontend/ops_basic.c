@@ -173,9 +173,12 @@ static clg_status div_backward(clg_node *n, clg_tensor *g)
 	clg_tensor *clg_##NAME(clg_tensor *a, clg_tensor *b)                          \
 	{                                                                              \
 		clg_tensor *ins[2] = {a, b}, *tmp[2], *r;                              \
-		if (!fe_check_inputs(#NAME, 2, ins) || fe_promote(&ins[0], &ins[1], tmp)) \
+		if (!a || !b || fe_promote(&ins[0], &ins[1], tmp))                    \
 			return NULL;                                                   \
-		r = fe_record_op(fe_ew(OP, ins[0], ins[1], 0, 0), #NAME, BW, 2, ins, NULL); \
+		if (!fe_check_inputs(#NAME, 2, ins))                                   \
+			r = NULL;                                                      \
+		else                                                                   \
+			r = fe_record_op(fe_ew(OP, ins[0], ins[1], 0, 0), #NAME, BW, 2, ins, NULL); \
 		clg_free(tmp[0]);                                                      \
 		clg_free(tmp[1]);                                                      \
 		return r;                                                              \
@@ -417,9 +420,7 @@ clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b)
 	int64_t shape[3];
 	char s0[96], s1[96];
 
-	if (!fe_check_inputs("matmul", 2, ins))
-		return NULL;
-	if (fe_autocast_low(2, ins) != CLG_F32) { /* autocast: in 16-bit, float32 accumulation */
+	if (a && b && fe_autocast_low(2, ins) != CLG_F32) { /* autocast: in 16-bit, float32 accumulation */
 		clg_tensor *c[2], *r;
 		if (fe_cast_each(2, ins, fe_autocast_low(2, ins), c))
 			return NULL;
@@ -428,6 +429,8 @@ clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b)
 		clg_free(c[1]);
 		return r;
 	}
+	if (!fe_check_inputs("matmul", 2, ins))
+		return NULL;
 	nd = a->v.ndim > b->v.ndim ? a->v.ndim : b->v.ndim;
 	if (a->v.ndim < 2 || b->v.ndim < 2 || nd > 3 || a->v.shape[a->v.ndim - 1] != b->v.shape[b->v.ndim - 2] ||
 	    (a->v.ndim == 3 && b->v.ndim == 3 && a->v.shape[0] != b->v.shape[0]))
@@ -517,12 +520,12 @@ clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b)
 	clg_tensor *ins[3] = {x, w, b}, *out, *wt = NULL;
 	int nin = b ? 3 : 2;
 
+	if (x && w && fe_autocast_low(nin, ins) != CLG_F32)
+		return linear_autocast(x, w, b, CLG_ACT_NONE, 0);
 	if (!fe_check_inputs("linear", nin, ins))
 		return NULL;
 	if (linear_check("linear", x, w, b))
 		return fe_fail(clg_last_status());
-	if (fe_autocast_low(nin, ins) != CLG_F32)
-		return linear_autocast(x, w, b, CLG_ACT_NONE, 0);
 	if (fused_linear_ok(x, b))
 		return clg_linear_act(x, w, b, CLG_ACT_NONE);
 	out = fe_new(x->v.buf->backend, x->v.dtype, CLG_SHAPE(x->v.shape[0], w->v.shape[0]));
@@ -666,14 +669,14 @@ clg_tensor *clg_linear_act(clg_tensor *x, clg_tensor *w, clg_tensor *b, clg_act 
 	clg_node *node;
 	int nin = b ? 3 : 2;
 
+	if (x && w && fe_autocast_low(nin, ins) != CLG_F32 && (unsigned)act <= CLG_ACT_GELU)
+		return linear_autocast(x, w, b, act, 1);
 	if (!fe_check_inputs("linear_act", nin, ins))
 		return NULL;
 	if (linear_check("linear_act", x, w, b))
 		return fe_fail(clg_last_status());
 	if ((unsigned)act > CLG_ACT_GELU)
 		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'linear_act': unknown activation %d", (int)act));
-	if (fe_autocast_low(nin, ins) != CLG_F32)
-		return linear_autocast(x, w, b, act, 1);
 	if (!fused_linear_ok(x, b)) { /* the composite: no bias, or no fused ops for this device or dtype */
 		clg_tensor *l = clg_linear(x, w, b), *o;
 		if (act == CLG_ACT_NONE || !l)

@@ -288,9 +288,7 @@ clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot)
 {
 	/* -mean over rows of sum(onehot * logp) */
 	clg_tensor *p, *s, *l;
-	if (!fe_check_inputs("nll_loss", 2, (clg_tensor *[]){logp, onehot}))
-		return NULL;
-	if (fe_autocast_high(2, (clg_tensor *[]){logp, onehot})) { /* autocast: in float32 */
+	if (logp && onehot && fe_autocast_high(2, (clg_tensor *[]){logp, onehot})) { /* autocast: in float32 */
 		clg_tensor *c[2];
 		if (fe_cast_each(2, (clg_tensor *[]){logp, onehot}, CLG_F32, c))
 			return NULL;
@@ -299,6 +297,8 @@ clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot)
 		clg_free(c[1]);
 		return l;
 	}
+	if (!fe_check_inputs("nll_loss", 2, (clg_tensor *[]){logp, onehot}))
+		return NULL;
 	if (logp->v.ndim != 2)
 		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'nll_loss': expects (N, C) log-probabilities"));
 	p = clg_mul(logp, onehot);
@@ -368,9 +368,7 @@ clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double lab
 	/* log_softmax then nll against the (smoothed) targets */
 	clg_tensor *lp, *t = NULL, *l;
 	clg_backend *be;
-	if (!fe_check_inputs("cross_entropy", 2, (clg_tensor *[]){logits, onehot}))
-		return NULL;
-	if (fe_autocast_high(2, (clg_tensor *[]){logits, onehot})) { /* autocast: the loss in float32 */
+	if (logits && onehot && fe_autocast_high(2, (clg_tensor *[]){logits, onehot})) { /* autocast: the loss in float32 */
 		clg_tensor *c[2];
 		if (fe_cast_each(2, (clg_tensor *[]){logits, onehot}, CLG_F32, c))
 			return NULL;
@@ -379,6 +377,8 @@ clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double lab
 		clg_free(c[1]);
 		return l;
 	}
+	if (!fe_check_inputs("cross_entropy", 2, (clg_tensor *[]){logits, onehot}))
+		return NULL;
 	be = logits->v.buf->backend;
 	/* one fused op forward and one backward, unless the targets need a gradient, the dtype is
 	 * float16 or the device lacks the ops: then the composite below */

@@ -85,9 +85,7 @@ clg_tensor *clg_layer_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, d
 	char s0[96];
 	int64_t D;
 
-	if (!x || !check_optional("layer_norm", 3, ins))
-		return NULL;
-	if (fe_autocast_high(3, ins)) { /* autocast: statistics and output in float32 */
+	if (x && fe_autocast_high(3, ins)) { /* autocast: statistics and output in float32 */
 		clg_tensor *c[3];
 		if (fe_cast_each(3, ins, CLG_F32, c))
 			return NULL;
@@ -96,6 +94,8 @@ clg_tensor *clg_layer_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, d
 			clg_free(c[i]);
 		return y;
 	}
+	if (!x || !check_optional("layer_norm", 3, ins))
+		return NULL;
 	if (x->v.ndim < 1)
 		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'layer_norm' on device '%s': x must have at least one dim",
 					x->v.buf->backend->info.name));
@@ -152,9 +152,7 @@ clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, c
 	char s0[96];
 	clg_status st;
 
-	if (!x || !check_optional("batch_norm", 5, ins))
-		return NULL;
-	if (fe_autocast_high(3, ins)) { /* autocast: statistics and output in float32 */
+	if (x && fe_autocast_high(3, ins)) { /* autocast: statistics and output in float32 */
 		clg_tensor *c[3];
 		if (fe_cast_each(3, ins, CLG_F32, c))
 			return NULL;
@@ -163,6 +161,8 @@ clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, c
 			clg_free(c[i]);
 		return y;
 	}
+	if (!x || !check_optional("batch_norm", 5, ins))
+		return NULL;
 	nd = x->v.ndim;
 	if (nd != 2 && nd != 4)
 		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'batch_norm' on device '%s': x is %s, must be (N, C) or (N, C, H, W)",
