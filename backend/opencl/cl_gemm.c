@@ -311,6 +311,9 @@ out:
 
 #define HALF_HM 4
 #define HALF_HN 4
+#define HALF_DHM 4
+#define HALF_DHN 2
+#define HALF_VN 4
 
 /* Any strides; accumulated in float32 (CLBlast has no bfloat16, and its HGEMM would accumulate in
  * half). */
@@ -325,7 +328,11 @@ static clg_status gemm_half(clg_backend *be, const clg_op_call *c, int64_t M, in
 	cl_int asb = b3 ? (cl_int)A->stride[0] : 0, bsb = b3 ? (cl_int)B->stride[0] : 0, dsb = b3 ? (cl_int)C->stride[0] : 0;
 	float alpha = (float)c->f[0], beta = (float)c->f[1];
 	cl_mem am = (cl_mem)A->buf->handle, bm = (cl_mem)B->buf->handle, dm = (cl_mem)C->buf->handle;
+	/* the layouts of training: B unit along n (outer products), A and B unit along k (dots) */
+	int op = bsn == 1 || N == 1, dot = !op && (ask == 1 || K == 1) && (bsk == 1 || K == 1);
+	const char *kname = op ? "gemm_half_op" : dot ? "gemm_half_dot" : "gemm_half";
 	size_t global[3] = {(size_t)((M + HALF_HM - 1) / HALF_HM), (size_t)((N + HALF_HN - 1) / HALF_HN), (size_t)batch};
+	const size_t one[3] = {1, 1, 1};
 	char opts[320];
 	cl_kernel k;
 	cl_int err;
@@ -336,9 +343,17 @@ static clg_status gemm_half(clg_backend *be, const clg_op_call *c, int64_t M, in
 	if (st)
 		return st;
 	clg_cl_dtype_options(be, C->dtype, opts, sizeof(opts));
-	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " -DHM=%d -DHN=%d", HALF_HM, HALF_HN);
-	if ((st = clg_cl_kernel(be, "gemm_half", opts, "gemm_half", &k)))
+	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " -DHM=%d -DHN=%d -DDHM=%d -DDHN=%d -DVN=%d",
+		 HALF_HM, HALF_HN, HALF_DHM, HALF_DHN, HALF_VN);
+	if ((st = clg_cl_kernel(be, "gemm_half", opts, kname, &k)))
 		return st;
+	if (op) { /* dim 0 along n, 8 VN columns a work-item */
+		global[0] = (size_t)((N + 8 * HALF_VN - 1) / (8 * HALF_VN));
+		global[1] = (size_t)((M + HALF_HM - 1) / HALF_HM);
+	} else if (dot) {
+		global[0] = (size_t)((N + HALF_DHN - 1) / HALF_DHN);
+		global[1] = (size_t)((M + HALF_DHM - 1) / HALF_DHM);
+	}
 	{
 		size_t sizes[] = {sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(float), sizeof(float),
 				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
@@ -350,9 +365,11 @@ static clg_status gemm_half(clg_backend *be, const clg_op_call *c, int64_t M, in
 	}
 	if (st)
 		return st;
-	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, NULL, 0, NULL, NULL);
+	/* CPU devices: one work-item a work-group, as gemm.cl (each already holds a block of D) */
+	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global,
+				     be->info.type == CLG_DEV_CPU && (op || dot) ? one : NULL, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(gemm_half %s, global %zux%zux%zu)",
+		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s %s, global %zux%zux%zu)", kname,
 				   clg_dtype_name(C->dtype), global[0], global[1], global[2]);
 	return CLG_OK;
 }
