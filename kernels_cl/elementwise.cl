@@ -39,9 +39,10 @@ typedef struct {
 	int st[NOPS][MAXD]; /* element strides of dst, src0, src1, src2 */
 } geom;
 
-/* Sources of type ST read with LD (T and LOAD, but for cast). */
-#define EW_KERNELS_SRC(NAME, EXPR, ST, LD)                                                       \
-__kernel void NAME##_c(const geom g, __global T *d, __global const ST *a, __global const ST *b, \
+/* Sources of type ST read with LD (T and LOAD, but for cast). The kernel names come pasted (a
+ * NAME passed on unpasted would be macro-expanded first: some runtimes define exp, log as macros). */
+#define EW_KERNELS_SRC(NAME_C, NAME_S, EXPR, ST, LD)                                             \
+__kernel void NAME_C(const geom g, __global T *d, __global const ST *a, __global const ST *b, \
 		       __global const ST *c, const PARAM p0, const PARAM p1)                    \
 {                                                                                                \
 	int i = get_global_id(0);                                                                \
@@ -50,7 +51,7 @@ __kernel void NAME##_c(const geom g, __global T *d, __global const ST *a, __glob
 	ACC x = LD(a, g.off[1] + i), y = LD(b, g.off[2] + i), z = LD(c, g.off[3] + i);           \
 	STORE(d, g.off[0] + i, EXPR);                                                            \
 }                                                                                                \
-__kernel void NAME##_s(const geom g, __global T *d, __global const ST *a, __global const ST *b, \
+__kernel void NAME_S(const geom g, __global T *d, __global const ST *a, __global const ST *b,   \
 		       __global const ST *c, const PARAM p0, const PARAM p1)                    \
 {                                                                                                \
 	int i = get_global_id(0);                                                                \
@@ -68,7 +69,7 @@ __kernel void NAME##_s(const geom g, __global T *d, __global const ST *a, __glob
 	ACC x = LD(a, o1), y = LD(b, o2), z = LD(c, o3);                                         \
 	STORE(d, o0, EXPR);                                                                      \
 }
-#define EW_KERNELS(NAME, EXPR) EW_KERNELS_SRC(NAME, EXPR, T, LOAD)
+#define EW_KERNELS(NAME, EXPR) EW_KERNELS_SRC(NAME##_c, NAME##_s, EXPR, T, LOAD)
 
 #define ZERO ((ACC)0)
 #define ONE ((ACC)1)
@@ -77,16 +78,16 @@ __kernel void NAME##_s(const geom g, __global T *d, __global const ST *a, __glob
 /* the conversion: read in the source's type, written through STORE (rounding to nearest even) */
 #if CAST_SRC == 2
 #define CAST_LOAD(p, i) vload_half((size_t)(i), (p))
-EW_KERNELS_SRC(cast, x, half, CAST_LOAD)
+EW_KERNELS_SRC(cast_c, cast_s, x, half, CAST_LOAD)
 #elif CAST_SRC == 3
 #define CAST_LOAD(p, i) as_float((uint)(p)[i] << 16)
-EW_KERNELS_SRC(cast, x, ushort, CAST_LOAD)
+EW_KERNELS_SRC(cast_c, cast_s, x, ushort, CAST_LOAD)
 #elif CAST_SRC == 4
 #define CAST_LOAD(p, i) ((p)[i])
-EW_KERNELS_SRC(cast, x, double, CAST_LOAD)
+EW_KERNELS_SRC(cast_c, cast_s, x, double, CAST_LOAD)
 #else
 #define CAST_LOAD(p, i) ((p)[i])
-EW_KERNELS_SRC(cast, x, float, CAST_LOAD)
+EW_KERNELS_SRC(cast_c, cast_s, x, float, CAST_LOAD)
 #endif
 #else /* the program of the other ops */
 
