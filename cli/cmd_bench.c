@@ -154,7 +154,10 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	clg_tune_gemm_choice(be, s->m, s->n, s->k, s->batch, s->ta, s->tb, r->impl, sizeof(r->impl));
 	if (s->f16) {
 		call.src[0].dtype = call.src[1].dtype = call.dst.dtype = CLG_F16;
-		snprintf(r->impl, sizeof(r->impl), "own gemm_half, float32 accumulation");
+		const char *e = getenv("CLGRAD_GEMM_HALF");
+		int staged = e ? !strcmp(e, "staged") : be->info.type == CLG_DEV_CPU && !(s->tb && !s->ta);
+		snprintf(r->impl, sizeof(r->impl), "%s", staged ? "float16 widened to float32, float32 GEMM, rounded back"
+								: "gemm_half.cl, float32 accumulation");
 	}
 	t0 = clg_now();
 	if (clg_run(be, &call) || clg_synchronize(be)) {

@@ -11,7 +11,8 @@
  * is used as stored: a view with unit stride in its last dim is row-major, one with unit stride
  * in its second-last dim is a transposed row-major matrix. Tune results are measured, and so
  * applied, in float32 only. float16 and bfloat16 operands go to a third, kernels_cl/gemm_half.cl
- * (any strides, float32 accumulation), whatever $CLGRAD_GEMM says. */
+ * (any strides, float32 accumulation), or on CPU devices through float32 copies to the float32
+ * kernels ($CLGRAD_GEMM_HALF=kernel|staged forces one; see half_staged). */
 #include "cl_tune.h"
 
 #include <clblast_c.h>
@@ -374,6 +375,67 @@ static clg_status gemm_half(clg_backend *be, const clg_op_call *c, int64_t M, in
 	return CLG_OK;
 }
 
+static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl, const gemm_tile *tile);
+
+/* The float32 copy of a 16-bit view: a new contiguous buffer of its shape, through CAST. */
+static clg_status widen(clg_backend *be, const clg_view *v, clg_buffer **buf, clg_view *out)
+{
+	clg_op_call cast = {.op = CLG_OP_CAST};
+	clg_status st = clg_buffer_alloc(be, (size_t)clg_view_numel(v) * sizeof(float), buf);
+
+	if (st)
+		return st;
+	clg_view_contiguous(out, *buf, CLG_F32, v->ndim, v->shape);
+	cast.dst = *out;
+	cast.src[0] = *v;
+	return clg_run(be, &cast);
+}
+
+/* 16-bit GEMM through float32 (CPU devices, or $CLGRAD_GEMM_HALF=staged): A, B (and C where beta
+ * is not 0) widened to float32 copies by CAST, the float32 GEMM (tuned, own or CLBlast), the result
+ * rounded once into C by CAST. The same numbers as gemm_half (float32 products and sums, one
+ * rounding), at the float32 kernels' speed; the copies cost O(MK + KN + MN) against O(MNK). */
+static clg_status gemm_staged(clg_backend *be, const clg_op_call *c, gemm_impl impl)
+{
+	clg_buffer *bufs[3] = {NULL, NULL, NULL};
+	clg_op_call g = *c, back = {.op = CLG_OP_CAST};
+	clg_status st = widen(be, &c->src[0], &bufs[0], &g.src[0]);
+
+	if (!st)
+		st = widen(be, &c->src[1], &bufs[1], &g.src[1]);
+	if (!st && c->f[1] != 0)
+		st = widen(be, &c->dst, &bufs[2], &g.dst);
+	else if (!st && !(st = clg_buffer_alloc(be, (size_t)clg_view_numel(&c->dst) * sizeof(float), &bufs[2])))
+		clg_view_contiguous(&g.dst, bufs[2], CLG_F32, c->dst.ndim, c->dst.shape);
+	if (!st)
+		st = gemm_run(be, &g, impl, NULL);
+	back.dst = c->dst;
+	back.src[0] = g.dst;
+	if (!st)
+		st = clg_run(be, &back);
+	/* safe at once: the in-order queue runs any later user of these buffers after the casts */
+	for (int i = 0; i < 3; i++)
+		clg_buffer_free(bufs[i]);
+	return st;
+}
+
+/* Whether 16-bit operands go through float32 (gemm_staged) rather than gemm_half.cl:
+ * $CLGRAD_GEMM_HALF=staged|kernel, else staged on CPU devices unless A and B both have unit
+ * stride along k (x @ w^T: gemm_half_dot reads them as fast as the float32 kernel; widening the
+ * transposed B costs more), and the half kernel elsewhere. On PoCL (128 x 784 x 512 and
+ * 512 x 784 x 128^T) staged ran 3 to 10 times faster than gemm_half_op; 128 x 512 x 784 with B
+ * transposed ran 3 times faster in gemm_half_dot than staged. */
+static int half_staged(const clg_backend *be, const clg_view *A, const clg_view *B)
+{
+	const char *e = getenv("CLGRAD_GEMM_HALF");
+	int nd = A->ndim;
+	if (e && !strcmp(e, "staged"))
+		return 1;
+	if (e && !strcmp(e, "kernel"))
+		return 0;
+	return be->info.type == CLG_DEV_CPU && !(A->stride[nd - 1] == 1 && B->stride[nd - 2] == 1);
+}
+
 /* Checks a GEMM call and runs it with impl (AUTO: the tune result, else by device type) and
  * tile (NULL: the tune result, $CLGRAD_GEMM_TILE or the default). */
 static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl, const gemm_tile *tile)
@@ -408,7 +470,7 @@ static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl
 		return clg_run(be, &sc_call);
 	}
 	if (clg_dtype_is_half_storage(C->dtype))
-		return gemm_half(be, c, (int64_t)M, (int64_t)N, (int64_t)K, (int64_t)batch);
+		return half_staged(be, A, B) ? gemm_staged(be, c, impl) : gemm_half(be, c, (int64_t)M, (int64_t)N, (int64_t)K, (int64_t)batch);
 	if (!tile) {
 		/* float32 only: tune results are measured in float32 */
 		if (C->dtype == CLG_F32)
