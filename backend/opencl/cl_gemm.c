@@ -420,20 +420,18 @@ static clg_status gemm_staged(clg_backend *be, const clg_op_call *c, gemm_impl i
 }
 
 /* Whether 16-bit operands go through float32 (gemm_staged) rather than gemm_half.cl:
- * $CLGRAD_GEMM_HALF=staged|kernel, else staged on CPU devices unless A and B both have unit
- * stride along k (x @ w^T: gemm_half_dot reads them as fast as the float32 kernel; widening the
- * transposed B costs more), and the half kernel elsewhere. On PoCL (128 x 784 x 512 and
- * 512 x 784 x 128^T) staged ran 3 to 10 times faster than gemm_half_op; 128 x 512 x 784 with B
- * transposed ran 3 times faster in gemm_half_dot than staged. */
-static int half_staged(const clg_backend *be, const clg_view *A, const clg_view *B)
+ * $CLGRAD_GEMM_HALF=staged|kernel, else staged on CPU devices and the half kernel elsewhere. On
+ * PoCL, 128 x 784 x 512 and 512 x 784 x 128^T ran 3 to 10 times faster staged than in
+ * gemm_half_op; only x @ w^T (gemm_half_dot) could be faster in the kernel, but an MLP epoch
+ * trained faster with every GEMM staged (2656 against 2217 samples/s, docs/PERFORMANCE.md). */
+static int half_staged(const clg_backend *be)
 {
 	const char *e = getenv("CLGRAD_GEMM_HALF");
-	int nd = A->ndim;
 	if (e && !strcmp(e, "staged"))
 		return 1;
 	if (e && !strcmp(e, "kernel"))
 		return 0;
-	return be->info.type == CLG_DEV_CPU && !(A->stride[nd - 1] == 1 && B->stride[nd - 2] == 1);
+	return be->info.type == CLG_DEV_CPU;
 }
 
 /* Checks a GEMM call and runs it with impl (AUTO: the tune result, else by device type) and
@@ -470,7 +468,7 @@ static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl
 		return clg_run(be, &sc_call);
 	}
 	if (clg_dtype_is_half_storage(C->dtype))
-		return half_staged(be, A, B) ? gemm_staged(be, c, impl) : gemm_half(be, c, (int64_t)M, (int64_t)N, (int64_t)K, (int64_t)batch);
+		return half_staged(be) ? gemm_staged(be, c, impl) : gemm_half(be, c, (int64_t)M, (int64_t)N, (int64_t)K, (int64_t)batch);
 	if (!tile) {
 		/* float32 only: tune results are measured in float32 */
 		if (C->dtype == CLG_F32)
