@@ -221,6 +221,11 @@ clg_kernel_shape clg_backend_kernel_shape(const clg_backend *be, clg_kernel_fami
  * variable wins); why is copied. For `clgrad tune`'s stored choices and for tools. */
 void clg_backend_set_kernel_shape(clg_backend *be, clg_kernel_family f, clg_kernel_shape s, const char *why);
 
+/* 1 where float16 elementwise ops compute in half on the device: it reports cl_khr_fp16 and
+ * $CLGRAD_NATIVE_HALF is not 0 ("fp16: native"); 0: float16 is storage only, computed in float32
+ * ("fp16: storage only"). Reductions, row ops and GEMM accumulate in float32 either way. */
+int clg_half_native(const clg_device_info *d);
+
 clg_status clg_backend_open(int device_index, clg_backend **out);
 void clg_backend_close(clg_backend *be);
 
@@ -242,9 +247,10 @@ int clg_view_is_contiguous(const clg_view *v);
 const char *clg_shape_str(const clg_view *v, char *buf, size_t len);
 
 /* Checks the call (operand count, devices, dtypes, bounds) and enqueues it. float16 operands are
- * accepted by the ops of kind EW, REDUCE and ROW only (CLG_ERR_DTYPE elsewhere, on every backend):
- * they are read exactly, computed in float32 (the reference backend: in double, then rounded to
- * float) and each result is rounded once to float16, to nearest even. */
+ * accepted by the ops of kind EW, REDUCE, ROW and GEMM only (CLG_ERR_DTYPE elsewhere, on every
+ * backend): they are read exactly, computed in float32 (the reference backend: in double, then
+ * rounded to float; elementwise ops in half where clg_half_native) and each result is rounded once
+ * to float16, to nearest even. CAST is the one op whose source dtype differs from its dst's. */
 clg_status clg_run(clg_backend *be, const clg_op_call *call);
 
 #ifdef __cplusplus

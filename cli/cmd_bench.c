@@ -1,5 +1,5 @@
 /* clgrad bench: benchmarks of the selected device, each next to a peer run in the same process.
- *   clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--reps R] [--json] [--device SPEC]
+ *   clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--dtype f32|f16] [--reps R] [--json] [--device SPEC]
  *                     [--impl auto|own|clblast]
  *   clgrad bench sweep [--json] [--reps R] [--device SPEC] [--impl auto|own|clblast]
  *   clgrad bench ops [--json] [--reps R] [--device SPEC]      (cli/bench_ops.c)
@@ -8,6 +8,7 @@
  * warm-up, each call followed by clg_synchronize; the peer is OpenBLAS cblas_sgemm on the host
  * (when configure found it, cli/openblas.cmake), one warm-up and the median of R, every core
  * unless $OPENBLAS_NUM_THREADS says otherwise. Results are compared: max |C - C_openblas| / max |C_openblas|.
+ * --dtype f16: float16 operands and result (the peer gets the same half-rounded inputs; 2e-3).
  * Exit status: 0, 1 when a result disagrees (> 1e-4) or a run failed, 2 on usage errors. */
 #include "cli.h"
 #include "json_write.h"
@@ -31,11 +32,15 @@
 int bench_ops(int argc, char **argv); /* cli/bench_ops.c */
 
 #define TOLERANCE 1e-4
+/* float16: the peer multiplies the same half-rounded inputs, so the difference is the half
+ * rounding of each result (2^-11 relative) and float32 summation order */
+#define TOLERANCE_F16 2e-3
 
 typedef struct {
 	const char *label;
 	long m, n, k, batch;
 	int ta, tb, shared_a, cols_b;
+	int f16;         /* --dtype f16: float16 operands (float32 accumulation, kernels_cl/gemm_half.cl) */
 } gshape;
 
 typedef struct {
@@ -89,6 +94,7 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	double *t = malloc((size_t)reps * sizeof(double)), t0;
 	clg_buffer *bA = NULL, *bB = NULL, *bC = NULL;
 	clg_op_call call;
+	size_t es = s->f16 ? sizeof(uint16_t) : sizeof(float);
 	int rc = 1;
 
 	memset(r, 0, sizeof(*r));
@@ -99,6 +105,12 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	}
 	fill_random(A, na, 1);
 	fill_random(B, nb, 2);
+	if (s->f16) { /* the values float16 holds, on both sides */
+		for (size_t i = 0; i < na; i++)
+			A[i] = clg_half_to_float(clg_float_to_half(A[i]));
+		for (size_t i = 0; i < nb; i++)
+			B[i] = clg_half_to_float(clg_float_to_half(B[i]));
+	}
 #ifdef CLG_HAVE_OPENBLAS
 	for (int rep = -1; rep < reps; rep++) {
 		t0 = clg_now();
@@ -119,9 +131,17 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 		nanosleep(&ts, NULL);
 	}
 #endif
-	if (clg_buffer_alloc(be, na * sizeof(float), &bA) || clg_buffer_alloc(be, nb * sizeof(float), &bB) ||
-	    clg_buffer_alloc(be, nc * sizeof(float), &bC) || clg_buffer_upload(bA, 0, A, na * sizeof(float)) ||
-	    clg_buffer_upload(bB, 0, B, nb * sizeof(float)) || clg_buffer_upload(bC, 0, C, nc * sizeof(float)) ||
+	if (s->f16) { /* half bits in place, in the front half of each array */
+		uint16_t *h[3] = {(uint16_t *)A, (uint16_t *)B, (uint16_t *)C};
+		float *f[3] = {A, B, C};
+		size_t cnt[3] = {na, nb, nc};
+		for (int a = 0; a < 3; a++)
+			for (size_t i = 0; i < cnt[a]; i++)
+				h[a][i] = clg_float_to_half(f[a][i]);
+	}
+	if (clg_buffer_alloc(be, na * es, &bA) || clg_buffer_alloc(be, nb * es, &bB) ||
+	    clg_buffer_alloc(be, nc * es, &bC) || clg_buffer_upload(bA, 0, A, na * es) ||
+	    clg_buffer_upload(bB, 0, B, nb * es) || clg_buffer_upload(bC, 0, C, nc * es) ||
 	    clg_synchronize(be)) {
 		report_error("bench");
 		goto out;
@@ -133,6 +153,13 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	clg_gemm_operand_view(&call.dst, bC, s->batch, s->m, s->n, 0, s->m * s->n, 0);
 	call.f[0] = 1.0;
 	clg_tune_gemm_choice(be, s->m, s->n, s->k, s->batch, s->ta, s->tb, r->impl, sizeof(r->impl));
+	if (s->f16) {
+		call.src[0].dtype = call.src[1].dtype = call.dst.dtype = CLG_F16;
+		const char *e = getenv("CLGRAD_GEMM_HALF");
+		int staged = e ? !strcmp(e, "staged") : be->info.type == CLG_DEV_CPU;
+		snprintf(r->impl, sizeof(r->impl), "%s", staged ? "float16 widened to float32, float32 GEMM, rounded back"
+								: "gemm_half.cl, float32 accumulation");
+	}
 	t0 = clg_now();
 	if (clg_run(be, &call) || clg_synchronize(be)) {
 		report_error("bench");
@@ -149,10 +176,12 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	}
 	r->median_s = clg_measure_median(t, reps);
 	r->gflops = flops(s) / r->median_s * 1e-9;
-	if (clg_buffer_download(bC, 0, C, nc * sizeof(float))) {
+	if (clg_buffer_download(bC, 0, C, nc * es)) {
 		report_error("bench");
 		goto out;
 	}
+	for (size_t i = nc; s->f16 && i-- > 0;) /* back to float, from the end (in place) */
+		C[i] = clg_half_to_float(((uint16_t *)C)[i]);
 #ifdef CLG_HAVE_OPENBLAS
 	{
 		double maxref = 0, maxdiff = 0;
@@ -166,7 +195,7 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 		r->max_rel_err = maxref > 0 ? maxdiff / maxref : maxdiff;
 	}
 #endif
-	rc = r->max_rel_err > TOLERANCE ? 1 : 0;
+	rc = r->max_rel_err > (s->f16 ? TOLERANCE_F16 : TOLERANCE) ? 1 : 0;
 out:
 	clg_buffer_free(bA);
 	clg_buffer_free(bB);
@@ -207,6 +236,7 @@ static void json_result(json_writer *w, const gshape *s, const gresult *r)
 	json_key_bool(w, "transa", s->ta);
 	json_key_bool(w, "transb", s->tb);
 	json_key_str(w, "impl", r->impl);
+	json_key_str(w, "dtype", s->f16 ? "float16" : "float32");
 	json_key_num(w, "first_call_s", r->first_s);
 	json_key_num(w, "median_s", r->median_s);
 	json_key_num(w, "gflops", r->gflops);
@@ -232,8 +262,8 @@ typedef struct {
 } gopts;
 
 static const char usage_gemm[] =
-	"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--reps R] [--json] [--device SPEC]\n"
-	"                         [--impl auto|own|clblast]\n"
+	"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--dtype f32|f16] [--reps R] [--json]\n"
+	"                         [--device SPEC] [--impl auto|own|clblast]\n"
 	"  M, N, K in [1, 65536] (default 1024), R in [1, 10000] (default 10)\n";
 static const char usage_sweep[] =
 	"usage: clgrad bench sweep [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n";
@@ -242,7 +272,7 @@ static const char usage_sweep[] =
 static int parse_opts(int argc, char **argv, gopts *o, int shape)
 {
 	int64_t m = o->s.m, n = o->s.n, k = o->s.k;
-	const char *impl = NULL;
+	const char *impl = NULL, *dtype = NULL;
 	const cli_opt opts[] = {
 		CLI_OPT_FLAG("json", &o->json),
 		CLI_OPT_STR("device", &o->spec),
@@ -250,6 +280,7 @@ static int parse_opts(int argc, char **argv, gopts *o, int shape)
 		CLI_OPT_I32("reps", &o->reps, 1, 10000),
 		CLI_OPT_FLAG("transa", &o->s.ta), /* the shape's, from here on */
 		CLI_OPT_FLAG("transb", &o->s.tb),
+		CLI_OPT_CHOICE("dtype", &dtype, "f32|f16"),
 		CLI_OPT_I64("m", &m, 1, 65536),
 		CLI_OPT_I64("n", &n, 1, 65536),
 		CLI_OPT_I64("k", &k, 1, 65536),
@@ -265,6 +296,7 @@ static int parse_opts(int argc, char **argv, gopts *o, int shape)
 	o->s.k = (long)k;
 	if (impl)
 		setenv("CLGRAD_GEMM", impl, 1);
+	o->s.f16 = dtype && !strcmp(dtype, "f16");
 	return -1;
 }
 
@@ -304,8 +336,9 @@ static int bench_gemm(int argc, char **argv)
 	} else if (r.median_s > 0) {
 		char dims[64];
 		shape_dims(&o.s, dims, sizeof(dims));
-		printf("device: %s (%s)\nGEMM %s float32: %.1f GFLOP/s (median of %d, %.3f ms; first call %.3f s)\n",
-		       be->info.name, r.impl, dims, r.gflops, o.reps, r.median_s * 1e3, r.first_s);
+		printf("device: %s (%s)\nGEMM %s %s: %.1f GFLOP/s (median of %d, %.3f ms; first call %.3f s)\n",
+		       be->info.name, r.impl, dims, o.s.f16 ? "float16" : "float32", r.gflops, o.reps, r.median_s * 1e3,
+		       r.first_s);
 		if (r.ob_gflops > 0)
 			printf("OpenBLAS (%d threads): %.1f GFLOP/s (%.3f ms); ratio clgrad / OpenBLAS %.3f; max rel err %.2e\n",
 			       ob_threads(), r.ob_gflops, r.ob_median_s * 1e3, r.gflops / r.ob_gflops, r.max_rel_err);
@@ -405,7 +438,7 @@ int cmd_bench(int argc, char **argv)
 		return cli_version();
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fprintf(argc < 2 ? stderr : stdout,
-			"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--reps R] [--json] [--device SPEC]\n"
+			"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--dtype f32|f16] [--reps R] [--json] [--device SPEC]\n"
 			"                         [--impl auto|own|clblast]\n"
 			"       clgrad bench sweep [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n"
 			"       clgrad bench ops [--reps R] [--json] [--device SPEC]\n"

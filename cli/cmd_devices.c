@@ -32,6 +32,7 @@ static void print_json(const clg_device_info *list, int n, int selected)
 		       d->compute_units, d->clock_mhz, (unsigned long long)d->global_mem,
 		       (unsigned long long)d->local_mem, (unsigned long long)d->max_alloc,
 		       (unsigned long long)d->max_wg_size, (unsigned long long)d->timer_resolution_ns);
+		printf("\"fp16_path\": \"%s\", ", clg_half_native(d) ? "native" : "storage only");
 		printf("\"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, \"integer_dot_product\": %s, \"il\": %s, \"il_version\": ",
 		       d->has_fp16 ? "true" : "false", d->has_fp64 ? "true" : "false",
 		       d->has_subgroups ? "true" : "false", d->has_int_dot ? "true" : "false",
@@ -74,8 +75,9 @@ static void print_table(const clg_device_info *list, int n, int selected)
 		       d->index, clg_device_type_name(d->type), d->platform, d->name, d->compute_units, d->clock_mhz,
 		       g, a, l, feat);
 		if (d->type != CLG_DEV_REF)
-			printf("    %s | %s | driver %s | timer %llu ns\n", d->cl_version, d->clc_version,
-			       d->driver_version, (unsigned long long)d->timer_resolution_ns);
+			printf("    %s | %s | driver %s | timer %llu ns | fp16: %s\n", d->cl_version, d->clc_version,
+			       d->driver_version, (unsigned long long)d->timer_resolution_ns,
+			       clg_half_native(d) ? "native" : "storage only");
 	}
 	printf("* default device (CLGRAD_DEVICE selects another)\n");
 }

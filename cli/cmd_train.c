@@ -40,6 +40,8 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"       [--schedule constant|cosine|step] [--warmup STEPS] [--clip NORM] [--device SPEC]\n"
 		"       [--seed N] [--save FILE] [--resume FILE] [--log FILE] [--limit SAMPLES]\n"
 		"       [--stop-after EPOCHS]   (end early, as if interrupted; --resume continues the same run)\n"
+		"       [--precision fp32|mixed]   (mixed: float16 forward/backward of the GEMM-like ops on float32\n"
+		"                                  master weights, dynamic loss scaling; resumes in either)\n"
 		"       [--devices SPEC,SPEC,...|all] [--shares measured|equal] [--compress none|int8]   (data parallel)\n"
 		"       [--mpi] [--mpi-timeout S]   (under mpirun: one device per rank, chosen by the local rank among\n"
 		"                                  --devices; a rank gives up after S s without an answer, default 120)\n"
@@ -53,7 +55,7 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 
 /* The option table, pointing into o (strings to map afterwards go to the str_* slots). */
 typedef struct {
-	const char *optimizer, *schedule, *shares, *compress;
+	const char *optimizer, *schedule, *shares, *compress, *precision;
 } train_strs;
 
 #define TRAIN_MAX_OPTS 32
@@ -79,6 +81,7 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 		CLI_OPT_POS("mpi-timeout", &o->mpi_timeout, 1e6),
 		CLI_OPT_CHOICE("shares", &s->shares, "measured|equal"),
 		CLI_OPT_CHOICE("compress", &s->compress, "none|int8"),
+		CLI_OPT_CHOICE("precision", &s->precision, "fp32|mixed"),
 		CLI_OPT_U64("seed", &c->seed),
 		CLI_OPT_STR("save", &c->save),
 		CLI_OPT_STR("resume", &o->resume),
@@ -120,6 +123,8 @@ static int parse(int argc, char **argv, train_opts *o, const char *cmd)
 		c->fixed_shares = !strcmp(s.shares, "equal");
 	if (s.compress)
 		c->compress = !strcmp(s.compress, "int8") ? CLG_COMPRESS_INT8 : CLG_COMPRESS_NONE;
+	if (s.precision)
+		clg_precision_parse(s.precision, &c->precision);
 	return -1;
 }
 
@@ -384,6 +389,8 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 	else
 		printf("epoch %lld: train loss %.4f, test accuracy %.4f (test loss %.4f), %.1f s, %.0f samples/s\n",
 		       (long long)e->epoch, e->train_loss, e->test_acc, e->test_loss, e->seconds, rate);
+	if (e->loss_scale > 0)
+		printf("  loss scale %g, %lld step(s) skipped so far\n", e->loss_scale, (long long)e->skipped_steps);
 	if (e->replicas > 1 || v->o->cfg.comm) {
 		printf("  data parallel:");
 		for (int i = 0; i < e->replicas; i++)
@@ -567,9 +574,9 @@ int cmd_train(int argc, char **argv)
 		fprintf(stderr, "clgrad train: cannot open log '%s': %s\n", o.log, strerror(errno));
 		goto out;
 	}
-	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch\n",
+	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch; precision %s\n",
 	       o.cfg.model.name, (long long)clg_module_num_params(clg_trainer_model(t)), (long long)d.train.n,
-	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t));
+	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t), clg_precision_name(o.cfg.precision));
 	rc = clg_trainer_run(t, &cb) ? report_error("train") : 0;
 out:
 	if (view.log)

@@ -5,6 +5,7 @@ usage: check_devices_json.py <path to clgrad>
 Exit codes: 0 valid, 1 invalid, 77 when no OpenCL device is present (ctest SKIP_RETURN_CODE).
 """
 import json
+import os
 import subprocess
 import sys
 
@@ -52,6 +53,11 @@ def main():
         for key in BOOLEANS:
             if key in dev and not isinstance(dev[key], bool):
                 errors.append("%s: '%s' is not a boolean: %r" % (where, key, dev[key]))
+        # the float16 path: native half arithmetic exactly where the device reports cl_khr_fp16
+        # (unless CLGRAD_NATIVE_HALF=0 turns it off)
+        want = "native" if dev.get("fp16") and os.environ.get("CLGRAD_NATIVE_HALF") != "0" else "storage only"
+        if dev.get("fp16_path") != want:
+            errors.append("%s: fp16_path %r, expected %r" % (where, dev.get("fp16_path"), want))
         if dev.get("index") != pos:
             errors.append("%s: index %r" % (where, dev.get("index")))
         if dev.get("type") not in TYPES:

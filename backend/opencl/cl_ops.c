@@ -170,6 +170,8 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 
 	/* int32 tensors can be copied and filled (indices), not computed with */
 	st = i32 && (c->op == CLG_OP_COPY || c->op == CLG_OP_FILL) ? CLG_OK : clg_cl_check_dtype(be, c, c->dst.dtype);
+	if (!st && c->op == CLG_OP_CAST)
+		st = clg_cl_check_dtype(be, c, c->src[0].dtype);
 	for (int i = 0; !st && i < nv; i++) {
 		views[i] = i ? &c->src[i - 1] : &c->dst;
 		st = clg_cl_check_int_range(be, c, views[i]);
@@ -184,6 +186,12 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 		return CLG_OK;
 	snprintf(kname, sizeof(kname), "%s_%s", clg_op_name(c->op), ew_contiguous(&g, EW_NOPS) ? "c" : "s");
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	if (c->op == CLG_OP_CAST) { /* a program of its own: the source's type is not T */
+		static const int src_code[CLG_DTYPE_COUNT] = {[CLG_F32] = 1, [CLG_F16] = 2, [CLG_BF16] = 3, [CLG_F64] = 4};
+		size_t n = strlen(opts);
+		snprintf(opts + n, sizeof(opts) - n, " -DCAST_SRC=%d%s", src_code[c->src[0].dtype],
+			 c->src[0].dtype == CLG_F64 && !f64 ? " -DUSE_FP64" : "");
+	}
 	st = clg_cl_kernel(be, "elementwise", opts, kname, &k);
 	if (st)
 		return st;

@@ -496,16 +496,17 @@ clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *optio
 
 void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 {
-	(void)be;
 	switch (t) {
 	case CLG_F64:
 		snprintf(buf, len, "-DT=double -DACC=double -DUSE_FP64 -cl-std=CL1.2");
 		break;
 	case CLG_F16:
 		/* float16 storage, float32 compute: LOAD / STORE are vload_half / vstore_half_rte, core
-		 * OpenCL C 1.2 (no cl_khr_fp16: native half arithmetic is never used, even where the
-		 * device has it) */
-		snprintf(buf, len, "-DT=half -DACC=float -DUSE_HALF_STORAGE -cl-std=CL1.2");
+		 * OpenCL C 1.2. Where the device has cl_khr_fp16, -DUSE_NATIVE_HALF enables it: the
+		 * elementwise ops then compute in half, the reductions, row ops and GEMM still
+		 * accumulate in float32 (prelude.cl, elementwise.cl) */
+		snprintf(buf, len, "-DT=half -DACC=float -DUSE_HALF_STORAGE%s -cl-std=CL1.2",
+			 clg_half_native(&be->info) ? " -DUSE_NATIVE_HALF" : "");
 		break;
 	case CLG_BF16:
 		/* bfloat16 storage, float32 compute: LOAD / STORE shift the bits (integer ops only) */
