@@ -40,6 +40,8 @@ typedef struct {
 
 	clg_stats stats;
 	struct clg_cl_selftest *selftest; /* routes from the known-bad list and self-test (cl_selftest.c) */
+	struct clg_cl_fft *fft;          /* clFFT plans (cl_ops_fft.c) */
+	int fft_told;                    /* the FFT path was noted (CLGRAD_DEBUG) */
 	char workload[64];               /* the last clg_precompile's workload: new programs are listed under it */
 } clg_cl;
 
@@ -92,6 +94,11 @@ void clg_cl_register_norm(clg_backend *be);
 void clg_cl_register_optim(clg_backend *be);
 void clg_cl_register_fused(clg_backend *be); /* cl_ops_fused.c */
 void clg_cl_register_quant(clg_backend *be); /* cl_ops_quant.c */
+void clg_cl_register_fft(clg_backend *be);   /* cl_ops_fft.c */
+void clg_cl_fft_free(clg_backend *be);       /* destroys the backend's clFFT plans */
+/* Which implementation runs an FFT of length n on this device, and why (static text). */
+typedef enum { CLG_CL_FFT_CLFFT, CLG_CL_FFT_OWN, CLG_CL_FFT_NONE } clg_cl_fft_path;
+clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why);
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c); /* softmax family, cl_ops_row.c */
 
