@@ -6,8 +6,13 @@
  *     (17, 1009, ...) runs the O(N^2) kernels, correct at any length but slow for long ones;
  *   - $CLGRAD_FFT=clfft|own|auto (default auto) forces a path: clfft fails with
  *     CLG_ERR_UNSUPPORTED on a length it cannot do, own runs the kernels at every length;
- *   - where clfftSetup fails (the library cannot start on this machine), auto uses the kernels.
- * clg_cl_fft_path() says which path a device takes for a length, and why.
+ *   - where clfftSetup fails (the library cannot start on this machine), auto uses the kernels;
+ *   - where clFFT's generated kernels do not build on a device, auto uses the kernels for that
+ *     plan from then on. Intel's OpenCL CPU compiler rejects clFFT's complex-to-complex kernels of
+ *     many lengths (8, 12, 1000, 1024: an implicit float2 * to float4 * conversion); clFFT still
+ *     bakes the plan (printing the build log) and the enqueue fails with CL_INVALID_PROGRAM.
+ * clg_cl_fft_path_of() says which path a device takes for a length, and why; clg_cl_fft_plans()
+ * lists the plans made, each with the path it ended on.
  *
  * Both paths work on packed operands: rows of the transform one after another from offset 0.
  * A source view that is not packed (strided, offset) is first copied into a temporary buffer with
@@ -94,6 +99,7 @@ typedef struct {
 	plan_key key;
 	clfftPlanHandle plan;
 	size_t tmp_bytes;
+	clfftStatus broken;  /* != CLFFT_SUCCESS: clFFT failed to run it, the own kernels do */
 } fft_plan;
 
 struct clg_cl_fft {
@@ -167,8 +173,9 @@ static clg_status make_plan(clg_backend *be, const clg_op_call *c, const plan_ke
 	return CLG_OK;
 }
 
-/* The cached plan of key k, made on first use. */
-static clg_status get_plan(clg_backend *be, const clg_op_call *c, const plan_key *k, fft_plan *out)
+/* The cached plan of key k, made on first use; unless strict, a plan of the same transform and
+ * length (other batch or scale) that clFFT failed to run stands for it (broken, not made). */
+static clg_status get_plan(clg_backend *be, const clg_op_call *c, const plan_key *k, int strict, fft_plan *out)
 {
 	clg_cl *cl = clg_cl_of(be);
 	struct clg_cl_fft *f;
@@ -182,6 +189,13 @@ static clg_status get_plan(clg_backend *be, const clg_op_call *c, const plan_key
 	f = cl->fft;
 	for (int i = 0; i < f->n; i++) {
 		if (!memcmp(&f->plans[i].key, k, sizeof(*k))) {
+			*out = f->plans[i];
+			goto unlock;
+		}
+	}
+	for (int i = 0; !strict && i < f->n; i++) {
+		const plan_key *o = &f->plans[i].key;
+		if (f->plans[i].broken && o->op == k->op && o->dtype == k->dtype && o->n == k->n && o->inverse == k->inverse) {
 			*out = f->plans[i];
 			goto unlock;
 		}
@@ -203,6 +217,47 @@ static clg_status get_plan(clg_backend *be, const clg_op_call *c, const plan_key
 unlock:
 	pthread_mutex_unlock(&plan_lock);
 	return st;
+}
+
+/* Records that clFFT could not run plan k (status s): later calls take the own kernels. */
+static void mark_broken(clg_backend *be, const plan_key *k, clfftStatus s)
+{
+	struct clg_cl_fft *f = clg_cl_of(be)->fft;
+	pthread_mutex_lock(&plan_lock);
+	for (int i = 0; f && i < f->n; i++)
+		if (!memcmp(&f->plans[i].key, k, sizeof(*k)))
+			f->plans[i].broken = s;
+	pthread_mutex_unlock(&plan_lock);
+}
+
+/* Whether a clFFT failure says its kernels do not build or run on this device. */
+static int kernel_failure(clfftStatus s)
+{
+	return s == CLFFT_INVALID_PROGRAM || s == CLFFT_INVALID_PROGRAM_EXECUTABLE || s == CLFFT_BUILD_PROGRAM_FAILURE ||
+	       s == CLFFT_INVALID_KERNEL || s == CLFFT_INVALID_KERNEL_NAME || s == CLFFT_INVALID_KERNEL_DEFINITION;
+}
+
+int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len)
+{
+	struct clg_cl_fft *f = clg_cl_of(be)->fft;
+	size_t p = 0;
+	int n = 0;
+
+	if (len)
+		buf[0] = 0;
+	pthread_mutex_lock(&plan_lock);
+	for (int i = 0; f && i < f->n; i++, n++) {
+		const plan_key *k = &f->plans[i].key;
+		int w = snprintf(buf + p, p < len ? len - p : 0, "%s%s n=%lld batch=%lld %s: %s%s%s\n",
+				 clg_op_name(k->op), k->inverse && k->op == CLG_OP_FFT_C2C ? " inverse" : "",
+				 (long long)k->n, (long long)k->batch, k->scale, k->dtype == CLG_F64 ? "double" : "single",
+				 f->plans[i].broken ? "own kernels (clFFT failed: " : "clFFT",
+				 f->plans[i].broken ? fft_status_name(f->plans[i].broken) : "", f->plans[i].broken ? ")" : "");
+		if (w > 0)
+			p += (size_t)w;
+	}
+	pthread_mutex_unlock(&plan_lock);
+	return n;
 }
 
 /* ---- path choice ---------------------------------------------------------------------------- */
@@ -280,7 +335,10 @@ static clg_status zero_hermitian_imag(clg_backend *be, const clg_fft_geom *g, co
 
 /* ---- the transforms ------------------------------------------------------------------------- */
 
-static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, cl_mem in, cl_mem out)
+/* Runs the transform through clFFT. *fall_back is set (and CLG_OK returned) when auto should run the
+ * own kernels instead: the plan is known broken, or its kernels just failed on this device. */
+static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, cl_mem in, cl_mem out,
+			    int strict, int *fall_back)
 {
 	plan_key k;
 	fft_plan p = {0};
@@ -298,9 +356,14 @@ static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft
 	k.scale = c->f[0];
 	k.in_dist = (size_t)(c->op == CLG_OP_FFT_C2R ? g->bins : g->n);
 	k.out_dist = (size_t)(c->op == CLG_OP_FFT_R2C ? g->bins : g->n);
-	st = get_plan(be, c, &k, &p);
+	*fall_back = 0;
+	st = get_plan(be, c, &k, strict, &p);
 	if (st)
 		return st;
+	if (p.broken && !strict) {
+		*fall_back = 1;
+		return CLG_OK;
+	}
 	if (p.tmp_bytes) {
 		st = clg_buffer_alloc(be, p.tmp_bytes, &tmp);
 		if (st)
@@ -309,6 +372,13 @@ static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft
 	s = clfftEnqueueTransform(p.plan, k.inverse ? CLFFT_BACKWARD : CLFFT_FORWARD, 1, &q, 0, NULL, NULL, &in, &out,
 				  tmp ? (cl_mem)tmp->handle : NULL);
 	clg_buffer_free(tmp);
+	if (s != CLFFT_SUCCESS && kernel_failure(s) && !strict) {
+		mark_broken(be, &k, s);
+		clg_debug("fft on '%s': clFFT's kernels for %s length %lld failed (%s): the own kernels run it",
+			  be->info.name, clg_op_name(c->op), (long long)k.n, fft_status_name(s));
+		*fall_back = 1;
+		return CLG_OK;
+	}
 	if (s != CLFFT_SUCCESS)
 		return fft_fail(be, c, &k, s, "clfftEnqueueTransform");
 	return CLG_OK;
@@ -379,9 +449,16 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 		st = zero_hermitian_imag(be, &g, &vin);
 	if (!st && !packed(&vout))
 		st = temp_like(be, &c->dst, 0, &tout, &vout);
-	if (!st)
-		st = path == CLG_CL_FFT_CLFFT ? run_clfft(be, c, &g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle)
-					      : run_own(be, c, &g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle);
+	if (!st && path == CLG_CL_FFT_CLFFT) {
+		const char *e = getenv("CLGRAD_FFT");
+		int fall_back = 0;
+		st = run_clfft(be, c, &g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle, e && !strcmp(e, "clfft"),
+			       &fall_back);
+		if (!st && fall_back)
+			path = CLG_CL_FFT_OWN;
+	}
+	if (!st && path == CLG_CL_FFT_OWN)
+		st = run_own(be, c, &g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle);
 	if (!st && tout) {
 		clg_op_call cc = {.op = CLG_OP_COPY};
 		cc.dst = c->dst;
