@@ -248,7 +248,7 @@ int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len)
 	pthread_mutex_lock(&plan_lock);
 	for (int i = 0; f && i < f->n; i++, n++) {
 		const plan_key *k = &f->plans[i].key;
-		int w = snprintf(buf + p, p < len ? len - p : 0, "%s%s n=%lld batch=%lld scale %g %s: %s%s%s\n",
+		int w = snprintf(p < len ? buf + p : NULL, p < len ? len - p : 0, "%s%s n=%lld batch=%lld scale %g %s: %s%s%s\n",
 				 clg_op_name(k->op), k->inverse && k->op == CLG_OP_FFT_C2C ? " inverse" : "",
 				 (long long)k->n, (long long)k->batch, k->scale, k->dtype == CLG_F64 ? "double" : "single",
 				 f->plans[i].broken ? "own kernels (clFFT failed: " : "clFFT",
