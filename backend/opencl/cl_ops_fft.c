@@ -30,6 +30,7 @@
  * process. clFFT status codes become clgrad errors naming the op, the device and the shapes. */
 #include "cl_internal.h"
 
+#include "../clg_fft.h"
 #include "../clg_fft_internal.h"
 
 #include <clFFT.h>
@@ -538,4 +539,30 @@ void clg_cl_register_fft(clg_backend *be)
 	be->ops[CLG_OP_FFT_R2C] = fft_run;
 	be->ops[CLG_OP_FFT_C2R] = fft_run;
 	be->ops[CLG_OP_COMPLEX_MUL] = complex_mul_run;
+}
+
+/* ---- clg_fft.h ------------------------------------------------------------------------------ */
+
+const char *clg_fft_path(clg_backend *be, int64_t n, const char **why)
+{
+	if (!be || strcmp(be->iface->kind, "opencl")) {
+		if (why)
+			*why = "the reference backend (double precision DFT)";
+		return "reference";
+	}
+	switch (clg_cl_fft_path_of(be, n, why)) {
+	case CLG_CL_FFT_CLFFT: return "clFFT";
+	case CLG_CL_FFT_OWN: return "own kernels";
+	default: return "unsupported";
+	}
+}
+
+int clg_fft_plans(clg_backend *be, char *buf, size_t len)
+{
+	if (!be || strcmp(be->iface->kind, "opencl")) {
+		if (len)
+			buf[0] = 0;
+		return 0;
+	}
+	return clg_cl_fft_plans(be, buf, len);
 }
