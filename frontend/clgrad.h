@@ -212,5 +212,6 @@ clg_tensor *clg_mse_loss(clg_tensor *pred, clg_tensor *target);
 #include "clgrad_norm.h"   /* batch_norm, layer_norm, attention */
 #include "clgrad_optim.h"  /* optimizers, learning-rate schedules, gradient clipping */
 #include "clgrad_nn.h"     /* modules: linear, conv2d, norms, dropout, embedding, sequential */
+#include "clgrad_fft.h"    /* fft, ifft, rfft, irfft, complex multiply */
 
 #endif

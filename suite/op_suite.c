@@ -616,6 +616,7 @@ static void (*const ops_families[])(op_case_adder) = {
 	ops_cases_quant,
 	ops_cases_rows,
 	ops_cases_cast,
+	ops_cases_fft,
 };
 
 static int build_table(void)

@@ -115,6 +115,7 @@ static void cl_close(clg_backend *be)
 		clFinish(cl->queue);
 		reap_uploads(cl, 1);
 	}
+	clg_cl_fft_free(be); /* plans hold buffers and kernels of the context */
 	clg_cl_trim(be);
 	clg_cl_release_programs(be);
 	clg_cl_selftest_free(be);

@@ -43,6 +43,8 @@ typedef struct {
 
 	clg_stats stats;
 	struct clg_cl_selftest *selftest; /* routes from the known-bad list and self-test (cl_selftest.c) */
+	struct clg_cl_fft *fft;          /* clFFT plans (cl_ops_fft.c) */
+	int fft_told;                    /* the FFT path was noted (CLGRAD_DEBUG) */
 	char workload[64];               /* the last clg_precompile's workload: new programs are listed under it */
 	int fault_armed;                 /* open complete: CLGRAD_FAULT counts this device's events */
 } clg_cl;
@@ -107,6 +109,13 @@ void clg_cl_register_norm(clg_backend *be);
 void clg_cl_register_optim(clg_backend *be);
 void clg_cl_register_fused(clg_backend *be); /* cl_ops_fused.c */
 void clg_cl_register_quant(clg_backend *be); /* cl_ops_quant.c */
+void clg_cl_register_fft(clg_backend *be);   /* cl_ops_fft.c */
+void clg_cl_fft_free(clg_backend *be);       /* destroys the backend's clFFT plans */
+/* Which implementation runs an FFT of length n on this device, and why (static text). */
+typedef enum { CLG_CL_FFT_CLFFT, CLG_CL_FFT_OWN, CLG_CL_FFT_NONE } clg_cl_fft_path;
+clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why);
+/* The plans made so far, one line each with the path it runs on, into buf; returns how many. */
+int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len);
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c); /* softmax family, cl_ops_row.c */
 
