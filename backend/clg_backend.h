@@ -69,12 +69,14 @@ typedef struct {
 	clg_device_type type;
 	char platform[128];
 	char platform_version[128];
-	char vendor[128];
+	char platform_vendor[128];  /* CL_PLATFORM_VENDOR: whose OpenCL stack (PoCL, Intel...) */
+	char vendor[128];         /* CL_DEVICE_VENDOR: who made the hardware */
 	char name[128];
 	char cl_version[128];     /* CL_DEVICE_VERSION */
 	char clc_version[64];     /* CL_DEVICE_OPENCL_C_VERSION */
 	char driver_version[64];
 	char il_version[64];      /* CL_DEVICE_IL_VERSION, "" when absent */
+	char extensions[4096];    /* CL_DEVICE_EXTENSIONS, space-separated (cut at a name if longer) */
 	unsigned compute_units;
 	unsigned clock_mhz;
 	uint64_t global_mem;

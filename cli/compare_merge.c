@@ -230,6 +230,7 @@ void cmp_merge(cmp_run *r)
 
 	gmtime_r(&t, &tm);
 	strftime(r->created, sizeof(r->created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	cmp_label_devices(r);
 	for (int i = 0; i < r->n; i++) {
 		cmp_device *d = &r->dev[i];
 		const jv *runs = jv_path(d->sections, "train.runs");
@@ -324,6 +325,9 @@ int cmp_write_json(const cmp_run *r, const char *path)
 		json_key_int(&w, "index", d->index);
 		json_key_str(&w, "name", d->name);
 		json_key_str(&w, "type", d->type);
+		json_key_str(&w, "platform", d->platform);
+		json_key_str(&w, "driver", d->driver);
+		json_key_str(&w, "label", d->label);
 		json_key_str(&w, "status", d->status);
 		json_key_str(&w, "detail", d->detail);
 		json_key(&w, "exit");
@@ -351,6 +355,8 @@ int cmp_write_json(const cmp_run *r, const char *path)
 		json_end_object(&w);
 	}
 	json_end_array(&w);
+	json_key(&w, "vendors");
+	cmp_vendors_json(r, &w);
 	json_key(&w, "baseline");
 	if (r->baseline)
 		cmp_baseline_json(r, &w);

@@ -97,7 +97,16 @@ for i in range(3):
     r = [x for x in report["devices"] if x["index"] == i][0]["sections"]
     assert same(w, r), f"device {i}"
 PY
-	for h in Summary Capabilities Peaks Compile Roofline Ops Train Scores; do
+	# which vendor's stack each row is, and the findings per vendor, in all three reports
+	label="Fake Vendor OpenCL · Fake GPU 9000 · 6.0"
+	grep -q "$label" "$work/out.txt" && grep -q "$label" "$work/f/report.md" && grep -q "$label" "$work/f/report.html" ||
+		fail "a report lacks the label '$label'"
+	grep -q "Portable Computing Language · pthread-haswell-AMD EPYC 7B13 · 6.0" "$work/out.txt" || fail "PoCL's label"
+	grep -q "^### Fake Vendor OpenCL (Fake Vendor Inc.)" "$work/f/report.md" || fail "report.md lacks the vendor group"
+	grep -q "^- fallback: \`layer_norm\`: known-bad" "$work/f/report.md" || fail "report.md: fallback not under its vendor"
+	grep -q "^    routed   argmax" "$work/out.txt" || fail "terminal: routed op not under its vendor"
+	grep -q 'id="vendors"' "$work/f/report.html" || fail "report.html lacks the findings by vendor"
+	for h in Summary "Findings by vendor" Capabilities Peaks Compile Roofline Ops Train Scores; do
 		grep -q "^## $h" "$work/f/report.md" || fail "report.md lacks section $h"
 	done
 	grep -q "routed: \`layer_norm\` -> fallback" "$work/f/report.md" || fail "report.md lacks the routed ops"

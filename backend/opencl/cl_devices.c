@@ -47,6 +47,29 @@ static uint64_t info_u64(cl_device_id d, cl_device_info what, size_t size)
 	return v;
 }
 
+/* the extension names, single spaces between them; a name that does not fit is left out whole */
+static void extension_list(const char *ext, char *out, size_t len)
+{
+	size_t used = 0;
+
+	out[0] = 0;
+	while (*ext) {
+		size_t n;
+		ext += strspn(ext, " \t\n");
+		n = strcspn(ext, " \t\n");
+		if (!n)
+			break;
+		if (used + (used > 0) + n + 1 > len)
+			break;
+		if (used)
+			out[used++] = ' ';
+		memcpy(out + used, ext, n);
+		used += n;
+		out[used] = 0;
+		ext += n;
+	}
+}
+
 static void describe(cl_platform_id p, cl_device_id d, clg_device_info *info)
 {
 	cl_device_type type = 0;
@@ -55,6 +78,7 @@ static void describe(cl_platform_id p, cl_device_id d, clg_device_info *info)
 
 	info_text(p, NULL, CL_PLATFORM_NAME, info->platform, sizeof(info->platform));
 	info_text(p, NULL, CL_PLATFORM_VERSION, info->platform_version, sizeof(info->platform_version));
+	info_text(p, NULL, CL_PLATFORM_VENDOR, info->platform_vendor, sizeof(info->platform_vendor));
 	info_str(d, CL_DEVICE_VENDOR, info->vendor, sizeof(info->vendor));
 	info_str(d, CL_DEVICE_NAME, info->name, sizeof(info->name));
 	info_str(d, CL_DEVICE_VERSION, info->cl_version, sizeof(info->cl_version));
@@ -81,6 +105,7 @@ static void describe(cl_platform_id p, cl_device_id d, clg_device_info *info)
 		info->has_subgroups = strstr(ext, "cl_khr_subgroups") || strstr(ext, "cl_intel_subgroups");
 		info->has_int_dot = strstr(ext, "cl_khr_integer_dot_product") != NULL;
 		info->has_il = strstr(ext, "cl_khr_il_program") || info->il_version[0];
+		extension_list(ext, info->extensions, sizeof(info->extensions));
 	}
 	if (!info->has_fp64 && info_u64(d, 0x1032 /* CL_DEVICE_DOUBLE_FP_CONFIG */, 8))
 		info->has_fp64 = 1;
