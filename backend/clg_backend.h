@@ -102,6 +102,12 @@ clg_status clg_devices(const clg_device_info **list, int *count);
  * platform or device name. NULL or "" means $CLGRAD_DEVICE, else the first GPU, else the first
  * OpenCL CPU device, else the reference backend. */
 clg_status clg_device_select(const char *spec, int *index);
+/* The cache folder the library keeps its files in (CLGRAD_CACHE_DIR, else $XDG_CACHE_HOME/clgrad,
+ * else ~/.cache/clgrad), created if missing, for tools that keep small files beside them.
+ * CLG_ERR_IO when caching is off (CLGRAD_CACHE_DIR=0) or the folder cannot be made. */
+clg_status clg_cache_folder(char *buf, size_t len);
+/* Writes n bytes to path atomically: a temporary file in the same folder, fsync, rename. */
+clg_status clg_write_file_atomic(const char *path, const void *data, size_t n);
 
 /* ---- backends and buffers --------------------------------------------------------------- */
 

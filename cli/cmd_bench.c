@@ -10,6 +10,7 @@
  * unless $OPENBLAS_NUM_THREADS says otherwise. Results are compared: max |C - C_openblas| / max |C_openblas|.
  * Exit status: 0, 1 when a result disagrees (> 1e-4) or a run failed, 2 on usage errors. */
 #include "cli.h"
+#include "device_auto.h"
 #include "json_write.h"
 #include "progress.h"
 
@@ -282,10 +283,26 @@ static int parse_opts(int argc, char **argv, gopts *o, int allow_shape)
 	return 0;
 }
 
-static int open_device(const char *spec, clg_backend **be)
+/* --device auto: the job's rate is the GFLOP/s of its GEMM shape (the square 512 one for a sweep) */
+static clg_status auto_gemm_rate(clg_backend *be, void *user, double *rate)
 {
+	gresult r;
+	if (run_gemm(be, user, 3, &r))
+		return clg_fail(CLG_ERR_INVALID, "the GEMM did not run or disagreed with OpenBLAS");
+	*rate = r.gflops;
+	return CLG_OK;
+}
+
+static const gshape sweep_auto_shape = {.label = "auto", .m = 512, .n = 512, .k = 512, .batch = 1};
+
+static int open_device(const char *spec, const gshape *s, clg_backend **be)
+{
+	char job[96];
+	auto_job j = {.job = job, .unit = "GFLOP/s", .rate = auto_gemm_rate, .user = (void *)s};
 	int idx;
-	if (clg_device_select(spec, &idx) || clg_backend_open(idx, be))
+
+	snprintf(job, sizeof(job), "bench gemm %ldx%ldx%ld%s%s", s->m, s->n, s->k, s->ta ? " ta" : "", s->tb ? " tb" : "");
+	if (device_select_for(spec, &j, &idx) || clg_backend_open(idx, be))
 		return report_error("bench");
 	return 0;
 }
@@ -299,10 +316,10 @@ static int bench_gemm(int argc, char **argv)
 
 	if (bad) {
 		fprintf(stderr, "clgrad bench gemm: bad option '%s'\nusage: clgrad bench gemm --m M --n N --k K "
-				"[--transa] [--transb] [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n", argv[bad]);
+				"[--transa] [--transb] [--reps R] [--json] [--device SPEC|auto] [--impl auto|own|clblast]\n", argv[bad]);
 		return 2;
 	}
-	if (open_device(o.spec, &be))
+	if (open_device(o.spec, &o.s, &be))
 		return 1;
 	ob_setup();
 	rc = run_gemm(be, &o.s, o.reps, &r);
@@ -372,7 +389,7 @@ static int bench_sweep(int argc, char **argv)
 				"[--device SPEC]\n", argv[bad]);
 		return 2;
 	}
-	if (open_device(o.spec, &be))
+	if (open_device(o.spec, &sweep_auto_shape, &be))
 		return 1;
 	ob_setup();
 	if (o.json) {
