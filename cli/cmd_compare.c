@@ -17,6 +17,7 @@ static int usage(void)
 		"usage: clgrad compare [--devices all|SPEC,...] [--suite peak,compile,ops,train] [--quick]\n"
 		"                      --out DIR [--baseline OLD.json] [--timeout SECONDS] [--data DIR]\n"
 		"       clgrad compare --render-only DIR [--baseline OLD.json]\n"
+		"       clgrad compare --merge A.json B.json ... --out DIR   (reports of other machines, side by side)\n"
 		"Runs every selected device (the reference backend included) in its own child process with a\n"
 		"watchdog, then writes DIR/report.json, DIR/report.md and DIR/report.html and prints a table.\n"
 		"Exit status: 0 every device ok, 3 the report is complete but some device was not ok\n"
@@ -118,7 +119,8 @@ int cmd_compare(int argc, char **argv)
 	static cmp_run run; /* large: keep it off the stack */
 	cmp_run *r = &run;
 	const char *render = NULL, *suite = "peak,compile,ops,train";
-	int worker = -1, idx[CMP_MAX_DEVICES], n, rc;
+	int worker = -1, idx[CMP_MAX_DEVICES], n, rc, nmerge = 0;
+	char **merge = NULL;
 	size_t used = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -136,6 +138,16 @@ int cmd_compare(int argc, char **argv)
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage();
 			return 0;
+		}
+		if (!strcmp(a, "--merge")) { /* the report files up to the next option */
+			merge = argv + i + 1;
+			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) {
+				i++;
+				nmerge++;
+			}
+			if (!nmerge)
+				return usage();
+			continue;
 		}
 		if (!v)
 			return usage();
@@ -165,6 +177,17 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (worker >= 0)
 		return r->opt.out_dir ? cmp_worker(&r->opt, worker) : usage();
+	if (merge) {
+		if (!r->opt.out_dir || render)
+			return usage();
+		if (mkdir_p(r->opt.out_dir)) {
+			fprintf(stderr, "clgrad compare: cannot create %s: %s\n", r->opt.out_dir, strerror(errno));
+			return 1;
+		}
+		rc = (rc = load_baseline(r)) ? rc : cmp_load_reports(r, merge, nmerge) ? 1 : write_reports(r);
+		cmp_free(r);
+		return rc;
+	}
 	if (render) {
 		r->opt.out_dir = render;
 		if ((rc = load_baseline(r)))

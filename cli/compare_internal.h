@@ -41,6 +41,7 @@ typedef struct {
 	char platform[128];       /* capabilities.platform: whose OpenCL stack, "" when unknown */
 	char driver[64];          /* capabilities.driver_version */
 	char label[360];          /* "platform · device · driver": which stack a row is */
+	char machine[64];         /* --merge: the hostname of the report it came from */
 	char status[16];          /* ok, partial, error, crashed, timeout, skipped */
 	char detail[160];         /* signal name, exit code or why the JSON was refused */
 	int exit_code;            /* the child's exit status; -1 when killed */
@@ -67,6 +68,10 @@ typedef struct {
 	cmp_device dev[CMP_MAX_DEVICES];
 	int n_vendors;
 	cmp_vendor vendors[CMP_MAX_DEVICES];
+	/* --merge: the reports read (the devices' sections point into them) and their files */
+	int n_merged;
+	jv *merged[CMP_MAX_DEVICES];
+	const char *merged_files[CMP_MAX_DEVICES];
 	char created[32];
 	jv *baseline;             /* parsed --baseline file */
 } cmp_run;
@@ -81,6 +86,10 @@ void cmp_suite_str(int bits, char *buf, size_t len);
 /* device-INDEX.json, or with partial the sections a worker finished before it died */
 int cmp_load_device(cmp_run *r, cmp_device *d, const char *dir, int partial);
 int cmp_load_dir(cmp_run *r, const char *dir);   /* --render-only */
+/* --merge: every device of each report.json (from other machines, say), renumbered in order,
+ * side by side in one run; the reports' own reference devices stay in (the first one is the
+ * reference for the train divergence). */
+int cmp_load_reports(cmp_run *r, char *const *paths, int n);
 void cmp_merge(cmp_run *r);                      /* divergence + scores */
 int cmp_write_json(const cmp_run *r, const char *path);
 void cmp_free(cmp_run *r);

@@ -73,7 +73,12 @@ void cmp_label_devices(cmp_run *r)
 
 		snprintf(d->platform, sizeof(d->platform), "%s", plat);
 		snprintf(d->driver, sizeof(d->driver), "%s", jv_str(jv_get(caps, "driver_version"), ""));
-		if (d->platform[0] && d->driver[0])
+		if (d->machine[0]) { /* --merge: the machine first, then as below */
+			char rest[300];
+			snprintf(rest, sizeof(rest), "%s%s%s%s%s", d->platform, d->platform[0] ? " \u00b7 " : "", d->name,
+				 d->driver[0] ? " \u00b7 " : "", d->driver);
+			snprintf(d->label, sizeof(d->label), "%.50s: %s", d->machine, rest);
+		} else if (d->platform[0] && d->driver[0])
 			snprintf(d->label, sizeof(d->label), "%s \u00b7 %s \u00b7 %s", d->platform, d->name, d->driver);
 		else if (d->platform[0])
 			snprintf(d->label, sizeof(d->label), "%s \u00b7 %s", d->platform, d->name);
@@ -99,8 +104,8 @@ static void device_list(const cmp_run *r, const cmp_vendor *v, FILE *f)
 {
 	for (int i = 0; i < v->n; i++) {
 		const cmp_device *d = &r->dev[v->dev[i]];
-		fprintf(f, "%sdevice %d (%s%s%s)", i ? ", " : "", d->index, d->name, d->driver[0] ? ", driver " : "",
-			d->driver);
+		fprintf(f, "%sdevice %d (%s%s%s%s%s)", i ? ", " : "", d->index, d->machine, d->machine[0] ? ": " : "",
+			d->name, d->driver[0] ? ", driver " : "", d->driver);
 	}
 }
 
