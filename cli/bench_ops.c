@@ -132,11 +132,11 @@ int bench_ops(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
 			reps = atoi(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: clgrad bench ops [--reps R] [--json] [--device SPEC]\n");
+			fprintf(stderr, "usage: clgrad bench ops [--reps R] [--json] [--device SPEC|auto]\n");
 			return 2;
 		}
 	}
-	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
+	if (bench_select_device(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
 		rc = report_error("bench");
 		goto out;
 	}

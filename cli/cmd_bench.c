@@ -295,14 +295,25 @@ static clg_status auto_gemm_rate(clg_backend *be, void *user, double *rate)
 
 static const gshape sweep_auto_shape = {.label = "auto", .m = 512, .n = 512, .k = 512, .batch = 1};
 
-static int open_device(const char *spec, const gshape *s, clg_backend **be)
+/* the choice is reported on stderr: stdout is the benchmark's (JSON with --json) */
+static clg_status select_for_gemm(const char *spec, const gshape *s, int *idx)
 {
 	char job[96];
-	auto_job j = {.job = job, .unit = "GFLOP/s", .rate = auto_gemm_rate, .user = (void *)s};
-	int idx;
+	auto_job j = {.job = job, .unit = "GFLOP/s", .rate = auto_gemm_rate, .user = (void *)s, .out = stderr};
 
 	snprintf(job, sizeof(job), "bench gemm %ldx%ldx%ld%s%s", s->m, s->n, s->k, s->ta ? " ta" : "", s->tb ? " tb" : "");
-	if (device_select_for(spec, &j, &idx) || clg_backend_open(idx, be))
+	return device_select_for(spec, &j, idx);
+}
+
+int bench_select_device(const char *spec, int *idx)
+{
+	return select_for_gemm(spec, &sweep_auto_shape, idx);
+}
+
+static int open_device(const char *spec, const gshape *s, clg_backend **be)
+{
+	int idx;
+	if (select_for_gemm(spec, s, &idx) || clg_backend_open(idx, be))
 		return report_error("bench");
 	return 0;
 }

@@ -126,6 +126,7 @@ static clg_status measure(int index, const auto_job *job, double *rate)
 
 static clg_status pick(const auto_job *job, int *index)
 {
+	FILE *out = job->out ? job->out : stdout;
 	const clg_device_info *devs;
 	char path[2200], id[1024];
 	char *text;
@@ -137,14 +138,14 @@ static clg_status pick(const auto_job *job, int *index)
 		return st;
 	cache_path(path, sizeof(path));
 	text = read_cache(path);
-	printf("device auto: the fastest for %s among", job->job);
+	fprintf(out, "device auto: the fastest for %s among", job->job);
 	for (int i = 1; i < n; i++) {
 		if (!clg_contains_nocase(devs[i].name, "oclgrind") && !clg_contains_nocase(devs[i].platform, "oclgrind")) {
-			printf(" %d", i);
+			fprintf(out, " %d", i);
 			candidates++;
 		}
 	}
-	printf("%s\n", candidates ? "" : " (no OpenCL device)");
+	fprintf(out, "%s\n", candidates ? "" : " (no OpenCL device)");
 	for (int i = 1; i < n; i++) {
 		const clg_device_info *d = &devs[i];
 		double rate;
@@ -156,27 +157,27 @@ static clg_status pick(const auto_job *job, int *index)
 		if (!isfinite(rate)) {
 			how = "measured now";
 			if (measure(i, job, &rate)) {
-				printf("  device %d %s (%s): could not measure: %s\n", i, d->name, d->platform, clg_last_error());
+				fprintf(out, "  device %d %s (%s): could not measure: %s\n", i, d->name, d->platform, clg_last_error());
 				continue;
 			}
 			store(path, text, id, rate);
 			free(text);
 			text = read_cache(path);
 		}
-		printf("  device %d %s (%s, driver %s): %.*f %s (%s)\n", i, d->name, d->platform, d->driver_version,
+		fprintf(out, "  device %d %s (%s, driver %s): %.*f %s (%s)\n", i, d->name, d->platform, d->driver_version,
 		       rate < 100 ? 2 : 0, rate, job->unit, how);
 		if (rate > best_rate)
 			best = i, best_rate = rate;
 	}
 	free(text);
-	if (best < 0) {
-		*index = 0;
-		printf("device auto: device 0 (the reference backend): %s\n",
-		       candidates ? "no OpenCL device could run the job" : "no OpenCL device");
-		return CLG_OK;
+	if (best < 0) { /* nothing measured: the default device (the reference when there is no other) */
+		st = clg_device_select(NULL, index);
+		fprintf(out, "device auto: device %d, the default: %s\n", *index,
+			candidates ? "no candidate could run the job" : "no OpenCL device");
+		return st;
 	}
 	*index = best;
-	printf("device auto: device %d %s (%s): fastest, %.*f %s%s%s\n", best, devs[best].name, devs[best].platform,
+	fprintf(out, "device auto: device %d %s (%s): fastest, %.*f %s%s%s\n", best, devs[best].name, devs[best].platform,
 	       best_rate < 100 ? 2 : 0, best_rate, job->unit, path[0] ? "; figures in " : "", path);
 	return CLG_OK;
 }

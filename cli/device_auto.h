@@ -3,6 +3,7 @@
 #define CLGRAD_DEVICE_AUTO_H
 
 #include <clgrad.h>
+#include <stdio.h>
 
 /* The job's speed on an open device, higher is faster (samples/s, GFLOP/s). */
 typedef clg_status (*auto_rate_fn)(clg_backend *be, void *user, double *rate);
@@ -12,6 +13,7 @@ typedef struct {
 	const char *unit;   /* what rate counts, e.g. "samples/s" */
 	auto_rate_fn rate;
 	void *user;
+	FILE *out;          /* where the choice and its reasons go; NULL: stdout */
 } auto_job;
 
 /* spec "auto": each candidate's rate comes from the cache file (auto-device.txt in the cache

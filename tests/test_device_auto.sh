@@ -79,4 +79,7 @@ head -n1 "$file" | grep -q '^clgrad-auto-device 1$' || fail "the corrupt file wa
 # bench: by the GEMM of its shape
 b=$("$clgrad" bench gemm --m 64 --n 64 --k 64 --reps 2 --device auto 2>&1) || { echo "$b"; fail "bench gemm --device auto"; }
 grep -q "fastest for bench gemm 64x64x64" <<<"$b" && grep -q "GFLOP/s" <<<"$b" || { echo "$b"; fail "bench --device auto output"; }
+# the choice goes to stderr: --json output stays JSON
+"$clgrad" bench gemm --m 64 --n 64 --k 64 --reps 2 --json --device auto 2>/dev/null | python3 -m json.tool >/dev/null ||
+	fail "bench --json --device auto is not JSON"
 echo "PASS: device auto ($ncand candidate(s))"
