@@ -69,12 +69,14 @@ typedef struct {
 	clg_device_type type;
 	char platform[128];
 	char platform_version[128];
-	char vendor[128];
+	char platform_vendor[128];  /* CL_PLATFORM_VENDOR: whose OpenCL stack (PoCL, Intel...) */
+	char vendor[128];         /* CL_DEVICE_VENDOR: who made the hardware */
 	char name[128];
-	char cl_version[64];      /* CL_DEVICE_VERSION */
+	char cl_version[128];     /* CL_DEVICE_VERSION */
 	char clc_version[64];     /* CL_DEVICE_OPENCL_C_VERSION */
 	char driver_version[64];
 	char il_version[64];      /* CL_DEVICE_IL_VERSION, "" when absent */
+	char extensions[4096];    /* CL_DEVICE_EXTENSIONS, space-separated (cut at a name if longer) */
 	unsigned compute_units;
 	unsigned clock_mhz;
 	uint64_t global_mem;
@@ -100,6 +102,12 @@ clg_status clg_devices(const clg_device_info **list, int *count);
  * platform or device name. NULL or "" means $CLGRAD_DEVICE, else the first GPU, else the first
  * OpenCL CPU device, else the reference backend. */
 clg_status clg_device_select(const char *spec, int *index);
+/* The cache folder the library keeps its files in (CLGRAD_CACHE_DIR, else $XDG_CACHE_HOME/clgrad,
+ * else ~/.cache/clgrad), created if missing, for tools that keep small files beside them.
+ * CLG_ERR_IO when caching is off (CLGRAD_CACHE_DIR=0) or the folder cannot be made. */
+clg_status clg_cache_folder(char *buf, size_t len);
+/* Writes n bytes to path atomically: a temporary file in the same folder, fsync, rename. */
+clg_status clg_write_file_atomic(const char *path, const void *data, size_t n);
 
 /* ---- backends and buffers --------------------------------------------------------------- */
 

@@ -171,13 +171,13 @@ int bench_ops(int argc, char **argv)
 		CLI_OPT_STR("device", &spec),
 		CLI_OPT_I32("reps", &reps, 1, 10000),
 	};
-	cli_spec cs = {.cmd = "bench ops", .usage = "usage: clgrad bench ops [--reps R] [--json] [--device SPEC]\n"
+	cli_spec cs = {.cmd = "bench ops", .usage = "usage: clgrad bench ops [--reps R] [--json] [--device SPEC|auto]\n"
 		       "  R in [1, 10000] (default 20)\n", .opts = opts, .n = CLI_N(opts)};
 
 	if ((rc = cli_parse(&cs, argc, argv)) >= 0)
 		return rc;
 	rc = 0;
-	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
+	if (bench_select_device(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
 		rc = report_error("bench");
 		goto out;
 	}

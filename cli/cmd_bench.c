@@ -12,6 +12,7 @@
  * --dtype f16: float16 operands and result (the peer gets the same half-rounded inputs; 2e-3).
  * Exit status: 0, 1 when a result disagrees (> 1e-4) or a run failed, 2 on usage errors. */
 #include "cli.h"
+#include "device_auto.h"
 #include "json_write.h"
 #include "opts.h"
 #include "progress.h"
@@ -265,10 +266,10 @@ typedef struct {
 
 static const char usage_gemm[] =
 	"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--dtype f32|f16] [--reps R] [--json]\n"
-	"                         [--device SPEC] [--impl auto|own|clblast]\n"
+	"                         [--device SPEC|auto] [--impl auto|own|clblast]\n"
 	"  M, N, K in [1, 65536] (default 1024), R in [1, 10000] (default 10)\n";
 static const char usage_sweep[] =
-	"usage: clgrad bench sweep [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n";
+	"usage: clgrad bench sweep [--reps R] [--json] [--device SPEC|auto] [--impl auto|own|clblast]\n";
 
 /* Options of bench gemm (shape: the shape's too) and bench sweep; -1 to go on, else the exit status. */
 static int parse_opts(int argc, char **argv, gopts *o, int shape)
@@ -302,10 +303,37 @@ static int parse_opts(int argc, char **argv, gopts *o, int shape)
 	return -1;
 }
 
-static int open_device(const char *spec, clg_backend **be)
+/* --device auto: the job's rate is the GFLOP/s of its GEMM shape (the square 512 one for a sweep) */
+static clg_status auto_gemm_rate(clg_backend *be, void *user, double *rate)
+{
+	gresult r;
+	if (run_gemm(be, user, 3, &r))
+		return clg_fail(CLG_ERR_INVALID, "the GEMM did not run or disagreed with OpenBLAS");
+	*rate = r.gflops;
+	return CLG_OK;
+}
+
+static const gshape sweep_auto_shape = {.label = "auto", .m = 512, .n = 512, .k = 512, .batch = 1};
+
+/* the choice is reported on stderr: stdout is the benchmark's (JSON with --json) */
+static clg_status select_for_gemm(const char *spec, const gshape *s, int *idx)
+{
+	char job[96];
+	auto_job j = {.job = job, .unit = "GFLOP/s", .rate = auto_gemm_rate, .user = (void *)s, .out = stderr};
+
+	snprintf(job, sizeof(job), "bench gemm %ldx%ldx%ld%s%s", s->m, s->n, s->k, s->ta ? " ta" : "", s->tb ? " tb" : "");
+	return device_select_for(spec, &j, idx);
+}
+
+int bench_select_device(const char *spec, int *idx)
+{
+	return select_for_gemm(spec, &sweep_auto_shape, idx);
+}
+
+static int open_device(const char *spec, const gshape *s, clg_backend **be)
 {
 	int idx;
-	if (clg_device_select(spec, &idx) || clg_backend_open(idx, be))
+	if (select_for_gemm(spec, s, &idx) || clg_backend_open(idx, be))
 		return report_error("bench");
 	return 0;
 }
@@ -319,7 +347,7 @@ static int bench_gemm(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	if (open_device(o.spec, &be))
+	if (open_device(o.spec, &o.s, &be))
 		return 1;
 	ob_setup();
 	rc = run_gemm(be, &o.s, o.reps, &r);
@@ -388,7 +416,7 @@ static int bench_sweep(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	rc = 0;
-	if (open_device(o.spec, &be))
+	if (open_device(o.spec, &sweep_auto_shape, &be))
 		return 1;
 	ob_setup();
 	if (o.json) {

@@ -16,6 +16,7 @@ static const char usage[] =
 	"usage: clgrad compare [--devices all|SPEC,...] [--suite peak,compile,ops,train] [--quick]\n"
 	"                      --out DIR [--baseline OLD.json] [--timeout SECONDS] [--data DIR]\n"
 	"       clgrad compare --render-only DIR [--baseline OLD.json]\n"
+	"       clgrad compare --merge A.json B.json ... --out DIR   (reports of other machines, side by side)\n"
 	"Runs every selected device (the reference backend included) in its own child process with a\n"
 	"watchdog, then writes DIR/report.json, DIR/report.md and DIR/report.html and prints a table.\n"
 	"Exit status: 0 every device ok, 3 the report is complete but some device was not ok\n"
@@ -115,7 +116,8 @@ int cmd_compare(int argc, char **argv)
 	static cmp_run run; /* large: keep it off the stack */
 	cmp_run *r = &run;
 	const char *render = NULL, *suite = "peak,compile,ops,train";
-	int worker = -1, idx[CMP_MAX_DEVICES], n, rc;
+	int worker = -1, idx[CMP_MAX_DEVICES], n, rc, nmerge = 0;
+	char **merge = NULL;
 	size_t used = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -137,7 +139,31 @@ int cmd_compare(int argc, char **argv)
 			CLI_OPT_I32("worker", &worker, 0, 1 << 20), /* internal: the child of one device */
 		};
 		cli_spec cs = {.cmd = "compare", .usage = usage, .opts = opts, .n = CLI_N(opts)};
-		if ((rc = cli_parse(&cs, argc, argv)) >= 0)
+		/* --merge A.json B.json ...: the files up to the next option, taken out before the table's
+		 * parse (argv keeps them consecutive) */
+		char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
+		int nrest = 0;
+		if (!rest)
+			return cli_error("compare", "out of host memory");
+		for (int i = 0; i < argc; i++) {
+			if (i == 0 || strcmp(argv[i], "--merge")) {
+				rest[nrest++] = argv[i];
+				continue;
+			}
+			merge = argv + i + 1;
+			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) {
+				i++;
+				nmerge++;
+			}
+			if (!nmerge) {
+				free(rest);
+				return cli_error("compare", "--merge needs the report files to merge (A.json B.json ...)");
+			}
+		}
+		rest[nrest] = NULL;
+		rc = cli_parse(&cs, nrest, rest);
+		free(rest);
+		if (rc >= 0)
 			return rc;
 	}
 	if (cmp_suite_parse(suite, &r->opt.suites)) {
@@ -146,6 +172,17 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (worker >= 0)
 		return r->opt.out_dir ? cmp_worker(&r->opt, worker) : cli_error("compare", "--worker needs --out DIR");
+	if (merge) {
+		if (!r->opt.out_dir || render)
+			return cli_error("compare", "--merge needs --out DIR and no --render-only");
+		if (mkdir_p(r->opt.out_dir)) {
+			fprintf(stderr, "clgrad compare: cannot create %s: %s\n", r->opt.out_dir, strerror(errno));
+			return 1;
+		}
+		rc = (rc = load_baseline(r)) ? rc : cmp_load_reports(r, merge, nmerge) ? 1 : write_reports(r);
+		cmp_free(r);
+		return rc;
+	}
 	if (render) {
 		r->opt.out_dir = render;
 		if ((rc = load_baseline(r)))

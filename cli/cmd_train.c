@@ -1,6 +1,7 @@
 /* clgrad train / clgrad eval: train a model on real data on any device, with progress, a JSON
  * log, checkpoints and resume; evaluate a saved checkpoint. */
 #include "cli.h"
+#include "device_auto.h"
 #include "opts.h"
 #include "progress.h"
 #include "train_mpi.h"
@@ -30,6 +31,7 @@ typedef struct {
 	clg_text text;
 	int lm;
 	double unigram;  /* language model: validation loss of the training text's unigram model */
+	int loaded;      /* already loaded (--device auto measures on the data first) */
 } data_sets;
 
 static void usage_text(char *buf, size_t len, const char *cmd)
@@ -37,7 +39,7 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 	snprintf(buf, len,
 		"usage: clgrad %s [--model mlp|cnn|transformer] [--data DIR|FILE] [--epochs N] [--batch N]\n"
 		"       [--lr X] [--optimizer sgd|adam|adamw] [--momentum X] [--weight-decay X]\n"
-		"       [--schedule constant|cosine|step] [--warmup STEPS] [--clip NORM] [--device SPEC]\n"
+		"       [--schedule constant|cosine|step] [--warmup STEPS] [--clip NORM] [--device SPEC|auto]\n"
 		"       [--seed N] [--save FILE] [--resume FILE] [--log FILE] [--limit SAMPLES]\n"
 		"       [--stop-after EPOCHS]   (end early, as if interrupted; --resume continues the same run)\n"
 		"       [--precision fp32|mixed]   (mixed: float16 forward/backward of the GEMM-like ops on float32\n"
@@ -46,7 +48,7 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"       [--mpi] [--mpi-timeout S]   (under mpirun: one device per rank, chosen by the local rank among\n"
 		"                                  --devices; a rank gives up after S s without an answer, default 120)\n"
 		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer)\n"
-		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC] [--batch N]\n"
+		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC|auto] [--batch N]\n"
 		"Options take --opt VALUE or --opt=VALUE; a value out of range is refused (exit status 2).\n"
 		"defaults: mlp on Fashion-MNIST (%s), 5 epochs, batch 128, Adam lr 1e-3;\n"
 		"the transformer trains on a text file (default %s)\n",
@@ -274,6 +276,8 @@ typedef struct {
 static void *data_thread(void *arg)
 {
 	data_job *j = arg;
+	if (j->d->loaded)
+		return NULL;
 	j->st = load_data(j->o, j->d);
 	if (j->st)
 		snprintf(j->msg, sizeof(j->msg), "%s", clg_last_error());
@@ -412,6 +416,89 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 	return CLG_OK;
 }
 
+/* --device auto: a job's speed on one device, on the first rows of the real data. train: samples/s
+ * of steps 2 to 4 of the run's model, batch and optimizer (step 1 builds the kernels); eval: of
+ * evaluating 4 batches after one. */
+typedef struct {
+	const clg_train_config *cfg;
+	const clg_dataset *data;
+	int eval;
+} auto_train;
+
+typedef struct {
+	double t1, t4;
+} step_clock;
+
+static int auto_every(void *user, int64_t step) { return (void)user, (void)step, 1; }
+
+static void auto_step(void *user, const clg_step_info *s)
+{
+	step_clock *c = user;
+	if (s->step == 1)
+		c->t1 = clg_now();
+	if (s->step == 4)
+		c->t4 = clg_now();
+}
+
+static clg_status auto_train_rate(clg_backend *be, void *user, double *rate)
+{
+	const auto_train *a = user;
+	clg_train_config cfg = *a->cfg;
+	clg_dataset sub = *a->data; /* the first rows, borrowed */
+	clg_trainer *t = NULL;
+	step_clock c = {0};
+	clg_train_callbacks cb = {.user = &c, .loss_due = auto_every, .step_end = auto_step};
+	double acc, loss, t0;
+	clg_status st;
+
+	if (sub.n > 5 * cfg.batch)
+		sub.n = 5 * cfg.batch;
+	cfg.save = NULL;
+	cfg.stop_after = 0;
+	cfg.max_steps = 4;
+	cfg.comm = NULL;
+	st = clg_trainer_new(be, &cfg, &sub, NULL, &t);
+	if (!st && !a->eval) {
+		st = clg_trainer_run(t, &cb);
+		if (!st && !(c.t4 > c.t1))
+			st = clg_fail(CLG_ERR_INVALID, "device auto: fewer than 4 steps of %lld rows in %lld samples",
+				      (long long)cfg.batch, (long long)sub.n);
+		*rate = st ? 0 : 3.0 * (double)cfg.batch / (c.t4 - c.t1);
+	} else if (!st) {
+		clg_dataset one = sub;
+		one.n = sub.n < cfg.batch ? sub.n : cfg.batch;
+		st = clg_trainer_evaluate(t, &one, &acc, &loss); /* builds the kernels */
+		t0 = clg_now();
+		if (!st)
+			st = clg_trainer_evaluate(t, &sub, &acc, &loss);
+		*rate = st ? 0 : (double)sub.n / (clg_now() - t0);
+	}
+	clg_trainer_free(t);
+	return st;
+}
+
+/* "--device auto": loads the data first (it is measured on) and picks the device */
+static clg_status auto_device(train_opts *o, data_sets *d, int eval, int *idx)
+{
+	char job[160];
+	auto_train a = {.cfg = &o->cfg, .eval = eval};
+	auto_job j = {.job = job, .unit = "samples/s", .rate = auto_train_rate, .user = &a};
+	clg_status st = load_data(o, d);
+
+	if (st)
+		return st;
+	d->loaded = 1;
+	a.data = &d->train;
+	if (clg_model_is_lm(&o->cfg.model))
+		snprintf(job, sizeof(job), "%s %s d%lld h%lld l%lld t%lld batch %lld", eval ? "eval" : "train",
+			 o->cfg.model.name, (long long)o->cfg.model.dim, (long long)o->cfg.model.heads,
+			 (long long)o->cfg.model.layers, (long long)o->cfg.model.seq_len, (long long)o->cfg.batch);
+	else
+		snprintf(job, sizeof(job), "%s %s batch %lld", eval ? "eval" : "train", o->cfg.model.name,
+			 (long long)o->cfg.batch);
+	return device_select_for("auto", &j, idx);
+}
+
 /* The devices to train on: --devices (a comma list of specs, or "all" OpenCL devices), else
  * --device (or the default). Each named once. */
 static clg_status resolve_devices(const train_opts *o, int *idx, int *n)
@@ -547,7 +634,13 @@ int cmd_train(int argc, char **argv)
 		if (clg_ckpt_read_meta(o.resume, &meta) || clg_train_config_from_meta(&meta, &o.cfg))
 			return report_error("train");
 	}
-	if (o.mpi ? start_mpi(&argc, &argv, &o, &comm, idx, &n, &mpi_up) : resolve_devices(&o, idx, &n)) {
+	if (!o.mpi && !o.devices && o.device && !strcmp(o.device, "auto")) {
+		n = 1;
+		if (auto_device(&o, &d, 0, &idx[0])) {
+			rc = report_error("train");
+			goto out;
+		}
+	} else if (o.mpi ? start_mpi(&argc, &argv, &o, &comm, idx, &n, &mpi_up) : resolve_devices(&o, idx, &n)) {
 		rc = report_error("train");
 		goto out;
 	}
@@ -607,11 +700,15 @@ int cmd_eval(int argc, char **argv)
 	if (!o.checkpoint)
 		return cli_error("eval", "--checkpoint FILE is required (clgrad eval --help)");
 	batch = o.cfg.batch;
-	if (clg_ckpt_read_meta(o.checkpoint, &meta) || clg_train_config_from_meta(&meta, &o.cfg) ||
-	    clg_device_select(o.device, &idx) || clg_backend_open(idx, &be))
+	if (clg_ckpt_read_meta(o.checkpoint, &meta) || clg_train_config_from_meta(&meta, &o.cfg))
 		return report_error("eval");
 	o.cfg.batch = batch; /* evaluation's batch is the command line's */
-	if (load_data(&o, &d) || clg_trainer_new(be, &o.cfg, &d.train, &d.test, &t) ||
+	if ((o.device && !strcmp(o.device, "auto") ? auto_device(&o, &d, 1, &idx) : clg_device_select(o.device, &idx)) ||
+	    clg_backend_open(idx, &be)) {
+		free_data(&d);
+		return report_error("eval");
+	}
+	if ((!d.loaded && load_data(&o, &d)) || clg_trainer_new(be, &o.cfg, &d.train, &d.test, &t) ||
 	    clg_trainer_load(t, o.checkpoint) || clg_trainer_evaluate(t, &d.test, &acc, &loss)) {
 		rc = report_error("eval");
 		goto out;
