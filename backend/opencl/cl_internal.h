@@ -29,6 +29,7 @@ typedef struct {
 	cl_context context;
 	cl_command_queue queue;
 	size_t wg_size;                  /* work-group size for 1-D kernels */
+	size_t max_item0;                /* CL_DEVICE_MAX_WORK_ITEM_SIZES[0] (0: unknown) */
 
 	clg_cl_cached_mem *cached;       /* freed buffers kept for reuse */
 	int ncached, capcached;
