@@ -1,12 +1,15 @@
-/* Reductions over the trailing dims of a strided view: one work-group per output element.
+/* Reductions over the trailing dims of a strided view, in two shapes (family "row",
+ * backend/kernel_shape.c): <name>_rows one work-group per output element (GPU; local scratch),
+ * <name>_rows_cpu one work-item per output, four elements at a time where the reduced elements
+ * are contiguous, no barriers (CPU; last argument the number of outputs).
  *   sum_rows, max_rows, min_rows  dst T; max and min propagate NaN (as PyTorch does)
  *   argmax_rows                   dst int: flat index within the reduced dims, the first on ties,
  *                                 NaN counted as the largest value
  * An empty reduction (R == 0) gives 0, -inf, +inf and -1.
  * Expects: -DT=<storage type> -DACC=<accumulator type>; -DUSE_FP64 when either is double.
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
- * The work-group size must be a power of two; scratch holds one ACC (and iscratch one int) per
- * work-item. */
+ * GPU shape: the work-group size must be a power of two; scratch holds one ACC (and iscratch one
+ * int) per work-item; sum goes through prelude.cl's wg_sum (sub-groups where the host allows). */
 
 typedef struct {
 	int nout;             /* kept (output) dims */
@@ -20,10 +23,9 @@ typedef struct {
 	int src_red_st[MAXD]; /* src strides over the reduced dims */
 } rgeom;
 
-/* Offsets of this work-group's output in dst and of its first reduced element in src. */
-void row_start(const rgeom *g, int *od, int *os)
+/* Offsets of output o in dst and of its first reduced element in src. */
+void row_start_of(const rgeom *g, int o, int *od, int *os)
 {
-	int o = get_group_id(0);
 	*od = g->dst_off;
 	*os = g->src_off;
 	for (int dim = g->nout - 1; dim >= 0; dim--) {
@@ -33,6 +35,9 @@ void row_start(const rgeom *g, int *od, int *os)
 		*os += c * g->src_out_st[dim];
 	}
 }
+
+/* ... of this work-group's output (GPU shape) */
+void row_start(const rgeom *g, int *od, int *os) { row_start_of(g, get_group_id(0), od, os); }
 
 /* Offset in src of reduced element r (a flat index over the reduced dims). */
 int red_offset(const rgeom *g, int os, int r)
@@ -56,7 +61,7 @@ __kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __l
 	row_start(&g, &od, &os);                                                                 \
 	ACC acc = IDENTITY;                                                                      \
 	for (int r = lid; r < g.R; r += lsz) {                                                   \
-		ACC x = LOAD(s, red_offset(&g, os, r));                                          \
+		ACC x = LOAD(s, g.nred == 1 ? os + r * g.src_red_st[0] : red_offset(&g, os, r)); \
 		acc = COMBINE(acc, x);                                                           \
 	}                                                                                        \
 	scratch[lid] = acc;                                                                      \
@@ -70,7 +75,21 @@ __kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __l
 		STORE(d, od, scratch[0]);                                                        \
 }
 
-REDUCE_KERNEL(sum, (ACC)0, SUM_)
+__kernel void sum_rows(const rgeom g, __global T *d, __global const T *s, __local ACC *scratch)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0), od, os;
+	ACC acc = (ACC)0;
+	row_start(&g, &od, &os);
+	if (g.nred == 1) /* one reduced dim: no index arithmetic per element */
+		for (int r = lid; r < g.R; r += lsz)
+			acc += LOAD(s, os + r * g.src_red_st[0]);
+	else
+		for (int r = lid; r < g.R; r += lsz)
+			acc += LOAD(s, red_offset(&g, os, r));
+	acc = wg_sum(acc, scratch);
+	if (lid == 0)
+		STORE(d, od, acc);
+}
 REDUCE_KERNEL(max, (ACC)(-INFINITY), MAX_)
 REDUCE_KERNEL(min, (ACC)INFINITY, MIN_)
 
@@ -96,7 +115,7 @@ __kernel void argmax_rows(const rgeom g, __global int *d, __global const T *s, _
 	int bi = INT_MAX;
 	/* r grows, so within one work-item a tie keeps the earlier index */
 	for (int r = lid; r < g.R; r += lsz) {
-		ACC x = LOAD(s, red_offset(&g, os, r));
+		ACC x = LOAD(s, g.nred == 1 ? os + r * g.src_red_st[0] : red_offset(&g, os, r));
 		if (argmax_better(x, r, best, bi)) {
 			best = x;
 			bi = r;
@@ -187,3 +206,87 @@ __kernel void NAME##_cols_final(const rgeom g, const int nout, const int nb, __g
 REDUCE_COLS_KERNEL(sum, (ACC)0, SUM_)
 REDUCE_COLS_KERNEL(max, (ACC)(-INFINITY), MAX_)
 REDUCE_COLS_KERNEL(min, (ACC)INFINITY, MIN_)
+
+/* ---- CPU shape: one work-item per output ------------------------------------------------- */
+
+/* sum: the contiguous run goes in blocks of 256 elements (four partial sums each), each block
+ * sum added to the total, which keeps the rounding error near that of the GPU shape's tree */
+__kernel void sum_rows_cpu(const rgeom g, __global T *d, __global const T *s, const int nout)
+{
+	int o = get_global_id(0), od, os, r = 0;
+	ACC acc = (ACC)0;
+	if (o >= nout)
+		return;
+	row_start_of(&g, o, &od, &os);
+	if (g.nred == 1 && g.src_red_st[0] == 1) {
+		int end4 = g.R - g.R % 4;
+		while (r < end4) {
+			int e = min(r + 256, end4);
+			ACC4 b = (ACC4)0;
+			for (; r < e; r += 4)
+				b += VLOAD4(s, os + r);
+			acc += HSUM4(b);
+		}
+	}
+	if (g.nred == 1)
+		for (; r < g.R; r++)
+			acc += LOAD(s, os + r * g.src_red_st[0]);
+	else
+		for (; r < g.R; r++)
+			acc += LOAD(s, red_offset(&g, os, r));
+	STORE(d, od, acc);
+}
+
+/* max and min: the lanes take fmax / fmin (exact) and remember whether a NaN went by, so the
+ * result follows MAX_ / MIN_ (NaN once seen) */
+#ifdef USE_FP64
+#define ACCI4 long4
+#else
+#define ACCI4 int4
+#endif
+#define REDUCE_CPU_KERNEL(NAME, IDENTITY, COMBINE, VCOMBINE)                                     \
+__kernel void NAME##_rows_cpu(const rgeom g, __global T *d, __global const T *s, const int nout)  \
+{                                                                                                \
+	int o = get_global_id(0), od, os, r = 0;                                                 \
+	ACC acc = IDENTITY;                                                                      \
+	if (o >= nout)                                                                           \
+		return;                                                                          \
+	row_start_of(&g, o, &od, &os);                                                           \
+	if (g.nred == 1 && g.src_red_st[0] == 1 && g.R >= 4) {                                   \
+		ACC4 m = (ACC4)IDENTITY;                                                         \
+		ACCI4 nan = (ACCI4)0;                                                            \
+		for (; r + 4 <= g.R; r += 4) {                                                   \
+			ACC4 x = VLOAD4(s, os + r);                                              \
+			m = VCOMBINE(m, x);                                                      \
+			nan |= isnan(x);                                                         \
+		}                                                                                \
+		acc = any(nan) ? (ACC)NAN : VCOMBINE(VCOMBINE(m.s0, m.s1), VCOMBINE(m.s2, m.s3)); \
+	}                                                                                        \
+	if (g.nred == 1)                                                                         \
+		for (; r < g.R; r++)                                                             \
+			acc = COMBINE(acc, LOAD(s, os + r * g.src_red_st[0]));                  \
+	else                                                                                     \
+		for (; r < g.R; r++)                                                             \
+			acc = COMBINE(acc, LOAD(s, red_offset(&g, os, r)));                     \
+	STORE(d, od, acc);                                                                       \
+}
+
+REDUCE_CPU_KERNEL(max, (ACC)(-INFINITY), MAX_, fmax)
+REDUCE_CPU_KERNEL(min, (ACC)INFINITY, MIN_, fmin)
+
+__kernel void argmax_rows_cpu(const rgeom g, __global int *d, __global const T *s, const int nout)
+{
+	int o = get_global_id(0), od, os, bi = INT_MAX;
+	ACC best = (ACC)(-INFINITY);
+	if (o >= nout)
+		return;
+	row_start_of(&g, o, &od, &os);
+	for (int r = 0; r < g.R; r++) {
+		ACC x = LOAD(s, g.nred == 1 ? os + r * g.src_red_st[0] : red_offset(&g, os, r));
+		if (argmax_better(x, r, best, bi)) {
+			best = x;
+			bi = r;
+		}
+	}
+	d[od] = bi == INT_MAX ? -1 : bi;
+}
