@@ -29,6 +29,7 @@ typedef struct {
 	cl_context context;
 	cl_command_queue queue;
 	size_t wg_size;                  /* work-group size for 1-D kernels */
+	size_t max_item0;                /* CL_DEVICE_MAX_WORK_ITEM_SIZES[0] (0: unknown) */
 	/* sub-group reductions for the GPU-shaped row kernels: 0 none (or CLGRAD_SUBGROUPS=0),
 	 * 1 cl_intel_subgroups (OpenCL C 1.2 builds), 2 cl_khr_subgroups (needs OpenCL C 2.0 builds) */
 	int subgroups;

@@ -17,9 +17,11 @@ size_t clg_cl_local_size(clg_backend *be, cl_kernel k, size_t want)
 
 	if (be->info.max_wg_size && local > be->info.max_wg_size)
 		local = (size_t)be->info.max_wg_size;
-	if (clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(items), items, NULL) == CL_SUCCESS &&
-	    items[0] && local > items[0])
-		local = items[0];
+	if (!cl->max_item0 && clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof(items), items, NULL) ==
+				      CL_SUCCESS)
+		cl->max_item0 = items[0]; /* asked once */
+	if (cl->max_item0 && local > cl->max_item0)
+		local = cl->max_item0;
 	/* the kernel's own limit (registers, private and local memory it uses) */
 	if (k && clGetKernelWorkGroupInfo(k, cl->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg, NULL) ==
 			 CL_SUCCESS && kwg && local > kwg)
