@@ -171,6 +171,11 @@ typedef struct {
 	clg_status (*upload)(clg_backend *be, clg_buffer *dst, size_t offset, const void *src, size_t n);
 	/* Blocks until the data is on the host (and so until every earlier op finished). */
 	clg_status (*download)(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n);
+	/* Optional (NULL: download). Starts a download behind the ops already queued and returns at
+	 * once; *done (NULL when already complete) is passed to wait, which blocks until dst holds the
+	 * data and releases *done. dst must stay valid until then. */
+	clg_status (*download_start)(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n, void **done);
+	clg_status (*wait)(clg_backend *be, void *done);
 	clg_status (*synchronize)(clg_backend *be);
 	void (*stats)(clg_backend *be, clg_stats *out);
 	/* Drop cached free buffers. */
@@ -223,6 +228,9 @@ clg_status clg_buffer_alloc(clg_backend *be, size_t size, clg_buffer **out);
 void clg_buffer_free(clg_buffer *buf);
 clg_status clg_buffer_upload(clg_buffer *dst, size_t offset, const void *src, size_t n);
 clg_status clg_buffer_download(clg_buffer *src, size_t offset, void *dst, size_t n);
+/* A download that overlaps the device's work: started now, complete after clg_buffer_wait(). */
+clg_status clg_buffer_download_start(clg_buffer *src, size_t offset, void *dst, size_t n, void **done);
+clg_status clg_buffer_wait(clg_backend *be, void *done);
 clg_status clg_synchronize(clg_backend *be);
 void clg_backend_stats(clg_backend *be, clg_stats *out);
 

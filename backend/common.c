@@ -221,6 +221,22 @@ clg_status clg_buffer_download(clg_buffer *src, size_t offset, void *dst, size_t
 	return src->backend->iface->download(src->backend, src, offset, dst, n);
 }
 
+clg_status clg_buffer_download_start(clg_buffer *src, size_t offset, void *dst, size_t n, void **done)
+{
+	clg_status st = check_range("download", src, offset, n);
+	*done = NULL;
+	if (st || n == 0)
+		return st;
+	if (!src->backend->iface->download_start)
+		return src->backend->iface->download(src->backend, src, offset, dst, n);
+	return src->backend->iface->download_start(src->backend, src, offset, dst, n, done);
+}
+
+clg_status clg_buffer_wait(clg_backend *be, void *done)
+{
+	return done && be->iface->wait ? be->iface->wait(be, done) : CLG_OK;
+}
+
 clg_status clg_synchronize(clg_backend *be) { return be->iface->synchronize(be); }
 
 void clg_backend_stats(clg_backend *be, clg_stats *out)

@@ -29,6 +29,7 @@ typedef struct {
 	double f[8];
 	int64_t i[8];
 	float lo;                          /* inputs uniform in [lo, 1) */
+	int64_t stride[MAXOPS][4];         /* an operand's strides when [k][0] != 0, else contiguous */
 } op_bench;
 
 static const op_bench benches[] = {
@@ -47,6 +48,11 @@ static const op_bench benches[] = {
 	{"adam_step", "fc1 weight (512, 784)", CLG_OP_ADAM_STEP, 4,
 	 {2, 2, 2, 2}, {{512, 784}, {512, 784}, {512, 784}, {512, 784}}, 2,
 	 {1e-3, 0.9, 0.999, 1e-8, 0, 0.19, 0.002}, {0}, 0},
+	/* the GPU shapes of issue 17 (CLGRAD_KERNEL_SHAPE=cpu|gpu compares them) */
+	{"bias_act_backward", "fc1 (128, 512), relu, and its bias gradient", CLG_OP_BIAS_ACT_BACKWARD, 4,
+	 {2, 2, 2, 1}, {{128, 512}, {128, 512}, {128, 512}, {512}}, 1, {0}, {1}, -1},
+	{"sum_cols", "bias gradient: (128, 512) summed over the rows", CLG_OP_SUM, 2,
+	 {1, 2}, {{512}, {512, 128}}, 0, {0}, {0}, -1, {{0}, {1, 512}}},
 };
 
 static int64_t numel(const op_bench *b, int k)
@@ -97,6 +103,8 @@ static double time_op(clg_backend *be, const op_bench *b, int reps)
 		    clg_buffer_upload(buf[k], 0, host, (size_t)n * sizeof(float)))
 			goto fail;
 		clg_view_contiguous(v, buf[k], CLG_F32, b->nd[k], b->shape[k]);
+		for (int d = 0; b->stride[k][0] && d < b->nd[k]; d++)
+			v->stride[d] = b->stride[k][d];
 	}
 	if (clg_run(be, &c) || clg_synchronize(be))
 		goto fail;

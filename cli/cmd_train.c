@@ -353,8 +353,9 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 		for (int i = 0; i < e->replicas; i++)
 			fprintf(f, "%s%.1f", i ? ", " : "", e->samples_per_s[i]);
 		fprintf(f, "], \"ranks\": %d, \"compress\": \"%s\", \"exchange_bytes_per_step\": %.0f, \"exchange_seconds\": %.3f, "
-			"\"checksum\": \"%016llx\", \"replicas_identical\": %s", v->o->cfg.comm ? v->o->cfg.comm->size : 1,
-			v->o->cfg.compress == CLG_COMPRESS_INT8 ? "int8" : "none", e->exchange_bytes, e->exchange_seconds,
+			"\"exchange_buckets\": %d, \"checksum\": \"%016llx\", \"replicas_identical\": %s",
+			v->o->cfg.comm ? v->o->cfg.comm->size : 1, v->o->cfg.compress == CLG_COMPRESS_INT8 ? "int8" : "none",
+			e->exchange_bytes, e->exchange_seconds, e->exchange_buckets,
 			(unsigned long long)e->checksum, e->replicas_identical ? "true" : "false");
 	}
 	if (e->first) /* this process's start */
@@ -387,10 +388,15 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 	if (e->replicas > 1 || v->o->cfg.comm) {
 		printf("  data parallel:");
 		for (int i = 0; i < e->replicas; i++)
-			printf(" device %d %lld rows (%.0f samples/s)%s", v->idx[i], (long long)e->shares[i], e->samples_per_s[i],
-			       i + 1 < e->replicas ? "," : ";");
-		printf(" exchange %.0f bytes a step per %s, %.2f s; replicas %s (checksum %016llx)\n", e->exchange_bytes,
-		       v->o->cfg.comm ? "rank" : "device", e->exchange_seconds, e->replicas_identical ? "identical" : "DIFFER",
+		{
+			printf(" device %d %lld rows", v->idx[i], (long long)e->shares[i]);
+			if (e->samples_per_s[i] > 0) /* measured (not with equal shares) */
+				printf(" (%.0f samples/s)", e->samples_per_s[i]);
+			printf("%s", i + 1 < e->replicas ? "," : ";");
+		}
+		printf(" exchange %.0f bytes a step per %s in %d part%s, %.2f s; replicas %s (checksum %016llx)\n",
+		       e->exchange_bytes, v->o->cfg.comm ? "rank" : "device", e->exchange_buckets,
+		       e->exchange_buckets > 1 ? "s" : "", e->exchange_seconds, e->replicas_identical ? "identical" : "DIFFER",
 		       (unsigned long long)e->checksum);
 	}
 	if (v->log)

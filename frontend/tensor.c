@@ -320,7 +320,7 @@ clg_tensor *clg_contiguous(clg_tensor *t)
 	return out;
 }
 
-clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes)
+static clg_status to_host(clg_tensor *t, void *out, size_t bytes, clg_read *r)
 {
 	clg_tensor *c;
 	size_t need;
@@ -337,8 +337,27 @@ clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes)
 	clg_no_grad_end();
 	if (!c)
 		return clg_last_status();
-	st = clg_buffer_download(c->v.buf, (size_t)c->v.offset * clg_dtype_size(c->v.dtype), out, need);
+	if (r) { /* the queue is in order: a copy freed now is not reused before the read has run */
+		r->be = c->v.buf->backend;
+		st = clg_buffer_download_start(c->v.buf, (size_t)c->v.offset * clg_dtype_size(c->v.dtype), out, need, &r->done);
+	} else
+		st = clg_buffer_download(c->v.buf, (size_t)c->v.offset * clg_dtype_size(c->v.dtype), out, need);
 	clg_free(c);
+	return st;
+}
+
+clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes) { return to_host(t, out, bytes, NULL); }
+
+clg_status clg_to_host_start(clg_tensor *t, void *out, size_t bytes, clg_read *r)
+{
+	*r = (clg_read){0};
+	return to_host(t, out, bytes, r);
+}
+
+clg_status clg_read_wait(clg_read *r)
+{
+	clg_status st = r->done ? clg_buffer_wait(r->be, r->done) : CLG_OK;
+	*r = (clg_read){0};
 	return st;
 }
 

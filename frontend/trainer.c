@@ -372,7 +372,7 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		info->samples_per_s[i] = t->rep[i].rate;
 	}
 	if (!st && parallel) {
-		clg_exchange_stats(t, &info->exchange_bytes, &info->exchange_seconds);
+		clg_exchange_stats(t, &info->exchange_bytes, &info->exchange_seconds, &info->exchange_buckets);
 		st = clg_exchange_checksum(t, &info->checksum, &info->replicas_identical);
 	}
 	return st;

@@ -70,6 +70,31 @@ static clg_status cl_download(clg_backend *be, clg_buffer *src, size_t offset, v
 	return CLG_OK;
 }
 
+static clg_status cl_download_start(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n, void **done)
+{
+	clg_cl *cl = clg_cl_of(be);
+	cl_event ev = NULL;
+	cl_int err = clEnqueueReadBuffer(cl->queue, (cl_mem)src->handle, CL_FALSE, offset, n, dst, 0, NULL, &ev);
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer (non-blocking) of %zu bytes", n);
+	clFlush(cl->queue); /* so that it starts while the host goes on */
+	*done = ev;
+	return CLG_OK;
+}
+
+static clg_status cl_wait(clg_backend *be, void *done)
+{
+	cl_event ev = done;
+	cl_int status = CL_COMPLETE, err = clWaitForEvents(1, &ev);
+	if (err == CL_SUCCESS)
+		err = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, NULL);
+	clReleaseEvent(ev);
+	reap_uploads(clg_cl_of(be), 0);
+	if (err != CL_SUCCESS || status < 0)
+		return clg_cl_fail(be, "download", err != CL_SUCCESS ? err : status, "waiting for a non-blocking read");
+	return CLG_OK;
+}
+
 static clg_status cl_synchronize(clg_backend *be)
 {
 	clg_cl *cl = clg_cl_of(be);
@@ -110,6 +135,8 @@ static const clg_backend_iface cl_iface = {
 	.free = clg_cl_free,
 	.upload = cl_upload,
 	.download = cl_download,
+	.download_start = cl_download_start,
+	.wait = cl_wait,
 	.synchronize = cl_synchronize,
 	.stats = cl_stats,
 	.trim = clg_cl_trim,
@@ -155,10 +182,9 @@ clg_status clg_cl_open(int index, clg_backend **out)
 		st = clg_cl_fault_check();
 	if (st)
 		goto err_release_queue;
-	/* 256 suits most GPUs; CPU devices run one work-item per lane anyway. */
-	cl->wg_size = be->info.max_wg_size < 256 ? (size_t)be->info.max_wg_size : 256;
-	if (cl->wg_size == 0)
-		cl->wg_size = 1;
+	/* 256 suits most GPUs (CPU devices run one work-item per lane anyway), or the largest power
+	 * of two the device allows (cl_launch.c) */
+	cl->wg_size = clg_cl_local_size(be, NULL, 256);
 	clg_cl_register_ops(be);
 	clg_cl_selftest_open(be); /* may clear or reroute op table entries */
 	cl->fault_armed = 1;

@@ -135,9 +135,24 @@ clg_status clg_cl_set_args(clg_backend *be, cl_kernel k, const char *op, int n, 
 			   const void *const *vals);
 /* Enqueues items work-items (rounded up to a multiple of local) in groups of local. */
 clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t local, const char *op);
-/* Work-group size for a kernel that reduces n elements per group: a power of two, at most the
- * backend's and the kernel's limit, and no more than about n. */
+
+/* launch geometry from the device's limits (cl_launch.c) */
+/* A legal 1-D work-group size for kernel k (NULL: the device's limits only): want when it is no
+ * larger than CL_KERNEL_WORK_GROUP_SIZE, CL_DEVICE_MAX_WORK_GROUP_SIZE and
+ * CL_DEVICE_MAX_WORK_ITEM_SIZES[0], else the largest power of two below those (a maximum of 192
+ * gives 128), so a power-of-two want stays one. Never 0. */
+size_t clg_cl_local_size(clg_backend *be, cl_kernel k, size_t want);
+/* Work-group size for a kernel that reduces n elements per group: clg_cl_local_size of the
+ * backend's default, halved while still at least twice n. */
 size_t clg_cl_group_size(clg_backend *be, cl_kernel k, int64_t n);
+/* Bytes of local memory left for dynamic (__local argument) buffers of kernel k:
+ * CL_DEVICE_LOCAL_MEM_SIZE less what the kernel declares itself (CL_KERNEL_LOCAL_MEM_SIZE). */
+size_t clg_cl_local_mem_free(clg_backend *be, cl_kernel k);
+/* Fails (CLG_ERR_UNSUPPORTED, naming op, device and sizes) unless bytes fit clg_cl_local_mem_free. */
+clg_status clg_cl_check_local_mem(clg_backend *be, cl_kernel k, size_t bytes, const char *op);
+/* Enqueues items[0] x items[1] work-items (each rounded up to a multiple of local) in groups of local. */
+clg_status clg_cl_launch_2d(clg_backend *be, cl_kernel k, const size_t items[2], const size_t local[2],
+			    const char *op);
 
 /* 64-bit FNV-1a, chained: h = clg_hash64(h, data, n); start with CLG_HASH_SEED. */
 #define CLG_HASH_SEED 0xcbf29ce484222325ULL

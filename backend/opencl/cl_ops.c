@@ -114,20 +114,6 @@ clg_status clg_cl_check_dtype(clg_backend *be, const clg_op_call *c, clg_dtype t
 			clg_op_name(c->op), be->info.name, clg_dtype_name(t));
 }
 
-size_t clg_cl_group_size(clg_backend *be, cl_kernel k, int64_t n)
-{
-	size_t local = clg_cl_of(be)->wg_size, kwg = 0;
-
-	if (clGetKernelWorkGroupInfo(k, clg_cl_of(be)->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg,
-				     NULL) == CL_SUCCESS && kwg && kwg < local)
-		local = kwg;
-	while (local > 1 && (local & (local - 1)))
-		local &= local - 1;
-	while (local > 1 && (int64_t)local / 2 >= n)
-		local /= 2;
-	return local ? local : 1;
-}
-
 static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *views[EW_NOPS];
@@ -173,10 +159,80 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 	}
 	if (st)
 		return st;
-	return clg_cl_launch_1d(be, k, (size_t)g.n, clg_cl_of(be)->wg_size, clg_op_name(c->op));
+	return clg_cl_launch_1d(be, k, (size_t)g.n, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size),
+				clg_op_name(c->op));
 }
 
-/* SUM, MAX, MIN, ARGMAX (see kernels_cl/reduce.cl): one work-group per output element. */
+/* GPU shape of SUM, MAX, MIN over the leading dims (reduce.cl, <op>_cols): when src's innermost
+ * kept dim is contiguous, groups of 32 outputs x TR rows read along the contiguous dim, over row
+ * blocks when the outputs alone give too few groups (about four per compute unit wanted, at
+ * least four rows per work-item); <op>_cols_final then combines the blocks in order. */
+static clg_status reduce_cols(clg_backend *be, const clg_op_call *c, const red_geom *g, size_t nout)
+{
+	const char *op = clg_op_name(c->op);
+	const clg_view *s = &c->src[0];
+	size_t acc = s->dtype == CLG_F64 ? sizeof(double) : sizeof(float), L, tc, tr, ctiles, nb, rb, maxnb, want;
+	cl_int n = (cl_int)nout, rb_i, nb_i;
+	cl_mem dm = (cl_mem)c->dst.buf->handle, sm = (cl_mem)s->buf->handle, pm;
+	clg_buffer *part = NULL;
+	char opts[256], kname[64];
+	cl_kernel k;
+	clg_status st;
+
+	clg_cl_dtype_options(be, s->dtype, opts, sizeof(opts));
+	snprintf(kname, sizeof(kname), "%s_cols", op);
+	st = clg_cl_kernel(be, "reduce", opts, kname, &k);
+	if (st)
+		return st;
+	L = clg_cl_local_size(be, k, clg_cl_of(be)->wg_size);
+	tc = L < 32 ? L : 32; /* a warp's worth of adjacent outputs */
+	while (tc > 1 && tc / 2 >= nout)
+		tc /= 2;
+	tr = L / tc;
+	while (tr > 1 && (int64_t)tr / 2 >= g->R)
+		tr /= 2;
+	ctiles = (nout + tc - 1) / tc;
+	want = 4 * (size_t)(be->info.compute_units ? be->info.compute_units : 1);
+	nb = (want + ctiles - 1) / ctiles;
+	maxnb = ((size_t)g->R + 4 * tr - 1) / (4 * tr);
+	nb = nb > maxnb ? maxnb : nb;
+	nb = nb < 1 ? 1 : nb;
+	rb = ((size_t)g->R + nb - 1) / nb;
+	nb = g->R > 0 ? ((size_t)g->R + rb - 1) / rb : 1;
+	rb_i = (cl_int)rb, nb_i = (cl_int)nb;
+	st = clg_cl_check_local_mem(be, k, tc * tr * acc, op);
+	if (!st && nb > 1)
+		st = clg_buffer_alloc(be, nb * nout * acc, &part);
+	if (st)
+		return st;
+	pm = part ? (cl_mem)part->handle : dm; /* unwritten with one block */
+	{
+		const size_t is = sizeof(cl_int), ms = sizeof(cl_mem);
+		size_t sizes[] = {sizeof(*g), is, is, ms, ms, ms, tc * tr * acc};
+		const void *vals[] = {g, &n, &rb_i, &dm, &sm, &pm, NULL};
+		size_t items[2] = {nout, nb * tr}, local[2] = {tc, tr};
+		st = clg_cl_set_args(be, k, op, 7, sizes, vals);
+		if (!st)
+			st = clg_cl_launch_2d(be, k, items, local, op);
+	}
+	if (!st && nb > 1) {
+		const size_t is = sizeof(cl_int), ms = sizeof(cl_mem);
+		size_t sizes[] = {sizeof(*g), is, is, ms, ms};
+		const void *vals[] = {g, &n, &nb_i, &dm, &pm};
+		snprintf(kname, sizeof(kname), "%s_cols_final", op);
+		st = clg_cl_kernel(be, "reduce", opts, kname, &k);
+		if (!st)
+			st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+		if (!st)
+			st = clg_cl_launch_1d(be, k, nout, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), op);
+	}
+	/* safe at once: the in-order queue runs any later user of the buffer after these kernels */
+	clg_buffer_free(part);
+	return st;
+}
+
+/* SUM, MAX, MIN, ARGMAX (see kernels_cl/reduce.cl): one work-group per output element (and the
+ * column shape above on GPUs). */
 static clg_status reduce_run(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *s = &c->src[0], *dv = &c->dst;
@@ -233,6 +289,9 @@ static clg_status reduce_run(clg_backend *be, const clg_op_call *c)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': %lld elements per output exceed 2^31",
 				op, be->info.name, (long long)R);
 	g.R = (cl_int)R;
+	if (!argmax && g.nout && g.nred && g.src_out_st[g.nout - 1] == 1 &&
+	    clg_backend_kernel_shape(be, CLG_KFAM_REDUCE, NULL) == CLG_SHAPE_GPU)
+		return reduce_cols(be, c, &g, items);
 	clg_cl_dtype_options(be, s->dtype, opts, sizeof(opts));
 	snprintf(kname, sizeof(kname), "%s_rows", op);
 	st = clg_cl_kernel(be, "reduce", opts, kname, &k);

@@ -155,8 +155,7 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 		return CLG_OK;
 	}
 	/* rows are long: small groups spread few rows over every compute unit */
-	return clg_cl_launch_1d(be, k, (size_t)n, CONV_GROUP < clg_cl_of(be)->wg_size ? CONV_GROUP : clg_cl_of(be)->wg_size,
-				op);
+	return clg_cl_launch_1d(be, k, (size_t)n, clg_cl_local_size(be, k, CONV_GROUP), op);
 }
 
 void clg_cl_register_conv(clg_backend *be)
