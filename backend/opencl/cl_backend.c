@@ -74,9 +74,12 @@ static clg_status cl_download_start(clg_backend *be, clg_buffer *src, size_t off
 {
 	clg_cl *cl = clg_cl_of(be);
 	cl_event ev = NULL;
-	cl_int err = clEnqueueReadBuffer(cl->queue, (cl_mem)src->handle, CL_FALSE, offset, n, dst, 0, NULL, &ev);
+	cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(cl->queue, (cl_mem)src->handle, CL_FALSE, offset, n, dst, 0, NULL, &ev);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer (non-blocking) of %zu bytes", n);
+		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer (non-blocking) of %zu bytes%s", n,
+				   clg_cl_fault_note());
 	clFlush(cl->queue); /* so that it starts while the host goes on */
 	*done = ev;
 	return CLG_OK;
