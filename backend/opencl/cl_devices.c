@@ -9,12 +9,39 @@ static cl_platform_id *plat_ids;
 static cl_device_id *dev_ids;
 static int ndev, first;
 
+/* A string property cut to fit buf. Asked with a buffer too small, a driver fails the whole call
+ * (PoCL's "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512" is 66 bytes): read
+ * it whole, then cut. */
+static void fit(const char *s, size_t n, char *buf, size_t len)
+{
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+}
+
 static void info_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
 {
+	size_t need = 0;
+	char *tmp = NULL;
+
 	buf[0] = 0;
-	if (clGetDeviceInfo(d, what, len, buf, NULL) != CL_SUCCESS)
-		buf[0] = 0;
-	buf[len - 1] = 0;
+	if (clGetDeviceInfo(d, what, 0, NULL, &need) == CL_SUCCESS && need && (tmp = calloc(need + 1, 1)) &&
+	    clGetDeviceInfo(d, what, need, tmp, NULL) == CL_SUCCESS)
+		fit(tmp, strlen(tmp), buf, len);
+	free(tmp);
+}
+
+static void platform_str(cl_platform_id p, cl_platform_info what, char *buf, size_t len)
+{
+	size_t need = 0;
+	char *tmp = NULL;
+
+	buf[0] = 0;
+	if (clGetPlatformInfo(p, what, 0, NULL, &need) == CL_SUCCESS && need && (tmp = calloc(need + 1, 1)) &&
+	    clGetPlatformInfo(p, what, need, tmp, NULL) == CL_SUCCESS)
+		fit(tmp, strlen(tmp), buf, len);
+	free(tmp);
 }
 
 static uint64_t info_u64(cl_device_id d, cl_device_info what, size_t size)
@@ -36,8 +63,8 @@ static void describe(cl_platform_id p, cl_device_id d, clg_device_info *info)
 	char *ext = NULL;
 	size_t extlen = 0;
 
-	clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(info->platform), info->platform, NULL);
-	clGetPlatformInfo(p, CL_PLATFORM_VERSION, sizeof(info->platform_version), info->platform_version, NULL);
+	platform_str(p, CL_PLATFORM_NAME, info->platform, sizeof(info->platform));
+	platform_str(p, CL_PLATFORM_VERSION, info->platform_version, sizeof(info->platform_version));
 	info->platform[sizeof(info->platform) - 1] = 0;
 	info->platform_version[sizeof(info->platform_version) - 1] = 0;
 	info_str(d, CL_DEVICE_VENDOR, info->vendor, sizeof(info->vendor));
