@@ -72,7 +72,7 @@ typedef struct {
 	char platform_vendor[128];  /* CL_PLATFORM_VENDOR: whose OpenCL stack (PoCL, Intel...) */
 	char vendor[128];         /* CL_DEVICE_VENDOR: who made the hardware */
 	char name[128];
-	char cl_version[128];     /* CL_DEVICE_VERSION */
+	char cl_version[128];     /* CL_DEVICE_VERSION ("OpenCL 3.0 PoCL HSTR: <triple>-<cpu>" passes 64) */
 	char clc_version[64];     /* CL_DEVICE_OPENCL_C_VERSION */
 	char driver_version[64];
 	char il_version[64];      /* CL_DEVICE_IL_VERSION, "" when absent */

@@ -57,11 +57,12 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		cmd, DEFAULT_IMAGES, DEFAULT_TEXT);
 }
 
-/* The option table, pointing into o (strings to map afterwards go to the str_* slots). */
+/* The options given by name (--optimizer adam), mapped to the configuration's enums after parsing. */
 typedef struct {
 	const char *optimizer, *schedule, *shares, *compress, *precision;
 } train_strs;
 
+/* The option table, its entries pointing into o and s; returns the number of entries. */
 #define TRAIN_MAX_OPTS 32
 static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 {

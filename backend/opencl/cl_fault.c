@@ -1,6 +1,6 @@
 /* Fault injection for tests: CLGRAD_FAULT=alloc:N makes the Nth device buffer allocation of the
  * process fail as the driver would (CL_MEM_OBJECT_ALLOCATION_FAILURE), CLGRAD_FAULT=enqueue:N the
- * Nth command enqueued (kernel launch, upload or download: CL_OUT_OF_RESOURCES), once.
+ * Nth command enqueued (kernel launch, upload or download, blocking or not: CL_OUT_OF_RESOURCES), once.
  * CLGRAD_FAULT=count prints both tallies when a device closes, to choose N. Counting starts when a
  * device's open is complete (its self-test is not counted); it spans every device of the process. */
 #include "cl_internal.h"
