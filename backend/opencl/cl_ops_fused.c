@@ -140,7 +140,7 @@ static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 		local = items ? items : 1;
 	/* the unguarded variant where the groups cover the work exactly (see fused.cl) */
 	snprintf(kname, sizeof(kname), "%s%s", names[which], items % local == 0 ? "_x" : "");
-	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts)); /* one build of fused.cl with xent_run's */
 	st = clg_cl_kernel(be, "fused", opts, kname, &k);
 	if (st)
 		return st;
