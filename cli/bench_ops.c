@@ -6,6 +6,7 @@
  * printed beside it: CLGRAD_KERNEL_SHAPE=row=gpu and row=cpu compare the two. */
 #include "cli.h"
 #include "json_write.h"
+#include "opts.h"
 #include "progress.h"
 
 #include <clg_measure.h>
@@ -30,6 +31,7 @@ typedef struct {
 	double f[8];
 	int64_t i[8];
 	float lo;                          /* inputs uniform in [lo, 1) */
+	int64_t stride[MAXOPS][4];         /* an operand's strides when [k][0] != 0, else contiguous */
 } op_bench;
 
 static const op_bench benches[] = {
@@ -55,6 +57,11 @@ static const op_bench benches[] = {
 	{"adam_step", "fc1 weight (512, 784)", CLG_OP_ADAM_STEP, 4,
 	 {2, 2, 2, 2}, {{512, 784}, {512, 784}, {512, 784}, {512, 784}}, 2,
 	 {1e-3, 0.9, 0.999, 1e-8, 0, 0.19, 0.002}, {0}, 0},
+	/* the GPU shapes of issue 17 (CLGRAD_KERNEL_SHAPE=cpu|gpu compares them) */
+	{"bias_act_backward", "fc1 (128, 512), relu, and its bias gradient", CLG_OP_BIAS_ACT_BACKWARD, 4,
+	 {2, 2, 2, 1}, {{128, 512}, {128, 512}, {128, 512}, {512}}, 1, {0}, {1}, -1},
+	{"sum_cols", "bias gradient: (128, 512) summed over the rows", CLG_OP_SUM, 2,
+	 {1, 2}, {{512}, {512, 128}}, 0, {0}, {0}, -1, {{0}, {1, 512}}},
 };
 
 /* The kernel family whose shape an op runs in (-1: the op has one shape). */
@@ -129,6 +136,8 @@ static double time_op(clg_backend *be, const op_bench *b, int reps)
 		    clg_buffer_upload(buf[k], 0, host, (size_t)n * sizeof(float)))
 			goto fail;
 		clg_view_contiguous(v, buf[k], CLG_F32, b->nd[k], b->shape[k]);
+		for (int d = 0; b->stride[k][0] && d < b->nd[k]; d++)
+			v->stride[d] = b->stride[k][d];
 	}
 	if (clg_run(be, &c) || clg_synchronize(be))
 		goto fail;
@@ -157,19 +166,18 @@ int bench_ops(int argc, char **argv)
 	clg_backend *be = NULL, *ref = NULL;
 	json_writer w;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-			spec = argv[++i];
-		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
-			reps = atoi(argv[++i]);
-		} else {
-			fprintf(stderr, "usage: clgrad bench ops [--reps R] [--json] [--device SPEC]\n");
-			return 2;
-		}
-	}
-	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
+	const cli_opt opts[] = {
+		CLI_OPT_FLAG("json", &json),
+		CLI_OPT_STR("device", &spec),
+		CLI_OPT_I32("reps", &reps, 1, 10000),
+	};
+	cli_spec cs = {.cmd = "bench ops", .usage = "usage: clgrad bench ops [--reps R] [--json] [--device SPEC|auto]\n"
+		       "  R in [1, 10000] (default 20)\n", .opts = opts, .n = CLI_N(opts)};
+
+	if ((rc = cli_parse(&cs, argc, argv)) >= 0)
+		return rc;
+	rc = 0;
+	if (bench_select_device(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
 		rc = report_error("bench");
 		goto out;
 	}

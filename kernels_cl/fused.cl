@@ -98,6 +98,61 @@ __kernel void bias_act_backward_x(const fgeom g, __global T *dz, __global const 
 	BIAS_ACT_BACKWARD_BODY
 }
 
+/* GPU shape of bias_act_backward (CLG_KFAM_FUSED = gpu): 2-D work-groups of (TC, TR) work-items,
+ * TC = get_local_size(0) columns (adjacent lanes on adjacent columns: coalesced when columns are
+ * contiguous) by TR = get_local_size(1), a power of two, rows. Group (cx, b) takes the columns of
+ * tile cx and rows [b * rb, (b + 1) * rb), each work-item every TR-th row of them; the TR partial
+ * sums of a column are combined in local memory (scratch: TR * TC ACC). With one row block the
+ * group writes db itself; otherwise it writes part[b * C + j] and bias_act_backward_sum adds the
+ * blocks in order b = 0, 1, ...: the result does not depend on timing. */
+__kernel void bias_act_backward_tiles(const fgeom g, __global T *restrict dz, __global const T *restrict gr,
+				      __global const T *restrict t, __global T *restrict db, const ACC beta,
+				      const int rb, __global ACC *restrict part, __local ACC *scratch)
+{
+	int lx = get_local_id(0), ly = get_local_id(1), tc = get_local_size(0), tr = get_local_size(1);
+	int j = get_global_id(0), b = get_group_id(1), n_end = min(g.N, (b + 1) * rb);
+	ACC acc = (ACC)0;
+
+	if (j < g.C)
+		for (int n = b * rb + ly; n < n_end; n += tr) {
+			ACC v = gr[AT(1, n, j)];
+			if (g.act)
+				v *= act_grad_(g.act, t[AT(2, n, j)]);
+			dz[AT(0, n, j)] = (T)v;
+			acc += v;
+		}
+	scratch[ly * tc + lx] = acc;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = tr / 2; k > 0; k >>= 1) {
+		if (ly < k)
+			scratch[ly * tc + lx] += scratch[(ly + k) * tc + lx];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (ly != 0 || j >= g.C)
+		return;
+	if (get_num_groups(1) > 1) {
+		part[b * g.C + j] = scratch[lx];
+	} else {
+		ACC old = beta != (ACC)0 ? beta * (ACC)db[AT1(3, j)] : (ACC)0;
+		db[AT1(3, j)] = (T)(old + scratch[lx]);
+	}
+}
+
+/* db[j] = beta * db[j] + part[0 * C + j] + part[1 * C + j] + ... (nb row blocks), one work-item a column */
+__kernel void bias_act_backward_sum(const fgeom g, __global T *restrict db, const ACC beta, const int nb,
+				    __global const ACC *restrict part)
+{
+	int j = get_global_id(0);
+	ACC acc = (ACC)0;
+
+	if (j >= g.C)
+		return;
+	for (int b = 0; b < nb; b++)
+		acc += part[b * g.C + j];
+	ACC old = beta != (ACC)0 ? beta * (ACC)db[AT1(3, j)] : (ACC)0;
+	db[AT1(3, j)] = (T)(old + acc);
+}
+
 /* ---- softmax cross-entropy --------------------------------------------------------------- */
 
 /* The row's loss term logsumexp * sum(t) - sum(t * x), with lse[n] stored. */

@@ -1,7 +1,8 @@
 /* Prepended by the host to every kernel program (backend/opencl/cl_program.c); not a program.
  * Holds what every program shares:
  *   - the cl_khr_fp64 pragma when the host asks for double (-DUSE_FP64; the host passes it only to
- *     devices that report fp64);
+ *     devices that report fp64), the cl_khr_fp16 one for -DUSE_NATIVE_HALF (devices that report
+ *     fp16: half arithmetic in the elementwise ops, see elementwise.cl);
  *   - element access: LOAD(p, i) reads element i of p as ACC, STORE(p, i, v) writes ACC v there.
  *     With -DUSE_HALF_STORAGE (T=half, ACC=float) through core OpenCL C 1.2's vload_half /
  *     vstore_half_rte: half is storage only (no half-precision extension needed), float32
@@ -15,6 +16,9 @@
  *     and VLOAD4 / ACC4 (CPU shape: four consecutive elements as one ACC vector). */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifdef USE_NATIVE_HALF
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #endif
 
 #if defined(USE_HALF_STORAGE)

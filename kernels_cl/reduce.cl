@@ -135,6 +135,78 @@ __kernel void argmax_rows(const rgeom g, __global int *d, __global const T *s, _
 		d[od] = iscratch[0] == INT_MAX ? -1 : iscratch[0];
 }
 
+/* GPU shape (CLG_KFAM_REDUCE = gpu) of sum, max and min when the outputs lie along src's
+ * contiguous dim (a column reduction, such as a sum over the batch): 2-D work-groups of
+ * (TC, TR) = get_local_size work-items, TR a power of two. Lane x of group (gx, b) takes output
+ * gx * TC + x, so adjacent lanes read adjacent elements of each reduced row (coalesced), and
+ * lane y the reduced rows b * rb + y, + TR, ... below (b + 1) * rb; the TR partial results of an
+ * output are combined in local memory (scratch: TR * TC ACC). With one row block (one group in
+ * dim 1) the group stores the result; otherwise it writes part[b * nout + o] and <op>_cols_final
+ * combines the blocks in order b = 0, 1, ... (deterministic). The rows kernels instead give each
+ * output a group whose lanes stride through memory by the row length. */
+int out_start(const rgeom *g, int o, int *od)
+{
+	int os = g->src_off;
+	*od = g->dst_off;
+	for (int dim = g->nout - 1; dim >= 0; dim--) {
+		int c = o % g->out_shape[dim];
+		o /= g->out_shape[dim];
+		*od += c * g->dst_st[dim];
+		os += c * g->src_out_st[dim];
+	}
+	return os;
+}
+
+#define REDUCE_COLS_KERNEL(NAME, IDENTITY, COMBINE)                                               \
+__kernel void NAME##_cols(const rgeom g, const int nout, const int rb, __global T *d,            \
+			  __global const T *s, __global ACC *part, __local ACC *scratch)         \
+{                                                                                                \
+	int lx = get_local_id(0), ly = get_local_id(1), tc = get_local_size(0);                  \
+	int tr = get_local_size(1), o = get_global_id(0), b = get_group_id(1), od = 0, os;       \
+	int r_end = min(g.R, (b + 1) * rb);                                                      \
+	ACC acc = IDENTITY;                                                                      \
+	if (o < nout) {                                                                          \
+		os = out_start(&g, o, &od);                                                      \
+		for (int r = b * rb + ly; r < r_end; r += tr) {                                  \
+			int at = g.nred == 1 ? os + r * g.src_red_st[0] : red_offset(&g, os, r); \
+			ACC x = LOAD(s, at);                                                     \
+			acc = COMBINE(acc, x);                                                   \
+		}                                                                                \
+	}                                                                                        \
+	scratch[ly * tc + lx] = acc;                                                             \
+	barrier(CLK_LOCAL_MEM_FENCE);                                                            \
+	for (int k = tr / 2; k > 0; k >>= 1) {                                                   \
+		if (ly < k)                                                                      \
+			scratch[ly * tc + lx] = COMBINE(scratch[ly * tc + lx],                   \
+							scratch[(ly + k) * tc + lx]);            \
+		barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+	}                                                                                        \
+	if (ly != 0 || o >= nout)                                                                \
+		return;                                                                          \
+	if (get_num_groups(1) > 1)                                                               \
+		part[b * nout + o] = scratch[lx];                                                \
+	else                                                                                     \
+		STORE(d, od, scratch[lx]);                                                       \
+}                                                                                                \
+__kernel void NAME##_cols_final(const rgeom g, const int nout, const int nb, __global T *d,      \
+				__global const ACC *part)                                        \
+{                                                                                                \
+	int o = get_global_id(0), od;                                                            \
+	ACC acc = IDENTITY;                                                                      \
+	if (o >= nout)                                                                           \
+		return;                                                                          \
+	out_start(&g, o, &od);                                                                   \
+	for (int b = 0; b < nb; b++) {                                                           \
+		ACC x = part[b * nout + o];                                                      \
+		acc = COMBINE(acc, x);                                                           \
+	}                                                                                        \
+	STORE(d, od, acc);                                                                       \
+}
+
+REDUCE_COLS_KERNEL(sum, (ACC)0, SUM_)
+REDUCE_COLS_KERNEL(max, (ACC)(-INFINITY), MAX_)
+REDUCE_COLS_KERNEL(min, (ACC)INFINITY, MIN_)
+
 /* ---- CPU shape: one work-item per output ------------------------------------------------- */
 
 /* sum: the contiguous run goes in blocks of 256 elements (four partial sums each), each block

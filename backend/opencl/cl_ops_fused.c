@@ -1,9 +1,9 @@
 /* OpenCL launchers of the fused hot-path ops (kernels_cl/fused.cl; semantics in clg_ops.def):
- * BIAS_ACT one work-item per element, BIAS_ACT_BACKWARD one per column (it walks the rows, so the
- * bias gradient needs no second pass). SOFTMAX_XENT and its backward are row kernels in the shape
- * of family "row": a work-group per row (GPU) or a work-item per row (CPU); the forward leaves
- * each row's loss term in a temporary buffer that a second kernel adds in a fixed order.
- * Operands at any strides. */
+ * BIAS_ACT one work-item per element, BIAS_ACT_BACKWARD one per column on CPUs (it walks the rows,
+ * so the bias gradient needs no second pass) and 2-D tiles on GPUs (bias_act_backward_tiles, family
+ * "fused"). SOFTMAX_XENT and its backward are row kernels in the shape of family "row": a
+ * work-group per row (GPU) or a work-item per row (CPU); the forward leaves each row's loss term in
+ * a temporary buffer that a second kernel adds in a fixed order. Operands at any strides. */
 #include "cl_internal.h"
 #include "../clg_fused_internal.h"
 
@@ -115,6 +115,68 @@ out_free:
 	return st;
 }
 
+/* GPU shape of BIAS_ACT_BACKWARD (fused.cl, bias_act_backward_tiles): groups of TC columns by TR
+ * rows over column tiles and row blocks, about four groups per compute unit (the one-column-per-item
+ * CPU shape gives C / 256 groups: 2 for C = 512), then bias_act_backward_sum adds the row blocks'
+ * partial sums of db in order when there is more than one. */
+static clg_status bias_act_backward_tiles(clg_backend *be, const clg_op_call *c, const fgeom *g, cl_mem *mem,
+					  const scalar *p, size_t ps)
+{
+	const char *op = clg_op_name(c->op);
+	const size_t ms = sizeof(cl_mem), is = sizeof(cl_int);
+	size_t L, tc, tr, ctiles, nb, rb, maxnb, want;
+	char opts[256];
+	cl_kernel k;
+	clg_buffer *part = NULL;
+	cl_mem pm;
+	cl_int rb_i, nb_i;
+	clg_status st;
+
+	if (g->C == 0)
+		return CLG_OK;
+	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts)); /* fused.cl is built once, with xent_run's */
+	st = clg_cl_kernel(be, "fused", opts, "bias_act_backward_tiles", &k);
+	if (st)
+		return st;
+	L = clg_cl_local_size(be, k, clg_cl_of(be)->wg_size);
+	tc = L < 32 ? L : 32; /* a warp's worth of adjacent columns */
+	tr = L / tc;
+	ctiles = ((size_t)g->C + tc - 1) / tc;
+	want = 4 * (size_t)(be->info.compute_units ? be->info.compute_units : 1);
+	nb = (want + ctiles - 1) / ctiles;
+	maxnb = g->N > 0 ? ((size_t)g->N + tr - 1) / tr : 1; /* at least TR rows a block */
+	nb = nb < 1 ? 1 : nb > maxnb ? maxnb : nb;
+	rb = g->N > 0 ? ((size_t)g->N + nb - 1) / nb : 1;
+	nb = g->N > 0 ? ((size_t)g->N + rb - 1) / rb : 1;
+	rb_i = (cl_int)rb, nb_i = (cl_int)nb;
+	st = clg_cl_check_local_mem(be, k, L * ps, op);
+	if (!st && nb > 1)
+		st = clg_buffer_alloc(be, nb * (size_t)g->C * ps, &part);
+	if (st)
+		return st;
+	pm = part ? (cl_mem)part->handle : mem[0]; /* unread with one block */
+	{
+		size_t sizes[] = {sizeof(*g), ms, ms, ms, ms, ps, is, ms, L * ps};
+		const void *vals[] = {g, &mem[0], &mem[1], &mem[2], &mem[3], p, &rb_i, &pm, NULL};
+		size_t items[2] = {ctiles * tc, nb * tr}, local[2] = {tc, tr};
+		st = clg_cl_set_args(be, k, op, 9, sizes, vals);
+		if (!st)
+			st = clg_cl_launch_2d(be, k, items, local, op);
+	}
+	if (!st && nb > 1)
+		st = clg_cl_kernel(be, "fused", opts, "bias_act_backward_sum", &k);
+	if (!st && nb > 1) {
+		size_t sizes[] = {sizeof(*g), ms, ps, is, ms};
+		const void *vals[] = {g, &mem[3], p, &nb_i, &pm};
+		st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+		if (!st)
+			st = clg_cl_launch_1d(be, k, (size_t)g->C, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), op);
+	}
+	/* safe at once: the in-order queue runs any later user of the buffer after these kernels */
+	clg_buffer_free(part);
+	return st;
+}
+
 static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 {
 	static const char *const names[] = {"bias_act", "bias_act_backward"};
@@ -125,6 +187,7 @@ static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 	scalar p;
 	fgeom g;
 	char opts[256], kname[40];
+	int exact;
 	cl_kernel k;
 	clg_status st = fused_geometry(be, c, &g, mem);
 
@@ -134,14 +197,25 @@ static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 		p.d = c->f[0];
 	else
 		p.f = (float)c->f[0];
+	if (c->op == CLG_OP_BIAS_ACT_BACKWARD && clg_backend_kernel_shape(be, CLG_KFAM_FUSED, NULL) == CLG_SHAPE_GPU)
+		return bias_act_backward_tiles(be, c, &g, mem, &p, ps);
 	/* the work: elements (bias_act) or columns (its backward) */
 	items = c->op == CLG_OP_BIAS_ACT ? (size_t)g.N * (size_t)g.C : (size_t)g.C;
 	if (local > items) /* small launches: one small group */
 		local = items ? items : 1;
 	/* the unguarded variant where the groups cover the work exactly (see fused.cl) */
-	snprintf(kname, sizeof(kname), "%s%s", names[which], items % local == 0 ? "_x" : "");
+	exact = items % local == 0;
+	snprintf(kname, sizeof(kname), "%s%s", names[which], exact ? "_x" : "");
 	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts)); /* one build of fused.cl with xent_run's */
 	st = clg_cl_kernel(be, "fused", opts, kname, &k);
+	if (!st && clg_cl_local_size(be, k, local) != local) {
+		/* the kernel allows less: a power of two, which may no longer divide the work */
+		local = clg_cl_local_size(be, k, local);
+		if (exact && items % local) {
+			snprintf(kname, sizeof(kname), "%s", names[which]);
+			st = clg_cl_kernel(be, "fused", opts, kname, &k);
+		}
+	}
 	if (st)
 		return st;
 	{
