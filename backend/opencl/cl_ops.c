@@ -149,7 +149,7 @@ void clg_cl_row_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 	if (!sg)
 		return;
 	if (sg == 2 && (std = strstr(buf, "-cl-std=CL1.2")) != NULL)
-		std[11] = '2', std[12] = '0'; /* "-cl-std=CL2.0": the sub-group built-ins of cl_khr_subgroups */
+		std[10] = '2', std[12] = '0'; /* "-cl-std=CL2.0": the sub-group built-ins of cl_khr_subgroups */
 	n = strlen(buf);
 	snprintf(buf + n, len - n, " -DUSE_SUBGROUPS");
 }
