@@ -64,23 +64,31 @@ static const op_bench benches[] = {
 	 {1, 2}, {{512}, {512, 128}}, 0, {0}, {0}, -1, {{0}, {1, 512}}},
 };
 
-/* The kernel family whose shape an op runs in (-1: the op has one shape). */
-static int family_of(clg_op op)
+/* The kernel family whose shape a bench runs in (-1: the op has one shape): the row family for
+ * the row ops; a column reduction is the reduce family's where that family's shape is gpu (else
+ * the row kernels take it); bias+activation backward the fused family's. */
+static int family_of(clg_backend *be, const op_bench *b)
 {
-	switch (op) {
-	case CLG_OP_SUM: case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
+	switch (b->op) {
+	case CLG_OP_SUM: case CLG_OP_MAX: case CLG_OP_MIN:
+		if (strstr(b->name, "_cols") && clg_backend_kernel_shape(be, CLG_KFAM_REDUCE, NULL) == CLG_SHAPE_GPU)
+			return CLG_KFAM_REDUCE;
+		return CLG_KFAM_ROW;
+	case CLG_OP_ARGMAX:
 	case CLG_OP_SOFTMAX: case CLG_OP_LOG_SOFTMAX: case CLG_OP_SOFTMAX_BACKWARD: case CLG_OP_LOG_SOFTMAX_BACKWARD:
 	case CLG_OP_LAYER_NORM: case CLG_OP_LAYER_NORM_BACKWARD: case CLG_OP_SOFTMAX_XENT: case CLG_OP_SOFTMAX_XENT_BACKWARD:
 		return CLG_KFAM_ROW;
+	case CLG_OP_BIAS_ACT_BACKWARD:
+		return CLG_KFAM_FUSED;
 	default:
 		return -1;
 	}
 }
 
 /* "row=cpu" or "-" */
-static const char *shape_label(clg_backend *be, clg_op op, char *buf, size_t len)
+static const char *shape_label(clg_backend *be, const op_bench *b, char *buf, size_t len)
 {
-	int f = family_of(op);
+	int f = family_of(be, b);
 	if (f < 0)
 		return "-";
 	snprintf(buf, len, "%s=%s", clg_kernel_family_name((clg_kernel_family)f),
@@ -202,7 +210,7 @@ int bench_ops(int argc, char **argv)
 		const op_bench *b = &benches[i];
 		double td = time_op(be, b, reps), tr = time_op(ref, b, reps < 5 ? reps : 5), by = bytes_moved(b);
 		char sbuf[32];
-		const char *shape = shape_label(be, b->op, sbuf, sizeof(sbuf));
+		const char *shape = shape_label(be, b, sbuf, sizeof(sbuf));
 		if (td < 0)
 			rc = 1;
 		if (json) {

@@ -13,12 +13,17 @@
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
  * Arguments: geometry, dst, a, b, eps (ACC), then (GPU) scratch of two ACC per work-item, the
- * work-group size a power of two, or (CPU) the number of rows. The row geometry (row_geom), row_offsets and wg_sum come from
- * prelude.cl. */
+ * work-group size a power of two, or (CPU) the number of rows. The row geometry (row_geom),
+ * row_offsets, wg_sum, VLOAD4 and ACC4 come from prelude.cl. */
 
-/* Two sums at once (scratch holds two ACC per work-item): *u and *v are replaced by their sums. */
+/* Two sums at once (scratch holds two ACC per work-item): *u and *v are replaced by their sums
+ * (with sub-groups: one after the other, each through registers). */
 void norm_wg_sum2(ACC *u, ACC *v, __local ACC *scratch)
 {
+#ifdef USE_SUBGROUPS
+	*u = wg_sum(*u, scratch);
+	*v = wg_sum(*v, scratch);
+#else
 	int lid = get_local_id(0), lsz = get_local_size(0);
 	scratch[lid] = *u;
 	scratch[lsz + lid] = *v;
@@ -33,6 +38,7 @@ void norm_wg_sum2(ACC *u, ACC *v, __local ACC *scratch)
 	*u = scratch[0];
 	*v = scratch[lsz];
 	barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 }
 
 /* The row's shift x0, mean offset dm (mean = x0 + dm) and rstd, from x at offset o, stride cs. */

@@ -32,9 +32,10 @@ endif()
 
 # Sub-groups against the work-group tree on a runtime that has them: Intel's OpenCL CPU runtime,
 # when configured with -DCLG_INTEL_OCL_VENDORS=<folder of intel.icd> (and -DCLG_INTEL_OCL_LIB=<its
-# lib folder> when not on the loader's path). The GPU shape runs with sub-groups and with
-# CLGRAD_SUBGROUPS=0, each against the reference; a copy of the kernels whose sub-group sum is
-# 0.1% off must fail, so the sub-group path is known to run.
+# lib folder> when not on the loader's path). The GPU shape runs with sub-groups (as
+# cl_intel_subgroups in OpenCL C 1.2, and as cl_khr_subgroups in OpenCL C 2.0:
+# CLGRAD_SUBGROUPS=khr) and with CLGRAD_SUBGROUPS=0, each against the reference; a copy of the
+# kernels whose sub-group sum is 0.1% off must fail, so the sub-group path is known to run.
 set(CLG_INTEL_OCL_VENDORS "" CACHE PATH "OCL_ICD_VENDORS folder naming Intel's OpenCL runtime (tests/rows.cmake)")
 set(CLG_INTEL_OCL_LIB "" CACHE PATH "library folder of Intel's OpenCL runtime (tests/rows.cmake)")
 if(CLG_INTEL_OCL_VENDORS)
@@ -42,7 +43,7 @@ if(CLG_INTEL_OCL_VENDORS)
   if(CLG_INTEL_OCL_LIB)
     list(APPEND CLG_INTEL_ENV "LD_LIBRARY_PATH=${CLG_INTEL_OCL_LIB}")
   endif()
-  foreach(sg 1 0)
+  foreach(sg 1 0 khr)
     foreach(op IN LISTS CLG_ROW_OPS)
       add_test(NAME test_ops_rows_intel_subgroups${sg}_${op} COMMAND test_ops --op ${op} --device Intel)
       set_tests_properties(test_ops_rows_intel_subgroups${sg}_${op} PROPERTIES TIMEOUT 600

@@ -150,7 +150,9 @@ static const clg_backend_iface cl_iface = {
 };
 
 /* Which sub-group built-ins the row kernels may use (clg_cl.subgroups), probed from the device's
- * extensions and OpenCL C version; CLGRAD_SUBGROUPS=0 turns them off (to compare both paths). */
+ * extensions and OpenCL C version. CLGRAD_SUBGROUPS=0 turns them off, =khr builds as for
+ * cl_khr_subgroups (OpenCL C 2.0) on any device with sub-groups and OpenCL C 2.0 or later: the
+ * tests compare the paths on the one runtime at hand. */
 static int probe_subgroups(clg_backend *be)
 {
 	const char *env = getenv("CLGRAD_SUBGROUPS");
@@ -164,7 +166,9 @@ static int probe_subgroups(clg_backend *be)
 	    !(ext = calloc(len + 1, 1)))
 		return 0;
 	if (clGetDeviceInfo(clg_cl_of(be)->device, CL_DEVICE_EXTENSIONS, len, ext, NULL) == CL_SUCCESS) {
-		if (strstr(ext, "cl_intel_subgroups"))
+		if (env && !strcmp(env, "khr"))
+			r = strncmp(be->info.clc_version, "OpenCL C 1.", 11) != 0 ? 2 : 0;
+		else if (strstr(ext, "cl_intel_subgroups"))
 			r = 1;
 		else if (strstr(ext, "cl_khr_subgroups") && strncmp(be->info.clc_version, "OpenCL C 1.", 11) != 0)
 			r = 2;

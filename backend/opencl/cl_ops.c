@@ -150,7 +150,7 @@ void clg_cl_row_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 	if (!sg)
 		return;
 	if (sg == 2 && (std = strstr(buf, "-cl-std=CL1.2")) != NULL)
-		std[11] = '2', std[12] = '0'; /* "-cl-std=CL2.0": the sub-group built-ins of cl_khr_subgroups */
+		std[10] = '2', std[12] = '0'; /* "-cl-std=CL2.0": the sub-group built-ins of cl_khr_subgroups */
 	n = strlen(buf);
 	snprintf(buf + n, len - n, " -DUSE_SUBGROUPS");
 }
@@ -228,7 +228,7 @@ static clg_status reduce_cols(clg_backend *be, const clg_op_call *c, const red_g
 	cl_kernel k;
 	clg_status st;
 
-	clg_cl_dtype_options(be, s->dtype, opts, sizeof(opts));
+	clg_cl_row_options(be, s->dtype, opts, sizeof(opts)); /* reduce.cl is built once, with reduce_run's */
 	snprintf(kname, sizeof(kname), "%s_cols", op);
 	st = clg_cl_kernel(be, "reduce", opts, kname, &k);
 	if (st)

@@ -134,7 +134,7 @@ static clg_status bias_act_backward_tiles(clg_backend *be, const clg_op_call *c,
 
 	if (g->C == 0)
 		return CLG_OK;
-	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts)); /* fused.cl is built once, with xent_run's */
 	st = clg_cl_kernel(be, "fused", opts, "bias_act_backward_tiles", &k);
 	if (st)
 		return st;
@@ -206,7 +206,7 @@ static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 	/* the unguarded variant where the groups cover the work exactly (see fused.cl) */
 	exact = items % local == 0;
 	snprintf(kname, sizeof(kname), "%s%s", names[which], exact ? "_x" : "");
-	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts)); /* one build of fused.cl with xent_run's */
 	st = clg_cl_kernel(be, "fused", opts, kname, &k);
 	if (!st && clg_cl_local_size(be, k, local) != local) {
 		/* the kernel allows less: a power of two, which may no longer divide the work */

@@ -617,7 +617,9 @@ clg_status clg_precompile(clg_backend *be, const char *workload, clg_dtype dtype
 
 clg_status clg_precompile(clg_backend *be, const char *workload, clg_dtype dtype, int *n_ready)
 {
-	static const char *const defaults[] = {"elementwise", "reduce", "optim", "fused"};
+	/* the programs every training step uses; reduce and fused hold row kernels, built with the
+	 * row family's options (sub-groups where the GPU shape uses them) */
+	static const char *const defaults[] = {"elementwise", "optim"}, *const row_defaults[] = {"reduce", "fused"};
 	precompile_job *jobs;
 	precompile_queue q = {0};
 	pthread_t tid[8];
@@ -649,6 +651,9 @@ clg_status clg_precompile(clg_backend *be, const char *workload, clg_dtype dtype
 	clg_cl_dtype_options(be, dtype, opts, sizeof(opts));
 	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
 		add_job(be, jobs, &n, defaults[i], opts);
+	clg_cl_row_options(be, dtype, opts, sizeof(opts));
+	for (size_t i = 0; i < sizeof(row_defaults) / sizeof(row_defaults[0]); i++)
+		add_job(be, jobs, &n, row_defaults[i], opts);
 	q.jobs = jobs;
 	q.n = n;
 	nt = precompile_threads();
