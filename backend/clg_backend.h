@@ -69,12 +69,14 @@ typedef struct {
 	clg_device_type type;
 	char platform[128];
 	char platform_version[128];
-	char vendor[128];
+	char platform_vendor[128];  /* CL_PLATFORM_VENDOR: whose OpenCL stack (PoCL, Intel...) */
+	char vendor[128];         /* CL_DEVICE_VENDOR: who made the hardware */
 	char name[128];
-	char cl_version[64];      /* CL_DEVICE_VERSION */
+	char cl_version[128];     /* CL_DEVICE_VERSION */
 	char clc_version[64];     /* CL_DEVICE_OPENCL_C_VERSION */
 	char driver_version[64];
 	char il_version[64];      /* CL_DEVICE_IL_VERSION, "" when absent */
+	char extensions[4096];    /* CL_DEVICE_EXTENSIONS, space-separated (cut at a name if longer) */
 	unsigned compute_units;
 	unsigned clock_mhz;
 	uint64_t global_mem;
@@ -100,6 +102,12 @@ clg_status clg_devices(const clg_device_info **list, int *count);
  * platform or device name. NULL or "" means $CLGRAD_DEVICE, else the first GPU, else the first
  * OpenCL CPU device, else the reference backend. */
 clg_status clg_device_select(const char *spec, int *index);
+/* The cache folder the library keeps its files in (CLGRAD_CACHE_DIR, else $XDG_CACHE_HOME/clgrad,
+ * else ~/.cache/clgrad), created if missing, for tools that keep small files beside them.
+ * CLG_ERR_IO when caching is off (CLGRAD_CACHE_DIR=0) or the folder cannot be made. */
+clg_status clg_cache_folder(char *buf, size_t len);
+/* Writes n bytes to path atomically: a temporary file in the same folder, fsync, rename. */
+clg_status clg_write_file_atomic(const char *path, const void *data, size_t n);
 
 /* ---- backends and buffers --------------------------------------------------------------- */
 
@@ -171,6 +179,11 @@ typedef struct {
 	clg_status (*upload)(clg_backend *be, clg_buffer *dst, size_t offset, const void *src, size_t n);
 	/* Blocks until the data is on the host (and so until every earlier op finished). */
 	clg_status (*download)(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n);
+	/* Optional (NULL: download). Starts a download behind the ops already queued and returns at
+	 * once; *done (NULL when already complete) is passed to wait, which blocks until dst holds the
+	 * data and releases *done. dst must stay valid until then. */
+	clg_status (*download_start)(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n, void **done);
+	clg_status (*wait)(clg_backend *be, void *done);
 	clg_status (*synchronize)(clg_backend *be);
 	void (*stats)(clg_backend *be, clg_stats *out);
 	/* Drop cached free buffers. */
@@ -187,9 +200,9 @@ typedef struct {
  * Both shapes compute the same thing and both run in the op suite on every device. */
 typedef enum { CLG_SHAPE_CPU, CLG_SHAPE_GPU } clg_kernel_shape;
 typedef enum {
-	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, cross-entropy */
+	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, softmax cross-entropy */
 	CLG_KFAM_REDUCE,     /* sums/means over leading dims (column reductions) */
-	CLG_KFAM_FUSED,      /* bias+activation backward, softmax-cross-entropy */
+	CLG_KFAM_FUSED,      /* bias+activation backward (softmax cross-entropy is a row kernel) */
 	CLG_KFAM_CONV,       /* im2col/col2im, pooling */
 	CLG_KFAM_ATTENTION,  /* fused scaled dot-product attention */
 	CLG_KFAM_GEMM,       /* the own GEMM kernel: register-tiled (CPU) or local-memory tiled (GPU) */
@@ -228,6 +241,9 @@ clg_status clg_buffer_alloc(clg_backend *be, size_t size, clg_buffer **out);
 void clg_buffer_free(clg_buffer *buf);
 clg_status clg_buffer_upload(clg_buffer *dst, size_t offset, const void *src, size_t n);
 clg_status clg_buffer_download(clg_buffer *src, size_t offset, void *dst, size_t n);
+/* A download that overlaps the device's work: started now, complete after clg_buffer_wait(). */
+clg_status clg_buffer_download_start(clg_buffer *src, size_t offset, void *dst, size_t n, void **done);
+clg_status clg_buffer_wait(clg_backend *be, void *done);
 clg_status clg_synchronize(clg_backend *be);
 void clg_backend_stats(clg_backend *be, clg_stats *out);
 

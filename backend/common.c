@@ -31,10 +31,13 @@ void clg_clear_error(void) { errmsg[0] = 0; }
 
 clg_status clg_fail(clg_status s, const char *fmt, ...)
 {
+	static _Thread_local char next[sizeof(errmsg)];
 	va_list ap;
+	/* formatted aside first: an argument may be clg_last_error() itself ("...: %s", the cause) */
 	va_start(ap, fmt);
-	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	vsnprintf(next, sizeof(next), fmt, ap);
 	va_end(ap);
+	memcpy(errmsg, next, sizeof(errmsg));
 	clg_debug("error: %s", errmsg);
 	return s;
 }
@@ -225,6 +228,22 @@ clg_status clg_buffer_download(clg_buffer *src, size_t offset, void *dst, size_t
 	return src->backend->iface->download(src->backend, src, offset, dst, n);
 }
 
+clg_status clg_buffer_download_start(clg_buffer *src, size_t offset, void *dst, size_t n, void **done)
+{
+	clg_status st = check_range("download", src, offset, n);
+	*done = NULL;
+	if (st || n == 0)
+		return st;
+	if (!src->backend->iface->download_start)
+		return src->backend->iface->download(src->backend, src, offset, dst, n);
+	return src->backend->iface->download_start(src->backend, src, offset, dst, n, done);
+}
+
+clg_status clg_buffer_wait(clg_backend *be, void *done)
+{
+	return done && be->iface->wait ? be->iface->wait(be, done) : CLG_OK;
+}
+
 clg_status clg_synchronize(clg_backend *be) { return be->iface->synchronize(be); }
 
 void clg_backend_stats(clg_backend *be, clg_stats *out)
@@ -384,5 +403,19 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 	if (!be->ops[c->op])
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' is not supported on device '%s'",
 				clg_op_name(c->op), be->info.name);
-	return be->ops[c->op](be, c);
+	st = be->ops[c->op](be, c);
+	if (st) { /* a device failure (an enqueue, an allocation): say on which shapes */
+		char shapes[512];
+		size_t at = 0;
+		for (int s = -1; s < nsrc && at < sizeof(shapes); s++) {
+			const clg_view *v = s < 0 ? &c->dst : &c->src[s];
+			at += (size_t)snprintf(shapes + at, sizeof(shapes) - at, "%s%s (", s < 0 ? "" : ", ", s < 0 ? "dst" : roles[s]);
+			for (int d = 0; d < v->ndim && at < sizeof(shapes); d++)
+				at += (size_t)snprintf(shapes + at, sizeof(shapes) - at, "%s%lld", d ? ", " : "", (long long)v->shape[d]);
+			if (at < sizeof(shapes))
+				at += (size_t)snprintf(shapes + at, sizeof(shapes) - at, ") %s", clg_dtype_name(v->dtype));
+		}
+		clg_fail_prefix(st, "%s: ", shapes);
+	}
+	return st;
 }

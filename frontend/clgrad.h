@@ -59,6 +59,14 @@ clg_tensor *clg_to_device(clg_tensor *t, clg_backend *be);
 clg_status clg_assign(clg_tensor *dst, clg_tensor *src);
 /* Reads t (any layout) into host memory of numel * dtype size bytes; waits for the device. */
 clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes);
+/* A read that overlaps the device's work: started behind the ops already queued, it returns at
+ * once; out holds the data after clg_read_wait (and must stay valid until then). */
+typedef struct {
+	clg_backend *be;
+	void *done;
+} clg_read;
+clg_status clg_to_host_start(clg_tensor *t, void *out, size_t bytes, clg_read *r);
+clg_status clg_read_wait(clg_read *r);
 /* The single value of a one-element tensor. */
 clg_status clg_item(clg_tensor *t, double *out);
 
@@ -92,6 +100,11 @@ clg_status clg_backward(clg_tensor *root);
 /* Backward with a given gradient (same shape as root, NULL means ones); retain_graph keeps the
  * graph for another backward. */
 clg_status clg_backward_ex(clg_tensor *root, clg_tensor *grad, int retain_graph);
+/* clg_backward that calls ready(user, leaf) as soon as a leaf's gradient is final, while the rest
+ * of the backward pass is still to be queued: data parallelism starts reading gradients early.
+ * leaf is only to be compared with tensors the caller owns (a temporary leaf may be gone). */
+typedef void (*clg_leaf_ready_fn)(void *user, clg_tensor *leaf);
+clg_status clg_backward_overlap(clg_tensor *root, clg_leaf_ready_fn ready, void *user);
 /* A tensor sharing t's storage, cut from the graph. */
 clg_tensor *clg_detach(clg_tensor *t);
 /* Ops between these record no graph (evaluation); they nest. */
@@ -200,5 +213,6 @@ clg_tensor *clg_mse_loss(clg_tensor *pred, clg_tensor *target);
 #include "clgrad_norm.h"   /* batch_norm, layer_norm, attention */
 #include "clgrad_optim.h"  /* optimizers, learning-rate schedules, gradient clipping */
 #include "clgrad_nn.h"     /* modules: linear, conv2d, norms, dropout, embedding, sequential */
+#include "clgrad_fft.h"    /* fft, ifft, rfft, irfft, complex multiply */
 
 #endif

@@ -35,6 +35,13 @@ typedef struct {
 	clg_status (*gather)(void *user, const void *send, void *recv, size_t n);
 	/* Rank 0's n bytes to every rank. */
 	clg_status (*broadcast)(void *user, void *buf, size_t n);
+	/* Optional (NULL: one gather per step). Starts the gather of bytes [off, off + n) of every rank's
+	 * message of total bytes, into the same bytes of its slot in recv, and returns at once; *req is
+	 * finished by wait. The trainer sends a step's gradients in buckets this way, each as soon as
+	 * the backward pass has made it, while the rest is still computed (PyTorch DDP's buckets). */
+	clg_status (*gather_start)(void *user, const void *send, void *recv, size_t total, size_t off, size_t n,
+				   void **req);
+	clg_status (*wait)(void *user, void *req);
 } clg_train_comm;
 
 /* Gradient compression for the exchange between devices or ranks. INT8: block-wise absmax (256
@@ -139,6 +146,7 @@ typedef struct {
 	double samples_per_s[CLG_TRAIN_MAX_DEVICES];
 	double exchange_bytes;    /* per step, per contributor */
 	double exchange_seconds;  /* this epoch, gathering, summing and broadcasting */
+	int exchange_buckets;     /* gathers a step (a comm that gathers in parts: one per bucket) */
 	uint64_t checksum;
 	int replicas_identical;
 	double loss_scale;        /* loss scaling: the scale at the epoch's end, and steps skipped so far */

@@ -310,12 +310,15 @@ typedef struct {
 	int steps;
 } loss_meter;
 
-static void meter_add_tensor(loss_meter *m, clg_tensor *loss)
+static clg_status meter_add_tensor(loss_meter *m, clg_tensor *loss)
 {
-	clg_tensor *d = clg_detach(loss), *sum = m->sum ? clg_add(m->sum, d) : clg_keep(d);
+	clg_tensor *d = clg_detach(loss), *sum = d && m->sum ? clg_add(m->sum, d) : clg_keep(d);
+	if (!sum) /* an add that failed (its allocation, its launch) must stop the epoch, not zero the loss */
+		return clg_last_status() ? clg_last_status() : clg_fail(CLG_ERR_INVALID, "trainer: running loss");
 	clg_free(m->sum);
 	m->sum = clg_keep(sum);
 	m->steps++;
+	return CLG_OK;
 }
 
 /* The mean so far and, when loss is given, that step's own value. */
@@ -368,7 +371,7 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		} else {
 			st = train_step(t, x, y, &loss);
 			if (!st)
-				meter_add_tensor(&m, loss);
+				st = meter_add_tensor(&m, loss);
 		}
 		autocast_end(t);
 		if (!st && !t->first_timed) { /* the only wait besides the loss reads: once, to time the first step */
@@ -406,7 +409,7 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		info->samples_per_s[i] = t->rep[i].rate;
 	}
 	if (!st && parallel) {
-		clg_exchange_stats(t, &info->exchange_bytes, &info->exchange_seconds);
+		clg_exchange_stats(t, &info->exchange_bytes, &info->exchange_seconds, &info->exchange_buckets);
 		st = clg_exchange_checksum(t, &info->checksum, &info->replicas_identical);
 	}
 	return st;

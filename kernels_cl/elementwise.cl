@@ -58,7 +58,7 @@ __kernel void NAME_S(const geom g, __global T *d, __global const ST *a, __global
 	if (i >= g.n)                                                                            \
 		return;                                                                          \
 	int o0 = g.off[0], o1 = g.off[1], o2 = g.off[2], o3 = g.off[3];                          \
-	for (int dim = g.nd - 1; dim >= 0; dim--) {                                              \
+	for (int dim = g.nd - 1; dim > 0; dim--) {                                               \
 		int q = i % g.shape[dim];                                                        \
 		i /= g.shape[dim];                                                               \
 		o0 += q * g.st[0][dim];                                                          \
@@ -66,6 +66,11 @@ __kernel void NAME_S(const geom g, __global T *d, __global const ST *a, __global
 		o2 += q * g.st[2][dim];                                                          \
 		o3 += q * g.st[3][dim];                                                          \
 	}                                                                                        \
+	/* the outermost dim needs no division: i < n leaves i < shape[0] (strides 0 when nd == 0) */ \
+	o0 += i * g.st[0][0];                                                                    \
+	o1 += i * g.st[1][0];                                                                    \
+	o2 += i * g.st[2][0];                                                                    \
+	o3 += i * g.st[3][0];                                                                    \
 	ACC x = LD(a, o1), y = LD(b, o2), z = LD(c, o3);                                         \
 	STORE(d, o0, EXPR);                                                                      \
 }

@@ -614,7 +614,9 @@ static void (*const ops_families[])(op_case_adder) = {
 	ops_cases_optim,
 	ops_cases_fused,
 	ops_cases_quant,
+	ops_cases_rows,
 	ops_cases_cast,
+	ops_cases_fft,
 };
 
 static int build_table(void)

@@ -52,6 +52,8 @@ void ops_cases_norm(op_case_adder add);   /* layer norm */
 void ops_cases_optim(op_case_adder add);  /* fused optimizer updates */
 void ops_cases_fused(op_case_adder add);  /* fused hot-path ops: bias + activation, softmax cross-entropy */
 void ops_cases_quant(op_case_adder add);  /* int8 block quantization (gradient compression) */
+void ops_cases_rows(op_case_adder add);   /* row kernels of either shape: odd lengths, many rows */
 void ops_cases_cast(op_case_adder add);   /* dtype conversions between float32, float16, bfloat16 */
+void ops_cases_fft(op_case_adder add);    /* fft_c2c / fft_r2c / fft_c2r, complex_mul */
 
 #endif

@@ -334,6 +334,59 @@ static void test_float16(clg_backend *be, clg_backend *other)
 	clg_scope_end();
 }
 
+/* clg_backward_overlap: each leaf with requires_grad is announced once, when its gradient is
+ * final: the value read at that moment equals the value after the whole backward pass. */
+typedef struct {
+	clg_tensor *leaf[4];
+	float seen[4][3];
+	int calls[4], strangers;
+} ready_log;
+
+static void on_ready(void *user, clg_tensor *leaf)
+{
+	ready_log *r = user;
+	for (int i = 0; i < 4; i++)
+		if (r->leaf[i] == leaf) {
+			r->calls[i]++;
+			CHECK_OK(clg_to_host(clg_grad(leaf), r->seen[i], sizeof(r->seen[i])));
+			return;
+		}
+	r->strangers++;
+}
+
+static void test_backward_overlap(clg_backend *be)
+{
+	ready_log r = {0};
+	clg_tensor *a, *b, *c, *x, *h, *l;
+
+	clg_scope_begin();
+	a = clg_from_host(be, CLG_F32, CLG_SHAPE(3), (float[]){1, -2, 3});
+	b = clg_from_host(be, CLG_F32, CLG_SHAPE(3), (float[]){0.5f, 2, -1});
+	c = clg_from_host(be, CLG_F32, CLG_SHAPE(3), (float[]){3, 1, 2});
+	x = clg_from_host(be, CLG_F32, CLG_SHAPE(3), (float[]){4, 5, 6});
+	clg_set_requires_grad(a, 1);
+	clg_set_requires_grad(b, 1);
+	clg_set_requires_grad(c, 1);
+	r.leaf[0] = a, r.leaf[1] = b, r.leaf[2] = c, r.leaf[3] = x;
+	/* a is used first and last (its gradient has two parts), b in the middle, c once at the end:
+	 * l = sum(((a * x) * b + a) * c) */
+	h = clg_add(clg_mul(clg_mul(a, x), b), a);
+	l = clg_sum(clg_mul(h, c), 0, NULL, 0);
+	CHECK_OK(clg_backward_overlap(l, on_ready, &r));
+	for (int i = 0; i < 3; i++) {
+		float final[3];
+		CHECK(r.calls[i] == 1, "leaf %d announced %d times, want once", i, r.calls[i]);
+		CHECK_OK(clg_to_host(clg_grad(r.leaf[i]), final, sizeof(final)));
+		for (int k = 0; k < 3; k++)
+			CHECK(r.seen[i][k] == final[k], "leaf %d [%d]: %g when announced, %g at the end", i, k,
+			      r.seen[i][k], final[k]);
+	}
+	CHECK(r.calls[3] == 0 && r.strangers == 0, "a constant announced (%d, %d)", r.calls[3], r.strangers);
+	/* da = (x * b + 1) * c */
+	expect_values(clg_grad(a), (float[]){9, 11, -10}, 3, "overlap: grad a");
+	clg_scope_end();
+}
+
 static void test_autograd(clg_backend *be)
 {
 	clg_tensor *w, *x, *y, *l, *g;
@@ -430,6 +483,7 @@ int main(void)
 		test_device(be, i ? ref : NULL);
 		test_float16(be, i ? ref : NULL);
 		test_autograd(be);
+		test_backward_overlap(be);
 		test_scopes(be);
 		clg_backend_close(be);
 	}

@@ -3,6 +3,9 @@
  *   - our own register-tiled kernels (kernels_cl/gemm.cl): no local memory, one work-item per
  *     work-group, vector accumulators; the choice on CPU-type devices (PoCL), where CLBlast's
  *     default kernels run at about a tenth of the speed (docs/PERFORMANCE.md has the figures).
+ *     Under the GPU kernel shape (CLG_KFAM_GEMM) the own GEMM is gemm_tiles instead: 64 x 64
+ *     tiles through local memory by 16 x 16 work-items, for GPUs where CLBlast is not trusted or
+ *     not wanted.
  * $CLGRAD_GEMM=clblast|own|auto (default auto) forces one; auto picks the own kernels on devices
  * of type CPU and CLBlast elsewhere, unless a stored tune result (`clgrad tune`, cl_tune.c) names
  * the implementation and tile for the shape. $CLGRAD_GEMM_TILE="TM,TN,VW,DM,DN" overrides the own
@@ -167,10 +170,12 @@ static clg_status set_and_launch(clg_backend *be, cl_kernel k, const char *kname
 
 	if (st)
 		return st;
-	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
+	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu)",
-				   kname, global[0], global[1], global[2], local[0], local[1], local[2]);
+		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu)%s",
+				   kname, global[0], global[1], global[2], local[0], local[1], local[2], clg_cl_fault_note());
 	return CLG_OK;
 }
 
@@ -209,6 +214,7 @@ static clg_status pack_operand(clg_backend *be, const char *opts, op_operand *x,
 		return st;
 	mp = (cl_mem)(*out)->handle;
 	const void *vals[] = {&K, &rows, &w, &x->mem, &x->off, &x->sk, &x->sr, &x->sb, &mp, &o_sb};
+	local[1] = lk = clg_cl_local_size(be, k, lk);
 	global[0] = (size_t)npan;
 	global[1] = ((size_t)K + lk - 1) / lk * lk;
 	global[2] = (size_t)nb;
@@ -217,6 +223,56 @@ static clg_status pack_operand(clg_backend *be, const char *opts, op_operand *x,
 	*x = (op_operand){.mem = mp, .off = 0, .sr = 1, .sk = w, .sb = x->sb == 0 ? 0 : o_sb, .sp = K * w,
 			  .lim = npan * w};
 	return CLG_OK;
+}
+
+/* GPU shape of the own GEMM (gemm.cl, gemm_tiles): TS x TS work-groups, each computing a 4TS x 4TS
+ * tile of D through local memory; TS = 16, or 8, 4... where the device or the kernel allows fewer
+ * than TS * TS work-items. */
+static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
+			     const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc)
+{
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
+	int f64 = C->dtype == CLG_F64, ta = la->trans == CLBlastTransposeYes, tb = lb->trans == CLBlastTransposeYes;
+	cl_int Mi = (cl_int)M, Ni = (cl_int)N, Ki = (cl_int)K, lda = (cl_int)la->ld, ldb = (cl_int)lb->ld;
+	cl_int a_off = (cl_int)A->offset, a_sm = ta ? 1 : lda, a_sk = ta ? lda : 1;
+	cl_int a_sb = batch > 1 ? (cl_int)A->stride[0] : 0;
+	cl_int b_off = (cl_int)B->offset, b_sk = tb ? 1 : ldb, b_sn = tb ? ldb : 1;
+	cl_int b_sb = batch > 1 ? (cl_int)B->stride[0] : 0;
+	cl_int d_off = (cl_int)C->offset, d_sm = (cl_int)lc->ld, d_sb = batch > 1 ? (cl_int)C->stride[0] : 0;
+	cl_mem ma = (cl_mem)A->buf->handle, mb = (cl_mem)B->buf->handle, mc = (cl_mem)C->buf->handle;
+	double a64 = c->f[0], b64 = c->f[1];
+	float a32 = (float)c->f[0], b32 = (float)c->f[1];
+	size_t ts = f64 ? sizeof(double) : sizeof(float), tile, L, global[3], local[3];
+	const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
+	char opts[256], dt[128];
+	cl_kernel k = NULL;
+	clg_status st;
+
+	clg_cl_dtype_options(be, C->dtype, dt, sizeof(dt));
+	L = clg_cl_local_size(be, NULL, 256);
+	for (tile = 16; tile > 1 && tile * tile > L; tile /= 2)
+		;
+	for (;;) { /* the kernel itself may allow fewer work-items (registers): a smaller tile */
+		snprintf(opts, sizeof(opts), "%s -cl-mad-enable -DTS=%zu", dt, tile);
+		if ((st = clg_cl_kernel(be, "gemm", opts, "gemm_tiles", &k)))
+			return st;
+		if (tile == 1 || clg_cl_local_size(be, k, tile * tile) == tile * tile)
+			break;
+		tile /= 2;
+	}
+	if ((st = clg_cl_check_local_mem(be, k, 0, "gemm")))
+		return st;
+	{
+		size_t sizes[] = {I, I, I, ts, ts, MEM, I, I, I, I, MEM, I, I, I, I, MEM, I, I, I};
+		const void *vals[] = {&Mi, &Ni, &Ki, f64 ? (const void *)&a64 : (const void *)&a32,
+				      f64 ? (const void *)&b64 : (const void *)&b32, &ma, &a_off, &a_sm, &a_sk, &a_sb,
+				      &mb, &b_off, &b_sk, &b_sn, &b_sb, &mc, &d_off, &d_sm, &d_sb};
+		global[0] = ((size_t)N + 4 * tile - 1) / (4 * tile) * tile; /* tiles of 4 * tile (WPT = 4) */
+		global[1] = ((size_t)M + 4 * tile - 1) / (4 * tile) * tile;
+		global[2] = (size_t)batch;
+		local[0] = local[1] = tile, local[2] = 1;
+		return set_and_launch(be, k, "gemm_tiles", 19, sizes, vals, global, local);
+	}
 }
 
 static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
@@ -250,6 +306,8 @@ static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int
 	if ((st = clg_cl_check_int_range(be, c, A)) || (st = clg_cl_check_int_range(be, c, B)) ||
 	    (st = clg_cl_check_int_range(be, c, C)))
 		return st;
+	if (clg_backend_kernel_shape(be, CLG_KFAM_GEMM, NULL) == CLG_SHAPE_GPU)
+		return gemm_tiles(be, c, M, N, K, batch, la, lb, lc);
 	g = *tile;
 	clg_cl_dtype_options(be, C->dtype, dt, sizeof(dt));
 	clGetDeviceInfo(clg_cl_of(be)->device, f64 ? CL_DEVICE_DOUBLE_FP_CONFIG : CL_DEVICE_SINGLE_FP_CONFIG,

@@ -153,6 +153,24 @@ int clg_cl_mkdir_p(const char *path)
 	return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+clg_status clg_cache_folder(char *buf, size_t len)
+{
+	clg_cl_cache_dir(buf, len);
+	if (!buf[0])
+		return clg_fail(CLG_ERR_IO, "cache folder: none (CLGRAD_CACHE_DIR=0, or no HOME)");
+	if (clg_cl_mkdir_p(buf) != 0)
+		return clg_fail(CLG_ERR_IO, "cache folder %s: cannot create it: %s", buf, strerror(errno));
+	return CLG_OK;
+}
+
+clg_status clg_write_file_atomic(const char *path, const void *data, size_t n)
+{
+	char err[256];
+	if (clg_cl_write_atomic(path, data, n, NULL, 0, err, sizeof(err)) != 0)
+		return clg_fail(CLG_ERR_IO, "%s: %s", path, err);
+	return CLG_OK;
+}
+
 static void disk_key(clg_backend *be, const char *src, size_t len, const char *options, uint64_t key[2])
 {
 	const clg_device_info *i = &be->info;
@@ -242,6 +260,7 @@ int clg_cl_write_atomic(const char *path, const void *head, size_t head_len, con
 	char tmp[4400];
 	FILE *f;
 
+	clg_remove_stale_temps(path);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
 	f = fopen(tmp, "wb");
 	if (!f || (head_len && fwrite(head, 1, head_len, f) != head_len) ||
