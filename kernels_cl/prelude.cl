@@ -41,7 +41,7 @@ inline ushort bf16_store(float v)
 
 #define MAXD 6
 
-#ifdef ACC
+#if defined(ACC) && !defined(INT_ONLY) /* not for int32 copies: fmax(int, int) is ambiguous */
 #if defined(USE_SUBGROUPS) && defined(cl_intel_subgroups)
 #pragma OPENCL EXTENSION cl_intel_subgroups : enable
 #elif defined(USE_SUBGROUPS) && defined(cl_khr_subgroups)
