@@ -167,6 +167,11 @@ typedef struct {
 	uint64_t n_disk_load;     /* programs loaded from the disk cache */
 	uint64_t n_disk_reject;   /* disk entries found corrupt or foreign, then rebuilt */
 	uint64_t n_mem_hit;       /* programs found in memory */
+	/* commands (train --profile): kernels enqueued (a CLBlast or clFFT call counts as one: their
+	 * own kernels are not seen), host-to-device writes, device-to-host reads */
+	uint64_t n_launch;
+	uint64_t n_upload;
+	uint64_t n_download;
 } clg_stats;
 
 /* The interface every backend implements (ggml style: function pointers + context). */

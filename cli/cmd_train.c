@@ -23,6 +23,7 @@ typedef struct {
 	const char *data, *device, *devices, *resume, *log, *checkpoint;
 	int64_t limit;
 	int mpi;
+	int profile;          /* --profile: commands and host time a step, each epoch */
 	double mpi_timeout;   /* seconds a rank waits for the others before it gives up */
 } train_opts;
 
@@ -42,6 +43,7 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"       [--schedule constant|cosine|step] [--warmup STEPS] [--clip NORM] [--device SPEC|auto]\n"
 		"       [--seed N] [--save FILE] [--resume FILE] [--log FILE] [--limit SAMPLES]\n"
 		"       [--stop-after EPOCHS]   (end early, as if interrupted; --resume continues the same run)\n"
+		"       [--profile]   (each epoch: kernel launches, transfers and host time a step)\n"
 		"       [--precision fp32|mixed]   (mixed: float16 forward/backward of the GEMM-like ops on float32\n"
 		"                                  master weights, dynamic loss scaling; resumes in either)\n"
 		"       [--devices SPEC,SPEC,...|all] [--shares measured|equal] [--compress none|int8]   (data parallel)\n"
@@ -80,6 +82,7 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 		CLI_OPT_STR("device", &o->device),
 		CLI_OPT_STR("devices", &o->devices),
 		CLI_OPT_FLAG("mpi", &o->mpi),
+		CLI_OPT_FLAG("profile", &o->profile),
 		CLI_OPT_POS("mpi-timeout", &o->mpi_timeout, 1e6),
 		CLI_OPT_CHOICE("shares", &s->shares, "measured|equal"),
 		CLI_OPT_CHOICE("compress", &s->compress, "none|int8"),
@@ -350,6 +353,10 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 		fprintf(f, "\"test_acc\": %.6f, \"test_loss\": %.6f", e->test_acc, e->test_loss);
 	fprintf(f, ", \"epoch_seconds\": %.3f, \"samples_per_s\": %.1f, \"steps\": %lld, \"lr\": %.6g", e->seconds, rate,
 		(long long)e->steps, lr);
+	if (e->steps > 0)
+		fprintf(f, ", \"host_seconds\": %.3f, \"launches_per_step\": %.1f, \"uploads_per_step\": %.1f, "
+			"\"downloads_per_step\": %.1f", e->host_seconds, (double)e->launches / (double)e->steps,
+			(double)e->uploads / (double)e->steps, (double)e->downloads / (double)e->steps);
 	if (e->replicas > 1 || v->o->cfg.comm) {
 		fprintf(f, ", \"devices\": [");
 		for (int i = 0; i < e->replicas; i++)
@@ -395,6 +402,14 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 		       (long long)e->epoch, e->train_loss, e->test_acc, e->test_loss, e->seconds, rate);
 	if (e->loss_scale > 0)
 		printf("  loss scale %g, %lld step(s) skipped so far\n", e->loss_scale, (long long)e->skipped_steps);
+	if (v->o->profile && e->steps > 0) {
+		double per = 1e3 / (double)e->steps;
+		printf("  profile: %.1f kernel launches, %.1f uploads, %.1f downloads a step; the host queues a step in "
+		       "%.2f ms of %.2f ms (%.0f%%%s)\n", (double)e->launches / (double)e->steps,
+		       (double)e->uploads / (double)e->steps, (double)e->downloads / (double)e->steps, e->host_seconds * per,
+		       e->seconds * per, e->seconds > 0 ? 100 * e->host_seconds / e->seconds : 0,
+		       e->replicas > 1 || v->o->cfg.comm ? ", the exchange's waits included" : "; near 100%: the host sets the pace");
+	}
 	if (e->replicas > 1 || v->o->cfg.comm) {
 		printf("  data parallel:");
 		for (int i = 0; i < e->replicas; i++)

@@ -133,6 +133,11 @@ typedef struct {
 	double test_acc;          /* fraction correct; NAN for a language model or without a test set */
 	double test_loss;         /* mean per sample (per token for a language model); NAN without a test set */
 	double seconds;           /* the epoch's training, without evaluation */
+	/* where a step's time goes (train --profile): the host's time queuing the steps (data, forward,
+	 * backward, optimizer: ops return before the device has run them, so host_seconds near seconds
+	 * means the host, not the device, sets the pace), and the commands sent to the devices */
+	double host_seconds;
+	uint64_t launches, uploads, downloads; /* this epoch, every device of this process */
 	double lr;                /* learning rate of the epoch's last step */
 	int first;                /* the first epoch of this run (a resumed run's too) */
 	double first_step_begun;  /* clg_now() when this run's first step began, and when the device had done it */

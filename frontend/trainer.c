@@ -339,6 +339,19 @@ static clg_status meter_read(loss_meter *m, clg_tensor *loss, double *mean, doub
 	return st;
 }
 
+/* The commands sent so far to every device of this process. */
+static void command_counts(const clg_trainer *t, uint64_t n[3])
+{
+	n[0] = n[1] = n[2] = 0;
+	for (int i = 0; i < t->nrep; i++) {
+		clg_stats s;
+		clg_backend_stats(t->rep[i].be, &s);
+		n[0] += s.n_launch;
+		n[1] += s.n_upload;
+		n[2] += s.n_download;
+	}
+}
+
 /* One epoch of training (no evaluation): info gets the counts, the mean loss and the time. */
 static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg_epoch_info *info)
 {
@@ -346,8 +359,11 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 	clg_step_info si = {.epoch = t->epochs_done + 1, .steps = t->steps_per_epoch};
 	loss_meter m = {0};
 	int parallel = clg_trainer_parallel(t);
-	double t0 = clg_now();
+	double t0 = clg_now(), host = 0;
+	uint64_t cmd0[3], cmd1[3];
 	clg_status st = parallel ? clg_exchange_balance(t) : CLG_OK;
+
+	command_counts(t, cmd0); /* after the balancing's measurement */
 
 	if (!st)
 		st = clg_loader_set_state(t->loader, &ls);
@@ -355,8 +371,9 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		cb->epoch_begin(cb->user, si.epoch, t->cfg.epochs, t->steps_per_epoch);
 	while (!st && !(t->cfg.max_steps && t->run_steps >= t->cfg.max_steps)) {
 		clg_tensor *x, *y, *loss = NULL;
+		double h0 = clg_now();
 		if (!t->first_timed)
-			t->first_begun = clg_now();
+			t->first_begun = h0;
 		clg_scope_begin();
 		st = clg_loader_next(t->loader, t->rep[0].be, &x, &y);
 		if (st || !x) {
@@ -374,6 +391,7 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 				st = meter_add_tensor(&m, loss);
 		}
 		autocast_end(t);
+		host += clg_now() - h0;
 		if (!st && !t->first_timed) { /* the only wait besides the loss reads: once, to time the first step */
 			st = clg_synchronize(t->rep[0].be);
 			t->first_done = clg_now();
@@ -400,6 +418,11 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 	info->steps = si.step;
 	info->samples = si.samples;
 	info->seconds = clg_now() - t0;
+	info->host_seconds = host;
+	command_counts(t, cmd1);
+	info->launches = cmd1[0] - cmd0[0];
+	info->uploads = cmd1[1] - cmd0[1];
+	info->downloads = cmd1[2] - cmd0[2];
 	info->lr = clg_optimizer_lr(t->opt);
 	info->loss_scale = t->cfg.loss_scale > 0 ? t->scaler.scale : 0;
 	info->skipped_steps = t->scaler.skipped;

@@ -56,6 +56,7 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 	cl->pending[cl->npending].event = ev;
 	cl->pending[cl->npending].staging = staging;
 	cl->npending++;
+	cl->stats.n_upload++;
 	return CLG_OK;
 }
 
@@ -67,6 +68,7 @@ static clg_status cl_download(clg_backend *be, clg_buffer *src, size_t offset, v
 	if (err != CL_SUCCESS)
 		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer of %zu bytes%s", n, clg_cl_fault_note());
 	reap_uploads(clg_cl_of(be), 0);
+	clg_cl_of(be)->stats.n_download++;
 	return CLG_OK;
 }
 
@@ -74,10 +76,14 @@ static clg_status cl_download_start(clg_backend *be, clg_buffer *src, size_t off
 {
 	clg_cl *cl = clg_cl_of(be);
 	cl_event ev = NULL;
-	cl_int err = clEnqueueReadBuffer(cl->queue, (cl_mem)src->handle, CL_FALSE, offset, n, dst, 0, NULL, &ev);
+	cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(cl->queue, (cl_mem)src->handle, CL_FALSE, offset, n, dst, 0, NULL, &ev);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer (non-blocking) of %zu bytes", n);
+		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer (non-blocking) of %zu bytes%s", n,
+				   clg_cl_fault_note());
 	clFlush(cl->queue); /* so that it starts while the host goes on */
+	cl->stats.n_download++;
 	*done = ev;
 	return CLG_OK;
 }

@@ -107,6 +107,7 @@ static clg_status gemm_clblast(clg_backend *be, const clg_op_call *c, size_t M, 
 		return clg_cl_fail(be, "gemm", (cl_int)s, "CLBlast %cGEMM %zux%zux%zu (batch %zu): A %s, B %s, C %s",
 				   C->dtype == CLG_F64 ? 'D' : 'S', M, N, K, batch, clg_shape_str(A, s0, sizeof(s0)),
 				   clg_shape_str(B, s1, sizeof(s1)), clg_shape_str(C, s2, sizeof(s2)));
+	clg_cl_of(be)->stats.n_launch++;
 	return CLG_OK;
 }
 
@@ -176,6 +177,7 @@ static clg_status set_and_launch(clg_backend *be, cl_kernel k, const char *kname
 	if (err != CL_SUCCESS)
 		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu)%s",
 				   kname, global[0], global[1], global[2], local[0], local[1], local[2], clg_cl_fault_note());
+	clg_cl_of(be)->stats.n_launch++;
 	return CLG_OK;
 }
 
@@ -430,6 +432,7 @@ static clg_status gemm_half(clg_backend *be, const clg_op_call *c, int64_t M, in
 	if (err != CL_SUCCESS)
 		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s %s, global %zux%zux%zu)", kname,
 				   clg_dtype_name(C->dtype), global[0], global[1], global[2]);
+	clg_cl_of(be)->stats.n_launch++;
 	return CLG_OK;
 }
 

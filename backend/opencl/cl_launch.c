@@ -76,5 +76,6 @@ clg_status clg_cl_launch_2d(clg_backend *be, cl_kernel k, const size_t items[2],
 	if (err != CL_SUCCESS)
 		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zux%zu, local %zux%zu)", global[0],
 				   global[1], local[0], local[1]);
+	clg_cl_of(be)->stats.n_launch++;
 	return CLG_OK;
 }

@@ -90,6 +90,7 @@ clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t l
 	if (err != CL_SUCCESS)
 		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zu, local %zu)%s", global, local,
 				   clg_cl_fault_note());
+	cl->stats.n_launch++;
 	return CLG_OK;
 }
 
