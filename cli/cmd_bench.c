@@ -159,7 +159,7 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	if (s->f16) {
 		call.src[0].dtype = call.src[1].dtype = call.dst.dtype = CLG_F16;
 		const char *e = getenv("CLGRAD_GEMM_HALF");
-		int staged = e ? !strcmp(e, "staged") : be->info.type == CLG_DEV_CPU;
+		int staged = e ? !strcmp(e, "staged") : be->info.type == CLG_DEV_CPU && !clg_half_native(&be->info);
 		snprintf(r->impl, sizeof(r->impl), "%s", staged ? "float16 widened to float32, float32 GEMM, rounded back"
 								: "gemm_half.cl, float32 accumulation");
 	}

@@ -170,7 +170,8 @@ clg_tensor *clg_cast(clg_tensor *t, clg_dtype dt);
  * batch_norm cast 16-bit inputs to float32; a binary elementwise op on two float dtypes computes in
  * the wider one (always, autocast or not). Backward runs in the dtypes its forward chose,
  * whatever the autocast state; gradients reach each tensor in its own dtype (float32 master
- * weights get float32 gradients). conv2d is not autocast (it runs in its inputs' dtype). */
+ * weights get float32 gradients). conv2d's GEMMs (forward and backward) take float16 copies of
+ * their operands and keep float32 results: im2col, col2im, the bias and its output stay float32. */
 void clg_autocast_begin(clg_dtype dt);
 void clg_autocast_end(void);
 clg_dtype clg_autocast_dtype(void); /* the innermost autocast dtype; CLG_F32 when off */

@@ -12,3 +12,10 @@ foreach(mode kernel staged)
   set_tests_properties(test_ops_gemm_half_${mode} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
     ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_GEMM_HALF=${mode};CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
 endforeach()
+# gemm_half.cl's kernels under Oclgrind (memory errors, races), whatever the default path
+if(CLG_OCLGRIND)
+  add_test(NAME test_ops_oclgrind_gemm_half_kernel
+    COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op gemm)
+  set_tests_properties(test_ops_oclgrind_gemm_half_kernel PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_GEMM_HALF=kernel;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+endif()

@@ -14,6 +14,25 @@
 
 enum { N = 37 };
 
+/* float16 programs get -DUSE_NATIVE_HALF exactly where the device reports cl_khr_fp16, and not
+ * under CLGRAD_NATIVE_HALF=0; float32 never. */
+static void check_native_half(clg_backend *be)
+{
+	char opts[256];
+
+	clg_cl_dtype_options(be, CLG_F16, opts, sizeof(opts));
+	CHECK(!strstr(opts, "USE_NATIVE_HALF") == !be->info.has_fp16, "'%s' (fp16 %d): float16 options '%s'",
+	      be->info.name, be->info.has_fp16, opts);
+	CHECK(clg_half_native(&be->info) == be->info.has_fp16, "'%s': clg_half_native", be->info.name);
+	clg_cl_dtype_options(be, CLG_F32, opts, sizeof(opts));
+	CHECK(!strstr(opts, "USE_NATIVE_HALF"), "float32 options '%s'", opts);
+	setenv("CLGRAD_NATIVE_HALF", "0", 1);
+	clg_cl_dtype_options(be, CLG_F16, opts, sizeof(opts));
+	CHECK(!strstr(opts, "USE_NATIVE_HALF") && !clg_half_native(&be->info), "CLGRAD_NATIVE_HALF=0: '%s'", opts);
+	unsetenv("CLGRAD_NATIVE_HALF");
+	printf("  '%s': fp16 %s\n", be->info.name, be->info.has_fp16 ? "native" : "storage only");
+}
+
 static void build_all(clg_backend *be)
 {
 	const char *const *names = clg_cl_program_names();
@@ -241,6 +260,7 @@ int main(void)
 		CHECK_OK(clg_backend_open(i, &be));
 		if (!be)
 			continue;
+		check_native_half(be);
 		build_all(be);
 		clg_backend_close(be);
 

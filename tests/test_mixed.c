@@ -4,6 +4,7 @@
  *   - gradients through the mixed path: a two-layer MLP's loss and gradients under autocast
  *     (float16 GEMMs, float32 loss) against float32, within half-precision tolerance; masters'
  *     gradients are float32; a backward run inside autocast does not autocast;
+ *   - conv2d under autocast (float16 GEMMs inside) against float32;
  *   - the trainer: mixed reaches the float32 run's losses within a small tolerance, with the loss
  *     scaler on; a mixed checkpoint resumes in float32 and ends near the straight mixed run;
  *   - bad precision values refused, names parsed. */
@@ -158,6 +159,58 @@ static void test_mixed_grads(clg_backend *be)
 	       rel_diff(mix.grad[2], f32.grad[2], f32.n[2]), rel_diff(mix.grad[3], f32.grad[3], f32.n[3]));
 }
 
+/* conv2d under autocast (float16 GEMMs inside, float32 output) against float32: loss and the
+ * gradients of x, w and b */
+static void conv_run(clg_backend *be, int autocast, float *loss, float *gx, float *gw, float *gb, clg_dtype *out_dt)
+{
+	float x[2 * 3 * 6 * 6], w[4 * 3 * 3 * 3], b[4];
+	clg_tensor *p[3];
+	double v = NAN;
+
+	t_fill_uniform(x, 2 * 3 * 6 * 6, 11, -1, 1);
+	t_fill_uniform(w, 4 * 3 * 3 * 3, 12, -0.3f, 0.3f);
+	t_fill_uniform(b, 4, 13, -0.1f, 0.1f);
+	clg_scope_begin();
+	p[0] = clg_from_host(be, CLG_F32, 4, (int64_t[]){2, 3, 6, 6}, x);
+	p[1] = clg_from_host(be, CLG_F32, 4, (int64_t[]){4, 3, 3, 3}, w);
+	p[2] = clg_from_host(be, CLG_F32, 1, (int64_t[]){4}, b);
+	for (int i = 0; i < 3; i++)
+		clg_set_requires_grad(p[i], 1);
+	if (autocast)
+		clg_autocast_begin(CLG_F16);
+	clg_tensor *y = clg_conv2d(p[0], p[1], p[2], 1, 1, 1, 1, 1, 1, 1);
+	clg_tensor *l = clg_mean(clg_mul(y, y), 0, NULL, 0);
+	if (autocast)
+		clg_autocast_end();
+	*out_dt = y ? clg_dtype_of(y) : CLG_I32;
+	CHECK_OK(clg_backward(l));
+	CHECK_OK(clg_item(l, &v));
+	*loss = (float)v;
+	CHECK_OK(clg_to_host(clg_grad(p[0]), gx, sizeof(x)));
+	CHECK_OK(clg_to_host(clg_grad(p[1]), gw, sizeof(w)));
+	CHECK_OK(clg_to_host(clg_grad(p[2]), gb, sizeof(b)));
+	clg_scope_end();
+}
+
+static void test_conv(clg_backend *be)
+{
+	static float l[2], gx[2][2 * 3 * 6 * 6], gw[2][4 * 3 * 3 * 3], gb[2][4];
+	clg_dtype dt[2];
+
+	for (int k = 0; k < 2; k++)
+		conv_run(be, k, &l[k], gx[k], gw[k], gb[k], &dt[k]);
+	CHECK(dt[1] == CLG_F32, "%s: autocast conv2d output float32", be->info.name);
+	CHECK(fabs(l[1] - l[0]) <= 2e-3 * fabs(l[0]), "%s: conv loss mixed %.6f vs float32 %.6f", be->info.name, l[1], l[0]);
+	CHECK(rel_diff(gx[1], gx[0], 2 * 3 * 6 * 6) <= 1e-2 && rel_diff(gw[1], gw[0], 4 * 3 * 3 * 3) <= 1e-2 &&
+	      rel_diff(gb[1], gb[0], 4) <= 1e-2, "%s: conv gradients mixed vs float32: x %.3g, w %.3g, b %.3g",
+	      be->info.name, rel_diff(gx[1], gx[0], 2 * 3 * 6 * 6), rel_diff(gw[1], gw[0], 4 * 3 * 3 * 3),
+	      rel_diff(gb[1], gb[0], 4));
+	CHECK(memcmp(gw[1], gw[0], sizeof(gw[0])) != 0, "%s: autocast changed conv2d's rounding (it ran in float16)",
+	      be->info.name);
+	printf("%s: conv2d mixed loss %.6f, float32 %.6f; gradients within x %.2g, w %.2g, b %.2g\n", be->info.name, l[1],
+	       l[0], rel_diff(gx[1], gx[0], 2 * 3 * 6 * 6), rel_diff(gw[1], gw[0], 4 * 3 * 3 * 3), rel_diff(gb[1], gb[0], 4));
+}
+
 /* ---- the trainer ---- */
 
 static clg_module *build_small(clg_backend *be, uint64_t seed, void *user)
@@ -293,6 +346,7 @@ int main(void)
 		printf("device %d: %s (fp16: %s)\n", d, be->info.name, clg_half_native(&be->info) ? "native" : "storage only");
 		test_cast(be);
 		test_mixed_grads(be);
+		test_conv(be);
 		test_trainer(be, &tr, &te, tmp);
 		if (d == 0) { /* a bad precision refused */
 			clg_train_config c = config((clg_precision)7);

@@ -28,7 +28,7 @@ losses() { sed -n 's/^epoch [0-9]*: train loss \([0-9.]*\), test accuracy [0-9.]
 close() { python3 -c 'import sys; a, b, tol = map(float, sys.argv[1:]); sys.exit(0 if abs(a - b) <= tol * abs(b) else 1)' "$@"; }
 
 if "$clgrad" train "${common[@]}" --precision half > "$work/bad.out" 2>&1; then fail "--precision half accepted"; fi
-grep -q "usage" "$work/bad.out" || fail "--precision half: no usage message"
+grep -q "precision" "$work/bad.out" || fail "--precision half: the message does not name the option"
 
 for d in $devices; do
 	for p in fp32 mixed; do

@@ -438,17 +438,33 @@ static clg_status gemm_half(clg_backend *be, const clg_op_call *c, int64_t M, in
 
 static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl, const gemm_tile *tile);
 
-/* The float32 copy of a 16-bit view: a new contiguous buffer of its shape, through CAST. */
+static void swap_last_two(clg_view *v)
+{
+	int nd = v->ndim;
+	int64_t s = v->shape[nd - 1], t = v->stride[nd - 1];
+	v->shape[nd - 1] = v->shape[nd - 2], v->stride[nd - 1] = v->stride[nd - 2];
+	v->shape[nd - 2] = s, v->stride[nd - 2] = t;
+}
+
+/* The float32 copy of a 16-bit view, through CAST into a new buffer in the view's own order: a
+ * transposed view is copied as its transpose (unit stride innermost on both sides: a transposed
+ * read ran ten times slower) and handed back transposed. */
 static clg_status widen(clg_backend *be, const clg_view *v, clg_buffer **buf, clg_view *out)
 {
 	clg_op_call cast = {.op = CLG_OP_CAST};
+	clg_view src = *v;
+	int nd = v->ndim, trans = v->stride[nd - 1] != 1 && v->stride[nd - 2] == 1;
 	clg_status st = clg_buffer_alloc(be, (size_t)clg_view_numel(v) * sizeof(float), buf);
 
 	if (st)
 		return st;
-	clg_view_contiguous(out, *buf, CLG_F32, v->ndim, v->shape);
+	if (trans)
+		swap_last_two(&src);
+	clg_view_contiguous(out, *buf, CLG_F32, src.ndim, src.shape);
 	cast.dst = *out;
-	cast.src[0] = *v;
+	cast.src[0] = src;
+	if (trans)
+		swap_last_two(out);
 	return clg_run(be, &cast);
 }
 
@@ -481,10 +497,11 @@ static clg_status gemm_staged(clg_backend *be, const clg_op_call *c, gemm_impl i
 }
 
 /* Whether 16-bit operands go through float32 (gemm_staged) rather than gemm_half.cl:
- * $CLGRAD_GEMM_HALF=staged|kernel, else staged on CPU devices and the half kernel elsewhere. On
- * PoCL, 128 x 784 x 512 and 512 x 784 x 128^T ran 3 to 10 times faster staged than in
- * gemm_half_op; only x @ w^T (gemm_half_dot) could be faster in the kernel, but an MLP epoch
- * trained faster with every GEMM staged (2656 against 2217 samples/s, docs/PERFORMANCE.md). */
+ * $CLGRAD_GEMM_HALF=staged|kernel, else staged on CPU devices without native half, the half
+ * kernels elsewhere. On PoCL (storage only) the MLP's three GEMM shapes ran 3 to 10 times faster
+ * staged than in gemm_half_op, and an epoch trained faster with every GEMM staged; on Intel's CPU
+ * runtime (cl_khr_fp16) the half kernels ran 2 to 5 times faster than staged, faster even than
+ * its float32 GEMM (docs/PERFORMANCE.md). */
 static int half_staged(const clg_backend *be)
 {
 	const char *e = getenv("CLGRAD_GEMM_HALF");
@@ -492,7 +509,7 @@ static int half_staged(const clg_backend *be)
 		return 1;
 	if (e && !strcmp(e, "kernel"))
 		return 0;
-	return be->info.type == CLG_DEV_CPU;
+	return be->info.type == CLG_DEV_CPU && !clg_half_native(&be->info);
 }
 
 /* Checks a GEMM call and runs it with impl (AUTO: the tune result, else by device type) and
