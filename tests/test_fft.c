@@ -3,7 +3,8 @@
  * irfft(rfft(x), n) == x at lengths clFFT does and does not do, the path each length takes
  * (clFFT for radices 2..13, the own kernels for 17; CLGRAD_FFT=clfft refusing 17 with
  * CLG_ERR_UNSUPPORTED, CLGRAD_FFT=own taking 1024), plans cached per key, and the errors for bad
- * shapes and dtypes. Prints each device's plans with the path they run on. */
+ * shapes and dtypes, and conv1d_fft against conv2d on rows of height 1. Prints each device's
+ * plans with the path they run on. */
 #include "test_util.h"
 
 #include "cl_internal.h"
@@ -116,6 +117,43 @@ static void paths(clg_backend *be)
 	printf("fft plans on %s (length 17 and others with prime factors above 13: own kernels):\n%s", dev, plans);
 }
 
+/* conv1d_fft against conv2d (im2col + GEMM) on rows of height 1: the same cross-correlation. */
+static void conv1d_against_conv2d(clg_backend *be, int64_t N, int64_t C, int64_t L, int64_t OC, int64_t K, int64_t pad)
+{
+	const char *dev = be->info.name;
+	int64_t nx = N * C * L, nw = OC * C * K, Lout = L + 2 * pad - K + 1, ny = N * OC * Lout;
+	float *h = malloc(sizeof(float) * (size_t)(nx + nw + OC)), *a = malloc(sizeof(float) * (size_t)ny),
+	      *r = malloc(sizeof(float) * (size_t)ny);
+	clg_tensor *x, *w, *b, *y1, *y2;
+	double err = 0, scale = 0;
+
+	clg_scope_begin();
+	if (!h || !a || !r)
+		goto out;
+	t_fill_uniform(h, (size_t)(nx + nw + OC), 11, -1, 1);
+	x = clg_from_host(be, CLG_F32, CLG_SHAPE(N, C, L), h);
+	w = clg_from_host(be, CLG_F32, CLG_SHAPE(OC, C, K), h + nx);
+	b = clg_from_host(be, CLG_F32, CLG_SHAPE(OC), h + nx + nw);
+	y1 = clg_conv1d_fft(x, w, b, pad);
+	y2 = clg_conv2d(clg_reshape(x, CLG_SHAPE(N, C, 1, L)), clg_reshape(w, CLG_SHAPE(OC, C, 1, K)), b, 1, 1, 0, pad, 1, 1, 1);
+	CHECK(y1 && y2, "conv1d_fft / conv2d on %s: %s", dev, clg_last_error());
+	if (!y1 || !y2 || clg_to_host(y1, a, sizeof(float) * (size_t)ny) || clg_to_host(y2, r, sizeof(float) * (size_t)ny))
+		goto out;
+	CHECK(clg_ndim(y1) == 3 && clg_shape(y1)[2] == Lout, "conv1d_fft on %s: output length %lld, want %lld", dev,
+	      (long long)clg_shape(y1)[2], (long long)Lout);
+	for (int64_t i = 0; i < ny; i++) {
+		err = fmax(err, fabs(a[i] - r[i]));
+		scale = fmax(scale, fabs(r[i]));
+	}
+	CHECK(err <= 1e-5 * (scale + 1), "conv1d_fft (%lld, %lld, %lld) * (%lld, %lld, %lld) pad %lld on %s: off conv2d by %g (scale %g)",
+	      (long long)N, (long long)C, (long long)L, (long long)OC, (long long)C, (long long)K, (long long)pad, dev, err, scale);
+out:
+	clg_scope_end();
+	free(h);
+	free(a);
+	free(r);
+}
+
 static void errors(clg_backend *be)
 {
 	const char *dev = be->info.name;
@@ -150,6 +188,9 @@ int main(void)
 		for (size_t l = 0; l < sizeof(lengths) / sizeof(lengths[0]); l++)
 			round_trips(be, lengths[l]);
 		errors(be);
+		conv1d_against_conv2d(be, 2, 3, 50, 4, 7, 3);
+		conv1d_against_conv2d(be, 1, 2, 300, 2, 64, 0);
+		conv1d_against_conv2d(be, 3, 1, 17, 2, 17, 8);
 		if (i > 0)
 			paths(be);
 		clg_backend_close(be);
