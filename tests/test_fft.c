@@ -9,6 +9,8 @@
 
 #include "cl_internal.h"
 
+#include <clg_fft.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -115,6 +117,19 @@ static void paths(clg_backend *be)
 	clg_scope_end();
 	clg_cl_fft_plans(be, plans, sizeof(plans));
 	printf("fft plans on %s (length 17 and others with prime factors above 13: own kernels):\n%s", dev, plans);
+	/* the path of each length after the round trips ran (a failed clFFT plan shows as own kernels) */
+	CHECK(!strcmp(clg_fft_path(be, CLG_OP_FFT_C2C, 17, NULL), "own kernels"), "length 17 on %s: %s", dev,
+	      clg_fft_path(be, CLG_OP_FFT_C2C, 17, NULL));
+	for (int op = 0; op < 3; op++) {
+		static const int64_t ns[] = {8, 17, 1000, 1024};
+		clg_op o = op == 0 ? CLG_OP_FFT_C2C : op == 1 ? CLG_OP_FFT_R2C : CLG_OP_FFT_C2R;
+		printf("fft paths on %s, %s:", dev, clg_op_name(o));
+		for (int k = 0; k < 4; k++) {
+			const char *path = clg_fft_path(be, o, ns[k], &why);
+			printf(" %lld %s (%s);", (long long)ns[k], path, why);
+		}
+		printf("\n");
+	}
 }
 
 /* conv1d_fft against conv2d (im2col + GEMM) on rows of height 1: the same cross-correlation. */

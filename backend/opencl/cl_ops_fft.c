@@ -543,15 +543,27 @@ void clg_cl_register_fft(clg_backend *be)
 
 /* ---- clg_fft.h ------------------------------------------------------------------------------ */
 
-const char *clg_fft_path(clg_backend *be, int64_t n, const char **why)
+const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why)
 {
+	struct clg_cl_fft *f;
+	int broken = 0;
+
 	if (!be || strcmp(be->iface->kind, "opencl")) {
 		if (why)
 			*why = "the reference backend (double precision DFT)";
 		return "reference";
 	}
 	switch (clg_cl_fft_path_of(be, n, why)) {
-	case CLG_CL_FFT_CLFFT: return "clFFT";
+	case CLG_CL_FFT_CLFFT:
+		pthread_mutex_lock(&plan_lock);
+		f = clg_cl_of(be)->fft;
+		for (int i = 0; f && i < f->n; i++)
+			broken |= f->plans[i].broken && f->plans[i].key.op == op && f->plans[i].key.n == n &&
+				  !f->plans[i].key.inverse;
+		pthread_mutex_unlock(&plan_lock);
+		if (broken && why)
+			*why = "clFFT's kernels failed on this device";
+		return broken ? "own kernels" : "clFFT";
 	case CLG_CL_FFT_OWN: return "own kernels";
 	default: return "unsupported";
 	}
