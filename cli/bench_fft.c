@@ -129,8 +129,8 @@ int bench_fft(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	if (clg_fft_plans(be, plans, sizeof(plans)) > 0 && strstr(plans, "own kernels (clFFT failed"))
-		printf("clFFT plans that failed on this device and ran on the own kernels:\n%s", plans);
+	if (clg_fft_plans(be, plans, sizeof(plans)) > 0 && strstr(plans, "failed on this device"))
+		printf("clFFT plans (those that failed on this device ran planar or on the own kernels):\n%s", plans);
 	clg_backend_close(be);
 	return rc;
 }

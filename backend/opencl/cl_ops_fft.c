@@ -4,13 +4,17 @@
  * (kernels_cl/fft.cl):
  *   - clFFT implements lengths whose prime factors are 2, 3, 5, 7, 11 and 13; any other length
  *     (17, 1009, ...) runs the O(N^2) kernels, correct at any length but slow for long ones;
- *   - $CLGRAD_FFT=clfft|own|auto (default auto) forces a path: clfft fails with
- *     CLG_ERR_UNSUPPORTED on a length it cannot do, own runs the kernels at every length;
+ *   - $CLGRAD_FFT=clfft|planar|own|auto (default auto) forces a path: clfft fails with
+ *     CLG_ERR_UNSUPPORTED on a length it cannot do, planar is clfft with complex-to-complex
+ *     transforms on clFFT's planar layout (the fallback below, for tests), own runs the kernels
+ *     at every length;
  *   - where clfftSetup fails (the library cannot start on this machine), auto uses the kernels;
- *   - where clFFT's generated kernels do not build on a device, auto uses the kernels for that
- *     plan from then on. Intel's OpenCL CPU compiler rejects clFFT's complex-to-complex kernels of
- *     many lengths (8, 12, 1000, 1024: an implicit float2 * to float4 * conversion); clFFT still
- *     bakes the plan (printing the build log) and the enqueue fails with CL_INVALID_PROGRAM.
+ *   - where clFFT's generated kernels do not build on a device, auto tries clFFT's planar layout
+ *     (complex-to-complex: re and im copied into separate planes and back), then the own kernels,
+ *     for that plan from then on. Intel's OpenCL CPU compiler rejects clFFT's interleaved
+ *     complex-to-complex kernels of many lengths (8, 12, 1000, 1024: an implicit float2 * to
+ *     float4 * conversion), while its planar ones build; clFFT still bakes the failing plan
+ *     (printing the build log) and the enqueue fails with CL_INVALID_PROGRAM.
  * clg_cl_fft_path_of() says which path a device takes for a length, and why; clg_cl_fft_plans()
  * lists the plans made, each with the path it ended on.
  *
@@ -51,10 +55,11 @@ static void teardown(void) { clfftTeardown(); }
 
 static void do_setup(void)
 {
-	clfftSetupData data;
-	setup_status = clfftInitSetupData(&data);
-	if (setup_status == CLFFT_SUCCESS)
-		setup_status = clfftSetup(&data);
+	/* filled here rather than by the header's clfftInitSetupData: a C99 inline definition without
+	 * an external one, which fails to link where the compiler does not inline it (-O0) */
+	clfftSetupData data = {.major = clfftVersionMajor, .minor = clfftVersionMinor, .patch = clfftVersionPatch,
+			       .debugFlags = 0};
+	setup_status = clfftSetup(&data);
 	if (setup_status == CLFFT_SUCCESS)
 		atexit(teardown);
 }
@@ -94,6 +99,7 @@ typedef struct {
 	int inverse;
 	double scale;
 	size_t in_dist, out_dist; /* strides are 1: operands are packed */
+	int planar;               /* C2C on separate re and im planes (the fallback, see fft_run) */
 } plan_key;
 
 typedef struct {
@@ -142,7 +148,9 @@ static clg_status make_plan(clg_backend *be, const clg_op_call *c, const plan_ke
 
 	memset(out, 0, sizeof(*out));
 	out->key = *k;
-	if (k->op == CLG_OP_FFT_R2C)
+	if (k->planar)
+		lin = lout = CLFFT_COMPLEX_PLANAR;
+	else if (k->op == CLG_OP_FFT_R2C)
 		lin = CLFFT_REAL, lout = CLFFT_HERMITIAN_INTERLEAVED;
 	else if (k->op == CLG_OP_FFT_C2R)
 		lin = CLFFT_HERMITIAN_INTERLEAVED, lout = CLFFT_REAL;
@@ -196,7 +204,8 @@ static clg_status get_plan(clg_backend *be, const clg_op_call *c, const plan_key
 	}
 	for (int i = 0; !strict && i < f->n; i++) {
 		const plan_key *o = &f->plans[i].key;
-		if (f->plans[i].broken && o->op == k->op && o->dtype == k->dtype && o->n == k->n && o->inverse == k->inverse) {
+		if (f->plans[i].broken && o->op == k->op && o->dtype == k->dtype && o->n == k->n && o->inverse == k->inverse &&
+		    o->planar == k->planar) {
 			*out = f->plans[i];
 			goto unlock;
 		}
@@ -252,7 +261,7 @@ int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len)
 		int w = snprintf(p < len ? buf + p : NULL, p < len ? len - p : 0, "%s%s n=%lld batch=%lld scale %g %s: %s%s%s\n",
 				 clg_op_name(k->op), k->inverse && k->op == CLG_OP_FFT_C2C ? " inverse" : "",
 				 (long long)k->n, (long long)k->batch, k->scale, k->dtype == CLG_F64 ? "double" : "single",
-				 f->plans[i].broken ? "own kernels (clFFT failed: " : "clFFT",
+				 f->plans[i].broken ? "failed on this device, not used (" : k->planar ? "clFFT, planar" : "clFFT",
 				 f->plans[i].broken ? fft_status_name(f->plans[i].broken) : "", f->plans[i].broken ? ")" : "");
 		if (w > 0)
 			p += (size_t)w;
@@ -276,8 +285,8 @@ clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
 		*why = "CLGRAD_FFT=own";
 		return CLG_CL_FFT_OWN;
 	}
-	if (e && !strcmp(e, "clfft")) {
-		*why = "CLGRAD_FFT=clfft";
+	if (e && (!strcmp(e, "clfft") || !strcmp(e, "planar"))) {
+		*why = !strcmp(e, "clfft") ? "CLGRAD_FFT=clfft" : "CLGRAD_FFT=planar";
 		return setup_status == CLFFT_SUCCESS && clg_fft_radices_ok(n) ? CLG_CL_FFT_CLFFT : CLG_CL_FFT_NONE;
 	}
 	if (setup_status != CLFFT_SUCCESS) {
@@ -338,8 +347,8 @@ static clg_status zero_hermitian_imag(clg_backend *be, const clg_fft_geom *g, co
 
 /* Runs the transform through clFFT. *fall_back is set (and CLG_OK returned) when auto should run the
  * own kernels instead: the plan is known broken, or its kernels just failed on this device. */
-static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, cl_mem in, cl_mem out,
-			    int strict, int *fall_back)
+static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, cl_mem *in, cl_mem *out,
+			    int planar, int strict, int *fall_back)
 {
 	plan_key k;
 	fft_plan p = {0};
@@ -357,6 +366,7 @@ static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft
 	k.scale = c->f[0];
 	k.in_dist = (size_t)(c->op == CLG_OP_FFT_C2R ? g->bins : g->n);
 	k.out_dist = (size_t)(c->op == CLG_OP_FFT_R2C ? g->bins : g->n);
+	k.planar = planar;
 	*fall_back = 0;
 	st = get_plan(be, c, &k, strict, &p);
 	if (st)
@@ -370,13 +380,14 @@ static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft
 		if (st)
 			return st;
 	}
-	s = clfftEnqueueTransform(p.plan, k.inverse ? CLFFT_BACKWARD : CLFFT_FORWARD, 1, &q, 0, NULL, NULL, &in, &out,
+	s = clfftEnqueueTransform(p.plan, k.inverse ? CLFFT_BACKWARD : CLFFT_FORWARD, 1, &q, 0, NULL, NULL, in, out,
 				  tmp ? (cl_mem)tmp->handle : NULL);
 	clg_buffer_free(tmp);
 	if (s != CLFFT_SUCCESS && kernel_failure(s) && !strict) {
 		mark_broken(be, &k, s);
-		clg_debug("fft on '%s': clFFT's kernels for %s length %lld failed (%s): the own kernels run it",
-			  be->info.name, clg_op_name(c->op), (long long)k.n, fft_status_name(s));
+		clg_debug("fft on '%s': clFFT's %s kernels for %s length %lld failed (%s): %s", be->info.name,
+			  planar ? "planar" : "interleaved", clg_op_name(c->op), (long long)k.n, fft_status_name(s),
+			  planar || c->op != CLG_OP_FFT_C2C ? "the own kernels run it" : "trying the planar layout");
 		*fall_back = 1;
 		return CLG_OK;
 	}
@@ -414,6 +425,44 @@ static clg_status run_own(clg_backend *be, const clg_op_call *c, const clg_fft_g
 	return clg_cl_launch_1d(be, k, items, clg_cl_of(be)->wg_size, op);
 }
 
+/* The (..., n) plane of part p (0 re, 1 im) of the complex view v (..., n, 2). */
+static clg_view plane_of(const clg_view *v, int p)
+{
+	clg_view r = *v;
+	r.ndim = v->ndim - 1;
+	r.offset = v->offset + p * v->stride[v->ndim - 1];
+	return r;
+}
+
+/* C2C through clFFT on separate re and im planes: the source's parts copied into packed planes,
+ * transformed, copied into the dst's parts. *fall_back as run_clfft. */
+static clg_status run_planar(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, int strict, int *fall_back)
+{
+	clg_buffer *b[4] = {0};
+	clg_view pv[4];
+	cl_mem in[2], out[2];
+	clg_status st = CLG_OK;
+
+	for (int j = 0; !st && j < 4; j++) {
+		clg_view part = plane_of(j < 2 ? &c->src[0] : &c->dst, j % 2);
+		st = temp_like(be, &part, j < 2, &b[j], &pv[j]);
+	}
+	if (!st) {
+		in[0] = (cl_mem)b[0]->handle, in[1] = (cl_mem)b[1]->handle;
+		out[0] = (cl_mem)b[2]->handle, out[1] = (cl_mem)b[3]->handle;
+		st = run_clfft(be, c, g, in, out, 1, strict, fall_back);
+	}
+	for (int p = 0; !st && !*fall_back && p < 2; p++) {
+		clg_op_call cc = {.op = CLG_OP_COPY};
+		cc.dst = plane_of(&c->dst, p);
+		cc.src[0] = pv[2 + p];
+		st = clg_run(be, &cc);
+	}
+	for (int j = 0; j < 4; j++)
+		clg_buffer_free(b[j]);
+	return st;
+}
+
 static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 {
 	const char *why, *op = clg_op_name(c->op);
@@ -421,6 +470,7 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 	clg_cl_fft_path path;
 	clg_buffer *tin = NULL, *tout = NULL;
 	clg_view vin, vout;
+	int done = 0;
 	char s0[128];
 	clg_status st = clg_fft_check(be, c, &g);
 
@@ -453,14 +503,23 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 	if (!st && path == CLG_CL_FFT_CLFFT) {
 		const char *e = getenv("CLGRAD_FFT");
 		int fall_back = 0;
-		st = run_clfft(be, c, &g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle, e && !strcmp(e, "clfft"),
-			       &fall_back);
+		int strict = e && (!strcmp(e, "clfft") || !strcmp(e, "planar"));
+		cl_mem in = (cl_mem)vin.buf->handle, out = (cl_mem)vout.buf->handle;
+		if (e && !strcmp(e, "planar") && c->op == CLG_OP_FFT_C2C)
+			fall_back = 1;
+		else
+			st = run_clfft(be, c, &g, &in, &out, 0, strict, &fall_back);
+		if (!st && fall_back && c->op == CLG_OP_FFT_C2C) {
+			st = run_planar(be, c, &g, strict, &fall_back);
+			if (!st && !fall_back)
+				done = 1; /* the planes went straight into the dst */
+		}
 		if (!st && fall_back)
 			path = CLG_CL_FFT_OWN;
 	}
-	if (!st && path == CLG_CL_FFT_OWN)
+	if (!st && !done && path == CLG_CL_FFT_OWN)
 		st = run_own(be, c, &g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle);
-	if (!st && tout) {
+	if (!st && !done && tout) {
 		clg_op_call cc = {.op = CLG_OP_COPY};
 		cc.dst = c->dst;
 		cc.src[0] = vout;
@@ -557,13 +616,24 @@ const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why
 	case CLG_CL_FFT_CLFFT:
 		pthread_mutex_lock(&plan_lock);
 		f = clg_cl_of(be)->fft;
-		for (int i = 0; f && i < f->n; i++)
-			broken |= f->plans[i].broken && f->plans[i].key.op == op && f->plans[i].key.n == n &&
-				  !f->plans[i].key.inverse;
+		/* bit 0: the interleaved plan failed, bit 1: the planar one did, bit 2: a planar one ran */
+		for (int i = 0; f && i < f->n; i++) {
+			const plan_key *k = &f->plans[i].key;
+			if (k->op == op && k->n == n && !k->inverse)
+				broken |= f->plans[i].broken ? 1 << k->planar : k->planar ? 4 : 0;
+		}
 		pthread_mutex_unlock(&plan_lock);
-		if (broken && why)
-			*why = "clFFT's kernels failed on this device";
-		return broken ? "own kernels" : "clFFT";
+		if ((broken & 2) || ((broken & 1) && op != CLG_OP_FFT_C2C)) {
+			if (why)
+				*why = "clFFT's kernels failed on this device";
+			return "own kernels";
+		}
+		if (broken & 1) {
+			if (why)
+				*why = "clFFT's interleaved kernels failed on this device; its planar ones run";
+			return "clFFT planar";
+		}
+		return "clFFT";
 	case CLG_CL_FFT_OWN: return "own kernels";
 	default: return "unsupported";
 	}
