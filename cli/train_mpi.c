@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct {
 	double timeout_s;
@@ -29,6 +30,10 @@ static clg_status wait_for(MPI_Request *req, const char *what)
 		if (!done && MPI_Wtime() - t0 > state.timeout_s)
 			return clg_fail(CLG_ERR_STATE, "mpi rank %d: no answer to %s for %.0f s: another rank has died or hangs",
 					state.rank, what, state.timeout_s);
+		/* after 1 ms, poll less: a spinning rank takes the core that the rank it waits for needs
+		 * (several ranks on one machine's cores) */
+		if (!done && MPI_Wtime() - t0 > 1e-3)
+			nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL);
 	}
 	return CLG_OK;
 }
@@ -57,6 +62,58 @@ static clg_status mpi_broadcast(void *user, void *buf, size_t n)
 	return wait_for(&req, "the parameter broadcast");
 }
 
+/* A gather of bytes [off, off + n) of each rank's message of total bytes: rank r's part lands at
+ * r * total + off of the root's recv (Igatherv's displacements, in bytes). */
+static clg_status mpi_gather_start(void *user, const void *send, void *recv, size_t total, size_t off, size_t n,
+				   void **req)
+{
+	MPI_Request *r;
+	int *counts = NULL, *displs = NULL, size = 1;
+	clg_status st = CLG_OK;
+	(void)user;
+
+	*req = NULL;
+	if (off == 0 && state.die_at && ++state.gathers == state.die_at)
+		raise(SIGKILL); /* a rank dying mid-run, for the fault test */
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (total * (size_t)size > (size_t)0x7fffffff)
+		return clg_fail(CLG_ERR_UNSUPPORTED, "mpi gather of %d x %zu bytes: over 2 GiB", size, total);
+	r = malloc(sizeof(*r));
+	if (state.rank == 0) {
+		counts = malloc(sizeof(int) * (size_t)size);
+		displs = malloc(sizeof(int) * (size_t)size);
+	}
+	if (!r || (state.rank == 0 && (!counts || !displs))) {
+		st = clg_fail(CLG_ERR_OOM, "mpi rank %d: out of host memory", state.rank);
+		goto free_lists;
+	}
+	for (int k = 0; state.rank == 0 && k < size; k++) {
+		counts[k] = (int)n;
+		displs[k] = (int)((size_t)k * total + off);
+	}
+	/* the lists are read when the call is made (MPI 3.1, 5.12: they may be freed at once) */
+	if (MPI_Igatherv((const unsigned char *)send + off, (int)n, MPI_BYTE, recv, counts, displs, MPI_BYTE, 0,
+			 MPI_COMM_WORLD, r) != MPI_SUCCESS) {
+		st = clg_fail(CLG_ERR_STATE, "mpi rank %d: gather of bytes %zu..%zu failed", state.rank, off, off + n);
+		goto free_lists;
+	}
+	*req = r;
+	r = NULL;
+free_lists:
+	free(counts);
+	free(displs);
+	free(r);
+	return st;
+}
+
+static clg_status mpi_wait(void *user, void *req)
+{
+	clg_status st = wait_for(req, "a gradient bucket's gather");
+	(void)user;
+	free(req);
+	return st;
+}
+
 clg_status clg_mpi_start(int *argc, char ***argv, double timeout_s, clg_train_comm *comm, int *local_rank)
 {
 	MPI_Comm node;
@@ -79,7 +136,9 @@ clg_status clg_mpi_start(int *argc, char ***argv, double timeout_s, clg_train_co
 			state.die_at = die_at;
 	}
 	*comm = (clg_train_comm){.rank = state.rank, .size = size, .user = &state, .gather = mpi_gather,
-				 .broadcast = mpi_broadcast};
+				 .broadcast = mpi_broadcast, .gather_start = mpi_gather_start, .wait = mpi_wait};
+	if (getenv("CLGRAD_MPI_BUCKETS") && !strcmp(getenv("CLGRAD_MPI_BUCKETS"), "0"))
+		comm->gather_start = NULL; /* one blocking gather per step, to compare */
 	return CLG_OK;
 }
 

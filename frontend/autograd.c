@@ -134,6 +134,15 @@ clg_status fe_accumulate(clg_tensor *x, clg_tensor *g)
 
 	if (!x->requires_grad)
 		return CLG_OK;
+	if (g->v.dtype != x->v.dtype) { /* mixed precision: x's gradient is in x's dtype */
+		clg_tensor *c = fe_cast_nograd(g, x->v.dtype);
+		clg_status st;
+		if (!c)
+			return clg_last_status();
+		st = fe_accumulate(x, c);
+		clg_free(c);
+		return st;
+	}
 	if (g->v.ndim != x->v.ndim || memcmp(g->v.shape, x->v.shape, sizeof(int64_t) * (size_t)x->v.ndim) != 0)
 		return clg_fail(CLG_ERR_SHAPE, "backward: gradient of shape %s for a tensor of shape %s",
 				clg_shape_str(&g->v, s0, sizeof(s0)), clg_shape_str(&x->v, s1, sizeof(s1)));
@@ -232,11 +241,50 @@ fail:
 	return st;
 }
 
-clg_status clg_backward_ex(clg_tensor *root, clg_tensor *grad, int retain_graph)
+/* For each leaf that needs a gradient, the position in `order` of its last consumer to run
+ * (backward runs order[n-1] first, order[0] last): its gradient is final once that node ran. */
+typedef struct {
+	clg_tensor *leaf;
+	int last;
+} leaf_use;
+
+static leaf_use *last_uses(clg_node **order, int n, int *count)
+{
+	leaf_use *u = NULL;
+	int cap = 0;
+
+	*count = 0;
+	for (int i = n - 1; i >= 0; i--)
+		for (int k = 0; k < order[i]->ninputs; k++) {
+			clg_tensor *in = order[i]->in[k];
+			int j;
+			if (in->grad_fn || !in->requires_grad)
+				continue;
+			for (j = 0; j < *count && u[j].leaf != in; j++)
+				;
+			if (j == *count) {
+				if (*count == cap) {
+					void *p = realloc(u, (size_t)(cap = cap ? 2 * cap : 64) * sizeof(*u));
+					if (!p) {
+						free(u);
+						*count = -1;
+						return NULL;
+					}
+					u = p;
+				}
+				u[(*count)++].leaf = in;
+			}
+			u[j].last = i;
+		}
+	return u;
+}
+
+static clg_status backward(clg_tensor *root, clg_tensor *grad, int retain_graph, clg_leaf_ready_fn ready, void *user)
 {
 	clg_node **order = NULL;
 	clg_tensor *g = grad;
-	int n = 0;
+	leaf_use *uses = NULL;
+	int n = 0, nuses = 0;
 	clg_status st;
 
 	if (!root)
@@ -257,18 +305,27 @@ clg_status clg_backward_ex(clg_tensor *root, clg_tensor *grad, int retain_graph)
 		grad->refs++;
 	}
 	clg_no_grad_begin();
+	fe_autocast_pause(1);
 	if (!root->grad_fn) { /* a leaf */
 		st = fe_accumulate(root, g);
+		if (!st && ready)
+			ready(user, root);
 		goto out;
 	}
 	st = topo(root->grad_fn, &order, &n);
 	if (st)
 		goto out;
-	st = fe_accumulate(root, g);
+	if (ready && !(uses = last_uses(order, n, &nuses)) && nuses < 0)
+		st = clg_fail(CLG_ERR_OOM, "backward: out of host memory");
+	if (!st)
+		st = fe_accumulate(root, g);
 	/* reverse post-order: every node runs after all the nodes that use its output */
 	for (int i = n - 1; i >= 0 && !st; i--) {
 		clg_node *node = order[i];
 		clg_tensor *gout = node->gout;
+		for (int j = 0; j < nuses && i < n - 1; j++) /* leaves whose last consumer ran before */
+			if (uses[j].last == i + 1)
+				ready(user, uses[j].leaf);
 		if (!gout)
 			continue; /* no gradient reached it */
 		node->gout = NULL;
@@ -284,6 +341,10 @@ clg_status clg_backward_ex(clg_tensor *root, clg_tensor *grad, int retain_graph)
 			node->freed = 1;
 		}
 	}
+	for (int j = 0; j < nuses && !st; j++) /* the last node's inputs */
+		if (uses[j].last == 0)
+			ready(user, uses[j].leaf);
+	free(uses);
 	for (int i = 0; i < n; i++) {
 		order[i]->mark = 0;
 		if (order[i]->gout) { /* left over after a failure */
@@ -294,9 +355,20 @@ clg_status clg_backward_ex(clg_tensor *root, clg_tensor *grad, int retain_graph)
 	}
 	free(order);
 out:
+	fe_autocast_pause(0);
 	clg_no_grad_end();
 	fe_release(g);
 	return st;
 }
 
-clg_status clg_backward(clg_tensor *root) { return clg_backward_ex(root, NULL, 0); }
+clg_status clg_backward_ex(clg_tensor *root, clg_tensor *grad, int retain_graph)
+{
+	return backward(root, grad, retain_graph, NULL, NULL);
+}
+
+clg_status clg_backward(clg_tensor *root) { return backward(root, NULL, 0, NULL, NULL); }
+
+clg_status clg_backward_overlap(clg_tensor *root, clg_leaf_ready_fn ready, void *user)
+{
+	return backward(root, NULL, 0, ready, user);
+}

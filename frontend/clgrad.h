@@ -59,6 +59,14 @@ clg_tensor *clg_to_device(clg_tensor *t, clg_backend *be);
 clg_status clg_assign(clg_tensor *dst, clg_tensor *src);
 /* Reads t (any layout) into host memory of numel * dtype size bytes; waits for the device. */
 clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes);
+/* A read that overlaps the device's work: started behind the ops already queued, it returns at
+ * once; out holds the data after clg_read_wait (and must stay valid until then). */
+typedef struct {
+	clg_backend *be;
+	void *done;
+} clg_read;
+clg_status clg_to_host_start(clg_tensor *t, void *out, size_t bytes, clg_read *r);
+clg_status clg_read_wait(clg_read *r);
 /* The single value of a one-element tensor. */
 clg_status clg_item(clg_tensor *t, double *out);
 
@@ -92,6 +100,11 @@ clg_status clg_backward(clg_tensor *root);
 /* Backward with a given gradient (same shape as root, NULL means ones); retain_graph keeps the
  * graph for another backward. */
 clg_status clg_backward_ex(clg_tensor *root, clg_tensor *grad, int retain_graph);
+/* clg_backward that calls ready(user, leaf) as soon as a leaf's gradient is final, while the rest
+ * of the backward pass is still to be queued: data parallelism starts reading gradients early.
+ * leaf is only to be compared with tensors the caller owns (a temporary leaf may be gone). */
+typedef void (*clg_leaf_ready_fn)(void *user, clg_tensor *leaf);
+clg_status clg_backward_overlap(clg_tensor *root, clg_leaf_ready_fn ready, void *user);
 /* A tensor sharing t's storage, cut from the graph. */
 clg_tensor *clg_detach(clg_tensor *t);
 /* Ops between these record no graph (evaluation); they nest. */
@@ -145,6 +158,22 @@ int clg_fused_ops_enabled(void);
  * core; 1 = one after another). A program that fails is left to its first use, which reports the
  * error. Nothing to do on the reference backend. *n_ready (may be NULL): programs made ready. */
 clg_status clg_precompile(clg_backend *be, const char *workload, clg_dtype dtype, int *n_ready);
+
+/* ---- mixed precision ---------------------------------------------------------------------- */
+/* t converted to dt (float32, float16, bfloat16, float64; rounded to nearest even), a new
+ * contiguous tensor; differentiable (the gradient comes back converted to t's dtype). dt equal
+ * to t's dtype: t itself (a new reference). */
+clg_tensor *clg_cast(clg_tensor *t, clg_dtype dt);
+/* Autocast, as torch.autocast. Between begin and end (they nest; dt CLG_F16 or CLG_BF16) matmul,
+ * linear and linear_act cast float32 inputs to dt and compute in dt (the GEMM accumulates in
+ * float32, their outputs are dt); softmax, log_softmax, cross_entropy, nll_loss, layer_norm and
+ * batch_norm cast 16-bit inputs to float32; a binary elementwise op on two float dtypes computes in
+ * the wider one (always, autocast or not). Backward runs in the dtypes its forward chose,
+ * whatever the autocast state; gradients reach each tensor in its own dtype (float32 master
+ * weights get float32 gradients). conv2d is not autocast (it runs in its inputs' dtype). */
+void clg_autocast_begin(clg_dtype dt);
+void clg_autocast_end(void);
+clg_dtype clg_autocast_dtype(void); /* the innermost autocast dtype; CLG_F32 when off */
 
 /* activations and other elementwise ops */
 clg_tensor *clg_sigmoid(clg_tensor *a);

@@ -2,6 +2,7 @@
 #include "fe_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,8 +214,12 @@ clg_tensor *fe_new(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape
 		return fe_fail(clg_fail(CLG_ERR_OOM, "tensor: out of host memory"));
 	st = clg_buffer_alloc(be, (size_t)n * clg_dtype_size(dt), &s->buf);
 	if (st) {
+		char dims[160] = "";
+		size_t at = 0;
+		for (int d = 0; d < ndim && at < sizeof(dims); d++)
+			at += (size_t)snprintf(dims + at, sizeof(dims) - at, "%s%lld", d ? ", " : "", (long long)shape[d]);
 		free(s);
-		return fe_fail(st);
+		return fe_fail(clg_fail_prefix(st, "tensor (%s) %s: ", dims, clg_dtype_name(dt)));
 	}
 	clg_view_contiguous(&v, s->buf, dt, ndim, shape);
 	t = wrap(s, &v);
@@ -315,7 +320,7 @@ clg_tensor *clg_contiguous(clg_tensor *t)
 	return out;
 }
 
-clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes)
+static clg_status to_host(clg_tensor *t, void *out, size_t bytes, clg_read *r)
 {
 	clg_tensor *c;
 	size_t need;
@@ -332,8 +337,27 @@ clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes)
 	clg_no_grad_end();
 	if (!c)
 		return clg_last_status();
-	st = clg_buffer_download(c->v.buf, (size_t)c->v.offset * clg_dtype_size(c->v.dtype), out, need);
+	if (r) { /* the queue is in order: a copy freed now is not reused before the read has run */
+		r->be = c->v.buf->backend;
+		st = clg_buffer_download_start(c->v.buf, (size_t)c->v.offset * clg_dtype_size(c->v.dtype), out, need, &r->done);
+	} else
+		st = clg_buffer_download(c->v.buf, (size_t)c->v.offset * clg_dtype_size(c->v.dtype), out, need);
 	clg_free(c);
+	return st;
+}
+
+clg_status clg_to_host(clg_tensor *t, void *out, size_t bytes) { return to_host(t, out, bytes, NULL); }
+
+clg_status clg_to_host_start(clg_tensor *t, void *out, size_t bytes, clg_read *r)
+{
+	*r = (clg_read){0};
+	return to_host(t, out, bytes, r);
+}
+
+clg_status clg_read_wait(clg_read *r)
+{
+	clg_status st = r->done ? clg_buffer_wait(r->be, r->done) : CLG_OK;
+	*r = (clg_read){0};
 	return st;
 }
 

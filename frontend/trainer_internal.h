@@ -49,7 +49,7 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 /* Checksum of replica 0's parameters and whether every replica (and rank) has the same. */
 clg_status clg_exchange_checksum(clg_trainer *t, uint64_t *sum, int *identical);
 /* What the last epoch cost: bytes sent per step per contributor, seconds spent exchanging. */
-void clg_exchange_stats(clg_trainer *t, double *bytes_per_step, double *seconds);
+void clg_exchange_stats(clg_trainer *t, double *bytes_per_step, double *seconds, int *buckets);
 /* Copies the root's parameters and buffers to every replica and rank (after a load). */
 clg_status clg_exchange_broadcast_params(clg_trainer *t);
 

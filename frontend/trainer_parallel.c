@@ -28,7 +28,42 @@ typedef struct clg_exchange {
 	double bytes, seconds;     /* this epoch */
 	int64_t steps;
 	clg_loader *calib;         /* the first rows of the data, to measure each device's speed */
+	clg_read *reads;           /* nrep x nparam x 2 (int8: scales, values): reads of the gradients */
+	unsigned char *started;    /* nrep x nparam: its reads started (during backward, when overlapping) */
+	int overlap;               /* start each gradient's reads as soon as backward has finished it */
+	int nbucket;               /* with a comm that has gather_start: the step's gather in parts */
+	int *bucket_first;         /* nbucket + 1: bucket b holds the parameters [first[b], first[b + 1]) */
+	void **reqs;               /* nbucket: the gathers in flight */
 } clg_exchange;
+
+/* Bytes per bucket of the gradient gather between ranks (CLGRAD_DP_BUCKET_KB, default 1024). */
+static size_t bucket_bytes(void)
+{
+	const char *s = getenv("CLGRAD_DP_BUCKET_KB");
+	long kb = s ? strtol(s, NULL, 10) : 0;
+	return (size_t)(kb > 0 ? kb : 1024) * 1024;
+}
+
+/* Consecutive parameters grouped into buckets of about bucket_bytes() each. */
+static clg_status make_buckets(clg_exchange *e)
+{
+	size_t want = bucket_bytes(), acc = 0;
+
+	e->bucket_first = calloc((size_t)e->nparam + 2, sizeof(int));
+	e->reqs = calloc((size_t)e->nparam + 1, sizeof(void *));
+	if (!e->bucket_first || !e->reqs)
+		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
+	e->nbucket = 0;
+	for (int p = 0; p < e->nparam; p++) {
+		if (p == 0 || acc >= want) {
+			e->bucket_first[e->nbucket++] = p;
+			acc = 0;
+		}
+		acc += (p + 1 < e->nparam ? e->offset[p + 1] : e->wire) - e->offset[p];
+	}
+	e->bucket_first[e->nbucket] = e->nparam;
+	return CLG_OK;
+}
 
 static int is_root(const clg_trainer *t) { return !t->cfg.comm || t->cfg.comm->rank == 0; }
 
@@ -67,7 +102,11 @@ clg_status clg_exchange_new(clg_trainer *t)
 	e->recv = t->cfg.comm && is_root(t) ? malloc(e->wire * (size_t)e->contributors) : NULL;
 	e->sum = malloc(sizeof(float) * (size_t)e->total);
 	e->state = malloc(sizeof(float) * (size_t)(e->state_total + 2)); /* + the step's loss and loss scale */
-	if (!e->send || (t->cfg.comm && is_root(t) && !e->recv) || !e->sum || !e->state)
+	e->reads = calloc((size_t)t->nrep * (size_t)e->nparam * 2 + 1, sizeof(*e->reads));
+	e->started = calloc((size_t)t->nrep * (size_t)e->nparam + 1, 1);
+	/* CLGRAD_DP_OVERLAP=0 reads the gradients only after the whole backward pass (to compare) */
+	e->overlap = !getenv("CLGRAD_DP_OVERLAP") || strcmp(getenv("CLGRAD_DP_OVERLAP"), "0");
+	if (!e->send || (t->cfg.comm && is_root(t) && !e->recv) || !e->sum || !e->state || !e->reads || !e->started)
 		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory for the gradient exchange (%lld values)",
 				(long long)e->total);
 	for (int i = 0; !st && i < t->nrep && t->cfg.compress == CLG_COMPRESS_INT8; i++) {
@@ -81,6 +120,8 @@ clg_status clg_exchange_new(clg_trainer *t)
 				st = clg_last_status();
 		}
 	}
+	if (!st && t->cfg.comm && t->cfg.comm->gather_start && t->cfg.comm->wait && t->nrep == 1 && e->nparam > 0)
+		st = make_buckets(e);
 	if (!st)
 		st = clg_loader_new(t->train, t->cfg.batch, 0, CLG_LOADER_ONE_HOT, &e->calib);
 	for (int i = 0; i < t->nrep; i++) /* equal to start with; a rank's part of the batch with a comm */
@@ -107,6 +148,10 @@ void clg_exchange_free(clg_trainer *t)
 	free(e->recv);
 	free(e->sum);
 	free(e->state);
+	free(e->reads);
+	free(e->started);
+	free(e->bucket_first);
+	free(e->reqs);
 	free(e);
 	t->ex = NULL;
 }
@@ -142,12 +187,38 @@ static void split_rows(int64_t n, const double *w, int parts, int64_t *out)
 	}
 }
 
-/* Replica i's forward and backward on x, y with its loss weighted by w; *wloss the weighted loss. */
-static clg_status replica_backward(clg_trainer *t, int i, clg_tensor *x, clg_tensor *y, double w, clg_tensor **wloss)
+static clg_status start_reads(clg_trainer *t, int i, int p);
+
+typedef struct {
+	clg_trainer *t;
+	int i;
+	clg_status st;
+} ready_ctx;
+
+/* Backward has finished a gradient: replica i's parameter's reads start now, behind the ops that
+ * made it, while the rest of the backward pass is queued and runs (DDP's overlap, per tensor). */
+static void on_grad_ready(void *user, clg_tensor *leaf)
+{
+	ready_ctx *c = user;
+	clg_replica *r = &c->t->rep[c->i];
+	for (int p = 0; !c->st && p < r->params.n; p++)
+		if (r->params.tensors[p] == leaf) {
+			c->st = start_reads(c->t, c->i, p);
+			return;
+		}
+}
+
+/* Replica i's forward and backward on x, y with its loss weighted by w; *wloss the weighted loss.
+ * With overlap, each gradient's reads start as soon as it is final (a step's pack waits for them);
+ * without (speed calibration), nothing is read. */
+static clg_status replica_backward(clg_trainer *t, int i, clg_tensor *x, clg_tensor *y, double w, int overlap,
+				   clg_tensor **wloss)
 {
 	clg_replica *r = &t->rep[i];
 	clg_tensor *logits = clg_module_forward(r->model, x);
 	clg_tensor *target = logits ? clg_reshape(y, CLG_SHAPE(-1, clg_shape(logits)[1])) : NULL;
+	ready_ctx ctx = {.t = t, .i = i};
+	clg_status st;
 
 	*wloss = clg_affine(clg_cross_entropy(logits, target, 0.0), w, 0.0);
 	if (i == 0)
@@ -155,7 +226,10 @@ static clg_status replica_backward(clg_trainer *t, int i, clg_tensor *x, clg_ten
 	else
 		for (int p = 0; p < r->params.n; p++)
 			clg_zero_grad(r->params.tensors[p]);
-	return *wloss ? clg_backward(*wloss) : clg_last_status();
+	if (!*wloss)
+		return clg_last_status();
+	st = overlap ? clg_backward_overlap(*wloss, on_grad_ready, &ctx) : clg_backward(*wloss);
+	return st ? st : ctx.st;
 }
 
 clg_status clg_exchange_balance(clg_trainer *t)
@@ -186,7 +260,7 @@ clg_status clg_exchange_balance(clg_trainer *t)
 		}
 		for (int rep = 0; !st && rep < 3; rep++) { /* the first also builds kernels: not counted */
 			double t0 = clg_now();
-			st = replica_backward(t, i, xi, yi, 1.0, &wl);
+			st = replica_backward(t, i, xi, yi, 1.0, 0, &wl);
 			if (!st)
 				st = clg_synchronize(r->be);
 			if (!st && rep > 0)
@@ -210,43 +284,98 @@ static float int8_value(const float *scales, const signed char *q, int64_t k) { 
 
 /* ---- one step --------------------------------------------------------------------------------- */
 
-/* Replica i's gradients (and weighted loss) into its wire buffer; with int8, the residual of error
- * feedback is added first and then keeps what the quantization lost. */
-static clg_status pack(clg_trainer *t, int i, clg_tensor *wloss, unsigned char *buf)
+/* Starts the reads of replica i's gradient p into its wire buffer (once per step); with int8, the
+ * residual of error feedback is added first, on the device, and then keeps what the quantization
+ * lost. */
+static clg_status start_reads(clg_trainer *t, int i, int p)
 {
 	clg_exchange *e = t->ex;
 	clg_replica *r = &t->rep[i];
+	clg_tensor *g = clg_grad(r->params.tensors[p]);
+	unsigned char *dst = e->send + e->wire * (size_t)i + e->offset[p];
+	clg_read *rd = &e->reads[((size_t)i * (size_t)e->nparam + (size_t)p) * 2];
+	size_t bytes = sizeof(float) * (size_t)e->numel[p];
+
+	if (e->started[(size_t)i * (size_t)e->nparam + (size_t)p]++)
+		return CLG_OK;
+	if (t->cfg.compress != CLG_COMPRESS_INT8) {
+		if (g)
+			return clg_to_host_start(g, dst, bytes, &rd[0]);
+		memset(dst, 0, bytes); /* a parameter this step did not reach */
+		return CLG_OK;
+	}
+	int64_t n = e->numel[p], nb = (n + INT8_BLOCK - 1) / INT8_BLOCK;
+	clg_tensor *acc = g ? clg_add(g, r->residual[p]) : r->residual[p];
+	clg_tensor *scales = acc ? clg_int8_scales(acc, INT8_BLOCK) : NULL;
+	clg_tensor *q = scales ? clg_int8_quantize(acc, scales, INT8_BLOCK) : NULL;
+	clg_tensor *deq = q ? clg_int8_dequantize(q, scales, n, INT8_BLOCK) : NULL;
+	clg_tensor *lost = deq ? clg_sub(acc, clg_reshape(deq, clg_ndim(acc), clg_shape(acc))) : NULL;
+	clg_status st = lost ? clg_assign(r->residual[p], lost) : clg_last_status();
+	if (!st)
+		st = clg_to_host_start(scales, dst, sizeof(float) * (size_t)nb, &rd[0]);
+	if (!st)
+		st = clg_to_host_start(q, dst + sizeof(float) * (size_t)nb, sizeof(int32_t) * (size_t)((n + 3) / 4), &rd[1]);
+	return st;
+}
+
+/* Replica i's gradients p0..p1-1 into its wire buffer: the reads not started during backward
+ * start now, then every read is waited for (also after a failure: none is left running). */
+static clg_status pack_params(clg_trainer *t, int i, int p0, int p1, clg_status st)
+{
+	clg_exchange *e = t->ex;
+
+	for (int p = p0; !st && p < p1; p++)
+		st = start_reads(t, i, p);
+	for (size_t k = (size_t)p0 * 2; k < (size_t)p1 * 2; k++) {
+		clg_status w = clg_read_wait(&e->reads[(size_t)i * (size_t)e->nparam * 2 + k]);
+		st = st ? st : w;
+	}
+	memset(e->started + (size_t)i * (size_t)e->nparam + p0, 0, (size_t)(p1 - p0));
+	return st;
+}
+
+/* Replica i's weighted loss (unscaled) at the head of its wire buffer. */
+static clg_status pack_loss(clg_trainer *t, int i, clg_tensor *wloss)
+{
 	double lv = 0;
 	float lf;
 	clg_status st = wloss ? clg_item(wloss, &lv) : CLG_OK;
 
 	lf = (float)(t->cfg.loss_scale > 0 ? lv / t->scaler.scale : lv);
-	memcpy(buf, &lf, sizeof(lf));
-	for (int p = 0; !st && p < e->nparam; p++) {
-		clg_tensor *g = clg_grad(r->params.tensors[p]);
-		unsigned char *dst = buf + e->offset[p];
-		size_t bytes = sizeof(float) * (size_t)e->numel[p];
-		if (t->cfg.compress != CLG_COMPRESS_INT8) {
-			if (g)
-				st = clg_to_host(g, dst, bytes);
-			else
-				memset(dst, 0, bytes); /* a parameter this step did not reach */
-			continue;
-		}
-		{
-			/* on the device: quantize gradient + residual; the residual keeps what the bytes lose */
-			int64_t n = e->numel[p], nb = (n + INT8_BLOCK - 1) / INT8_BLOCK;
-			clg_tensor *acc = g ? clg_add(g, r->residual[p]) : r->residual[p];
-			clg_tensor *scales = acc ? clg_int8_scales(acc, INT8_BLOCK) : NULL;
-			clg_tensor *q = scales ? clg_int8_quantize(acc, scales, INT8_BLOCK) : NULL;
-			clg_tensor *deq = q ? clg_int8_dequantize(q, scales, n, INT8_BLOCK) : NULL;
-			clg_tensor *lost = deq ? clg_sub(acc, clg_reshape(deq, clg_ndim(acc), clg_shape(acc))) : NULL;
-			st = lost ? clg_assign(r->residual[p], lost) : clg_last_status();
-			if (!st)
-				st = clg_to_host(scales, dst, sizeof(float) * (size_t)nb);
-			if (!st)
-				st = clg_to_host(q, dst + sizeof(float) * (size_t)nb, sizeof(int32_t) * (size_t)((n + 3) / 4));
-		}
+	memcpy(t->ex->send + t->ex->wire * (size_t)i, &lf, sizeof(lf));
+	return st;
+}
+
+static clg_status pack(clg_trainer *t, int i, clg_tensor *wloss, clg_status st)
+{
+	st = pack_params(t, i, 0, t->ex->nparam, st);
+	return st ? st : pack_loss(t, i, wloss);
+}
+
+/* This rank's gradients to the root in buckets: from the last (backward makes its gradients first)
+ * to the first, each bucket's gather started as soon as its reads are done, so that the network
+ * carries one bucket while the device still computes the next; the loss goes with the first. */
+static clg_status pack_and_gather(clg_trainer *t, clg_tensor *wloss, clg_status st)
+{
+	clg_exchange *e = t->ex;
+	const clg_train_comm *c = t->cfg.comm;
+	int nreq = 0;
+
+	for (int b = e->nbucket - 1; b >= 0; b--) {
+		size_t lo = b ? e->offset[e->bucket_first[b]] : 0;
+		size_t hi = b + 1 < e->nbucket ? e->offset[e->bucket_first[b + 1]] : e->wire;
+		void *req = NULL;
+		st = pack_params(t, 0, e->bucket_first[b], e->bucket_first[b + 1], st);
+		if (!st && b == 0)
+			st = pack_loss(t, 0, wloss);
+		if (!st)
+			st = c->gather_start(c->user, e->send, e->recv, e->wire, lo, hi - lo, &req);
+		if (!st)
+			e->reqs[nreq++] = req;
+	}
+	for (int k = 0; k < nreq; k++) { /* all of them, also after a failure */
+		clg_status w = c->wait(c->user, e->reqs[k]);
+		st = st ? st : w;
 	}
 	return st;
 }
@@ -386,7 +515,8 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 	clg_tensor *wl[CLG_TRAIN_MAX_DEVICES] = {0}; /* each replica's weighted loss */
 	clg_status st = CLG_OK;
 
-	for (int i = 0; !st && i < t->nrep; i++) {
+	int nbegun = 0; /* replicas whose backward was queued (their reads may be running) */
+	for (int i = 0; !st && i < t->nrep; i++, nbegun++) {
 		clg_replica *r = &t->rep[i];
 		int64_t lo, hi;
 		clg_tensor *xi, *yi;
@@ -398,16 +528,20 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 			yi = clg_to_device(yi, r->be);
 		}
 		double w = (double)(hi - lo) / (double)batch * (t->cfg.loss_scale > 0 ? t->scaler.scale : 1.0);
-		st = hi > lo ? replica_backward(t, i, xi, yi, w, &wl[i])
+		st = hi > lo ? replica_backward(t, i, xi, yi, w, e->overlap, &wl[i])
 			     : clg_fail(CLG_ERR_INVALID, "trainer: batch of %lld rows leaves device '%s' none",
 					(long long)batch, r->be->info.name);
 		/* the devices work on their backward passes at once; packing waits for each in turn */
 	}
 	t0 = clg_now();
-	for (int i = 0; !st && i < t->nrep; i++)
-		st = pack(t, i, wl[i], e->send + e->wire * (size_t)i);
-	if (!st && t->cfg.comm)
-		st = t->cfg.comm->gather(t->cfg.comm->user, e->send, e->recv, e->wire);
+	if (e->nbucket > 0) { /* one replica in this process (a rank) */
+		st = pack_and_gather(t, wl[0], st);
+	} else {
+		for (int i = 0; i < nbegun; i++)
+			st = pack(t, i, wl[i], st);
+		if (!st && t->cfg.comm)
+			st = t->cfg.comm->gather(t->cfg.comm->user, e->send, e->recv, e->wire);
+	}
 	if (!st && is_root(t)) {
 		const unsigned char *bufs = t->cfg.comm ? e->recv : e->send;
 		for (int c = 0; c < e->contributors; c++)
@@ -467,9 +601,10 @@ clg_status clg_exchange_checksum(clg_trainer *t, uint64_t *sum, int *identical)
 	return st;
 }
 
-void clg_exchange_stats(clg_trainer *t, double *bytes_per_step, double *seconds)
+void clg_exchange_stats(clg_trainer *t, double *bytes_per_step, double *seconds, int *buckets)
 {
 	clg_exchange *e = t->ex;
+	*buckets = e->nbucket > 0 ? e->nbucket : 1;
 	*bytes_per_step = e->steps ? e->bytes / (double)e->steps : (double)e->wire;
 	*seconds = e->seconds;
 }

@@ -3,8 +3,8 @@
 # - two devices in one process (--devices) give the single-device run's losses within 1e-4
 #   relative (1e-3 when one is the reference, which computes in double), with identical replicas
 #   every epoch; int8 compression sends about 4x fewer bytes;
-# - two MPI ranks on loopback (when Open MPI is present) give the same, and a checkpoint they
-#   wrote resumes in a single process;
+# - two MPI ranks on loopback (when Open MPI is present) give the same with the gradients gathered
+#   in buckets, also int8-compressed, and a checkpoint they wrote resumes in a single process;
 # - a rank killed mid-run ends the run with an error, well before the watchdog;
 # - bad device lists are refused with one clear line.
 # usage: test_parallel_cli.sh CLGRAD_BINARY
@@ -27,7 +27,7 @@ common=(--model mlp --limit 2000 --batch 100 --seed 5 --epochs 2 --lr 0.002)
 grep -q "data parallel: device $d0 50 rows" "$work/two.out" || { cat "$work/two.out"; fail "no shares line"; }
 "$clgrad" train "${common[@]}" --devices $d0,$d1 --log "$work/bal.jsonl" > "$work/bal.out" 2>&1 ||
 	{ cat "$work/bal.out"; fail "two devices, balanced"; }
-"$clgrad" train "${common[@]}" --devices $d0,$d1 --compress int8 --log "$work/q8.jsonl" > "$work/q8.out" 2>&1 ||
+"$clgrad" train "${common[@]}" --devices $d0,$d1 --shares equal --compress int8 --log "$work/q8.jsonl" > "$work/q8.out" 2>&1 ||
 	{ cat "$work/q8.out"; fail "two devices, int8"; }
 
 # bad device lists: one line each naming the problem, exit 1
@@ -42,8 +42,11 @@ if command -v mpirun > /dev/null && "$clgrad" train --mpi --help > /dev/null 2>&
 	mpi=1
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo
 	run_mpi() { timeout 300 mpirun -np 2 --oversubscribe "$clgrad" train --mpi --devices $d0,$d1 "$@"; }
-	run_mpi "${common[@]}" --log "$work/mpi.jsonl" --save "$work/mpi.safetensors" > "$work/mpi.out" 2>&1 ||
+	# 64 KiB buckets: each of the MLP's tensors is gathered on its own, as soon as backward made it
+	CLGRAD_DP_BUCKET_KB=64 run_mpi "${common[@]}" --log "$work/mpi.jsonl" --save "$work/mpi.safetensors" > "$work/mpi.out" 2>&1 ||
 		{ cat "$work/mpi.out"; fail "two MPI ranks"; }
+	run_mpi "${common[@]}" --compress int8 --log "$work/mpi_q8.jsonl" > "$work/mpi_q8.out" 2>&1 ||
+		{ cat "$work/mpi_q8.out"; fail "two MPI ranks, int8"; }
 	# stopped after one epoch by 2 ranks, resumed by one process on one device
 	run_mpi "${common[@]}" --stop-after 1 --save "$work/half.safetensors" > "$work/half.out" 2>&1 ||
 		{ cat "$work/half.out"; fail "two MPI ranks, first epoch"; }
@@ -87,6 +90,14 @@ if abs(q8[-1]["test_acc"] - one[-1]["test_acc"]) > 0.02:
     sys.exit(f"FAIL: int8 accuracy {q8[-1]['test_acc']} vs {one[-1]['test_acc']}")
 print(f"int8: {ratio:.2f}x fewer bytes, accuracy {q8[-1]['test_acc']:.4f} vs {one[-1]['test_acc']:.4f}")
 if mpi:
+    m, mq = log("mpi"), log("mpi_q8")
+    if m[-1]["exchange_buckets"] < 3:
+        sys.exit(f"FAIL: MPI with 64 KiB buckets gathered in {m[-1]['exchange_buckets']} parts")
+    # int8 over two ranks = int8 over two devices in one process (the same shares and residuals)
+    close(mq, q8, "train_loss"); close(mq, q8, "test_loss")
+    if mq[-1]["exchange_bytes_per_step"] != q8[-1]["exchange_bytes_per_step"]:
+        sys.exit(f"FAIL: MPI int8 sends {mq[-1]['exchange_bytes_per_step']} bytes a step, in-process {q8[-1]['exchange_bytes_per_step']}")
+    print(f"MPI: {m[-1]['exchange_buckets']} buckets a step; int8 over MPI as in one process: test loss {mq[-1]['test_loss']:.6f}")
     res = log("resumed")
     assert len(res) == 1 and res[0]["epoch"] == 2, res
     close(res, one[1:], "train_loss"); close(res, one[1:], "test_loss")

@@ -67,9 +67,9 @@ static void test_device(clg_backend *be, clg_backend *other)
 	      "(2,3) + (4) refused");
 	CHECK(strstr(clg_last_error(), "add") && strstr(clg_last_error(), "(2, 3)") && strstr(clg_last_error(), "(4,)") &&
 	      strstr(clg_last_error(), be->info.name), "message names op, shapes and device: %s", clg_last_error());
-	if (be->info.has_fp64) {
-		CHECK(clg_add(a, clg_ones(be, CLG_F64, CLG_SHAPE(3))) == NULL && clg_last_status() == CLG_ERR_DTYPE,
-		      "float32 + float64 refused");
+	if (be->info.has_fp64) { /* two float dtypes: computed in the wider */
+		clg_tensor *w = clg_add(a, clg_ones(be, CLG_F64, CLG_SHAPE(3)));
+		CHECK(w && clg_dtype_of(w) == CLG_F64, "float32 + float64 is float64: %s", clg_last_error());
 	}
 	CHECK(clg_reshape(a, CLG_SHAPE(4, 2)) == NULL && clg_last_status() == CLG_ERR_SHAPE, "bad reshape refused");
 	CHECK(clg_sum(a, 1, (int[]){5}, 0) == NULL && clg_last_status() == CLG_ERR_INVALID, "bad axis refused");
@@ -315,18 +315,75 @@ static void test_float16(clg_backend *be, clg_backend *other)
 	/* copies between devices keep the bits */
 	if (other)
 		expect_half_values(clg_to_device(a, other), v6, 6, "float16 to_device");
+	/* matmul in float16 (float32 accumulation, one rounding): a (2, 3) @ b (3, 1); 2000.25 is no
+	 * half (2000 is) */
+	expect_half_values(clg_matmul(a, clg_reshape(b, CLG_SHAPE(3, 1))), (float[]){-7, 2000.25f}, 2, "float16 matmul");
+	/* float16 with float32: computed in float32 */
+	t = clg_add(a, clg_ones(be, CLG_F32, CLG_SHAPE(3)));
+	CHECK(t && clg_dtype_of(t) == CLG_F32, "float16 + float32 is float32 on '%s': %s", be->info.name, clg_last_error());
 	/* refused: ops without a float16 path (the message names the op, the device and float16),
-	 * mixing dtypes, reading into a buffer of the wrong size */
-	t = clg_matmul(a, clg_transpose(a, 0, 1));
-	CHECK(t == NULL && clg_last_status() == CLG_ERR_DTYPE, "float16 matmul refused on '%s'", be->info.name);
-	CHECK(strstr(clg_last_error(), "float16") && strstr(clg_last_error(), "gemm") &&
+	 * reading into a buffer of the wrong size */
+	t = clg_max_pool2d(clg_reshape(a, CLG_SHAPE(1, 1, 2, 3)), 2, 2, 1, 1, 0, 0);
+	CHECK(t == NULL && clg_last_status() == CLG_ERR_DTYPE, "float16 max_pool2d refused on '%s'", be->info.name);
+	CHECK(strstr(clg_last_error(), "float16") && strstr(clg_last_error(), "max_pool2d") &&
 	      strstr(clg_last_error(), be->info.name), "message: %s", clg_last_error());
-	CHECK(clg_add(a, clg_ones(be, CLG_F32, CLG_SHAPE(3))) == NULL && clg_last_status() == CLG_ERR_DTYPE,
-	      "float16 + float32 refused");
 	{
 		float f6[6];
 		CHECK(clg_to_host(a, f6, sizeof(f6)) == CLG_ERR_INVALID, "float16 read into 24 bytes refused");
 	}
+	clg_scope_end();
+}
+
+/* clg_backward_overlap: each leaf with requires_grad is announced once, when its gradient is
+ * final: the value read at that moment equals the value after the whole backward pass. */
+typedef struct {
+	clg_tensor *leaf[4];
+	float seen[4][3];
+	int calls[4], strangers;
+} ready_log;
+
+static void on_ready(void *user, clg_tensor *leaf)
+{
+	ready_log *r = user;
+	for (int i = 0; i < 4; i++)
+		if (r->leaf[i] == leaf) {
+			r->calls[i]++;
+			CHECK_OK(clg_to_host(clg_grad(leaf), r->seen[i], sizeof(r->seen[i])));
+			return;
+		}
+	r->strangers++;
+}
+
+static void test_backward_overlap(clg_backend *be)
+{
+	ready_log r = {0};
+	clg_tensor *a, *b, *c, *x, *h, *l;
+
+	clg_scope_begin();
+	a = clg_from_host(be, CLG_F32, CLG_SHAPE(3), (float[]){1, -2, 3});
+	b = clg_from_host(be, CLG_F32, CLG_SHAPE(3), (float[]){0.5f, 2, -1});
+	c = clg_from_host(be, CLG_F32, CLG_SHAPE(3), (float[]){3, 1, 2});
+	x = clg_from_host(be, CLG_F32, CLG_SHAPE(3), (float[]){4, 5, 6});
+	clg_set_requires_grad(a, 1);
+	clg_set_requires_grad(b, 1);
+	clg_set_requires_grad(c, 1);
+	r.leaf[0] = a, r.leaf[1] = b, r.leaf[2] = c, r.leaf[3] = x;
+	/* a is used first and last (its gradient has two parts), b in the middle, c once at the end:
+	 * l = sum(((a * x) * b + a) * c) */
+	h = clg_add(clg_mul(clg_mul(a, x), b), a);
+	l = clg_sum(clg_mul(h, c), 0, NULL, 0);
+	CHECK_OK(clg_backward_overlap(l, on_ready, &r));
+	for (int i = 0; i < 3; i++) {
+		float final[3];
+		CHECK(r.calls[i] == 1, "leaf %d announced %d times, want once", i, r.calls[i]);
+		CHECK_OK(clg_to_host(clg_grad(r.leaf[i]), final, sizeof(final)));
+		for (int k = 0; k < 3; k++)
+			CHECK(r.seen[i][k] == final[k], "leaf %d [%d]: %g when announced, %g at the end", i, k,
+			      r.seen[i][k], final[k]);
+	}
+	CHECK(r.calls[3] == 0 && r.strangers == 0, "a constant announced (%d, %d)", r.calls[3], r.strangers);
+	/* da = (x * b + 1) * c */
+	expect_values(clg_grad(a), (float[]){9, 11, -10}, 3, "overlap: grad a");
 	clg_scope_end();
 }
 
@@ -426,6 +483,7 @@ int main(void)
 		test_device(be, i ? ref : NULL);
 		test_float16(be, i ? ref : NULL);
 		test_autograd(be);
+		test_backward_overlap(be);
 		test_scopes(be);
 		clg_backend_close(be);
 	}

@@ -393,6 +393,7 @@ static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft
 	}
 	if (s != CLFFT_SUCCESS)
 		return fft_fail(be, c, &k, s, "clfftEnqueueTransform");
+	clg_cl_of(be)->stats.n_launch++;
 	return CLG_OK;
 }
 

@@ -22,6 +22,7 @@ static double ew_apply(clg_op op, double x, double y, double z, const double *f)
 {
 	switch (op) {
 	case CLG_OP_COPY: return x;
+	case CLG_OP_CAST: return x; /* load read the src's dtype, store rounds to the dst's */
 	case CLG_OP_FILL: return f[0];
 	case CLG_OP_ADD: return x + y;
 	case CLG_OP_SUB: return x - y;
