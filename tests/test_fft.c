@@ -196,6 +196,40 @@ out:
 	free(r);
 }
 
+/* FFT_C2C with the dst the very view of the source (in place), against the same transform done
+ * out of place on the reference. */
+static void in_place(clg_backend *be, clg_backend *ref, int64_t n)
+{
+	float h[2 * 64], want[2 * 64], got[2 * 64];
+	clg_buffer *b = NULL, *r0 = NULL, *r1 = NULL;
+	clg_op_call c = {.op = CLG_OP_FFT_C2C};
+
+	t_fill_uniform(h, (size_t)(2 * n), 3, -1, 1);
+	c.f[0] = 1;
+	CHECK_OK(clg_buffer_alloc(ref, sizeof(float) * 2 * (size_t)n, &r0));
+	CHECK_OK(clg_buffer_alloc(ref, sizeof(float) * 2 * (size_t)n, &r1));
+	CHECK_OK(clg_buffer_alloc(be, sizeof(float) * 2 * (size_t)n, &b));
+	if (!b || !r0 || !r1)
+		goto out;
+	CHECK_OK(clg_buffer_upload(r0, 0, h, sizeof(float) * 2 * (size_t)n));
+	clg_view_contiguous(&c.src[0], r0, CLG_F32, 2, (int64_t[]){n, 2});
+	clg_view_contiguous(&c.dst, r1, CLG_F32, 2, (int64_t[]){n, 2});
+	CHECK_OK(clg_run(ref, &c));
+	CHECK_OK(clg_buffer_download(r1, 0, want, sizeof(float) * 2 * (size_t)n));
+	CHECK_OK(clg_buffer_upload(b, 0, h, sizeof(float) * 2 * (size_t)n));
+	clg_view_contiguous(&c.src[0], b, CLG_F32, 2, (int64_t[]){n, 2});
+	c.dst = c.src[0];
+	CHECK_OK(clg_run(be, &c));
+	CHECK_OK(clg_buffer_download(b, 0, got, sizeof(float) * 2 * (size_t)n));
+	for (int64_t i = 0; i < 2 * n; i++)
+		CHECK(fabsf(got[i] - want[i]) < 1e-4f, "in-place fft of %lld on %s: [%lld] = %g, want %g", (long long)n,
+		      be->info.name, (long long)i, got[i], want[i]);
+out:
+	clg_buffer_free(b);
+	clg_buffer_free(r0);
+	clg_buffer_free(r1);
+}
+
 static void errors(clg_backend *be)
 {
 	const char *dev = be->info.name;
@@ -221,11 +255,16 @@ int main(void)
 	int n = t_opencl_count();
 	static const int64_t lengths[] = {1, 2, 8, 17, 97, 1000, 1024};
 
-	for (int i = 0; i <= n; i++) {
+	clg_backend *ref = NULL;
+
+	CHECK_OK(clg_backend_open(0, &ref));
+	for (int i = 0; ref && i <= n; i++) {
 		clg_backend *be = NULL;
 		CHECK_OK(clg_backend_open(i, &be));
 		if (!be)
 			continue;
+		in_place(be, ref, 16);
+		in_place(be, ref, 17);
 		known_values(be);
 		float64(be);
 		for (size_t l = 0; l < sizeof(lengths) / sizeof(lengths[0]); l++)
@@ -238,5 +277,6 @@ int main(void)
 			paths(be);
 		clg_backend_close(be);
 	}
+	clg_backend_close(ref);
 	return t_finish("test_fft");
 }

@@ -495,7 +495,8 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 	}
 	vin = c->src[0];
 	vout = c->dst;
-	if (!packed(&vin) || (c->op == CLG_OP_FFT_C2R && path == CLG_CL_FFT_CLFFT))
+	/* (a source sharing the dst's buffer is copied too: every path reads and writes apart) */
+	if (!packed(&vin) || vin.buf == vout.buf || (c->op == CLG_OP_FFT_C2R && path == CLG_CL_FFT_CLFFT))
 		st = temp_like(be, &c->src[0], 1, &tin, &vin);
 	if (!st && c->op == CLG_OP_FFT_C2R && path == CLG_CL_FFT_CLFFT)
 		st = zero_hermitian_imag(be, &g, &vin);
