@@ -27,11 +27,15 @@
  * Temporaries, clFFT's scratch buffer included, come from the backend's caching allocator; the
  * in-order queue makes their reuse safe as soon as the transform is enqueued.
  *
- * clfftSetup runs once per process (pthread_once); plans are cached per backend (so per context
- * and device) by (transform, precision, length, batch, direction, scale, strides and distances),
- * baked once on the backend's queue, and destroyed with the backend (clg_cl_fft_free). A global
- * lock guards the caches. clfftTeardown is never called: the library's setup lives as long as the
- * process. clFFT status codes become clgrad errors naming the op, the device and the shapes. */
+ * clfftSetup runs on first use, once while any backend uses clFFT; plans are cached per backend
+ * (so per context and device) by (transform, precision, length, batch, direction, scale, layout
+ * and distances), baked once on the backend's queue, and destroyed with the backend
+ * (clg_cl_fft_free). When the last backend that made plans closes, clfftTeardown runs before its
+ * context goes (clFFT's repository holds programs of the contexts it served: released after their
+ * context, Oclgrind corrupts its heap); a later use sets clFFT up again. At exit, a setup still
+ * alive (backends never closed, contexts alive) is torn down too, or clFFT complains. One lock
+ * guards the setup state, the user count and the plan caches. clFFT status codes become clgrad
+ * errors naming the op, the device and the shapes. */
 #include "cl_internal.h"
 
 #include "../clg_fft.h"
@@ -45,23 +49,36 @@
 
 /* ---- clFFT: setup, status codes, plans ----------------------------------------------------- */
 
-static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
-static clfftStatus setup_status = CLFFT_SUCCESS;
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
+/* guarded by plan_lock */
+static int setup_done;                      /* clfftSetup was called and not torn down since */
+static clfftStatus setup_status = CLFFT_SUCCESS;
+static int fft_users;                       /* open backends holding plans */
+static int exit_hook;                       /* teardown_at_exit is registered */
 
-/* At exit, before the library's own destructors complain that it was not torn down; plans of
- * backends still open die with it. */
-static void teardown(void) { clfftTeardown(); }
-
-static void do_setup(void)
+static void teardown_at_exit(void)
 {
-	/* filled here rather than by the header's clfftInitSetupData: a C99 inline definition without
-	 * an external one, which fails to link where the compiler does not inline it (-O0) */
-	clfftSetupData data = {.major = clfftVersionMajor, .minor = clfftVersionMinor, .patch = clfftVersionPatch,
-			       .debugFlags = 0};
-	setup_status = clfftSetup(&data);
-	if (setup_status == CLFFT_SUCCESS)
-		atexit(teardown);
+	pthread_mutex_lock(&plan_lock);
+	if (setup_done && setup_status == CLFFT_SUCCESS)
+		clfftTeardown();
+	setup_done = 0;
+	pthread_mutex_unlock(&plan_lock);
+}
+
+/* Sets clFFT up unless it is (called with plan_lock held); returns the setup's status. */
+static clfftStatus setup_locked(void)
+{
+	if (!setup_done) {
+		/* filled here rather than by the header's clfftInitSetupData: a C99 inline definition
+		 * without an external one, which fails to link where the compiler does not inline it */
+		clfftSetupData data = {.major = clfftVersionMajor, .minor = clfftVersionMinor, .patch = clfftVersionPatch,
+				       .debugFlags = 0};
+		setup_status = clfftSetup(&data);
+		setup_done = 1;
+		if (setup_status == CLFFT_SUCCESS && !exit_hook)
+			exit_hook = atexit(teardown_at_exit) == 0;
+	}
+	return setup_status;
 }
 
 static const char *fft_status_name(clfftStatus s)
@@ -119,11 +136,17 @@ void clg_cl_fft_free(clg_backend *be)
 	struct clg_cl_fft *f = clg_cl_of(be)->fft;
 	if (!f)
 		return;
+	pthread_mutex_lock(&plan_lock);
 	for (int i = 0; i < f->n; i++)
 		clfftDestroyPlan(&f->plans[i].plan);
 	free(f->plans);
 	free(f);
 	clg_cl_of(be)->fft = NULL;
+	if (--fft_users == 0 && setup_done && setup_status == CLFFT_SUCCESS) {
+		clfftTeardown(); /* before this backend's context is released */
+		setup_done = 0;
+	}
+	pthread_mutex_unlock(&plan_lock);
 }
 
 /* "op 'fft_c2c' on device 'x': clFFT <what> (length n, batch b, single) for src0 .. dst ..: NAME (code)" */
@@ -191,9 +214,18 @@ static clg_status get_plan(clg_backend *be, const clg_op_call *c, const plan_key
 	clg_status st = CLG_OK;
 
 	pthread_mutex_lock(&plan_lock);
-	if (!cl->fft && !(cl->fft = calloc(1, sizeof(*cl->fft)))) {
-		st = clg_fail(CLG_ERR_OOM, "op '%s' on device '%s': out of host memory", clg_op_name(c->op), be->info.name);
-		goto unlock;
+	if (!cl->fft) {
+		clfftStatus s = setup_locked(); /* (torn down since the path was chosen, by another close) */
+		if (s != CLFFT_SUCCESS) {
+			st = fft_fail(be, c, k, s, "clfftSetup");
+			goto unlock;
+		}
+		if (!(cl->fft = calloc(1, sizeof(*cl->fft)))) {
+			st = clg_fail(CLG_ERR_OOM, "op '%s' on device '%s': out of host memory", clg_op_name(c->op),
+				      be->info.name);
+			goto unlock;
+		}
+		fft_users++;
 	}
 	f = cl->fft;
 	for (int i = 0; i < f->n; i++) {
@@ -277,9 +309,13 @@ clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
 	const char *e = getenv("CLGRAD_FFT");
 	const char *dummy;
 
+	clfftStatus setup;
+
 	if (!why)
 		why = &dummy;
-	pthread_once(&setup_once, do_setup);
+	pthread_mutex_lock(&plan_lock);
+	setup = setup_locked();
+	pthread_mutex_unlock(&plan_lock);
 	(void)be;
 	if (e && !strcmp(e, "own")) {
 		*why = "CLGRAD_FFT=own";
@@ -287,9 +323,9 @@ clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
 	}
 	if (e && (!strcmp(e, "clfft") || !strcmp(e, "planar"))) {
 		*why = !strcmp(e, "clfft") ? "CLGRAD_FFT=clfft" : "CLGRAD_FFT=planar";
-		return setup_status == CLFFT_SUCCESS && clg_fft_radices_ok(n) ? CLG_CL_FFT_CLFFT : CLG_CL_FFT_NONE;
+		return setup == CLFFT_SUCCESS && clg_fft_radices_ok(n) ? CLG_CL_FFT_CLFFT : CLG_CL_FFT_NONE;
 	}
-	if (setup_status != CLFFT_SUCCESS) {
+	if (setup != CLFFT_SUCCESS) {
 		*why = "clfftSetup failed";
 		return CLG_CL_FFT_OWN;
 	}
