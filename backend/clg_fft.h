@@ -12,9 +12,9 @@ extern "C" {
 #endif
 
 /* "clFFT", "own kernels", "unsupported" (CLGRAD_FFT=clfft and a length clFFT cannot do) or
- * "reference" for a transform of length n on be; *why (may be NULL) gets the reason. A plan that
- * clFFT failed to run is listed by clg_fft_plans, not here. */
-const char *clg_fft_path(clg_backend *be, int64_t n, const char **why);
+ * "reference" for transform op (CLG_OP_FFT_*; for C2C the forward direction) of length n on be;
+ * *why (may be NULL) gets the reason, e.g. that clFFT's kernels for it failed on this device. */
+const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why);
 /* The clFFT plans be made so far, one line each ("fft_c2c n=1024 batch=8 scale 1 single: clFFT"),
  * the path it runs on included, into buf; returns how many (0 on the reference backend). */
 int clg_fft_plans(clg_backend *be, char *buf, size_t len);

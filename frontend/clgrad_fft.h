@@ -35,6 +35,13 @@ clg_tensor *clg_irfft(clg_tensor *x, int64_t n, clg_fft_norm norm);
  * broadcast (the last dim of both is 2). */
 clg_tensor *clg_complex_mul(clg_tensor *a, clg_tensor *b, int conj_b);
 
+/* 1-D convolution (cross-correlation, as PyTorch's conv1d with stride 1, dilation 1, one group)
+ * through the FFT: x (N, C, L), w (OC, C, K), b (OC) or NULL, zero padding p on both sides ->
+ * (N, OC, L + 2p - K + 1). Both signals are zero-padded to a length M >= L + 2p of radices 2, 3, 5,
+ * 7 (so clFFT takes it), y = irfft(sum_c rfft(x) * conj(rfft(w)))[:L + 2p - K + 1] (+ b).
+ * Costs O(N C OC M) memory for the spectra products; it pays off for long kernels. */
+clg_tensor *clg_conv1d_fft(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t padding);
+
 #ifdef __cplusplus
 }
 #endif

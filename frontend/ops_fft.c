@@ -303,3 +303,87 @@ clg_tensor *clg_complex_mul(clg_tensor *a, clg_tensor *b, int conj_b)
 		node->i[0] = conj_b != 0;
 	return y;
 }
+
+/* ---- conv1d through the FFT ---- */
+
+/* The smallest m >= n whose prime factors are 2, 3, 5 and 7. */
+static int64_t fft_friendly(int64_t n)
+{
+	for (int64_t m = n > 1 ? n : 1;; m++) {
+		int64_t r = m;
+		for (int64_t p = 2; p <= 7; p++)
+			while (r % p == 0)
+				r /= p;
+		if (r == 1)
+			return m;
+	}
+}
+
+/* t (A, B, n) zero-padded along its last dim: `before` zeros, t, `after` zeros */
+static clg_tensor *pad_last(clg_tensor *t, int64_t before, int64_t after)
+{
+	clg_tensor *parts[3], *y;
+	int np = 0, nz = 0, zi[2];
+
+	if (!t)
+		return NULL;
+	for (int k = 0; k < 2; k++) {
+		int64_t len = k == 0 ? before : after;
+		if (k == 1)
+			parts[np++] = t;
+		if (len > 0) {
+			zi[nz++] = np;
+			parts[np++] = clg_zeros(t->v.buf->backend, t->v.dtype, CLG_SHAPE(t->v.shape[0], t->v.shape[1], len));
+		}
+	}
+	if (np == 1)
+		return fe_alias(t);
+	y = clg_concat(parts, np, 2);
+	for (int k = 0; k < nz; k++)
+		clg_free(parts[zi[k]]);
+	return y;
+}
+
+clg_tensor *clg_conv1d_fft(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t padding)
+{
+	static const int axis2[] = {2};
+	clg_tensor *ins[3] = {x, w, b}, *t[12] = {0}, *y = NULL;
+	int64_t N, C, L, OC, K, Lp, Lout, M;
+	char s0[96], s1[96];
+	int n = 0;
+
+	if (!fe_check_inputs("conv1d_fft", b ? 3 : 2, ins))
+		return NULL;
+	if (x->v.ndim != 3 || w->v.ndim != 3 || w->v.shape[1] != x->v.shape[1] || padding < 0 ||
+	    (b && (b->v.ndim != 1 || b->v.shape[0] != w->v.shape[0])))
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'conv1d_fft' on device '%s': x %s must be (N, C, L), weight %s (OC, C, K), "
+					"bias (OC) or none, padding %lld >= 0", dev_of(x), clg_shape_str(&x->v, s0, sizeof(s0)),
+					clg_shape_str(&w->v, s1, sizeof(s1)), (long long)padding));
+	N = x->v.shape[0], C = x->v.shape[1], L = x->v.shape[2], OC = w->v.shape[0], K = w->v.shape[2];
+	Lp = L + 2 * padding;
+	Lout = Lp - K + 1;
+	if (K < 1 || Lout < 1)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'conv1d_fft' on device '%s': kernel %s longer than the padded input %s (padding %lld)",
+					dev_of(x), clg_shape_str(&w->v, s1, sizeof(s1)), clg_shape_str(&x->v, s0, sizeof(s0)),
+					(long long)padding));
+	M = fft_friendly(Lp);
+	/* x (N, C, M), w (OC, C, M) -> spectra (N, 1, C, F, 2) and (OC, C, F, 2) */
+	clg_tensor *xp = t[n++] = pad_last(x, padding, M - L - padding);
+	clg_tensor *wp = t[n++] = pad_last(w, 0, M - K);
+	clg_tensor *xs = t[n++] = xp ? clg_rfft(xp, CLG_FFT_NORM_BACKWARD) : NULL;
+	clg_tensor *ws = t[n++] = wp ? clg_rfft(wp, CLG_FFT_NORM_BACKWARD) : NULL;
+	clg_tensor *x5 = t[n++] = xs ? clg_reshape(xs, CLG_SHAPE(N, 1, C, M / 2 + 1, 2)) : NULL;
+	/* correlation: the product with the kernel's conjugate, summed over input channels */
+	clg_tensor *p = t[n++] = x5 && ws ? clg_complex_mul(x5, ws, 1) : NULL;    /* (N, OC, C, F, 2) */
+	clg_tensor *s = t[n++] = p ? clg_sum(p, 1, axis2, 0) : NULL;               /* (N, OC, F, 2) */
+	clg_tensor *full = t[n++] = s ? clg_irfft(s, M, CLG_FFT_NORM_BACKWARD) : NULL; /* (N, OC, M) */
+	y = full ? clg_slice(full, 2, 0, Lout, 1) : NULL;
+	if (y && b) {
+		clg_tensor *br = t[n++] = clg_reshape(b, CLG_SHAPE(OC, 1)), *yb = br ? clg_add(y, br) : NULL;
+		clg_free(y);
+		y = yb;
+	}
+	for (int i = 0; i < n; i++)
+		clg_free(t[i]);
+	return y;
+}

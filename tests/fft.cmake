@@ -1,6 +1,7 @@
 # FFT ops (backend/opencl/cl_ops_fft.c): numpy's values, round trips, the clFFT / own-kernel path
 # decisions, plan caching and errors on every device (tests/test_fft.c); the op suite's FFT cases
-# and gradient checks with every transform forced onto the own kernels (CLGRAD_FFT=own).
+# with every transform forced onto the own kernels (CLGRAD_FFT=own), and the complex ones onto
+# clFFT's planar layout (CLGRAD_FFT=planar).
 clg_test(test_fft)
 target_include_directories(test_fft PRIVATE ${CMAKE_SOURCE_DIR}/backend/opencl)
 foreach(op fft_c2c fft_r2c fft_c2r)
@@ -8,3 +9,7 @@ foreach(op fft_c2c fft_r2c fft_c2r)
   set_tests_properties(test_ops_${op}_own PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
     ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_FFT=own;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
 endforeach()
+# complex-to-complex on clFFT's planar layout (the fallback where its interleaved kernels fail)
+add_test(NAME test_ops_fft_c2c_planar COMMAND test_ops --op fft_c2c)
+set_tests_properties(test_ops_fft_c2c_planar PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_FFT=planar;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")

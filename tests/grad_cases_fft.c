@@ -1,8 +1,8 @@
 /* Gradient-check cases of the FFT ops (see tests/test_grad.h): fft / ifft / rfft / irfft under each
  * of numpy's norms, at lengths clFFT does (8, 12, 60) and one it does not (17: the own kernels),
  * odd and even real lengths (the Nyquist bin is single only for even ones), irfft cutting and
- * padding the spectrum, a strided input, complex_mul (broadcast, conjugated), and a circular
- * convolution irfft(rfft(x) * rfft(w)) end to end. */
+ * padding the spectrum, a strided input, complex_mul (broadcast, conjugated), a circular
+ * convolution irfft(rfft(x) * rfft(w)) and conv1d_fft end to end. */
 #include "test_grad.h"
 
 static clg_tensor *f_fft_b(clg_tensor **x) { return clg_fft(x[0], CLG_FFT_NORM_BACKWARD); }
@@ -54,6 +54,10 @@ static clg_tensor *f_circular_conv(clg_tensor **x)
 	return y;
 }
 
+/* conv1d through the FFT (x (2, 3, 10), w (4, 3, 5), b (4), padding 2): pad, rfft, conjugate
+ * product summed over channels, irfft, slice, bias */
+static clg_tensor *f_conv1d_fft(clg_tensor **x) { return clg_conv1d_fft(x[0], x[1], x[2], 2); }
+
 static const gcase cases[] = {
 	{"fft", 1, {3}, {{3, 8, 2}}, -1, 1, f_fft_b},
 	{"fft_ortho", 1, {3}, {{2, 12, 2}}, -1, 1, f_fft_o},
@@ -77,6 +81,7 @@ static const gcase cases[] = {
 	{"complex_mul_broadcast", 2, {4, 2}, {{2, 3, 4, 2}, {4, 2}}, -1, 1, f_cmul},
 	{"complex_mul_conj", 2, {2, 3}, {{4, 2}, {3, 4, 2}}, -1, 1, f_cmul_conj},
 	{"fft_circular_conv", 2, {3, 2}, {{2, 3, 12}, {3, 12}}, -1, 1, f_circular_conv},
+	{"conv1d_fft", 3, {3, 3, 1}, {{2, 3, 10}, {4, 3, 5}, {4}}, -1, 1, f_conv1d_fft},
 };
 
 const gcase *grad_cases_fft(int *n)

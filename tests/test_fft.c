@@ -3,10 +3,13 @@
  * irfft(rfft(x), n) == x at lengths clFFT does and does not do, the path each length takes
  * (clFFT for radices 2..13, the own kernels for 17; CLGRAD_FFT=clfft refusing 17 with
  * CLG_ERR_UNSUPPORTED, CLGRAD_FFT=own taking 1024), plans cached per key, and the errors for bad
- * shapes and dtypes. Prints each device's plans with the path they run on. */
+ * shapes and dtypes, and conv1d_fft against conv2d on rows of height 1. Prints each device's
+ * plans with the path they run on. */
 #include "test_util.h"
 
 #include "cl_internal.h"
+
+#include <clg_fft.h>
 
 #include <math.h>
 #include <string.h>
@@ -46,6 +49,33 @@ static void known_values(clg_backend *be)
 	/* n = 3 from 3 bins: the spectrum is cut to 2 */
 	expect_close(clg_irfft(x, 3, CLG_FFT_NORM_BACKWARD), (float[]){2, 2.8452995f, 5.1547005f}, 3, 1e-5f, "irfft n=3", dev);
 	expect_close(clg_complex_mul(x, x, 1), (float[]){181, 0, 8, 0, 53, 0}, 6, 1e-4f, "complex_mul conj", dev);
+	clg_scope_end();
+}
+
+/* float64 where the device has it (clFFT's double plans, the own kernels in double): numpy's
+ * values for [1, 2, 3, 4] and a round trip of length 17 to 1e-12. */
+static void float64(clg_backend *be)
+{
+	const char *dev = be->info.name;
+	double got[34], h[34];
+	clg_tensor *x, *y;
+
+	if (be->info.index > 0 && !be->info.has_fp64)
+		return;
+	clg_scope_begin();
+	x = clg_from_host(be, CLG_F64, CLG_SHAPE(4, 2), (double[]){1, 0, 2, 0, 3, 0, 4, 0});
+	y = clg_fft(x, CLG_FFT_NORM_BACKWARD);
+	CHECK(y && clg_to_host(y, got, sizeof(double) * 8) == CLG_OK, "float64 fft on %s: %s", dev, clg_last_error());
+	for (int i = 0; y && i < 8; i++)
+		CHECK(fabs(got[i] - (double[]){10, 0, -2, 2, -2, 0, -2, -2}[i]) < 1e-12, "float64 fft on %s: [%d] = %.17g", dev,
+		      i, got[i]);
+	for (int i = 0; i < 34; i++)
+		h[i] = sin(1.0 + i * i);
+	x = clg_from_host(be, CLG_F64, CLG_SHAPE(17, 2), h);
+	y = clg_ifft(clg_fft(x, CLG_FFT_NORM_ORTHO), CLG_FFT_NORM_ORTHO);
+	CHECK(y && clg_to_host(y, got, sizeof(double) * 34) == CLG_OK, "float64 round trip on %s: %s", dev, clg_last_error());
+	for (int i = 0; y && i < 34; i++)
+		CHECK(fabs(got[i] - h[i]) < 1e-12, "float64 round trip of 17 on %s: [%d] off by %g", dev, i, got[i] - h[i]);
 	clg_scope_end();
 }
 
@@ -114,6 +144,90 @@ static void paths(clg_backend *be)
 	clg_scope_end();
 	clg_cl_fft_plans(be, plans, sizeof(plans));
 	printf("fft plans on %s (length 17 and others with prime factors above 13: own kernels):\n%s", dev, plans);
+	/* the path of each length after the round trips ran (a failed clFFT plan shows as own kernels) */
+	CHECK(!strcmp(clg_fft_path(be, CLG_OP_FFT_C2C, 17, NULL), "own kernels"), "length 17 on %s: %s", dev,
+	      clg_fft_path(be, CLG_OP_FFT_C2C, 17, NULL));
+	for (int op = 0; op < 3; op++) {
+		static const int64_t ns[] = {8, 17, 1000, 1024};
+		clg_op o = op == 0 ? CLG_OP_FFT_C2C : op == 1 ? CLG_OP_FFT_R2C : CLG_OP_FFT_C2R;
+		printf("fft paths on %s, %s:", dev, clg_op_name(o));
+		for (int k = 0; k < 4; k++) {
+			const char *path = clg_fft_path(be, o, ns[k], &why);
+			printf(" %lld %s (%s);", (long long)ns[k], path, why);
+		}
+		printf("\n");
+	}
+}
+
+/* conv1d_fft against conv2d (im2col + GEMM) on rows of height 1: the same cross-correlation. */
+static void conv1d_against_conv2d(clg_backend *be, int64_t N, int64_t C, int64_t L, int64_t OC, int64_t K, int64_t pad)
+{
+	const char *dev = be->info.name;
+	int64_t nx = N * C * L, nw = OC * C * K, Lout = L + 2 * pad - K + 1, ny = N * OC * Lout;
+	float *h = malloc(sizeof(float) * (size_t)(nx + nw + OC)), *a = malloc(sizeof(float) * (size_t)ny),
+	      *r = malloc(sizeof(float) * (size_t)ny);
+	clg_tensor *x, *w, *b, *y1, *y2;
+	double err = 0, scale = 0;
+
+	clg_scope_begin();
+	if (!h || !a || !r)
+		goto out;
+	t_fill_uniform(h, (size_t)(nx + nw + OC), 11, -1, 1);
+	x = clg_from_host(be, CLG_F32, CLG_SHAPE(N, C, L), h);
+	w = clg_from_host(be, CLG_F32, CLG_SHAPE(OC, C, K), h + nx);
+	b = clg_from_host(be, CLG_F32, CLG_SHAPE(OC), h + nx + nw);
+	y1 = clg_conv1d_fft(x, w, b, pad);
+	y2 = clg_conv2d(clg_reshape(x, CLG_SHAPE(N, C, 1, L)), clg_reshape(w, CLG_SHAPE(OC, C, 1, K)), b, 1, 1, 0, pad, 1, 1, 1);
+	CHECK(y1 && y2, "conv1d_fft / conv2d on %s: %s", dev, clg_last_error());
+	if (!y1 || !y2 || clg_to_host(y1, a, sizeof(float) * (size_t)ny) || clg_to_host(y2, r, sizeof(float) * (size_t)ny))
+		goto out;
+	CHECK(clg_ndim(y1) == 3 && clg_shape(y1)[2] == Lout, "conv1d_fft on %s: output length %lld, want %lld", dev,
+	      (long long)clg_shape(y1)[2], (long long)Lout);
+	for (int64_t i = 0; i < ny; i++) {
+		err = fmax(err, fabs(a[i] - r[i]));
+		scale = fmax(scale, fabs(r[i]));
+	}
+	CHECK(err <= 1e-5 * (scale + 1), "conv1d_fft (%lld, %lld, %lld) * (%lld, %lld, %lld) pad %lld on %s: off conv2d by %g (scale %g)",
+	      (long long)N, (long long)C, (long long)L, (long long)OC, (long long)C, (long long)K, (long long)pad, dev, err, scale);
+out:
+	clg_scope_end();
+	free(h);
+	free(a);
+	free(r);
+}
+
+/* FFT_C2C with the dst the very view of the source (in place), against the same transform done
+ * out of place on the reference. */
+static void in_place(clg_backend *be, clg_backend *ref, int64_t n)
+{
+	float h[2 * 64], want[2 * 64], got[2 * 64];
+	clg_buffer *b = NULL, *r0 = NULL, *r1 = NULL;
+	clg_op_call c = {.op = CLG_OP_FFT_C2C};
+
+	t_fill_uniform(h, (size_t)(2 * n), 3, -1, 1);
+	c.f[0] = 1;
+	CHECK_OK(clg_buffer_alloc(ref, sizeof(float) * 2 * (size_t)n, &r0));
+	CHECK_OK(clg_buffer_alloc(ref, sizeof(float) * 2 * (size_t)n, &r1));
+	CHECK_OK(clg_buffer_alloc(be, sizeof(float) * 2 * (size_t)n, &b));
+	if (!b || !r0 || !r1)
+		goto out;
+	CHECK_OK(clg_buffer_upload(r0, 0, h, sizeof(float) * 2 * (size_t)n));
+	clg_view_contiguous(&c.src[0], r0, CLG_F32, 2, (int64_t[]){n, 2});
+	clg_view_contiguous(&c.dst, r1, CLG_F32, 2, (int64_t[]){n, 2});
+	CHECK_OK(clg_run(ref, &c));
+	CHECK_OK(clg_buffer_download(r1, 0, want, sizeof(float) * 2 * (size_t)n));
+	CHECK_OK(clg_buffer_upload(b, 0, h, sizeof(float) * 2 * (size_t)n));
+	clg_view_contiguous(&c.src[0], b, CLG_F32, 2, (int64_t[]){n, 2});
+	c.dst = c.src[0];
+	CHECK_OK(clg_run(be, &c));
+	CHECK_OK(clg_buffer_download(b, 0, got, sizeof(float) * 2 * (size_t)n));
+	for (int64_t i = 0; i < 2 * n; i++)
+		CHECK(fabsf(got[i] - want[i]) < 1e-4f, "in-place fft of %lld on %s: [%lld] = %g, want %g", (long long)n,
+		      be->info.name, (long long)i, got[i], want[i]);
+out:
+	clg_buffer_free(b);
+	clg_buffer_free(r0);
+	clg_buffer_free(r1);
 }
 
 static void errors(clg_backend *be)
@@ -141,18 +255,28 @@ int main(void)
 	int n = t_opencl_count();
 	static const int64_t lengths[] = {1, 2, 8, 17, 97, 1000, 1024};
 
-	for (int i = 0; i <= n; i++) {
+	clg_backend *ref = NULL;
+
+	CHECK_OK(clg_backend_open(0, &ref));
+	for (int i = 0; ref && i <= n; i++) {
 		clg_backend *be = NULL;
 		CHECK_OK(clg_backend_open(i, &be));
 		if (!be)
 			continue;
+		in_place(be, ref, 16);
+		in_place(be, ref, 17);
 		known_values(be);
+		float64(be);
 		for (size_t l = 0; l < sizeof(lengths) / sizeof(lengths[0]); l++)
 			round_trips(be, lengths[l]);
 		errors(be);
+		conv1d_against_conv2d(be, 2, 3, 50, 4, 7, 3);
+		conv1d_against_conv2d(be, 1, 2, 300, 2, 64, 0);
+		conv1d_against_conv2d(be, 3, 1, 17, 2, 17, 8);
 		if (i > 0)
 			paths(be);
 		clg_backend_close(be);
 	}
+	clg_backend_close(ref);
 	return t_finish("test_fft");
 }

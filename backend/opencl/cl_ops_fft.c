@@ -4,13 +4,17 @@
  * (kernels_cl/fft.cl):
  *   - clFFT implements lengths whose prime factors are 2, 3, 5, 7, 11 and 13; any other length
  *     (17, 1009, ...) runs the O(N^2) kernels, correct at any length but slow for long ones;
- *   - $CLGRAD_FFT=clfft|own|auto (default auto) forces a path: clfft fails with
- *     CLG_ERR_UNSUPPORTED on a length it cannot do, own runs the kernels at every length;
+ *   - $CLGRAD_FFT=clfft|planar|own|auto (default auto) forces a path: clfft fails with
+ *     CLG_ERR_UNSUPPORTED on a length it cannot do, planar is clfft with complex-to-complex
+ *     transforms on clFFT's planar layout (the fallback below, for tests), own runs the kernels
+ *     at every length;
  *   - where clfftSetup fails (the library cannot start on this machine), auto uses the kernels;
- *   - where clFFT's generated kernels do not build on a device, auto uses the kernels for that
- *     plan from then on. Intel's OpenCL CPU compiler rejects clFFT's complex-to-complex kernels of
- *     many lengths (8, 12, 1000, 1024: an implicit float2 * to float4 * conversion); clFFT still
- *     bakes the plan (printing the build log) and the enqueue fails with CL_INVALID_PROGRAM.
+ *   - where clFFT's generated kernels do not build on a device, auto tries clFFT's planar layout
+ *     (complex-to-complex: re and im copied into separate planes and back), then the own kernels,
+ *     for that plan from then on. Intel's OpenCL CPU compiler rejects clFFT's interleaved
+ *     complex-to-complex kernels of many lengths (8, 12, 1000, 1024: an implicit float2 * to
+ *     float4 * conversion), while its planar ones build; clFFT still bakes the failing plan
+ *     (printing the build log) and the enqueue fails with CL_INVALID_PROGRAM.
  * clg_cl_fft_path_of() says which path a device takes for a length, and why; clg_cl_fft_plans()
  * lists the plans made, each with the path it ended on.
  *
@@ -23,11 +27,15 @@
  * Temporaries, clFFT's scratch buffer included, come from the backend's caching allocator; the
  * in-order queue makes their reuse safe as soon as the transform is enqueued.
  *
- * clfftSetup runs once per process (pthread_once); plans are cached per backend (so per context
- * and device) by (transform, precision, length, batch, direction, scale, strides and distances),
- * baked once on the backend's queue, and destroyed with the backend (clg_cl_fft_free). A global
- * lock guards the caches. clfftTeardown is never called: the library's setup lives as long as the
- * process. clFFT status codes become clgrad errors naming the op, the device and the shapes. */
+ * clfftSetup runs on first use, once while any backend uses clFFT; plans are cached per backend
+ * (so per context and device) by (transform, precision, length, batch, direction, scale, layout
+ * and distances), baked once on the backend's queue, and destroyed with the backend
+ * (clg_cl_fft_free). When the last backend that made plans closes, clfftTeardown runs before its
+ * context goes (clFFT's repository holds programs of the contexts it served: released after their
+ * context, Oclgrind corrupts its heap); a later use sets clFFT up again. At exit, a setup still
+ * alive (backends never closed, contexts alive) is torn down too, or clFFT complains. One lock
+ * guards the setup state, the user count and the plan caches. clFFT status codes become clgrad
+ * errors naming the op, the device and the shapes. */
 #include "cl_internal.h"
 
 #include "../clg_fft.h"
@@ -41,22 +49,36 @@
 
 /* ---- clFFT: setup, status codes, plans ----------------------------------------------------- */
 
-static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
-static clfftStatus setup_status = CLFFT_SUCCESS;
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
+/* guarded by plan_lock */
+static int setup_done;                      /* clfftSetup was called and not torn down since */
+static clfftStatus setup_status = CLFFT_SUCCESS;
+static int fft_users;                       /* open backends holding plans */
+static int exit_hook;                       /* teardown_at_exit is registered */
 
-/* At exit, before the library's own destructors complain that it was not torn down; plans of
- * backends still open die with it. */
-static void teardown(void) { clfftTeardown(); }
-
-static void do_setup(void)
+static void teardown_at_exit(void)
 {
-	clfftSetupData data;
-	setup_status = clfftInitSetupData(&data);
-	if (setup_status == CLFFT_SUCCESS)
+	pthread_mutex_lock(&plan_lock);
+	if (setup_done && setup_status == CLFFT_SUCCESS)
+		clfftTeardown();
+	setup_done = 0;
+	pthread_mutex_unlock(&plan_lock);
+}
+
+/* Sets clFFT up unless it is (called with plan_lock held); returns the setup's status. */
+static clfftStatus setup_locked(void)
+{
+	if (!setup_done) {
+		/* filled here rather than by the header's clfftInitSetupData: a C99 inline definition
+		 * without an external one, which fails to link where the compiler does not inline it */
+		clfftSetupData data = {.major = clfftVersionMajor, .minor = clfftVersionMinor, .patch = clfftVersionPatch,
+				       .debugFlags = 0};
 		setup_status = clfftSetup(&data);
-	if (setup_status == CLFFT_SUCCESS)
-		atexit(teardown);
+		setup_done = 1;
+		if (setup_status == CLFFT_SUCCESS && !exit_hook)
+			exit_hook = atexit(teardown_at_exit) == 0;
+	}
+	return setup_status;
 }
 
 static const char *fft_status_name(clfftStatus s)
@@ -94,6 +116,7 @@ typedef struct {
 	int inverse;
 	double scale;
 	size_t in_dist, out_dist; /* strides are 1: operands are packed */
+	int planar;               /* C2C on separate re and im planes (the fallback, see fft_run) */
 } plan_key;
 
 typedef struct {
@@ -113,11 +136,17 @@ void clg_cl_fft_free(clg_backend *be)
 	struct clg_cl_fft *f = clg_cl_of(be)->fft;
 	if (!f)
 		return;
+	pthread_mutex_lock(&plan_lock);
 	for (int i = 0; i < f->n; i++)
 		clfftDestroyPlan(&f->plans[i].plan);
 	free(f->plans);
 	free(f);
 	clg_cl_of(be)->fft = NULL;
+	if (--fft_users == 0 && setup_done && setup_status == CLFFT_SUCCESS) {
+		clfftTeardown(); /* before this backend's context is released */
+		setup_done = 0;
+	}
+	pthread_mutex_unlock(&plan_lock);
 }
 
 /* "op 'fft_c2c' on device 'x': clFFT <what> (length n, batch b, single) for src0 .. dst ..: NAME (code)" */
@@ -142,7 +171,9 @@ static clg_status make_plan(clg_backend *be, const clg_op_call *c, const plan_ke
 
 	memset(out, 0, sizeof(*out));
 	out->key = *k;
-	if (k->op == CLG_OP_FFT_R2C)
+	if (k->planar)
+		lin = lout = CLFFT_COMPLEX_PLANAR;
+	else if (k->op == CLG_OP_FFT_R2C)
 		lin = CLFFT_REAL, lout = CLFFT_HERMITIAN_INTERLEAVED;
 	else if (k->op == CLG_OP_FFT_C2R)
 		lin = CLFFT_HERMITIAN_INTERLEAVED, lout = CLFFT_REAL;
@@ -183,9 +214,18 @@ static clg_status get_plan(clg_backend *be, const clg_op_call *c, const plan_key
 	clg_status st = CLG_OK;
 
 	pthread_mutex_lock(&plan_lock);
-	if (!cl->fft && !(cl->fft = calloc(1, sizeof(*cl->fft)))) {
-		st = clg_fail(CLG_ERR_OOM, "op '%s' on device '%s': out of host memory", clg_op_name(c->op), be->info.name);
-		goto unlock;
+	if (!cl->fft) {
+		clfftStatus s = setup_locked(); /* (torn down since the path was chosen, by another close) */
+		if (s != CLFFT_SUCCESS) {
+			st = fft_fail(be, c, k, s, "clfftSetup");
+			goto unlock;
+		}
+		if (!(cl->fft = calloc(1, sizeof(*cl->fft)))) {
+			st = clg_fail(CLG_ERR_OOM, "op '%s' on device '%s': out of host memory", clg_op_name(c->op),
+				      be->info.name);
+			goto unlock;
+		}
+		fft_users++;
 	}
 	f = cl->fft;
 	for (int i = 0; i < f->n; i++) {
@@ -196,7 +236,8 @@ static clg_status get_plan(clg_backend *be, const clg_op_call *c, const plan_key
 	}
 	for (int i = 0; !strict && i < f->n; i++) {
 		const plan_key *o = &f->plans[i].key;
-		if (f->plans[i].broken && o->op == k->op && o->dtype == k->dtype && o->n == k->n && o->inverse == k->inverse) {
+		if (f->plans[i].broken && o->op == k->op && o->dtype == k->dtype && o->n == k->n && o->inverse == k->inverse &&
+		    o->planar == k->planar) {
 			*out = f->plans[i];
 			goto unlock;
 		}
@@ -252,7 +293,7 @@ int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len)
 		int w = snprintf(p < len ? buf + p : NULL, p < len ? len - p : 0, "%s%s n=%lld batch=%lld scale %g %s: %s%s%s\n",
 				 clg_op_name(k->op), k->inverse && k->op == CLG_OP_FFT_C2C ? " inverse" : "",
 				 (long long)k->n, (long long)k->batch, k->scale, k->dtype == CLG_F64 ? "double" : "single",
-				 f->plans[i].broken ? "own kernels (clFFT failed: " : "clFFT",
+				 f->plans[i].broken ? "failed on this device, not used (" : k->planar ? "clFFT, planar" : "clFFT",
 				 f->plans[i].broken ? fft_status_name(f->plans[i].broken) : "", f->plans[i].broken ? ")" : "");
 		if (w > 0)
 			p += (size_t)w;
@@ -268,19 +309,23 @@ clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
 	const char *e = getenv("CLGRAD_FFT");
 	const char *dummy;
 
+	clfftStatus setup;
+
 	if (!why)
 		why = &dummy;
-	pthread_once(&setup_once, do_setup);
+	pthread_mutex_lock(&plan_lock);
+	setup = setup_locked();
+	pthread_mutex_unlock(&plan_lock);
 	(void)be;
 	if (e && !strcmp(e, "own")) {
 		*why = "CLGRAD_FFT=own";
 		return CLG_CL_FFT_OWN;
 	}
-	if (e && !strcmp(e, "clfft")) {
-		*why = "CLGRAD_FFT=clfft";
-		return setup_status == CLFFT_SUCCESS && clg_fft_radices_ok(n) ? CLG_CL_FFT_CLFFT : CLG_CL_FFT_NONE;
+	if (e && (!strcmp(e, "clfft") || !strcmp(e, "planar"))) {
+		*why = !strcmp(e, "clfft") ? "CLGRAD_FFT=clfft" : "CLGRAD_FFT=planar";
+		return setup == CLFFT_SUCCESS && clg_fft_radices_ok(n) ? CLG_CL_FFT_CLFFT : CLG_CL_FFT_NONE;
 	}
-	if (setup_status != CLFFT_SUCCESS) {
+	if (setup != CLFFT_SUCCESS) {
 		*why = "clfftSetup failed";
 		return CLG_CL_FFT_OWN;
 	}
@@ -338,8 +383,8 @@ static clg_status zero_hermitian_imag(clg_backend *be, const clg_fft_geom *g, co
 
 /* Runs the transform through clFFT. *fall_back is set (and CLG_OK returned) when auto should run the
  * own kernels instead: the plan is known broken, or its kernels just failed on this device. */
-static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, cl_mem in, cl_mem out,
-			    int strict, int *fall_back)
+static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, cl_mem *in, cl_mem *out,
+			    int planar, int strict, int *fall_back)
 {
 	plan_key k;
 	fft_plan p = {0};
@@ -357,6 +402,7 @@ static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft
 	k.scale = c->f[0];
 	k.in_dist = (size_t)(c->op == CLG_OP_FFT_C2R ? g->bins : g->n);
 	k.out_dist = (size_t)(c->op == CLG_OP_FFT_R2C ? g->bins : g->n);
+	k.planar = planar;
 	*fall_back = 0;
 	st = get_plan(be, c, &k, strict, &p);
 	if (st)
@@ -370,13 +416,14 @@ static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft
 		if (st)
 			return st;
 	}
-	s = clfftEnqueueTransform(p.plan, k.inverse ? CLFFT_BACKWARD : CLFFT_FORWARD, 1, &q, 0, NULL, NULL, &in, &out,
+	s = clfftEnqueueTransform(p.plan, k.inverse ? CLFFT_BACKWARD : CLFFT_FORWARD, 1, &q, 0, NULL, NULL, in, out,
 				  tmp ? (cl_mem)tmp->handle : NULL);
 	clg_buffer_free(tmp);
 	if (s != CLFFT_SUCCESS && kernel_failure(s) && !strict) {
 		mark_broken(be, &k, s);
-		clg_debug("fft on '%s': clFFT's kernels for %s length %lld failed (%s): the own kernels run it",
-			  be->info.name, clg_op_name(c->op), (long long)k.n, fft_status_name(s));
+		clg_debug("fft on '%s': clFFT's %s kernels for %s length %lld failed (%s): %s", be->info.name,
+			  planar ? "planar" : "interleaved", clg_op_name(c->op), (long long)k.n, fft_status_name(s),
+			  planar || c->op != CLG_OP_FFT_C2C ? "the own kernels run it" : "trying the planar layout");
 		*fall_back = 1;
 		return CLG_OK;
 	}
@@ -415,6 +462,44 @@ static clg_status run_own(clg_backend *be, const clg_op_call *c, const clg_fft_g
 	return clg_cl_launch_1d(be, k, items, clg_cl_of(be)->wg_size, op);
 }
 
+/* The (..., n) plane of part p (0 re, 1 im) of the complex view v (..., n, 2). */
+static clg_view plane_of(const clg_view *v, int p)
+{
+	clg_view r = *v;
+	r.ndim = v->ndim - 1;
+	r.offset = v->offset + p * v->stride[v->ndim - 1];
+	return r;
+}
+
+/* C2C through clFFT on separate re and im planes: the source's parts copied into packed planes,
+ * transformed, copied into the dst's parts. *fall_back as run_clfft. */
+static clg_status run_planar(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, int strict, int *fall_back)
+{
+	clg_buffer *b[4] = {0};
+	clg_view pv[4];
+	cl_mem in[2], out[2];
+	clg_status st = CLG_OK;
+
+	for (int j = 0; !st && j < 4; j++) {
+		clg_view part = plane_of(j < 2 ? &c->src[0] : &c->dst, j % 2);
+		st = temp_like(be, &part, j < 2, &b[j], &pv[j]);
+	}
+	if (!st) {
+		in[0] = (cl_mem)b[0]->handle, in[1] = (cl_mem)b[1]->handle;
+		out[0] = (cl_mem)b[2]->handle, out[1] = (cl_mem)b[3]->handle;
+		st = run_clfft(be, c, g, in, out, 1, strict, fall_back);
+	}
+	for (int p = 0; !st && !*fall_back && p < 2; p++) {
+		clg_op_call cc = {.op = CLG_OP_COPY};
+		cc.dst = plane_of(&c->dst, p);
+		cc.src[0] = pv[2 + p];
+		st = clg_run(be, &cc);
+	}
+	for (int j = 0; j < 4; j++)
+		clg_buffer_free(b[j]);
+	return st;
+}
+
 static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 {
 	const char *why, *op = clg_op_name(c->op);
@@ -422,6 +507,7 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 	clg_cl_fft_path path;
 	clg_buffer *tin = NULL, *tout = NULL;
 	clg_view vin, vout;
+	int done = 0;
 	char s0[128];
 	clg_status st = clg_fft_check(be, c, &g);
 
@@ -445,7 +531,8 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 	}
 	vin = c->src[0];
 	vout = c->dst;
-	if (!packed(&vin) || (c->op == CLG_OP_FFT_C2R && path == CLG_CL_FFT_CLFFT))
+	/* (a source sharing the dst's buffer is copied too: every path reads and writes apart) */
+	if (!packed(&vin) || vin.buf == vout.buf || (c->op == CLG_OP_FFT_C2R && path == CLG_CL_FFT_CLFFT))
 		st = temp_like(be, &c->src[0], 1, &tin, &vin);
 	if (!st && c->op == CLG_OP_FFT_C2R && path == CLG_CL_FFT_CLFFT)
 		st = zero_hermitian_imag(be, &g, &vin);
@@ -454,14 +541,23 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 	if (!st && path == CLG_CL_FFT_CLFFT) {
 		const char *e = getenv("CLGRAD_FFT");
 		int fall_back = 0;
-		st = run_clfft(be, c, &g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle, e && !strcmp(e, "clfft"),
-			       &fall_back);
+		int strict = e && (!strcmp(e, "clfft") || !strcmp(e, "planar"));
+		cl_mem in = (cl_mem)vin.buf->handle, out = (cl_mem)vout.buf->handle;
+		if (e && !strcmp(e, "planar") && c->op == CLG_OP_FFT_C2C)
+			fall_back = 1;
+		else
+			st = run_clfft(be, c, &g, &in, &out, 0, strict, &fall_back);
+		if (!st && fall_back && c->op == CLG_OP_FFT_C2C) {
+			st = run_planar(be, c, &g, strict, &fall_back);
+			if (!st && !fall_back)
+				done = 1; /* the planes went straight into the dst */
+		}
 		if (!st && fall_back)
 			path = CLG_CL_FFT_OWN;
 	}
-	if (!st && path == CLG_CL_FFT_OWN)
+	if (!st && !done && path == CLG_CL_FFT_OWN)
 		st = run_own(be, c, &g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle);
-	if (!st && tout) {
+	if (!st && !done && tout) {
 		clg_op_call cc = {.op = CLG_OP_COPY};
 		cc.dst = c->dst;
 		cc.src[0] = vout;
@@ -544,15 +640,38 @@ void clg_cl_register_fft(clg_backend *be)
 
 /* ---- clg_fft.h ------------------------------------------------------------------------------ */
 
-const char *clg_fft_path(clg_backend *be, int64_t n, const char **why)
+const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why)
 {
+	struct clg_cl_fft *f;
+	int broken = 0;
+
 	if (!be || strcmp(be->iface->kind, "opencl")) {
 		if (why)
 			*why = "the reference backend (double precision DFT)";
 		return "reference";
 	}
 	switch (clg_cl_fft_path_of(be, n, why)) {
-	case CLG_CL_FFT_CLFFT: return "clFFT";
+	case CLG_CL_FFT_CLFFT:
+		pthread_mutex_lock(&plan_lock);
+		f = clg_cl_of(be)->fft;
+		/* bit 0: the interleaved plan failed, bit 1: the planar one did, bit 2: a planar one ran */
+		for (int i = 0; f && i < f->n; i++) {
+			const plan_key *k = &f->plans[i].key;
+			if (k->op == op && k->n == n && !k->inverse)
+				broken |= f->plans[i].broken ? 1 << k->planar : k->planar ? 4 : 0;
+		}
+		pthread_mutex_unlock(&plan_lock);
+		if ((broken & 2) || ((broken & 1) && op != CLG_OP_FFT_C2C)) {
+			if (why)
+				*why = "clFFT's kernels failed on this device";
+			return "own kernels";
+		}
+		if (broken & 1) {
+			if (why)
+				*why = "clFFT's interleaved kernels failed on this device; its planar ones run";
+			return "clFFT planar";
+		}
+		return "clFFT";
 	case CLG_CL_FFT_OWN: return "own kernels";
 	default: return "unsupported";
 	}
