@@ -38,6 +38,8 @@ typedef struct {
 	int64_t op_shape[1 + CLG_MAX_SRC][CLG_MAX_DIMS];
 	clg_dtype op_dtype[1 + CLG_MAX_SRC]; /* CLG_F32 (0: the case's dtype) or CLG_I32 */
 	int32_t idx_hi;              /* int32 sources hold integers in [0, idx_hi) */
+	int check_src;               /* sources the op writes in place (bit k - 1 for source k): compared
+	                              * too, after the dst */
 	double thr;                  /* > 0: overrides the op's threshold */
 	clg_dtype dtype;             /* of the float operands: CLG_F32 (0), or CLG_F16 (added by the
 	                              * runner for the EW, REDUCE and ROW cases; host data in half bits) */
@@ -51,5 +53,6 @@ void ops_cases_norm(op_case_adder add);   /* layer norm */
 void ops_cases_optim(op_case_adder add);  /* fused optimizer updates */
 void ops_cases_fused(op_case_adder add);  /* fused hot-path ops: bias + activation, softmax cross-entropy */
 void ops_cases_quant(op_case_adder add);  /* int8 block quantization (gradient compression) */
+void ops_cases_attention(op_case_adder add); /* fused scaled dot-product attention, forward and backward */
 
 #endif

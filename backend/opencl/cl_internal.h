@@ -92,6 +92,7 @@ void clg_cl_register_norm(clg_backend *be);
 void clg_cl_register_optim(clg_backend *be);
 void clg_cl_register_fused(clg_backend *be); /* cl_ops_fused.c */
 void clg_cl_register_quant(clg_backend *be); /* cl_ops_quant.c */
+void clg_cl_register_attention(clg_backend *be); /* cl_ops_attention.c */
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c); /* softmax family, cl_ops_row.c */
 

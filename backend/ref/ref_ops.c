@@ -195,5 +195,6 @@ void clg_ref_register_ops(clg_backend *be)
 	clg_ref_register_optim(be);
 	clg_ref_register_fused(be);
 	clg_ref_register_quant(be);
+	clg_ref_register_attention(be);
 	be->ops[CLG_OP_GEMM] = ref_gemm;
 }
