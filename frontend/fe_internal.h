@@ -88,4 +88,10 @@ double clg_init_bound(clg_init init, int64_t fan_in, int64_t fan_out);
 /* Elementwise op on views of the same shape as out (src views already expanded). */
 clg_tensor *fe_ew(clg_op op, clg_tensor *a, clg_tensor *b, double f0, double f1);
 
+/* Fused attention (ops_attention.c): whether the device has the fused ops for q's dtype and these
+ * head widths (and CLGRAD_FUSED is not 0); and the fused forward on checked shapes, recorded with
+ * its fused backward. */
+int fe_attention_fused_ok(clg_tensor *q, int64_t Dh, int64_t Dv);
+clg_tensor *fe_attention_fused(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal, int64_t Dv);
+
 #endif

@@ -38,30 +38,20 @@ static clg_status put(clg_backend *be, const clg_op_call *c, ageom *g, int role,
 }
 
 /* Work-group size of a _gpu kernel over rows of n: a power of two up to MAX_TILE and the kernel's
- * CL_KERNEL_WORK_GROUP_SIZE; and the local tile (rows of `per_row` ACC each) from what is left of
- * CL_DEVICE_LOCAL_MEM_SIZE (half of it, so that two groups fit). */
-static clg_status gpu_sizes(clg_backend *be, cl_kernel k, const char *op, int64_t n, size_t per_row, size_t *local,
-			    cl_int *tile)
+ * CL_KERNEL_WORK_GROUP_SIZE; and the local tile (rows of per_row bytes) from half of
+ * CL_DEVICE_LOCAL_MEM_SIZE, so that two groups fit (all of it where a row needs more). The
+ * kernels have no local memory besides their arguments (CL_KERNEL_LOCAL_MEM_SIZE would count the
+ * arguments of the last launch). */
+static void gpu_sizes(clg_backend *be, cl_kernel k, int64_t n, size_t per_row, size_t *local, cl_int *tile)
 {
-	cl_ulong used = 0;
-	size_t avail, t;
+	size_t avail = (size_t)be->info.local_mem, t = avail / 2 / per_row;
 
 	*local = clg_cl_group_size(be, k, n < MAX_TILE ? n : MAX_TILE);
 	if (*local > MAX_TILE)
 		*local = MAX_TILE;
-	clGetKernelWorkGroupInfo(k, clg_cl_of(be)->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(used), &used, NULL);
-	avail = be->info.local_mem > used ? (size_t)(be->info.local_mem - used) : 0;
-	t = avail / 2 / per_row;
 	if (t < 1)
-		t = avail / per_row;
-	if (t > MAX_TILE)
-		t = MAX_TILE;
-	if (t < 1)
-		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': a row of %zu bytes does not fit in %llu bytes "
-				"of local memory (CLGRAD_KERNEL_SHAPE=attention=cpu avoids local memory)",
-				op, be->info.name, per_row, (unsigned long long)be->info.local_mem);
-	*tile = (cl_int)t;
-	return CLG_OK;
+		t = 1; /* attention_run checked that one row fits */
+	*tile = (cl_int)(t > MAX_TILE ? MAX_TILE : t);
 }
 
 static clg_status launch(clg_backend *be, cl_kernel k, const char *op, int gpu, int64_t rows, int64_t heads,
@@ -103,6 +93,8 @@ static clg_status attention_run(clg_backend *be, const clg_op_call *c)
 	memset(m, 0, sizeof(m));
 	g.B = (cl_int)d.B, g.H = (cl_int)d.H, g.Tq = (cl_int)d.Tq, g.Tk = (cl_int)d.Tk, g.causal = c->i[0] != 0;
 	heads = d.B * d.H;
+	if (gpu && (uint64_t)(d.Dh + d.Dv + 2) * ps > be->info.local_mem)
+		gpu = 0, sh = "cpu"; /* a row does not fit in local memory: the shape without it */
 	if (heads * (d.Tq > d.Tk ? d.Tq : d.Tk) > 0x7fffffff)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': %lld heads of %lld rows overflow 32-bit indices",
 				op, be->info.name, (long long)heads, (long long)(d.Tq > d.Tk ? d.Tq : d.Tk));
@@ -129,7 +121,7 @@ static clg_status attention_run(clg_backend *be, const clg_op_call *c)
 		snprintf(kname, sizeof(kname), "attn_fwd_%s", sh);
 		st = clg_cl_kernel(be, "attention", opts, kname, &k);
 		if (!st && gpu)
-			st = gpu_sizes(be, k, op, d.Tq, (size_t)(d.Dh + d.Dv) * ps, &local, &g.tile);
+			gpu_sizes(be, k, d.Tq, (size_t)(d.Dh + d.Dv) * ps, &local, &g.tile);
 		if (!st) {
 			size_t sizes[9] = {sizeof(g), ps, ms, ms, ms, ms, ms, (size_t)g.tile * (size_t)d.Dh * ps,
 					   (size_t)g.tile * (size_t)d.Dv * ps};
@@ -147,7 +139,7 @@ static clg_status attention_run(clg_backend *be, const clg_op_call *c)
 	snprintf(kname, sizeof(kname), "attn_bwd_dq_%s", sh);
 	st = clg_cl_kernel(be, "attention", opts, kname, &k);
 	if (!st && gpu)
-		st = gpu_sizes(be, k, op, d.Tq, (size_t)(d.Dh + d.Dv) * ps, &local, &g.tile);
+		gpu_sizes(be, k, d.Tq, (size_t)(d.Dh + d.Dv) * ps, &local, &g.tile);
 	if (!st) {
 		size_t sizes[12] = {sizeof(g), ps, ms, ms, ms, ms, ms, ms, ms, ms, (size_t)g.tile * (size_t)d.Dh * ps,
 				    (size_t)g.tile * (size_t)d.Dv * ps};
@@ -161,7 +153,7 @@ static clg_status attention_run(clg_backend *be, const clg_op_call *c)
 	snprintf(kname, sizeof(kname), "attn_bwd_dkv_%s", sh);
 	st = clg_cl_kernel(be, "attention", opts, kname, &k);
 	if (!st && gpu)
-		st = gpu_sizes(be, k, op, d.Tk, (size_t)(d.Dh + d.Dv + 2) * ps, &local, &g.tile);
+		gpu_sizes(be, k, d.Tk, (size_t)(d.Dh + d.Dv + 2) * ps, &local, &g.tile);
 	if (!st) {
 		size_t sizes[13] = {sizeof(g), ps, ms, ms, ms, ms, ms, ms, ms, ms, (size_t)g.tile * (size_t)d.Dh * ps,
 				    (size_t)g.tile * (size_t)d.Dv * ps, 2 * (size_t)g.tile * ps};
