@@ -37,3 +37,11 @@ set_tests_properties(test_ops_attention_catches_wrong_kernel PROPERTIES
   ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_DIR=${CLG_ATTN_MUTANT_DIR};CLGRAD_CACHE_DIR=0"
   PASS_REGULAR_EXPRESSION "attention_fwd \\[[^\n]*normalized error"
   SKIP_REGULAR_EXPRESSION "no OpenCL device present" TIMEOUT 900)
+# The self-test routes a wrong fused attention away and the frontend falls back to the composite
+# (tests/test_attn_route.c); with the real kernels the fused ops pass it and serve.
+add_executable(test_attn_route test_attn_route.c)
+target_link_libraries(test_attn_route PRIVATE clg_testutil)
+target_include_directories(test_attn_route PRIVATE ${CMAKE_SOURCE_DIR}/backend)
+add_test(NAME test_attn_route COMMAND test_attn_route)
+add_test(NAME test_attn_route_mutant COMMAND test_attn_route ${CLG_ATTN_MUTANT_DIR})
+set_tests_properties(test_attn_route test_attn_route_mutant PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
