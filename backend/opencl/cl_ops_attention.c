@@ -57,12 +57,8 @@ static void gpu_sizes(clg_backend *be, cl_kernel k, int64_t n, size_t per_row, s
 static clg_status launch(clg_backend *be, cl_kernel k, const char *op, int gpu, int64_t rows, int64_t heads,
 			 size_t local)
 {
-	if (!gpu) {
-		size_t l = clg_cl_of(be)->wg_size;
-		if ((int64_t)l > rows * heads)
-			l = rows * heads > 0 ? (size_t)(rows * heads) : 1;
-		return clg_cl_launch_1d(be, k, (size_t)(rows * heads), l, op);
-	}
+	if (!gpu) /* any group size within the kernel's limit (the kernels guard the tail) */
+		return clg_cl_launch_1d(be, k, (size_t)(rows * heads), clg_cl_group_size(be, k, rows * heads), op);
 	return clg_cl_launch_1d(be, k, (size_t)(heads * ((rows + (int64_t)local - 1) / (int64_t)local)) * local, local, op);
 }
 
