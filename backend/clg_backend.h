@@ -69,12 +69,14 @@ typedef struct {
 	clg_device_type type;
 	char platform[128];
 	char platform_version[128];
-	char vendor[128];
+	char platform_vendor[128];  /* CL_PLATFORM_VENDOR: whose OpenCL stack (PoCL, Intel...) */
+	char vendor[128];         /* CL_DEVICE_VENDOR: who made the hardware */
 	char name[128];
-	char cl_version[64];      /* CL_DEVICE_VERSION */
+	char cl_version[128];     /* CL_DEVICE_VERSION */
 	char clc_version[64];     /* CL_DEVICE_OPENCL_C_VERSION */
 	char driver_version[64];
 	char il_version[64];      /* CL_DEVICE_IL_VERSION, "" when absent */
+	char extensions[4096];    /* CL_DEVICE_EXTENSIONS, space-separated (cut at a name if longer) */
 	unsigned compute_units;
 	unsigned clock_mhz;
 	uint64_t global_mem;
@@ -100,6 +102,12 @@ clg_status clg_devices(const clg_device_info **list, int *count);
  * platform or device name. NULL or "" means $CLGRAD_DEVICE, else the first GPU, else the first
  * OpenCL CPU device, else the reference backend. */
 clg_status clg_device_select(const char *spec, int *index);
+/* The cache folder the library keeps its files in (CLGRAD_CACHE_DIR, else $XDG_CACHE_HOME/clgrad,
+ * else ~/.cache/clgrad), created if missing, for tools that keep small files beside them.
+ * CLG_ERR_IO when caching is off (CLGRAD_CACHE_DIR=0) or the folder cannot be made. */
+clg_status clg_cache_folder(char *buf, size_t len);
+/* Writes n bytes to path atomically: a temporary file in the same folder, fsync, rename. */
+clg_status clg_write_file_atomic(const char *path, const void *data, size_t n);
 
 /* ---- backends and buffers --------------------------------------------------------------- */
 
@@ -159,6 +167,11 @@ typedef struct {
 	uint64_t n_disk_load;     /* programs loaded from the disk cache */
 	uint64_t n_disk_reject;   /* disk entries found corrupt or foreign, then rebuilt */
 	uint64_t n_mem_hit;       /* programs found in memory */
+	/* commands (train --profile): kernels enqueued (a CLBlast or clFFT call counts as one: their
+	 * own kernels are not seen), host-to-device writes, device-to-host reads */
+	uint64_t n_launch;
+	uint64_t n_upload;
+	uint64_t n_download;
 } clg_stats;
 
 /* The interface every backend implements (ggml style: function pointers + context). */
@@ -192,9 +205,9 @@ typedef struct {
  * Both shapes compute the same thing and both run in the op suite on every device. */
 typedef enum { CLG_SHAPE_CPU, CLG_SHAPE_GPU } clg_kernel_shape;
 typedef enum {
-	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, cross-entropy */
+	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, softmax cross-entropy */
 	CLG_KFAM_REDUCE,     /* sums/means over leading dims (column reductions) */
-	CLG_KFAM_FUSED,      /* bias+activation backward, softmax-cross-entropy */
+	CLG_KFAM_FUSED,      /* bias+activation backward (softmax cross-entropy is a row kernel) */
 	CLG_KFAM_CONV,       /* im2col/col2im, pooling */
 	CLG_KFAM_ATTENTION,  /* fused scaled dot-product attention */
 	CLG_KFAM_GEMM,       /* the own GEMM kernel: register-tiled (CPU) or local-memory tiled (GPU) */
@@ -221,6 +234,11 @@ clg_kernel_shape clg_backend_kernel_shape(const clg_backend *be, clg_kernel_fami
  * variable wins); why is copied. For `clgrad tune`'s stored choices and for tools. */
 void clg_backend_set_kernel_shape(clg_backend *be, clg_kernel_family f, clg_kernel_shape s, const char *why);
 
+/* 1 where float16 elementwise ops compute in half on the device: it reports cl_khr_fp16 and
+ * $CLGRAD_NATIVE_HALF is not 0 ("fp16: native"); 0: float16 is storage only, computed in float32
+ * ("fp16: storage only"). Reductions, row ops and GEMM accumulate in float32 either way. */
+int clg_half_native(const clg_device_info *d);
+
 clg_status clg_backend_open(int device_index, clg_backend **out);
 void clg_backend_close(clg_backend *be);
 
@@ -242,9 +260,10 @@ int clg_view_is_contiguous(const clg_view *v);
 const char *clg_shape_str(const clg_view *v, char *buf, size_t len);
 
 /* Checks the call (operand count, devices, dtypes, bounds) and enqueues it. float16 operands are
- * accepted by the ops of kind EW, REDUCE and ROW only (CLG_ERR_DTYPE elsewhere, on every backend):
- * they are read exactly, computed in float32 (the reference backend: in double, then rounded to
- * float) and each result is rounded once to float16, to nearest even. */
+ * accepted by the ops of kind EW, REDUCE, ROW and GEMM only (CLG_ERR_DTYPE elsewhere, on every
+ * backend): they are read exactly, computed in float32 (the reference backend: in double, then
+ * rounded to float; elementwise ops in half where clg_half_native) and each result is rounded once
+ * to float16, to nearest even. CAST is the one op whose source dtype differs from its dst's. */
 clg_status clg_run(clg_backend *be, const clg_op_call *call);
 
 #ifdef __cplusplus

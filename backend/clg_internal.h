@@ -17,6 +17,12 @@ clg_status clg_fail_prefix(clg_status s, const char *fmt, ...) CLG_PRINTF(2, 3);
 void clg_debug(const char *fmt, ...) CLG_PRINTF(1, 2);
 int clg_debug_enabled(void);
 
+/* Removes "<path>.tmp.<pid>[.*]" files next to path whose writing process is gone (kill(pid, 0)
+ * fails with ESRCH) and which were not modified for a minute: what an atomic writer killed before
+ * its rename leaves. Called by every atomic writer before it writes path (stale_tmp.c). Returns
+ * the number removed. */
+int clg_remove_stale_temps(const char *path);
+
 /* Reference and OpenCL backends. */
 clg_status clg_ref_open(clg_backend **out);
 clg_status clg_cl_open(int device_index, clg_backend **out);

@@ -31,10 +31,13 @@ void clg_clear_error(void) { errmsg[0] = 0; }
 
 clg_status clg_fail(clg_status s, const char *fmt, ...)
 {
+	static _Thread_local char next[sizeof(errmsg)];
 	va_list ap;
+	/* formatted aside first: an argument may be clg_last_error() itself ("...: %s", the cause) */
 	va_start(ap, fmt);
-	vsnprintf(errmsg, sizeof(errmsg), fmt, ap);
+	vsnprintf(next, sizeof(next), fmt, ap);
 	va_end(ap);
+	memcpy(errmsg, next, sizeof(errmsg));
 	clg_debug("error: %s", errmsg);
 	return s;
 }
@@ -120,11 +123,18 @@ static const struct {
 int clg_op_is_elementwise(clg_op op) { return (unsigned)op < CLG_OP_COUNT && op_table[op].kind == EW; }
 
 /* float16 is storage read and written as float32 by the kernels (vload_half / vstore_half_rte), so
- * the kinds whose kernels go through LOAD / STORE take it: EW, REDUCE and ROW. */
+ * the kinds whose kernels go through LOAD / STORE take it: EW, REDUCE, ROW and GEMM (its 16-bit
+ * operands go to a kernel of its own, kernels_cl/gemm_half.cl, accumulating in float32). */
 int clg_op_accepts_f16(clg_op op)
 {
-	return (unsigned)op < CLG_OP_COUNT &&
-	       (op_table[op].kind == EW || op_table[op].kind == REDUCE || op_table[op].kind == ROW);
+	return (unsigned)op < CLG_OP_COUNT && (op_table[op].kind == EW || op_table[op].kind == REDUCE ||
+					       op_table[op].kind == ROW || op_table[op].kind == GEMM);
+}
+
+int clg_half_native(const clg_device_info *d)
+{
+	const char *e = getenv("CLGRAD_NATIVE_HALF");
+	return d && d->has_fp16 && !(e && !strcmp(e, "0"));
 }
 
 const char *clg_op_name(clg_op op) { return (unsigned)op < CLG_OP_COUNT ? op_table[op].name : "?"; }
@@ -372,7 +382,7 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 		/* indices are int32 whatever the data's dtype; the int8 ops mix float32 and packed int32
 		 * (their own check, clg_int8_check) */
 		if (!st && c->src[s].dtype != c->dst.dtype && c->op != CLG_OP_ARGMAX && c->op != CLG_OP_INT8_QUANT &&
-		    c->op != CLG_OP_INT8_DEQUANT &&
+		    c->op != CLG_OP_INT8_DEQUANT && !(c->op == CLG_OP_CAST && c->src[s].dtype != CLG_I32 && c->dst.dtype != CLG_I32) &&
 		    !(c->src[s].dtype == CLG_I32 && (c->op == CLG_OP_INDEX_SELECT || c->op == CLG_OP_INDEX_ADD)))
 			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is %s but dst is %s",
 				      clg_op_name(c->op), be->info.name, roles[s],
@@ -383,7 +393,7 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 		const clg_view *v = s < 0 ? &c->dst : &c->src[s];
 		if (clg_dtype_is_half_storage(v->dtype) && !clg_op_accepts_f16(c->op))
 			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is %s, which this op does not support "
-				      "(16-bit storage works with the elementwise, reduction, softmax and layer norm ops)",
+				      "(16-bit storage works with the elementwise, reduction, softmax, layer norm and GEMM ops)",
 				      clg_op_name(c->op), be->info.name, s < 0 ? "dst" : roles[s], clg_dtype_name(v->dtype));
 	}
 	if (!st)
@@ -393,5 +403,19 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 	if (!be->ops[c->op])
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' is not supported on device '%s'",
 				clg_op_name(c->op), be->info.name);
-	return be->ops[c->op](be, c);
+	st = be->ops[c->op](be, c);
+	if (st) { /* a device failure (an enqueue, an allocation): say on which shapes */
+		char shapes[512];
+		size_t at = 0;
+		for (int s = -1; s < nsrc && at < sizeof(shapes); s++) {
+			const clg_view *v = s < 0 ? &c->dst : &c->src[s];
+			at += (size_t)snprintf(shapes + at, sizeof(shapes) - at, "%s%s (", s < 0 ? "" : ", ", s < 0 ? "dst" : roles[s]);
+			for (int d = 0; d < v->ndim && at < sizeof(shapes); d++)
+				at += (size_t)snprintf(shapes + at, sizeof(shapes) - at, "%s%lld", d ? ", " : "", (long long)v->shape[d]);
+			if (at < sizeof(shapes))
+				at += (size_t)snprintf(shapes + at, sizeof(shapes) - at, ") %s", clg_dtype_name(v->dtype));
+		}
+		clg_fail_prefix(st, "%s: ", shapes);
+	}
+	return st;
 }

@@ -38,6 +38,7 @@ static void enumerate(void)
 	devices[0].index = 0;
 	devices[0].type = CLG_DEV_REF;
 	snprintf(devices[0].platform, sizeof(devices[0].platform), "clgrad");
+	snprintf(devices[0].platform_vendor, sizeof(devices[0].platform_vendor), "clgrad");
 	snprintf(devices[0].vendor, sizeof(devices[0].vendor), "clgrad");
 	snprintf(devices[0].name, sizeof(devices[0].name), "reference");
 	snprintf(devices[0].driver_version, sizeof(devices[0].driver_version), "plain C");

@@ -4,6 +4,7 @@
  * and reads the exchange time it reports (gather, sum, optimizer step on the root, parameters sent
  * back): the data for docs/SCALING.md's alpha-beta fit. */
 #include "cli.h"
+#include "opts.h"
 #include "train_mpi.h"
 
 #include <clgrad_train.h>
@@ -68,6 +69,17 @@ static clg_status measure(clg_backend **be, int n, const clg_train_comm *comm, c
 	return st;
 }
 
+/* One size of a comma list (up to the comma): a whole number of parameters in [2, 1e9] ("1e6" too). */
+static int parse_size(const char *p, int64_t *params)
+{
+	char *end;
+	double x = strtod(p, &end);
+	if (end == p || (*end && *end != ',') || !(x >= 2 && x <= 1e9))
+		return -1;
+	*params = (int64_t)x;
+	return 0;
+}
+
 int bench_exchange(int argc, char **argv)
 {
 	const char *devices = NULL, *sizes = "1e3,1e4,1e5,1e6,4e6";
@@ -78,26 +90,31 @@ int bench_exchange(int argc, char **argv)
 	clg_train_comm comm;
 	const clg_device_info *list;
 	int count;
+	const char *comp = NULL;
+	const cli_opt opts[] = {
+		CLI_OPT_STR("devices", &devices),
+		CLI_OPT_STR("sizes", &sizes),
+		CLI_OPT_I32("steps", &steps, 2, 1000),
+		CLI_OPT_CHOICE("compress", &comp, "none|int8"),
+		CLI_OPT_FLAG("mpi", &mpi),
+	};
+	cli_spec cs = {.cmd = "bench exchange", .usage = "usage: clgrad bench exchange [--devices SPEC,SPEC,...] "
+		       "[--sizes N,N,...] [--steps S] [--compress none|int8] [--mpi]\n"
+		       "  sizes: numbers of parameters in [2, 1e9] (default 1e3,1e4,1e5,1e6,4e6); S in [2, 1000]\n",
+		       .opts = opts, .n = CLI_N(opts)};
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--mpi")) {
-			mpi = 1;
-			continue;
-		}
-		if (!v)
-			goto usage;
-		i++;
-		if (!strcmp(a, "--devices"))
-			devices = v;
-		else if (!strcmp(a, "--sizes"))
-			sizes = v;
-		else if (!strcmp(a, "--steps") && (steps = atoi(v)) >= 2 && steps <= 1000)
-			;
-		else if (!strcmp(a, "--compress") && (!strcmp(v, "none") || !strcmp(v, "int8")))
-			compress = !strcmp(v, "int8") ? CLG_COMPRESS_INT8 : CLG_COMPRESS_NONE;
-		else
-			goto usage;
+	if ((rc = cli_parse(&cs, argc, argv)) >= 0)
+		return rc;
+	rc = 1;
+	if (comp)
+		compress = !strcmp(comp, "int8") ? CLG_COMPRESS_INT8 : CLG_COMPRESS_NONE;
+	for (const char *p = sizes;; p += strcspn(p, ",") + 1) {
+		int64_t params;
+		if (parse_size(p, &params))
+			return cli_error("bench exchange", "--sizes=%s: each size must be a number of parameters in [2, 1e9]",
+					 sizes);
+		if (!p[strcspn(p, ",")])
+			break;
 	}
 	if (clg_devices(&list, &count) || (mpi && clg_mpi_start(&argc, &argv, 120, &comm, &local)))
 		return report_error("bench exchange");
@@ -126,9 +143,8 @@ int bench_exchange(int argc, char **argv)
 		       be[0]->info.name, steps, "params", "bytes/step", "ms/step", "GB/s");
 	for (const char *p = sizes; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
 		exchange_cost c = {0};
-		int64_t params = (int64_t)strtod(p, NULL);
-		if (params < 2)
-			goto fail_msg;
+		int64_t params;
+		parse_size(p, &params); /* checked above */
 		if (measure(be, n, mpi ? &comm : NULL, compress, params, steps, &c))
 			goto fail;
 		if (!mpi || comm.rank == 0)
@@ -136,9 +152,6 @@ int bench_exchange(int argc, char **argv)
 			       1e3 * c.seconds / (double)c.steps, c.bytes * (mpi ? comm.size : n) / (c.seconds / (double)c.steps) / 1e9);
 	}
 	rc = 0;
-	goto out;
-fail_msg:
-	fprintf(stderr, "clgrad bench exchange: --sizes '%s': each size is a number of parameters >= 2\n", sizes);
 	goto out;
 fail:
 	report_error("bench exchange");
@@ -148,8 +161,4 @@ out:
 	if (mpi_up)
 		clg_mpi_stop(&comm, rc != 0);
 	return rc;
-usage:
-	fprintf(stderr, "usage: clgrad bench exchange [--devices SPEC,SPEC,...] [--sizes N,N,...] [--steps S] "
-			"[--compress none|int8] [--mpi]\n");
-	return 2;
 }

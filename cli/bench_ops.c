@@ -1,9 +1,12 @@
 /* clgrad bench ops [--reps R] [--json] [--device SPEC]: op micro-benchmarks at the sizes training
  * uses, on the selected device next to the reference backend (plain C loops) in the same process.
  * Per op: median time per call (clg_run + clg_synchronize) after a warm-up (which builds the
- * kernel), and the effective bandwidth: bytes of every operand read or written, once, per second. */
+ * kernel), and the effective bandwidth: bytes of every operand read or written, once, per second.
+ * The kernel shape each op runs in on the device (family=cpu|gpu, backend/kernel_shape.c) is
+ * printed beside it: CLGRAD_KERNEL_SHAPE=row=gpu and row=cpu compare the two. */
 #include "cli.h"
 #include "json_write.h"
+#include "opts.h"
 #include "progress.h"
 
 #include <clg_measure.h>
@@ -28,6 +31,7 @@ typedef struct {
 	double f[8];
 	int64_t i[8];
 	float lo;                          /* inputs uniform in [lo, 1) */
+	int64_t stride[MAXOPS][4];         /* an operand's strides when [k][0] != 0, else contiguous */
 } op_bench;
 
 static const op_bench benches[] = {
@@ -36,9 +40,16 @@ static const op_bench benches[] = {
 	{"relu", "conv1 activation (128, 32, 28, 28)", CLG_OP_RELU, 2,
 	 {4, 4}, {{128, 32, 28, 28}, {128, 32, 28, 28}}, 0, {0}, {0}, -1},
 	{"sum", "rows of (128, 25088) to (128)", CLG_OP_SUM, 2, {1, 2}, {{128}, {128, 25088}}, 0, {0}, {0}, -1},
+	{"max", "rows of (128, 25088) to (128)", CLG_OP_MAX, 2, {1, 2}, {{128}, {128, 25088}}, 0, {0}, {0}, -1},
 	{"softmax", "attention rows (4096, 64)", CLG_OP_SOFTMAX, 2, {2, 2}, {{4096, 64}, {4096, 64}}, 0, {0}, {0}, -1},
+	{"softmax_bwd", "attention rows (4096, 64)", CLG_OP_SOFTMAX_BACKWARD, 3,
+	 {2, 2, 2}, {{4096, 64}, {4096, 64}, {4096, 64}}, 0, {0}, {0}, -1},
 	{"layer_norm", "transformer rows (1024, 64)", CLG_OP_LAYER_NORM, 2,
 	 {2, 2}, {{1024, 64}, {1024, 64}}, 0, {1e-5}, {0}, -1},
+	{"ln_bwd", "transformer rows (1024, 64)", CLG_OP_LAYER_NORM_BACKWARD, 3,
+	 {2, 2, 2}, {{1024, 64}, {1024, 64}, {1024, 64}}, 0, {1e-5}, {0}, -1},
+	{"xent", "softmax cross-entropy, logits (4096, 64)", CLG_OP_SOFTMAX_XENT, 4,
+	 {1, 2, 2, 1}, {{1}, {4096, 64}, {4096, 64}, {4096}}, 0, {1.0 / 4096}, {0}, -1},
 	{"im2col", "conv2 input (128, 32, 14, 14), 3x3 pad 1", CLG_OP_IM2COL, 2,
 	 {3, 4}, {{128, 288, 196}, {128, 32, 14, 14}}, 0, {0}, {3, 3, 1, 1, 1, 1, 1, 1}, -1},
 	{"max_pool2d", "conv1 output (128, 32, 28, 28), 2x2 stride 2", CLG_OP_MAXPOOL2D, 2,
@@ -46,7 +57,36 @@ static const op_bench benches[] = {
 	{"adam_step", "fc1 weight (512, 784)", CLG_OP_ADAM_STEP, 4,
 	 {2, 2, 2, 2}, {{512, 784}, {512, 784}, {512, 784}, {512, 784}}, 2,
 	 {1e-3, 0.9, 0.999, 1e-8, 0, 0.19, 0.002}, {0}, 0},
+	/* the GPU shapes of issue 17 (CLGRAD_KERNEL_SHAPE=cpu|gpu compares them) */
+	{"bias_act_backward", "fc1 (128, 512), relu, and its bias gradient", CLG_OP_BIAS_ACT_BACKWARD, 4,
+	 {2, 2, 2, 1}, {{128, 512}, {128, 512}, {128, 512}, {512}}, 1, {0}, {1}, -1},
+	{"sum_cols", "bias gradient: (128, 512) summed over the rows", CLG_OP_SUM, 2,
+	 {1, 2}, {{512}, {512, 128}}, 0, {0}, {0}, -1, {{0}, {1, 512}}},
 };
+
+/* The kernel family whose shape an op runs in (-1: the op has one shape). */
+static int family_of(clg_op op)
+{
+	switch (op) {
+	case CLG_OP_SUM: case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
+	case CLG_OP_SOFTMAX: case CLG_OP_LOG_SOFTMAX: case CLG_OP_SOFTMAX_BACKWARD: case CLG_OP_LOG_SOFTMAX_BACKWARD:
+	case CLG_OP_LAYER_NORM: case CLG_OP_LAYER_NORM_BACKWARD: case CLG_OP_SOFTMAX_XENT: case CLG_OP_SOFTMAX_XENT_BACKWARD:
+		return CLG_KFAM_ROW;
+	default:
+		return -1;
+	}
+}
+
+/* "row=cpu" or "-" */
+static const char *shape_label(clg_backend *be, clg_op op, char *buf, size_t len)
+{
+	int f = family_of(op);
+	if (f < 0)
+		return "-";
+	snprintf(buf, len, "%s=%s", clg_kernel_family_name((clg_kernel_family)f),
+		 clg_kernel_shape_name(clg_backend_kernel_shape(be, (clg_kernel_family)f, NULL)));
+	return buf;
+}
 
 static int64_t numel(const op_bench *b, int k)
 {
@@ -96,6 +136,8 @@ static double time_op(clg_backend *be, const op_bench *b, int reps)
 		    clg_buffer_upload(buf[k], 0, host, (size_t)n * sizeof(float)))
 			goto fail;
 		clg_view_contiguous(v, buf[k], CLG_F32, b->nd[k], b->shape[k]);
+		for (int d = 0; b->stride[k][0] && d < b->nd[k]; d++)
+			v->stride[d] = b->stride[k][d];
 	}
 	if (clg_run(be, &c) || clg_synchronize(be))
 		goto fail;
@@ -124,19 +166,18 @@ int bench_ops(int argc, char **argv)
 	clg_backend *be = NULL, *ref = NULL;
 	json_writer w;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = 1;
-		} else if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-			spec = argv[++i];
-		} else if (!strcmp(argv[i], "--reps") && i + 1 < argc && atoi(argv[i + 1]) > 0) {
-			reps = atoi(argv[++i]);
-		} else {
-			fprintf(stderr, "usage: clgrad bench ops [--reps R] [--json] [--device SPEC]\n");
-			return 2;
-		}
-	}
-	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
+	const cli_opt opts[] = {
+		CLI_OPT_FLAG("json", &json),
+		CLI_OPT_STR("device", &spec),
+		CLI_OPT_I32("reps", &reps, 1, 10000),
+	};
+	cli_spec cs = {.cmd = "bench ops", .usage = "usage: clgrad bench ops [--reps R] [--json] [--device SPEC|auto]\n"
+		       "  R in [1, 10000] (default 20)\n", .opts = opts, .n = CLI_N(opts)};
+
+	if ((rc = cli_parse(&cs, argc, argv)) >= 0)
+		return rc;
+	rc = 0;
+	if (bench_select_device(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
 		rc = report_error("bench");
 		goto out;
 	}
@@ -150,19 +191,25 @@ int bench_ops(int argc, char **argv)
 		json_key(&w, "ops");
 		json_begin_array(&w);
 	} else {
-		printf("device: %s; peer: the reference backend (plain C)\n", be->info.name);
-		printf("%-11s %-44s %10s %9s %10s %9s %8s\n", "op", "size", "dev us", "dev GB/s", "ref us", "ref GB/s",
-		       "speed-up");
+		const char *why = NULL;
+		clg_backend_kernel_shape(be, CLG_KFAM_ROW, &why);
+		printf("device: %s; peer: the reference backend (plain C); row kernels: %s (%s)\n", be->info.name,
+		       clg_kernel_shape_name(clg_backend_kernel_shape(be, CLG_KFAM_ROW, NULL)), why);
+		printf("%-11s %-44s %-8s %10s %9s %10s %9s %8s\n", "op", "size", "shape", "dev us", "dev GB/s", "ref us",
+		       "ref GB/s", "speed-up");
 	}
 	for (int i = 0; i < n; i++) {
 		const op_bench *b = &benches[i];
 		double td = time_op(be, b, reps), tr = time_op(ref, b, reps < 5 ? reps : 5), by = bytes_moved(b);
+		char sbuf[32];
+		const char *shape = shape_label(be, b->op, sbuf, sizeof(sbuf));
 		if (td < 0)
 			rc = 1;
 		if (json) {
 			json_begin_object(&w);
 			json_key_str(&w, "op", b->name);
 			json_key_str(&w, "size", b->what);
+			json_key_str(&w, "shape", shape);
 			json_key_num(&w, "bytes", by);
 			json_key_num(&w, "device_s", td > 0 ? td : NAN);
 			json_key_num(&w, "device_gbs", td > 0 ? by / td * 1e-9 : NAN);
@@ -171,7 +218,7 @@ int bench_ops(int argc, char **argv)
 			json_key_num(&w, "speedup", td > 0 && tr > 0 ? tr / td : NAN);
 			json_end_object(&w);
 		} else {
-			printf("%-11s %-44s %10.1f %9.2f %10.1f %9.2f %8.2f\n", b->name, b->what, td * 1e6,
+			printf("%-11s %-44s %-8s %10.1f %9.2f %10.1f %9.2f %8.2f\n", b->name, b->what, shape, td * 1e6,
 			       td > 0 ? by / td * 1e-9 : 0.0, tr * 1e6, tr > 0 ? by / tr * 1e-9 : 0.0,
 			       td > 0 && tr > 0 ? tr / td : 0.0);
 			fflush(stdout);

@@ -15,6 +15,13 @@ int cmd_tune(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int bench_exchange(int argc, char **argv); /* bench_exchange.c */
+/* --device SPEC of a bench subcommand (cmd_bench.c); "auto": the device with the best GEMM rate
+ * on the square 512 shape. Returns a clg_status. */
+int bench_select_device(const char *spec, int *idx);
+
+/* Checks one value of a train option as `clgrad train` would (cmd_train.c): 0, or 2 after one line
+ * on stderr. An option train does not know passes. */
+int train_check_option(const char *cmd, const char *name, const char *value);
 
 /* Prints "clgrad <cmd>: <message>" for the last library error; returns 1. */
 int report_error(const char *cmd);

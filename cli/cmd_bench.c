@@ -1,16 +1,20 @@
 /* clgrad bench: benchmarks of the selected device, each next to a peer run in the same process.
- *   clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--reps R] [--json] [--device SPEC]
+ *   clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--dtype f32|f16] [--reps R] [--json] [--device SPEC]
  *                     [--impl auto|own|clblast]
  *   clgrad bench sweep [--json] [--reps R] [--device SPEC] [--impl auto|own|clblast]
  *   clgrad bench ops [--json] [--reps R] [--device SPEC]      (cli/bench_ops.c)
+ *   clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real]  (cli/bench_fft.c)
  * GEMM: float32 row-major C = op(A) @ op(B) through clg_run (the implementation the backend picks,
  * tune result included; --impl forces one through $CLGRAD_GEMM), median of R timed calls after a
  * warm-up, each call followed by clg_synchronize; the peer is OpenBLAS cblas_sgemm on the host
  * (when configure found it, cli/openblas.cmake), one warm-up and the median of R, every core
  * unless $OPENBLAS_NUM_THREADS says otherwise. Results are compared: max |C - C_openblas| / max |C_openblas|.
+ * --dtype f16: float16 operands and result (the peer gets the same half-rounded inputs; 2e-3).
  * Exit status: 0, 1 when a result disagrees (> 1e-4) or a run failed, 2 on usage errors. */
 #include "cli.h"
+#include "device_auto.h"
 #include "json_write.h"
+#include "opts.h"
 #include "progress.h"
 
 #include <clg_measure.h>
@@ -28,13 +32,18 @@
 #endif
 
 int bench_ops(int argc, char **argv); /* cli/bench_ops.c */
+int bench_fft(int argc, char **argv); /* cli/bench_fft.c */
 
 #define TOLERANCE 1e-4
+/* float16: the peer multiplies the same half-rounded inputs, so the difference is the half
+ * rounding of each result (2^-11 relative) and float32 summation order */
+#define TOLERANCE_F16 2e-3
 
 typedef struct {
 	const char *label;
 	long m, n, k, batch;
 	int ta, tb, shared_a, cols_b;
+	int f16;         /* --dtype f16: float16 operands (float32 accumulation, kernels_cl/gemm_half.cl) */
 } gshape;
 
 typedef struct {
@@ -88,6 +97,7 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	double *t = malloc((size_t)reps * sizeof(double)), t0;
 	clg_buffer *bA = NULL, *bB = NULL, *bC = NULL;
 	clg_op_call call;
+	size_t es = s->f16 ? sizeof(uint16_t) : sizeof(float);
 	int rc = 1;
 
 	memset(r, 0, sizeof(*r));
@@ -98,6 +108,12 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	}
 	fill_random(A, na, 1);
 	fill_random(B, nb, 2);
+	if (s->f16) { /* the values float16 holds, on both sides */
+		for (size_t i = 0; i < na; i++)
+			A[i] = clg_half_to_float(clg_float_to_half(A[i]));
+		for (size_t i = 0; i < nb; i++)
+			B[i] = clg_half_to_float(clg_float_to_half(B[i]));
+	}
 #ifdef CLG_HAVE_OPENBLAS
 	for (int rep = -1; rep < reps; rep++) {
 		t0 = clg_now();
@@ -118,9 +134,17 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 		nanosleep(&ts, NULL);
 	}
 #endif
-	if (clg_buffer_alloc(be, na * sizeof(float), &bA) || clg_buffer_alloc(be, nb * sizeof(float), &bB) ||
-	    clg_buffer_alloc(be, nc * sizeof(float), &bC) || clg_buffer_upload(bA, 0, A, na * sizeof(float)) ||
-	    clg_buffer_upload(bB, 0, B, nb * sizeof(float)) || clg_buffer_upload(bC, 0, C, nc * sizeof(float)) ||
+	if (s->f16) { /* half bits in place, in the front half of each array */
+		uint16_t *h[3] = {(uint16_t *)A, (uint16_t *)B, (uint16_t *)C};
+		float *f[3] = {A, B, C};
+		size_t cnt[3] = {na, nb, nc};
+		for (int a = 0; a < 3; a++)
+			for (size_t i = 0; i < cnt[a]; i++)
+				h[a][i] = clg_float_to_half(f[a][i]);
+	}
+	if (clg_buffer_alloc(be, na * es, &bA) || clg_buffer_alloc(be, nb * es, &bB) ||
+	    clg_buffer_alloc(be, nc * es, &bC) || clg_buffer_upload(bA, 0, A, na * es) ||
+	    clg_buffer_upload(bB, 0, B, nb * es) || clg_buffer_upload(bC, 0, C, nc * es) ||
 	    clg_synchronize(be)) {
 		report_error("bench");
 		goto out;
@@ -132,6 +156,13 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	clg_gemm_operand_view(&call.dst, bC, s->batch, s->m, s->n, 0, s->m * s->n, 0);
 	call.f[0] = 1.0;
 	clg_tune_gemm_choice(be, s->m, s->n, s->k, s->batch, s->ta, s->tb, r->impl, sizeof(r->impl));
+	if (s->f16) {
+		call.src[0].dtype = call.src[1].dtype = call.dst.dtype = CLG_F16;
+		const char *e = getenv("CLGRAD_GEMM_HALF");
+		int staged = e ? !strcmp(e, "staged") : be->info.type == CLG_DEV_CPU;
+		snprintf(r->impl, sizeof(r->impl), "%s", staged ? "float16 widened to float32, float32 GEMM, rounded back"
+								: "gemm_half.cl, float32 accumulation");
+	}
 	t0 = clg_now();
 	if (clg_run(be, &call) || clg_synchronize(be)) {
 		report_error("bench");
@@ -148,10 +179,12 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	}
 	r->median_s = clg_measure_median(t, reps);
 	r->gflops = flops(s) / r->median_s * 1e-9;
-	if (clg_buffer_download(bC, 0, C, nc * sizeof(float))) {
+	if (clg_buffer_download(bC, 0, C, nc * es)) {
 		report_error("bench");
 		goto out;
 	}
+	for (size_t i = nc; s->f16 && i-- > 0;) /* back to float, from the end (in place) */
+		C[i] = clg_half_to_float(((uint16_t *)C)[i]);
 #ifdef CLG_HAVE_OPENBLAS
 	{
 		double maxref = 0, maxdiff = 0;
@@ -165,7 +198,7 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 		r->max_rel_err = maxref > 0 ? maxdiff / maxref : maxdiff;
 	}
 #endif
-	rc = r->max_rel_err > TOLERANCE ? 1 : 0;
+	rc = r->max_rel_err > (s->f16 ? TOLERANCE_F16 : TOLERANCE) ? 1 : 0;
 out:
 	clg_buffer_free(bA);
 	clg_buffer_free(bB);
@@ -206,6 +239,7 @@ static void json_result(json_writer *w, const gshape *s, const gresult *r)
 	json_key_bool(w, "transa", s->ta);
 	json_key_bool(w, "transb", s->tb);
 	json_key_str(w, "impl", r->impl);
+	json_key_str(w, "dtype", s->f16 ? "float16" : "float32");
 	json_key_num(w, "first_call_s", r->first_s);
 	json_key_num(w, "median_s", r->median_s);
 	json_key_num(w, "gflops", r->gflops);
@@ -230,62 +264,76 @@ typedef struct {
 	gshape s;
 } gopts;
 
-/* Options common to the subcommands; returns the index of an unknown one, or 0. */
-static int parse_opts(int argc, char **argv, gopts *o, int allow_shape)
+static const char usage_gemm[] =
+	"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--dtype f32|f16] [--reps R] [--json]\n"
+	"                         [--device SPEC|auto] [--impl auto|own|clblast]\n"
+	"  M, N, K in [1, 65536] (default 1024), R in [1, 10000] (default 10)\n";
+static const char usage_sweep[] =
+	"usage: clgrad bench sweep [--reps R] [--json] [--device SPEC|auto] [--impl auto|own|clblast]\n";
+
+/* Options of bench gemm (shape: the shape's too) and bench sweep; -1 to go on, else the exit status. */
+static int parse_opts(int argc, char **argv, gopts *o, int shape)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		long *dst = NULL;
-		if (!strcmp(a, "--json")) {
-			o->json = 1;
-			continue;
-		}
-		if (allow_shape && !strcmp(a, "--transa")) {
-			o->s.ta = 1;
-			continue;
-		}
-		if (allow_shape && !strcmp(a, "--transb")) {
-			o->s.tb = 1;
-			continue;
-		}
-		if (!strcmp(a, "--device") && v) {
-			o->spec = v;
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "--impl") && v) {
-			if (strcmp(v, "auto") && strcmp(v, "own") && strcmp(v, "clblast"))
-				return i;
-			setenv("CLGRAD_GEMM", v, 1);
-			i++;
-			continue;
-		}
-		if (!strcmp(a, "--reps") && v) {
-			o->reps = atoi(v);
-			if (o->reps < 1 || o->reps > 10000)
-				return i;
-			i++;
-			continue;
-		}
-		if (allow_shape)
-			dst = !strcmp(a, "--m") ? &o->s.m : !strcmp(a, "--n") ? &o->s.n : !strcmp(a, "--k") ? &o->s.k : NULL;
-		if (dst && v) {
-			char *end;
-			*dst = strtol(v, &end, 10);
-			if (*end || *dst < 1 || *dst > 65536)
-				return i;
-			i++;
-			continue;
-		}
-		return i;
-	}
-	return 0;
+	int64_t m = o->s.m, n = o->s.n, k = o->s.k;
+	const char *impl = NULL, *dtype = NULL;
+	const cli_opt opts[] = {
+		CLI_OPT_FLAG("json", &o->json),
+		CLI_OPT_STR("device", &o->spec),
+		CLI_OPT_CHOICE("impl", &impl, "auto|own|clblast"),
+		CLI_OPT_I32("reps", &o->reps, 1, 10000),
+		CLI_OPT_FLAG("transa", &o->s.ta), /* the shape's, from here on */
+		CLI_OPT_FLAG("transb", &o->s.tb),
+		CLI_OPT_CHOICE("dtype", &dtype, "f32|f16"),
+		CLI_OPT_I64("m", &m, 1, 65536),
+		CLI_OPT_I64("n", &n, 1, 65536),
+		CLI_OPT_I64("k", &k, 1, 65536),
+	};
+	cli_spec spec = {.cmd = shape ? "bench gemm" : "bench sweep", .usage = shape ? usage_gemm : usage_sweep,
+			 .opts = opts, .n = shape ? CLI_N(opts) : 4};
+	int rc = cli_parse(&spec, argc, argv);
+
+	if (rc >= 0)
+		return rc;
+	o->s.m = (long)m;
+	o->s.n = (long)n;
+	o->s.k = (long)k;
+	if (impl)
+		setenv("CLGRAD_GEMM", impl, 1);
+	o->s.f16 = dtype && !strcmp(dtype, "f16");
+	return -1;
 }
 
-static int open_device(const char *spec, clg_backend **be)
+/* --device auto: the job's rate is the GFLOP/s of its GEMM shape (the square 512 one for a sweep) */
+static clg_status auto_gemm_rate(clg_backend *be, void *user, double *rate)
+{
+	gresult r;
+	if (run_gemm(be, user, 3, &r))
+		return clg_fail(CLG_ERR_INVALID, "the GEMM did not run or disagreed with OpenBLAS");
+	*rate = r.gflops;
+	return CLG_OK;
+}
+
+static const gshape sweep_auto_shape = {.label = "auto", .m = 512, .n = 512, .k = 512, .batch = 1};
+
+/* the choice is reported on stderr: stdout is the benchmark's (JSON with --json) */
+static clg_status select_for_gemm(const char *spec, const gshape *s, int *idx)
+{
+	char job[96];
+	auto_job j = {.job = job, .unit = "GFLOP/s", .rate = auto_gemm_rate, .user = (void *)s, .out = stderr};
+
+	snprintf(job, sizeof(job), "bench gemm %ldx%ldx%ld%s%s", s->m, s->n, s->k, s->ta ? " ta" : "", s->tb ? " tb" : "");
+	return device_select_for(spec, &j, idx);
+}
+
+int bench_select_device(const char *spec, int *idx)
+{
+	return select_for_gemm(spec, &sweep_auto_shape, idx);
+}
+
+static int open_device(const char *spec, const gshape *s, clg_backend **be)
 {
 	int idx;
-	if (clg_device_select(spec, &idx) || clg_backend_open(idx, be))
+	if (select_for_gemm(spec, s, &idx) || clg_backend_open(idx, be))
 		return report_error("bench");
 	return 0;
 }
@@ -295,14 +343,11 @@ static int bench_gemm(int argc, char **argv)
 	gopts o = {.reps = 10, .s = {.label = NULL, .m = 1024, .n = 1024, .k = 1024, .batch = 1}};
 	clg_backend *be = NULL;
 	gresult r;
-	int bad = parse_opts(argc, argv, &o, 1), rc;
+	int rc = parse_opts(argc, argv, &o, 1);
 
-	if (bad) {
-		fprintf(stderr, "clgrad bench gemm: bad option '%s'\nusage: clgrad bench gemm --m M --n N --k K "
-				"[--transa] [--transb] [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n", argv[bad]);
-		return 2;
-	}
-	if (open_device(o.spec, &be))
+	if (rc >= 0)
+		return rc;
+	if (open_device(o.spec, &o.s, &be))
 		return 1;
 	ob_setup();
 	rc = run_gemm(be, &o.s, o.reps, &r);
@@ -321,8 +366,9 @@ static int bench_gemm(int argc, char **argv)
 	} else if (r.median_s > 0) {
 		char dims[64];
 		shape_dims(&o.s, dims, sizeof(dims));
-		printf("device: %s (%s)\nGEMM %s float32: %.1f GFLOP/s (median of %d, %.3f ms; first call %.3f s)\n",
-		       be->info.name, r.impl, dims, r.gflops, o.reps, r.median_s * 1e3, r.first_s);
+		printf("device: %s (%s)\nGEMM %s %s: %.1f GFLOP/s (median of %d, %.3f ms; first call %.3f s)\n",
+		       be->info.name, r.impl, dims, o.s.f16 ? "float16" : "float32", r.gflops, o.reps, r.median_s * 1e3,
+		       r.first_s);
 		if (r.ob_gflops > 0)
 			printf("OpenBLAS (%d threads): %.1f GFLOP/s (%.3f ms); ratio clgrad / OpenBLAS %.3f; max rel err %.2e\n",
 			       ob_threads(), r.ob_gflops, r.ob_median_s * 1e3, r.gflops / r.ob_gflops, r.max_rel_err);
@@ -364,15 +410,13 @@ static int bench_sweep(int argc, char **argv)
 {
 	gopts o = {.reps = 10};
 	clg_backend *be = NULL;
-	int bad = parse_opts(argc, argv, &o, 0), rc = 0, n = (int)(sizeof(sweep_shapes) / sizeof(sweep_shapes[0]));
+	int rc = parse_opts(argc, argv, &o, 0), n = (int)(sizeof(sweep_shapes) / sizeof(sweep_shapes[0]));
 	json_writer w;
 
-	if (bad) {
-		fprintf(stderr, "clgrad bench sweep: bad option '%s'\nusage: clgrad bench sweep [--reps R] [--json] "
-				"[--device SPEC]\n", argv[bad]);
-		return 2;
-	}
-	if (open_device(o.spec, &be))
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	if (open_device(o.spec, &sweep_auto_shape, &be))
 		return 1;
 	ob_setup();
 	if (o.json) {
@@ -420,13 +464,16 @@ static int bench_sweep(int argc, char **argv)
 
 int cmd_bench(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "--version"))
+		return cli_version();
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fprintf(argc < 2 ? stderr : stdout,
-			"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--reps R] [--json] [--device SPEC]\n"
+			"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--dtype f32|f16] [--reps R] [--json] [--device SPEC]\n"
 			"                         [--impl auto|own|clblast]\n"
 			"       clgrad bench sweep [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n"
 			"       clgrad bench ops [--reps R] [--json] [--device SPEC]\n"
 			"       clgrad bench exchange [--devices SPEC,...] [--sizes N,...] [--steps S] [--compress none|int8] [--mpi]\n"
+			"       clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real]\n"
 			"GEMM next to OpenBLAS cblas_sgemm (when built with it); ops next to the reference backend.\n");
 		return argc < 2 ? 2 : 0;
 	}
@@ -438,6 +485,8 @@ int cmd_bench(int argc, char **argv)
 		return bench_ops(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "exchange"))
 		return bench_exchange(argc - 1, argv + 1);
-	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops, exchange)\n", argv[1]);
+	if (!strcmp(argv[1], "fft"))
+		return bench_fft(argc - 1, argv + 1);
+	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops, exchange, fft)\n", argv[1]);
 	return 2;
 }

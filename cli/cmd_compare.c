@@ -3,6 +3,7 @@
  * and sequences the run; the parts live in compare_*.c. */
 #include "cli.h"
 #include "compare_internal.h"
+#include "opts.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -11,18 +12,15 @@
 
 #define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
 
-static int usage(void)
-{
-	fprintf(stderr,
-		"usage: clgrad compare [--devices all|SPEC,...] [--suite peak,compile,ops,train] [--quick]\n"
-		"                      --out DIR [--baseline OLD.json] [--timeout SECONDS] [--data DIR]\n"
-		"       clgrad compare --render-only DIR [--baseline OLD.json]\n"
-		"Runs every selected device (the reference backend included) in its own child process with a\n"
-		"watchdog, then writes DIR/report.json, DIR/report.md and DIR/report.html and prints a table.\n"
-		"Exit status: 0 every device ok, 3 the report is complete but some device was not ok\n"
-		"(partial, error, crashed, timeout), 1 no report could be written, 2 usage.\n");
-	return 2;
-}
+static const char usage[] =
+	"usage: clgrad compare [--devices all|SPEC,...] [--suite peak,compile,ops,train] [--quick]\n"
+	"                      --out DIR [--baseline OLD.json] [--timeout SECONDS] [--data DIR]\n"
+	"       clgrad compare --render-only DIR [--baseline OLD.json]\n"
+	"       clgrad compare --merge A.json B.json ... --out DIR   (reports of other machines, side by side)\n"
+	"Runs every selected device (the reference backend included) in its own child process with a\n"
+	"watchdog, then writes DIR/report.json, DIR/report.md and DIR/report.html and prints a table.\n"
+	"Exit status: 0 every device ok, 3 the report is complete but some device was not ok\n"
+	"(partial, error, crashed, timeout), 1 no report could be written, 2 usage.\n";
 
 static int mkdir_p(const char *path)
 {
@@ -118,7 +116,8 @@ int cmd_compare(int argc, char **argv)
 	static cmp_run run; /* large: keep it off the stack */
 	cmp_run *r = &run;
 	const char *render = NULL, *suite = "peak,compile,ops,train";
-	int worker = -1, idx[CMP_MAX_DEVICES], n, rc;
+	int worker = -1, idx[CMP_MAX_DEVICES], n, rc, nmerge = 0;
+	char **merge = NULL;
 	size_t used = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -127,44 +126,63 @@ int cmd_compare(int argc, char **argv)
 	for (int i = 0; i < argc && used < sizeof(r->opt.command) - 2; i++)
 		used += snprintf(r->opt.command + used, sizeof(r->opt.command) - used, "%s%s", i ? " " : "clgrad ",
 				 argv[i]);
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--quick")) {
-			r->opt.quick = 1;
-			continue;
+	{
+		const cli_opt opts[] = {
+			CLI_OPT_FLAG("quick", &r->opt.quick),
+			CLI_OPT_STR("devices", &r->opt.devices),
+			CLI_OPT_STR("suite", &suite),
+			CLI_OPT_STR("out", &r->opt.out_dir),
+			CLI_OPT_STR("baseline", &r->opt.baseline),
+			CLI_OPT_STR("data", &r->opt.data_dir),
+			CLI_OPT_POS("timeout", &r->opt.timeout_s, 1e6),
+			CLI_OPT_STR("render-only", &render),
+			CLI_OPT_I32("worker", &worker, 0, 1 << 20), /* internal: the child of one device */
+		};
+		cli_spec cs = {.cmd = "compare", .usage = usage, .opts = opts, .n = CLI_N(opts)};
+		/* --merge A.json B.json ...: the files up to the next option, taken out before the table's
+		 * parse (argv keeps them consecutive) */
+		char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
+		int nrest = 0;
+		if (!rest)
+			return cli_error("compare", "out of host memory");
+		for (int i = 0; i < argc; i++) {
+			if (i == 0 || strcmp(argv[i], "--merge")) {
+				rest[nrest++] = argv[i];
+				continue;
+			}
+			merge = argv + i + 1;
+			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) {
+				i++;
+				nmerge++;
+			}
+			if (!nmerge) {
+				free(rest);
+				return cli_error("compare", "--merge needs the report files to merge (A.json B.json ...)");
+			}
 		}
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage();
-			return 0;
-		}
-		if (!v)
-			return usage();
-		i++;
-		if (!strcmp(a, "--devices"))
-			r->opt.devices = v;
-		else if (!strcmp(a, "--suite"))
-			suite = v;
-		else if (!strcmp(a, "--out"))
-			r->opt.out_dir = v;
-		else if (!strcmp(a, "--baseline"))
-			r->opt.baseline = v;
-		else if (!strcmp(a, "--data"))
-			r->opt.data_dir = v;
-		else if (!strcmp(a, "--timeout"))
-			r->opt.timeout_s = atof(v);
-		else if (!strcmp(a, "--render-only"))
-			render = v;
-		else if (!strcmp(a, "--worker"))
-			worker = atoi(v);
-		else
-			return usage();
+		rest[nrest] = NULL;
+		rc = cli_parse(&cs, nrest, rest);
+		free(rest);
+		if (rc >= 0)
+			return rc;
 	}
 	if (cmp_suite_parse(suite, &r->opt.suites)) {
 		fprintf(stderr, "clgrad compare: unknown suite in '%s' (peak, compile, ops, train)\n", suite);
 		return 2;
 	}
 	if (worker >= 0)
-		return r->opt.out_dir ? cmp_worker(&r->opt, worker) : usage();
+		return r->opt.out_dir ? cmp_worker(&r->opt, worker) : cli_error("compare", "--worker needs --out DIR");
+	if (merge) {
+		if (!r->opt.out_dir || render)
+			return cli_error("compare", "--merge needs --out DIR and no --render-only");
+		if (mkdir_p(r->opt.out_dir)) {
+			fprintf(stderr, "clgrad compare: cannot create %s: %s\n", r->opt.out_dir, strerror(errno));
+			return 1;
+		}
+		rc = (rc = load_baseline(r)) ? rc : cmp_load_reports(r, merge, nmerge) ? 1 : write_reports(r);
+		cmp_free(r);
+		return rc;
+	}
 	if (render) {
 		r->opt.out_dir = render;
 		if ((rc = load_baseline(r)))
@@ -178,7 +196,7 @@ int cmd_compare(int argc, char **argv)
 		return rc;
 	}
 	if (!r->opt.out_dir)
-		return usage();
+		return cli_error("compare", "--out DIR is required (clgrad compare --help)");
 	if ((rc = load_baseline(r)) || (rc = resolve_devices(r->opt.devices, idx, &n)))
 		goto free_run;
 	if (mkdir_p(r->opt.out_dir)) {

@@ -1,5 +1,6 @@
 /* clgrad devices [--json]: every device and what it offers. */
 #include "cli.h"
+#include "opts.h"
 
 #include <clgrad.h>
 #include <string.h>
@@ -15,6 +16,8 @@ static void print_json(const clg_device_info *list, int n, int selected)
 		json_string(stdout, d->platform);
 		printf(", \"platform_version\": ");
 		json_string(stdout, d->platform_version);
+		printf(", \"platform_vendor\": ");
+		json_string(stdout, d->platform_vendor);
 		printf(", \"vendor\": ");
 		json_string(stdout, d->vendor);
 		printf(", \"name\": ");
@@ -31,12 +34,22 @@ static void print_json(const clg_device_info *list, int n, int selected)
 		       d->compute_units, d->clock_mhz, (unsigned long long)d->global_mem,
 		       (unsigned long long)d->local_mem, (unsigned long long)d->max_alloc,
 		       (unsigned long long)d->max_wg_size, (unsigned long long)d->timer_resolution_ns);
+		printf("\"fp16_path\": \"%s\", ", clg_half_native(d) ? "native" : "storage only");
 		printf("\"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, \"integer_dot_product\": %s, \"il\": %s, \"il_version\": ",
 		       d->has_fp16 ? "true" : "false", d->has_fp64 ? "true" : "false",
 		       d->has_subgroups ? "true" : "false", d->has_int_dot ? "true" : "false",
 		       d->has_il ? "true" : "false");
 		json_string(stdout, d->il_version);
-		printf("}%s\n", i + 1 < n ? "," : "");
+		printf(", \"extensions\": [");
+		for (const char *e = d->extensions, *sep = ""; *e; sep = ", ") {
+			char one[128];
+			size_t len = strcspn(e, " ");
+			snprintf(one, sizeof(one), "%.*s", (int)len, e);
+			printf("%s", sep);
+			json_string(stdout, one);
+			e += len + (e[len] == ' ');
+		}
+		printf("]}%s\n", i + 1 < n ? "," : "");
 	}
 	printf("  ]\n}\n");
 }
@@ -49,6 +62,24 @@ static void mib(char *buf, size_t len, uint64_t bytes)
 		snprintf(buf, len, "%.0f MiB", (double)bytes / (1ull << 20));
 	else
 		snprintf(buf, len, "%.0f KiB", (double)bytes / 1024);
+}
+
+/* "    extensions (N): a b c ..." wrapped at 100 columns */
+static void print_extensions(const char *ext)
+{
+	int n = 0, col;
+
+	for (const char *e = ext; *e; e++)
+		n += (e == ext || e[-1] == ' ') && *e != ' ';
+	col = printf("    extensions (%d):", n);
+	while (*ext) {
+		int len = (int)strcspn(ext, " ");
+		if (col + 1 + len > 100 && col > 8)
+			col = printf("\n     ") - 1;
+		col += printf(" %.*s", len, ext);
+		ext += len + (ext[len] == ' ');
+	}
+	printf("\n");
 }
 
 static void print_table(const clg_device_info *list, int n, int selected)
@@ -72,9 +103,14 @@ static void print_table(const clg_device_info *list, int n, int selected)
 		printf("%c%-2d %-4s %-28.28s %-34.34s %-6u %-5u %-10s %-10s %-10s %s\n", i == selected ? '*' : ' ',
 		       d->index, clg_device_type_name(d->type), d->platform, d->name, d->compute_units, d->clock_mhz,
 		       g, a, l, feat);
-		if (d->type != CLG_DEV_REF)
-			printf("    %s | %s | driver %s | timer %llu ns\n", d->cl_version, d->clc_version,
-			       d->driver_version, (unsigned long long)d->timer_resolution_ns);
+		if (d->type != CLG_DEV_REF) {
+			/* two stacks on one chip (PoCL and Intel on a CPU) differ only in these lines */
+			printf("    platform %s \u00b7 %s \u00b7 %s\n", d->platform, d->platform_vendor, d->platform_version);
+			printf("    device vendor %s \u00b7 %s \u00b7 %s \u00b7 driver %s \u00b7 timer %llu ns \u00b7 fp16: %s\n",
+			       d->vendor, d->cl_version, d->clc_version, d->driver_version,
+			       (unsigned long long)d->timer_resolution_ns, clg_half_native(d) ? "native" : "storage only");
+			print_extensions(d->extensions);
+		}
 	}
 	printf("* default device (CLGRAD_DEVICE selects another)\n");
 }
@@ -82,12 +118,12 @@ static void print_table(const clg_device_info *list, int n, int selected)
 int cmd_devices(int argc, char **argv)
 {
 	const clg_device_info *list;
-	int n, selected, json = argc > 1 && !strcmp(argv[1], "--json");
+	int n, selected, json = 0, rc;
+	const cli_opt opts[] = {CLI_OPT_FLAG("json", &json)};
+	cli_spec cs = {.cmd = "devices", .usage = "usage: clgrad devices [--json]\n", .opts = opts, .n = CLI_N(opts)};
 
-	if (argc > 1 && !json) {
-		fprintf(stderr, "usage: clgrad devices [--json]\n");
-		return 2;
-	}
+	if ((rc = cli_parse(&cs, argc, argv)) >= 0)
+		return rc;
 	if (clg_devices(&list, &n))
 		return report_error("devices");
 	if (clg_device_select(NULL, &selected))

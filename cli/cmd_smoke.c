@@ -1,6 +1,7 @@
 /* clgrad smoke [--device SPEC]: a small GEMM + bias + ReLU + sum on a device, checked against
  * the reference backend. Proves the whole path (kernels, CLBlast, transfers) end to end. */
 #include "cli.h"
+#include "opts.h"
 
 #include <clgrad.h>
 #include <math.h>
@@ -79,15 +80,12 @@ int cmd_smoke(int argc, char **argv)
 	int idx, n, rc = 1;
 	double t0, t1, worst = 0, scale = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-			spec = argv[++i];
-		} else {
-			fprintf(stderr, "usage: clgrad smoke [--device SPEC]\n");
-			rc = 2;
-			goto out;
-		}
-	}
+	const cli_opt opts[] = {CLI_OPT_STR("device", &spec)};
+	cli_spec cs = {.cmd = "smoke", .usage = "usage: clgrad smoke [--device SPEC]\n", .opts = opts, .n = CLI_N(opts)};
+
+	if ((rc = cli_parse(&cs, argc, argv)) >= 0)
+		goto out;
+	rc = 1;
 	if (!a || !b) {
 		fprintf(stderr, "clgrad smoke: out of memory\n");
 		goto out;

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "compare_internal.h" /* cmp_open_atomic, cmp_commit */
 #include "json_read.h"
+#include "opts.h"
 #include "sweep.h"
 
 #include <clgrad.h>
@@ -20,23 +21,20 @@ static const char *const train_options[] = {
 	"warmup", "clip", "seed", "limit", "seq-len", "dim", "heads", "layers", "precision",
 };
 
-static int usage_to(FILE *f)
-{
-	fprintf(f,
-		"usage: clgrad sweep --out DIR [--devices SPEC,...|all] [--timeout S] [--retry-failed] [--dry-run]\n"
-		"                    [TRAIN OPTIONS]\n"
-		"  Runs `clgrad train` for every combination of the train options given as comma lists, e.g.\n"
-		"    clgrad sweep --out sw --model mlp,cnn --lr 1e-3,3e-3 --batch 64,128 --epochs 3\n"
-		"  (8 runs). One process per run, at most one run per device at a time, spread over --devices\n"
-		"  (default: every OpenCL device, else the reference). A run that crashes, fails or passes\n"
-		"  --timeout seconds is recorded and the others go on. Run again with the same options to resume:\n"
-		"  finished runs are kept (--retry-failed runs the failed ones again), an interrupted run continues\n"
-		"  from its last checkpoint. Writes DIR/results.json, results.md and results.html (loss curves).\n"
-		"  Train options: --model --data --epochs --batch --lr --optimizer --momentum --weight-decay\n"
-		"  --schedule --warmup --clip --seed --limit --seq-len --dim --heads --layers --precision\n"
-		"  Exit status: 0 every run ok, 3 some run not ok, 2 bad options, 130 interrupted.\n");
-	return f == stdout ? 0 : 2;
-}
+static const char usage[] =
+	"usage: clgrad sweep --out DIR [--devices SPEC,...|all] [--timeout S] [--retry-failed] [--dry-run]\n"
+	"                    [TRAIN OPTIONS]\n"
+	"  Runs `clgrad train` for every combination of the train options given as comma lists, e.g.\n"
+	"    clgrad sweep --out sw --model mlp,cnn --lr 1e-3,3e-3 --batch 64,128 --epochs 3\n"
+	"  (8 runs). One process per run, at most one run per device at a time, spread over --devices\n"
+	"  (default: every OpenCL device, else the reference). A run that crashes, fails or passes\n"
+	"  --timeout seconds is recorded and the others go on. Run again with the same options to resume:\n"
+	"  finished runs are kept (--retry-failed runs the failed ones again), an interrupted run continues\n"
+	"  from its last checkpoint. Writes DIR/results.json, results.md and results.html (loss curves).\n"
+	"  Train options: --model --data --epochs --batch --lr --optimizer --momentum --weight-decay\n"
+	"  --schedule --warmup --clip --seed --limit --seq-len --dim --heads --layers --precision\n"
+	"  each value is checked as clgrad train checks it, before any run starts.\n"
+	"  Exit status: 0 every run ok, 3 some run not ok, 2 bad options, 130 interrupted.\n";
 
 static int bad_option(const char *fmt, const char *a, const char *b)
 {
@@ -46,12 +44,13 @@ static int bad_option(const char *fmt, const char *a, const char *b)
 	return 2;
 }
 
-static int is_train_option(const char *name)
+/* The table's own spelling of a train option a sweep may set, or NULL. */
+static const char *train_option(const char *name)
 {
 	for (size_t i = 0; i < sizeof(train_options) / sizeof(train_options[0]); i++)
 		if (!strcmp(name, train_options[i]))
-			return 1;
-	return 0;
+			return train_options[i];
+	return NULL;
 }
 
 /* Splits a comma list in place into an axis; every value non-empty. */
@@ -115,61 +114,62 @@ static int parse_devices(sweep *s, const char *list)
 	}
 }
 
+/* A train option (cli_spec.other): a comma list makes an axis, a single value is fixed. Every
+ * value is checked as `clgrad train` checks it. */
+static int train_arg(void *user, const char *name, const char *value)
+{
+	sweep *s = user;
+	const char *opt = train_option(name);
+	char *v = (char *)value; /* points into argv, which is the sweep's to cut */
+
+	if (!strcmp(name, "device") || !strcmp(name, "log") || !strcmp(name, "save") || !strcmp(name, "resume"))
+		return bad_option("--%s is set by the sweep for each run (use --devices to choose devices)%s", name, "");
+	if (!opt)
+		return bad_option("unknown option '--%s'%s", name, "");
+	if (!v)
+		return bad_option("--%s needs a value%s", name, "");
+	if (!*v)
+		return bad_option("--%s: an empty value%s", name, "");
+	if (strchr(v, ',')) {
+		if (add_axis(s, opt, v))
+			return 2;
+		for (int k = 0; k < s->axes[s->n_axes - 1].n; k++)
+			if (train_check_option("sweep", opt, s->axes[s->n_axes - 1].values[k]))
+				return 2;
+		return 0;
+	}
+	for (int k = 0; k < s->n_fixed; k += 2)
+		if (!strcmp(s->fixed[k], opt))
+			return bad_option("--%s given twice%s", opt, "");
+	if (s->n_fixed == 2 * SWEEP_MAX_FIXED)
+		return bad_option("too many options%s%s", "", "");
+	if (train_check_option("sweep", opt, v))
+		return 2;
+	s->fixed[s->n_fixed++] = opt;
+	s->fixed[s->n_fixed++] = v;
+	return 0;
+}
+
+/* Returns -1 to go on, else the exit status. */
 static int parse(int argc, char **argv, sweep *s)
 {
 	const char *devices = NULL;
+	const cli_opt opts[] = {
+		CLI_OPT_STR("out", &s->out),
+		CLI_OPT_STR("devices", &devices),
+		CLI_OPT_POS("timeout", &s->timeout_s, 1e7),
+		CLI_OPT_FLAG("retry-failed", &s->retry_failed),
+		CLI_OPT_FLAG("dry-run", &s->dry_run),
+	};
+	cli_spec spec = {.cmd = "sweep", .usage = usage, .opts = opts, .n = CLI_N(opts), .other = train_arg, .user = s};
+	int rc = cli_parse(&spec, argc, argv);
 
-	for (int i = 1; i < argc; i++) {
-		char *a = argv[i], *v = NULL, *eq;
-		if (strncmp(a, "--", 2))
-			return bad_option("unexpected argument '%s'%s", a, "");
-		a += 2;
-		if ((eq = strchr(a, '='))) { /* --opt=value */
-			*eq = 0;
-			v = eq + 1;
-		}
-		if (!strcmp(a, "retry-failed") || !strcmp(a, "dry-run")) {
-			if (v)
-				return bad_option("--%s takes no value%s", a, "");
-			*(!strcmp(a, "dry-run") ? &s->dry_run : &s->retry_failed) = 1;
-			continue;
-		}
-		if (!v && (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2)))
-			return bad_option("--%s needs a value%s", a, "");
-		if (!v)
-			v = argv[++i];
-		if (!*v)
-			return bad_option("--%s: an empty value%s", a, "");
-		if (!strcmp(a, "out"))
-			s->out = v;
-		else if (!strcmp(a, "devices"))
-			devices = v;
-		else if (!strcmp(a, "timeout")) {
-			char *end;
-			errno = 0;
-			s->timeout_s = strtod(v, &end);
-			if (*end || errno || !(s->timeout_s > 0 && s->timeout_s <= 1e7))
-				return bad_option("--timeout '%s': seconds, a number above 0 (up to 1e7)%s", v, "");
-		} else if (!strcmp(a, "device") || !strcmp(a, "log") || !strcmp(a, "save") || !strcmp(a, "resume"))
-			return bad_option("--%s is set by the sweep for each run (use --devices to choose devices)%s", a, "");
-		else if (!is_train_option(a))
-			return bad_option("unknown option '--%s'%s", a, "");
-		else if (strchr(v, ',')) {
-			if (add_axis(s, a, v))
-				return 2;
-		} else {
-			for (int k = 0; k < s->n_fixed; k += 2)
-				if (!strcmp(s->fixed[k], a))
-					return bad_option("--%s given twice%s", a, "");
-			if (s->n_fixed == 2 * SWEEP_MAX_FIXED)
-				return bad_option("too many options%s%s", "", "");
-			s->fixed[s->n_fixed++] = a;
-			s->fixed[s->n_fixed++] = v;
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	if (!s->out)
 		return bad_option("--out DIR is required%s%s", "", "");
-	return parse_devices(s, devices);
+	rc = parse_devices(s, devices);
+	return rc ? rc : -1;
 }
 
 /* The grid: every combination of the axes' values, the last axis varying fastest. */
@@ -304,13 +304,12 @@ int cmd_sweep(int argc, char **argv)
 	int rc, lock = -1, done = 0, not_ok = 0;
 	char runs_dir[4096];
 
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return usage_to(stdout);
-	if (argc < 2)
-		return usage_to(stderr);
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if ((rc = parse(argc, argv, &s)) || (rc = make_runs(&s)))
+	if ((rc = parse(argc, argv, &s)) >= 0 || (rc = make_runs(&s)))
 		goto out;
 	printf("sweep: %d run(s) over %d device(s):", s.n_runs, s.n_devices);
 	for (int i = 0; i < s.n_devices; i++)

@@ -1,6 +1,8 @@
 /* clgrad train / clgrad eval: train a model on real data on any device, with progress, a JSON
  * log, checkpoints and resume; evaluate a saved checkpoint. */
 #include "cli.h"
+#include "device_auto.h"
+#include "opts.h"
 #include "progress.h"
 #include "train_mpi.h"
 
@@ -21,6 +23,7 @@ typedef struct {
 	const char *data, *device, *devices, *resume, *log, *checkpoint;
 	int64_t limit;
 	int mpi;
+	int profile;          /* --profile: commands and host time a step, each epoch */
 	double mpi_timeout;   /* seconds a rank waits for the others before it gives up */
 } train_opts;
 
@@ -29,122 +32,114 @@ typedef struct {
 	clg_text text;
 	int lm;
 	double unigram;  /* language model: validation loss of the training text's unigram model */
+	int loaded;      /* already loaded (--device auto measures on the data first) */
 } data_sets;
 
-static int usage_to(FILE *f, const char *cmd)
+static void usage_text(char *buf, size_t len, const char *cmd)
 {
-	fprintf(f,
+	snprintf(buf, len,
 		"usage: clgrad %s [--model mlp|cnn|transformer] [--data DIR|FILE] [--epochs N] [--batch N]\n"
 		"       [--lr X] [--optimizer sgd|adam|adamw] [--momentum X] [--weight-decay X]\n"
-		"       [--schedule constant|cosine|step] [--warmup STEPS] [--clip NORM] [--device SPEC]\n"
+		"       [--schedule constant|cosine|step] [--warmup STEPS] [--clip NORM] [--device SPEC|auto]\n"
 		"       [--seed N] [--save FILE] [--resume FILE] [--log FILE] [--limit SAMPLES]\n"
 		"       [--stop-after EPOCHS]   (end early, as if interrupted; --resume continues the same run)\n"
+		"       [--profile]   (each epoch: kernel launches, transfers and host time a step)\n"
+		"       [--precision fp32|mixed]   (mixed: float16 forward/backward of the GEMM-like ops on float32\n"
+		"                                  master weights, dynamic loss scaling; resumes in either)\n"
 		"       [--devices SPEC,SPEC,...|all] [--shares measured|equal] [--compress none|int8]   (data parallel)\n"
 		"       [--mpi] [--mpi-timeout S]   (under mpirun: one device per rank, chosen by the local rank among\n"
 		"                                  --devices; a rank gives up after S s without an answer, default 120)\n"
 		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer)\n"
-		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC] [--batch N]\n"
+		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC|auto] [--batch N]\n"
+		"Options take --opt VALUE or --opt=VALUE; a value out of range is refused (exit status 2).\n"
 		"defaults: mlp on Fashion-MNIST (%s), 5 epochs, batch 128, Adam lr 1e-3;\n"
 		"the transformer trains on a text file (default %s)\n",
 		cmd, DEFAULT_IMAGES, DEFAULT_TEXT);
-	return 2;
 }
 
-static int usage(const char *cmd) { return usage_to(stderr, cmd); }
+/* The option table, pointing into o (strings to map afterwards go to the str_* slots). */
+typedef struct {
+	const char *optimizer, *schedule, *shares, *compress, *precision;
+} train_strs;
 
-static int wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return 1;
-	return 0;
-}
-
-static int parse(int argc, char **argv, train_opts *o)
+#define TRAIN_MAX_OPTS 32
+static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 {
 	clg_train_config *c = &o->cfg;
 	clg_model_config *m = &c->model;
+	const cli_opt table[] = {
+		CLI_OPT_STR("model", &m->name),
+		CLI_OPT_STR("data", &o->data),
+		CLI_OPT_I64("epochs", &c->epochs, 1, 1000000),
+		CLI_OPT_I64("batch", &c->batch, 1, 1048576),
+		CLI_OPT_POS("lr", &c->optim.lr, 1e3),
+		CLI_OPT_CHOICE("optimizer", &s->optimizer, "sgd|adam|adamw"),
+		CLI_OPT_REAL("momentum", &c->optim.momentum, 0, 1),
+		CLI_OPT_REAL("weight-decay", &c->optim.weight_decay, 0, 1e3),
+		CLI_OPT_CHOICE("schedule", &s->schedule, "constant|cosine|step"),
+		CLI_OPT_I64("warmup", &c->warmup, 0, INT64_C(1000000000000)),
+		CLI_OPT_REAL("clip", &c->clip, 0, 1e9),
+		CLI_OPT_STR("device", &o->device),
+		CLI_OPT_STR("devices", &o->devices),
+		CLI_OPT_FLAG("mpi", &o->mpi),
+		CLI_OPT_FLAG("profile", &o->profile),
+		CLI_OPT_POS("mpi-timeout", &o->mpi_timeout, 1e6),
+		CLI_OPT_CHOICE("shares", &s->shares, "measured|equal"),
+		CLI_OPT_CHOICE("compress", &s->compress, "none|int8"),
+		CLI_OPT_CHOICE("precision", &s->precision, "fp32|mixed"),
+		CLI_OPT_U64("seed", &c->seed),
+		CLI_OPT_STR("save", &c->save),
+		CLI_OPT_STR("resume", &o->resume),
+		CLI_OPT_STR("log", &o->log),
+		CLI_OPT_I64("limit", &o->limit, 1, INT64_C(1000000000000)),
+		CLI_OPT_I64("stop-after", &c->stop_after, 1, 1000000),
+		CLI_OPT_STR("checkpoint", &o->checkpoint),
+		CLI_OPT_I64("seq-len", &m->seq_len, 1, 65536),
+		CLI_OPT_I64("dim", &m->dim, 1, 65536),
+		CLI_OPT_I64("heads", &m->heads, 1, 1024),
+		CLI_OPT_I64("layers", &m->layers, 1, 1024),
+	};
+	_Static_assert(CLI_N(table) <= TRAIN_MAX_OPTS, "train option table");
+	memcpy(t, table, sizeof(table));
+	return CLI_N(table);
+}
+
+/* Returns -1 to go on, else the exit status (--help, --version, a bad option). */
+static int parse(int argc, char **argv, train_opts *o, const char *cmd)
+{
+	static char usage[2048];
+	cli_opt table[TRAIN_MAX_OPTS];
+	train_strs s = {0};
+	cli_spec spec = {.cmd = cmd, .usage = usage, .opts = table};
+	clg_train_config *c = &o->cfg;
+	int rc;
 
 	*o = (train_opts){.cfg = clg_train_config_default(), .mpi_timeout = 120};
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--mpi")) {
-			o->mpi = 1;
-			continue;
-		}
-		if (!v)
-			return -1;
-		i++;
-		if (!strcmp(a, "--model"))
-			m->name = v;
-		else if (!strcmp(a, "--data"))
-			o->data = v;
-		else if (!strcmp(a, "--epochs"))
-			c->epochs = atoll(v);
-		else if (!strcmp(a, "--batch"))
-			c->batch = atoll(v);
-		else if (!strcmp(a, "--lr"))
-			c->optim.lr = atof(v);
-		else if (!strcmp(a, "--optimizer")) {
-			if (clg_opt_kind_parse(v, &c->optim.kind))
-				return -1;
-		} else if (!strcmp(a, "--momentum"))
-			c->optim.momentum = atof(v);
-		else if (!strcmp(a, "--weight-decay"))
-			c->optim.weight_decay = atof(v);
-		else if (!strcmp(a, "--schedule")) {
-			if (clg_lr_kind_parse(v, &c->schedule))
-				return -1;
-		} else if (!strcmp(a, "--warmup"))
-			c->warmup = atoll(v);
-		else if (!strcmp(a, "--clip"))
-			c->clip = atof(v);
-		else if (!strcmp(a, "--device"))
-			o->device = v;
-		else if (!strcmp(a, "--devices"))
-			o->devices = v;
-		else if (!strcmp(a, "--mpi-timeout")) {
-			o->mpi_timeout = atof(v);
-			if (!(o->mpi_timeout > 0))
-				return -1;
-		}
-		else if (!strcmp(a, "--shares")) {
-			if (strcmp(v, "measured") && strcmp(v, "equal"))
-				return -1;
-			c->fixed_shares = !strcmp(v, "equal");
-		} else if (!strcmp(a, "--compress")) {
-			if (strcmp(v, "none") && strcmp(v, "int8"))
-				return -1;
-			c->compress = !strcmp(v, "int8") ? CLG_COMPRESS_INT8 : CLG_COMPRESS_NONE;
-		}
-		else if (!strcmp(a, "--seed"))
-			c->seed = strtoull(v, NULL, 10);
-		else if (!strcmp(a, "--save"))
-			c->save = v;
-		else if (!strcmp(a, "--resume"))
-			o->resume = v;
-		else if (!strcmp(a, "--log"))
-			o->log = v;
-		else if (!strcmp(a, "--limit"))
-			o->limit = atoll(v);
-		else if (!strcmp(a, "--stop-after"))
-			c->stop_after = atoll(v);
-		else if (!strcmp(a, "--checkpoint"))
-			o->checkpoint = v;
-		else if (!strcmp(a, "--seq-len"))
-			m->seq_len = atoll(v);
-		else if (!strcmp(a, "--dim"))
-			m->dim = atoll(v);
-		else if (!strcmp(a, "--heads"))
-			m->heads = atoll(v);
-		else if (!strcmp(a, "--layers"))
-			m->layers = atoll(v);
-		else
-			return -1;
-	}
-	if (c->epochs < 1 || c->batch < 1 || !(c->optim.lr > 0))
-		return -1;
-	return 0;
+	usage_text(usage, sizeof(usage), cmd);
+	spec.n = train_table(o, &s, table);
+	if ((rc = cli_parse(&spec, argc, argv)) >= 0)
+		return rc;
+	/* the choices were checked against the same names these take */
+	if (s.optimizer)
+		clg_opt_kind_parse(s.optimizer, &c->optim.kind);
+	if (s.schedule)
+		clg_lr_kind_parse(s.schedule, &c->schedule);
+	if (s.shares)
+		c->fixed_shares = !strcmp(s.shares, "equal");
+	if (s.compress)
+		c->compress = !strcmp(s.compress, "int8") ? CLG_COMPRESS_INT8 : CLG_COMPRESS_NONE;
+	if (s.precision)
+		clg_precision_parse(s.precision, &c->precision);
+	return -1;
+}
+
+int train_check_option(const char *cmd, const char *name, const char *value)
+{
+	train_opts o;
+	train_strs s;
+	cli_opt table[TRAIN_MAX_OPTS];
+	const cli_opt *opt = cli_find(table, train_table(&o, &s, table), name);
+	return opt ? cli_set(cmd, opt, value) : 0;
 }
 
 /* Cross-entropy (nats) of the validation part under the training part's character frequencies
@@ -284,6 +279,8 @@ typedef struct {
 static void *data_thread(void *arg)
 {
 	data_job *j = arg;
+	if (j->d->loaded)
+		return NULL;
 	j->st = load_data(j->o, j->d);
 	if (j->st)
 		snprintf(j->msg, sizeof(j->msg), "%s", clg_last_error());
@@ -356,6 +353,10 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 		fprintf(f, "\"test_acc\": %.6f, \"test_loss\": %.6f", e->test_acc, e->test_loss);
 	fprintf(f, ", \"epoch_seconds\": %.3f, \"samples_per_s\": %.1f, \"steps\": %lld, \"lr\": %.6g", e->seconds, rate,
 		(long long)e->steps, lr);
+	if (e->steps > 0)
+		fprintf(f, ", \"host_seconds\": %.3f, \"launches_per_step\": %.1f, \"uploads_per_step\": %.1f, "
+			"\"downloads_per_step\": %.1f", e->host_seconds, (double)e->launches / (double)e->steps,
+			(double)e->uploads / (double)e->steps, (double)e->downloads / (double)e->steps);
 	if (e->replicas > 1 || v->o->cfg.comm) {
 		fprintf(f, ", \"devices\": [");
 		for (int i = 0; i < e->replicas; i++)
@@ -399,6 +400,16 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 	else
 		printf("epoch %lld: train loss %.4f, test accuracy %.4f (test loss %.4f), %.1f s, %.0f samples/s\n",
 		       (long long)e->epoch, e->train_loss, e->test_acc, e->test_loss, e->seconds, rate);
+	if (e->loss_scale > 0)
+		printf("  loss scale %g, %lld step(s) skipped so far\n", e->loss_scale, (long long)e->skipped_steps);
+	if (v->o->profile && e->steps > 0) {
+		double per = 1e3 / (double)e->steps;
+		printf("  profile: %.1f kernel launches, %.1f uploads, %.1f downloads a step; the host queues a step in "
+		       "%.2f ms of %.2f ms (%.0f%%%s)\n", (double)e->launches / (double)e->steps,
+		       (double)e->uploads / (double)e->steps, (double)e->downloads / (double)e->steps, e->host_seconds * per,
+		       e->seconds * per, e->seconds > 0 ? 100 * e->host_seconds / e->seconds : 0,
+		       e->replicas > 1 || v->o->cfg.comm ? ", the exchange's waits included" : "; near 100%: the host sets the pace");
+	}
 	if (e->replicas > 1 || v->o->cfg.comm) {
 		printf("  data parallel:");
 		for (int i = 0; i < e->replicas; i++)
@@ -418,6 +429,89 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 	if (e->saved)
 		printf("saved %s\n", e->saved);
 	return CLG_OK;
+}
+
+/* --device auto: a job's speed on one device, on the first rows of the real data. train: samples/s
+ * of steps 2 to 4 of the run's model, batch and optimizer (step 1 builds the kernels); eval: of
+ * evaluating 4 batches after one. */
+typedef struct {
+	const clg_train_config *cfg;
+	const clg_dataset *data;
+	int eval;
+} auto_train;
+
+typedef struct {
+	double t1, t4;
+} step_clock;
+
+static int auto_every(void *user, int64_t step) { return (void)user, (void)step, 1; }
+
+static void auto_step(void *user, const clg_step_info *s)
+{
+	step_clock *c = user;
+	if (s->step == 1)
+		c->t1 = clg_now();
+	if (s->step == 4)
+		c->t4 = clg_now();
+}
+
+static clg_status auto_train_rate(clg_backend *be, void *user, double *rate)
+{
+	const auto_train *a = user;
+	clg_train_config cfg = *a->cfg;
+	clg_dataset sub = *a->data; /* the first rows, borrowed */
+	clg_trainer *t = NULL;
+	step_clock c = {0};
+	clg_train_callbacks cb = {.user = &c, .loss_due = auto_every, .step_end = auto_step};
+	double acc, loss, t0;
+	clg_status st;
+
+	if (sub.n > 5 * cfg.batch)
+		sub.n = 5 * cfg.batch;
+	cfg.save = NULL;
+	cfg.stop_after = 0;
+	cfg.max_steps = 4;
+	cfg.comm = NULL;
+	st = clg_trainer_new(be, &cfg, &sub, NULL, &t);
+	if (!st && !a->eval) {
+		st = clg_trainer_run(t, &cb);
+		if (!st && !(c.t4 > c.t1))
+			st = clg_fail(CLG_ERR_INVALID, "device auto: fewer than 4 steps of %lld rows in %lld samples",
+				      (long long)cfg.batch, (long long)sub.n);
+		*rate = st ? 0 : 3.0 * (double)cfg.batch / (c.t4 - c.t1);
+	} else if (!st) {
+		clg_dataset one = sub;
+		one.n = sub.n < cfg.batch ? sub.n : cfg.batch;
+		st = clg_trainer_evaluate(t, &one, &acc, &loss); /* builds the kernels */
+		t0 = clg_now();
+		if (!st)
+			st = clg_trainer_evaluate(t, &sub, &acc, &loss);
+		*rate = st ? 0 : (double)sub.n / (clg_now() - t0);
+	}
+	clg_trainer_free(t);
+	return st;
+}
+
+/* "--device auto": loads the data first (it is measured on) and picks the device */
+static clg_status auto_device(train_opts *o, data_sets *d, int eval, int *idx)
+{
+	char job[160];
+	auto_train a = {.cfg = &o->cfg, .eval = eval};
+	auto_job j = {.job = job, .unit = "samples/s", .rate = auto_train_rate, .user = &a};
+	clg_status st = load_data(o, d);
+
+	if (st)
+		return st;
+	d->loaded = 1;
+	a.data = &d->train;
+	if (clg_model_is_lm(&o->cfg.model))
+		snprintf(job, sizeof(job), "%s %s d%lld h%lld l%lld t%lld batch %lld", eval ? "eval" : "train",
+			 o->cfg.model.name, (long long)o->cfg.model.dim, (long long)o->cfg.model.heads,
+			 (long long)o->cfg.model.layers, (long long)o->cfg.model.seq_len, (long long)o->cfg.batch);
+	else
+		snprintf(job, sizeof(job), "%s %s batch %lld", eval ? "eval" : "train", o->cfg.model.name,
+			 (long long)o->cfg.batch);
+	return device_select_for("auto", &j, idx);
 }
 
 /* The devices to train on: --devices (a comma list of specs, or "all" OpenCL devices), else
@@ -546,17 +640,22 @@ int cmd_train(int argc, char **argv)
 
 	if (fs.age0 < 0)
 		fs.age0 = 0; /* no /proc: count from here */
-	if (wants_help(argc, argv))
-		return usage_to(stdout, "train"), 0;
+	if ((rc = parse(argc, argv, &o, "train")) >= 0)
+		return rc;
+	rc = 1;
 	test_fault_init(&view);
 	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines show at once, also through a pipe */
-	if (parse(argc, argv, &o))
-		return usage("train");
 	if (o.resume) { /* the checkpoint's model and training configuration win */
 		if (clg_ckpt_read_meta(o.resume, &meta) || clg_train_config_from_meta(&meta, &o.cfg))
 			return report_error("train");
 	}
-	if (o.mpi ? start_mpi(&argc, &argv, &o, &comm, idx, &n, &mpi_up) : resolve_devices(&o, idx, &n)) {
+	if (!o.mpi && !o.devices && o.device && !strcmp(o.device, "auto")) {
+		n = 1;
+		if (auto_device(&o, &d, 0, &idx[0])) {
+			rc = report_error("train");
+			goto out;
+		}
+	} else if (o.mpi ? start_mpi(&argc, &argv, &o, &comm, idx, &n, &mpi_up) : resolve_devices(&o, idx, &n)) {
 		rc = report_error("train");
 		goto out;
 	}
@@ -583,9 +682,9 @@ int cmd_train(int argc, char **argv)
 		fprintf(stderr, "clgrad train: cannot open log '%s': %s\n", o.log, strerror(errno));
 		goto out;
 	}
-	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch\n",
+	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch; precision %s\n",
 	       o.cfg.model.name, (long long)clg_module_num_params(clg_trainer_model(t)), (long long)d.train.n,
-	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t));
+	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t), clg_precision_name(o.cfg.precision));
 	rc = clg_trainer_run(t, &cb) ? report_error("train") : 0;
 out:
 	if (view.log)
@@ -610,16 +709,21 @@ int cmd_eval(int argc, char **argv)
 	int64_t batch;
 	double acc, loss;
 
-	if (wants_help(argc, argv))
-		return usage_to(stdout, "eval"), 0;
-	if (parse(argc, argv, &o) || !o.checkpoint)
-		return usage("eval");
+	if ((rc = parse(argc, argv, &o, "eval")) >= 0)
+		return rc;
+	rc = 1;
+	if (!o.checkpoint)
+		return cli_error("eval", "--checkpoint FILE is required (clgrad eval --help)");
 	batch = o.cfg.batch;
-	if (clg_ckpt_read_meta(o.checkpoint, &meta) || clg_train_config_from_meta(&meta, &o.cfg) ||
-	    clg_device_select(o.device, &idx) || clg_backend_open(idx, &be))
+	if (clg_ckpt_read_meta(o.checkpoint, &meta) || clg_train_config_from_meta(&meta, &o.cfg))
 		return report_error("eval");
 	o.cfg.batch = batch; /* evaluation's batch is the command line's */
-	if (load_data(&o, &d) || clg_trainer_new(be, &o.cfg, &d.train, &d.test, &t) ||
+	if ((o.device && !strcmp(o.device, "auto") ? auto_device(&o, &d, 1, &idx) : clg_device_select(o.device, &idx)) ||
+	    clg_backend_open(idx, &be)) {
+		free_data(&d);
+		return report_error("eval");
+	}
+	if ((!d.loaded && load_data(&o, &d)) || clg_trainer_new(be, &o.cfg, &d.train, &d.test, &t) ||
 	    clg_trainer_load(t, o.checkpoint) || clg_trainer_evaluate(t, &d.test, &acc, &loss)) {
 		rc = report_error("eval");
 		goto out;

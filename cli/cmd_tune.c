@@ -4,6 +4,7 @@
  * then a table of the default against the tuned rate per shape, and where the result was stored.
  * --status prints what a process would load for the device, and tunes nothing. */
 #include "cli.h"
+#include "opts.h"
 
 #include <clg_tune.h>
 #include <clgrad.h>
@@ -17,12 +18,9 @@ static void progress(void *user, const char *line)
 	fflush(stdout);
 }
 
-static int usage(void)
-{
-	fprintf(stderr, "usage: clgrad tune [--device SPEC] [--budget SECONDS] [--shapes training|square|all|small] "
-			"[--dry-run] [--seed N] [--status]\n");
-	return 2;
-}
+static const char usage[] =
+	"usage: clgrad tune [--device SPEC] [--budget SECONDS] [--shapes training|square|all|small] [--dry-run]\n"
+	"                   [--seed N] [--status]\n";
 
 static int print_status(clg_backend *be)
 {
@@ -48,47 +46,25 @@ int cmd_tune(int argc, char **argv)
 	clg_tune_options o = {.budget_s = 60, .shapes = CLG_TUNE_SHAPES_ALL, .progress = progress};
 	clg_tune_report *r = NULL;
 	clg_backend *be = NULL;
-	int idx, rc = 1, status = 0;
+	int idx, rc, status = 0;
+	int64_t seed = 0;
+	const char *shapes = "all";
+	const cli_opt opts[] = {
+		CLI_OPT_STR("device", &spec),
+		CLI_OPT_POS("budget", &o.budget_s, 1e6),
+		CLI_OPT_CHOICE("shapes", &shapes, "training|square|all|small"),
+		CLI_OPT_I64("seed", &seed, 0, UINT32_MAX),
+		CLI_OPT_FLAG("dry-run", &o.dry_run),
+		CLI_OPT_FLAG("status", &status),
+	};
+	cli_spec cs = {.cmd = "tune", .usage = usage, .opts = opts, .n = CLI_N(opts)};
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "--device") && v) {
-			spec = v;
-			i++;
-		} else if (!strcmp(a, "--budget") && v) {
-			char *end;
-			o.budget_s = strtod(v, &end);
-			if (*end || !(o.budget_s > 0)) {
-				fprintf(stderr, "clgrad tune: --budget wants a positive number of seconds\n");
-				return 2;
-			}
-			i++;
-		} else if (!strcmp(a, "--shapes") && v) {
-			if (!strcmp(v, "training"))
-				o.shapes = CLG_TUNE_SHAPES_TRAINING;
-			else if (!strcmp(v, "square"))
-				o.shapes = CLG_TUNE_SHAPES_SQUARE;
-			else if (!strcmp(v, "all"))
-				o.shapes = CLG_TUNE_SHAPES_ALL;
-			else if (!strcmp(v, "small"))
-				o.shapes = CLG_TUNE_SHAPES_SMALL;
-			else
-				return usage();
-			i++;
-		} else if (!strcmp(a, "--seed") && v) {
-			o.seed = (unsigned)strtoul(v, NULL, 10);
-			i++;
-		} else if (!strcmp(a, "--dry-run")) {
-			o.dry_run = 1;
-		} else if (!strcmp(a, "--status")) {
-			status = 1;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage();
-			return 0;
-		} else {
-			return usage();
-		}
-	}
+	if ((rc = cli_parse(&cs, argc, argv)) >= 0)
+		return rc;
+	rc = 1;
+	o.seed = (unsigned)seed;
+	o.shapes = !strcmp(shapes, "training") ? CLG_TUNE_SHAPES_TRAINING : !strcmp(shapes, "square") ? CLG_TUNE_SHAPES_SQUARE
+		 : !strcmp(shapes, "small") ? CLG_TUNE_SHAPES_SMALL : CLG_TUNE_SHAPES_ALL;
 	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be))
 		return report_error("tune");
 	if (status) {

@@ -15,8 +15,9 @@
  * Section members (the driver's reports and scores read exactly these; add members freely, but
  * change none of these without changing the driver, docs/COMPARE.md and the schema check):
  *
- * capabilities: every clg_device_info field under its own name (platform, vendor, name,
- *   cl_version, clc_version, driver_version, compute_units, clock_mhz, global_mem, local_mem,
+ * capabilities: every clg_device_info field under its own name (platform, platform_vendor,
+ *   vendor, name, cl_version, clc_version, driver_version, extensions (array of names),
+ *   compute_units, clock_mhz, global_mem, local_mem,
  *   max_alloc, max_wg_size, timer_resolution_ns, has_fp16, has_fp64, has_subgroups,
  *   has_int_dot, has_il), plus "max_alloc_ratio" (max_alloc / global_mem) and
  *   "binary_roundtrip" (true / false / null when not applicable) with "binary_roundtrip_note".

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 int compare_capabilities(clg_backend *dev, const compare_opts *o, json_writer *w)
 {
@@ -17,6 +18,7 @@ int compare_capabilities(clg_backend *dev, const compare_opts *o, json_writer *w
 
 	json_key_str(w, "platform", d->platform);
 	json_key_str(w, "platform_version", d->platform_version);
+	json_key_str(w, "platform_vendor", d->platform_vendor);
 	json_key_str(w, "vendor", d->vendor);
 	json_key_str(w, "name", d->name);
 	json_key_str(w, "type", clg_device_type_name(d->type));
@@ -24,6 +26,17 @@ int compare_capabilities(clg_backend *dev, const compare_opts *o, json_writer *w
 	json_key_str(w, "clc_version", d->clc_version);
 	json_key_str(w, "driver_version", d->driver_version);
 	json_key_str(w, "il_version", d->il_version);
+	json_key(w, "extensions");
+	json_begin_array(w);
+	for (const char *e = d->extensions; *e;) {
+		char one[128];
+		size_t n = strcspn(e, " ");
+		snprintf(one, sizeof(one), "%.*s", (int)n, e);
+		if (n)
+			json_str(w, one);
+		e += n + (e[n] == ' ');
+	}
+	json_end_array(w);
 	json_key_int(w, "compute_units", d->compute_units);
 	json_key_int(w, "clock_mhz", d->clock_mhz);
 	json_key_int(w, "global_mem", (int64_t)d->global_mem);

@@ -38,6 +38,10 @@ typedef struct {
 typedef struct {
 	int index;
 	char name[160], type[16];
+	char platform[128];       /* capabilities.platform: whose OpenCL stack, "" when unknown */
+	char driver[64];          /* capabilities.driver_version */
+	char label[360];          /* "platform · device · driver": which stack a row is */
+	char machine[64];         /* --merge: the hostname of the report it came from */
 	char status[16];          /* ok, partial, error, crashed, timeout, skipped */
 	char detail[160];         /* signal name, exit code or why the JSON was refused */
 	int exit_code;            /* the child's exit status; -1 when killed */
@@ -52,10 +56,22 @@ typedef struct {
 	cmp_scores scores;
 } cmp_device;
 
+/* The devices of one OpenCL platform (vendor stack), for the findings grouped per vendor. */
+typedef struct {
+	char platform[128], platform_vendor[128];
+	int n, dev[CMP_MAX_DEVICES];  /* positions in cmp_run.dev */
+} cmp_vendor;
+
 typedef struct {
 	cmp_opts opt;
 	int n;
 	cmp_device dev[CMP_MAX_DEVICES];
+	int n_vendors;
+	cmp_vendor vendors[CMP_MAX_DEVICES];
+	/* --merge: the reports read (the devices' sections point into them) and their files */
+	int n_merged;
+	jv *merged[CMP_MAX_DEVICES];
+	const char *merged_files[CMP_MAX_DEVICES];
 	char created[32];
 	jv *baseline;             /* parsed --baseline file */
 } cmp_run;
@@ -70,6 +86,10 @@ void cmp_suite_str(int bits, char *buf, size_t len);
 /* device-INDEX.json, or with partial the sections a worker finished before it died */
 int cmp_load_device(cmp_run *r, cmp_device *d, const char *dir, int partial);
 int cmp_load_dir(cmp_run *r, const char *dir);   /* --render-only */
+/* --merge: every device of each report.json (from other machines, say), renumbered in order,
+ * side by side in one run; the reports' own reference devices stay in (the first one is the
+ * reference for the train divergence). */
+int cmp_load_reports(cmp_run *r, char *const *paths, int n);
 void cmp_merge(cmp_run *r);                      /* divergence + scores */
 int cmp_write_json(const cmp_run *r, const char *path);
 void cmp_free(cmp_run *r);
@@ -83,6 +103,13 @@ int cmp_write_html(const cmp_run *r, const char *path);
 /* compare_baseline.c: what changed against an earlier report.json (printed and in the report) */
 void cmp_baseline_print(const cmp_run *r, FILE *f, int markdown);
 void cmp_baseline_json(const cmp_run *r, json_writer *w);
+
+/* compare_vendors.c: each device's label and the findings (failed / routed / fallback) grouped
+ * per platform, in the terminal, markdown, HTML and report.json */
+void cmp_label_devices(cmp_run *r);              /* labels + vendor groups; cmp_merge calls it */
+void cmp_vendors_print(const cmp_run *r, FILE *f, int markdown);
+void cmp_vendors_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char *));
+void cmp_vendors_json(const cmp_run *r, json_writer *w);
 
 /* helpers shared by the report files (compare_merge.c) */
 const jv *cmp_section(const cmp_device *d, const char *name);

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "compare_internal.h"
 
+#include <clg_internal.h>
+
 #include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 FILE *cmp_open_atomic(const char *path, char *tmp, size_t tmplen)
 {
+	clg_remove_stale_temps(path); /* what a killed run left */
 	snprintf(tmp, tmplen, "%s.tmp.%d", path, (int)getpid());
 	return fopen(tmp, "w");
 }
@@ -203,6 +206,63 @@ int cmp_load_dir(cmp_run *r, const char *dir)
 	return 0;
 }
 
+int cmp_load_reports(cmp_run *r, char *const *paths, int n)
+{
+	char err[256];
+
+	for (int k = 0; k < n; k++) {
+		jv *rep = jv_parse_file(paths[k], err, sizeof(err));
+		const jv *devs;
+		if (!rep || strcmp(jv_str(jv_get(rep, "schema"), ""), CMP_SCHEMA)) {
+			fprintf(stderr, "clgrad compare: --merge %s: %s\n", paths[k],
+				rep ? "not a clgrad compare report.json (schema)" : err);
+			jv_free(rep);
+			return -1;
+		}
+		if (r->n_merged == CMP_MAX_DEVICES) {
+			jv_free(rep);
+			break;
+		}
+		r->merged[r->n_merged] = rep;
+		r->merged_files[r->n_merged++] = paths[k];
+		if (k == 0) { /* the first report's mode and suites describe the whole */
+			const jv *suites = jv_get(rep, "suites");
+			char list[128] = "";
+			size_t used = 0;
+			r->opt.quick = jv_bool(jv_get(rep, "quick")) == 1;
+			for (int i = 0; i < jv_len(suites) && used < sizeof(list); i++)
+				used += snprintf(list + used, sizeof(list) - used, "%s%s", i ? "," : "",
+						 jv_str(jv_at(suites, i), ""));
+			if (!used || cmp_suite_parse(list, &r->opt.suites))
+				r->opt.suites = CMP_ALL;
+		}
+		devs = jv_get(rep, "devices");
+		for (int i = 0; i < jv_len(devs); i++) {
+			const jv *o = jv_at(devs, i);
+			cmp_device *d;
+			if (r->n == CMP_MAX_DEVICES) {
+				fprintf(stderr, "clgrad compare: --merge: more than %d devices; the rest left out\n",
+					CMP_MAX_DEVICES);
+				return 0;
+			}
+			d = &r->dev[r->n];
+			memset(d, 0, sizeof(*d));
+			d->index = r->n++;
+			snprintf(d->name, sizeof(d->name), "%s", jv_str(jv_get(o, "name"), "?"));
+			snprintf(d->type, sizeof(d->type), "%s", jv_str(jv_get(o, "type"), "?"));
+			snprintf(d->status, sizeof(d->status), "%s", jv_str(jv_get(o, "status"), "error"));
+			snprintf(d->detail, sizeof(d->detail), "%s", jv_str(jv_get(o, "detail"), ""));
+			snprintf(d->log, sizeof(d->log), "%s", jv_str(jv_get(o, "log"), ""));
+			snprintf(d->machine, sizeof(d->machine), "%s", jv_str(jv_path(rep, "machine.hostname"), "?"));
+			d->exit_code = isfinite(jv_num(jv_get(o, "exit"))) ? (int)jv_num(jv_get(o, "exit")) : -1;
+			d->elapsed_s = jv_num(jv_get(o, "elapsed_s"));
+			d->salvaged = jv_bool(jv_get(o, "salvaged")) == 1;
+			d->sections = jv_get(o, "sections"); /* owned by r->merged */
+		}
+	}
+	return r->n ? 0 : -1;
+}
+
 /* max over the steps of |loss - ref| / max(|ref|, 1e-6); 1e6 where a loss is not finite */
 static double divergence(const jv *run, const jv *ref_run)
 {
@@ -230,6 +290,7 @@ void cmp_merge(cmp_run *r)
 
 	gmtime_r(&t, &tm);
 	strftime(r->created, sizeof(r->created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	cmp_label_devices(r);
 	for (int i = 0; i < r->n; i++) {
 		cmp_device *d = &r->dev[i];
 		const jv *runs = jv_path(d->sections, "train.runs");
@@ -324,6 +385,11 @@ int cmp_write_json(const cmp_run *r, const char *path)
 		json_key_int(&w, "index", d->index);
 		json_key_str(&w, "name", d->name);
 		json_key_str(&w, "type", d->type);
+		json_key_str(&w, "platform", d->platform);
+		json_key_str(&w, "driver", d->driver);
+		json_key_str(&w, "label", d->label);
+		if (d->machine[0])
+			json_key_str(&w, "machine", d->machine);
 		json_key_str(&w, "status", d->status);
 		json_key_str(&w, "detail", d->detail);
 		json_key(&w, "exit");
@@ -351,6 +417,24 @@ int cmp_write_json(const cmp_run *r, const char *path)
 		json_end_object(&w);
 	}
 	json_end_array(&w);
+	json_key(&w, "vendors");
+	cmp_vendors_json(r, &w);
+	if (r->n_merged) { /* --merge: where each part came from */
+		json_key(&w, "merged_from");
+		json_begin_array(&w);
+		for (int k = 0; k < r->n_merged; k++) {
+			json_begin_object(&w);
+			json_key_str(&w, "file", r->merged_files[k]);
+			json_key_str(&w, "created", jv_str(jv_get(r->merged[k], "created"), ""));
+			json_key(&w, "machine");
+			if (jv_get(r->merged[k], "machine"))
+				jv_write(&w, jv_get(r->merged[k], "machine"));
+			else
+				json_null(&w);
+			json_end_object(&w);
+		}
+		json_end_array(&w);
+	}
 	json_key(&w, "baseline");
 	if (r->baseline)
 		cmp_baseline_json(r, &w);
@@ -369,4 +453,7 @@ void cmp_free(cmp_run *r)
 	}
 	jv_free(r->baseline);
 	r->baseline = NULL;
+	for (int k = 0; k < r->n_merged; k++)
+		jv_free(r->merged[k]);
+	r->n_merged = 0;
 }

@@ -78,7 +78,9 @@ static void bar_chart(FILE *f, const cmp_run *r, const char *title, const double
 		/* the label area holds about 26 characters */
 		snprintf(name, sizeof(name), "%.22s%s", r->dev[i].name, strlen(r->dev[i].name) > 22 ? "..." : "");
 		esc(f, name);
-		fprintf(f, "</text>\n");
+		fprintf(f, "<title>");
+		esc(f, r->dev[i].label);
+		fprintf(f, "</title></text>\n");
 		if (!any || !isfinite(v[i]) || v[i] <= 0) {
 			fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"na\">no data</text>\n", label_w + 4, y + 15);
 			continue;
@@ -124,7 +126,7 @@ static void roofline(FILE *f, const cmp_device *d)
 	}
 	fprintf(f, "<figure class=\"roof\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H, W, H);
 	fprintf(f, "<text x=\"%d\" y=\"16\" class=\"t\">%d: ", L, d->index);
-	esc(f, d->name);
+	esc(f, d->label);
 	fprintf(f, "</text>\n");
 	if (!isfinite(xmin) || !isfinite(ymin)) {
 		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"na\">no roofline data</text></svg></figure>\n", L, H / 2);
@@ -230,7 +232,7 @@ static void op_matrix(FILE *f, const cmp_run *r)
 	fprintf(f, "<div class=\"scroll\"><table class=\"matrix\"><tr><th>op</th>");
 	for (int i = 0; i < r->n; i++) {
 		fprintf(f, "<th>%d: ", r->dev[i].index);
-		esc(f, r->dev[i].name);
+		esc(f, r->dev[i].label);
 		fprintf(f, "</th>");
 	}
 	fprintf(f, "</tr>\n");
@@ -340,7 +342,7 @@ int cmp_write_html(const cmp_run *r, const char *path)
 		const cmp_device *d = &r->dev[i];
 		char b2[32], b3[32];
 		fprintf(f, "<tr><td>%d: ", d->index);
-		esc(f, d->name);
+		esc(f, d->label);
 		fprintf(f, "</td><td>%s</td><td class=\"%s\">%s</td><td>%s</td>", d->type, status_class(d->status),
 			d->status, num(b, d->elapsed_s));
 		fprintf(f, "<td>%s / %s / %s</td>", num(b, cmp_sec_num(d, "ops.totals.pass")),
@@ -358,6 +360,7 @@ int cmp_write_html(const cmp_run *r, const char *path)
 	fprintf(f, "</table>\n<p class=\"meta\">Scores 0..100, - where a category has no data; the rules are in "
 		   "docs/COMPARE.md.</p>\n");
 	section_notes(f, r);
+	cmp_vendors_html(r, f, esc);
 
 	fprintf(f, "<h2 id=\"peaks\">Peaks</h2>\n<div class=\"charts\">\n");
 	bars_from_path(f, r, "fp32 GFLOP/s", "peaks.fp32_gflops", 0);

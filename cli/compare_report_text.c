@@ -36,56 +36,77 @@ static void counts(char *buf, size_t len, const cmp_device *d, const char *a, co
 	snprintf(buf, len, "%.0f/%.0f/%.0f", x, y, isfinite(z) ? z : 0);
 }
 
-/* the summary row's cells, shared by the terminal and markdown tables */
+/* the summary row's cells, shared by the terminal and markdown tables (the label is the widest) */
+#define CELL 360
 enum { COL_IDX, COL_NAME, COL_STATUS, COL_OPS, COL_GRAD, COL_GFLOPS, COL_GBS, COL_COMPILE, COL_TRAIN,
        COL_DIV, COL_FEAT, COL_COMP, COL_CORR, COL_PERF, COL_STAB, COL_ALL, NCOL };
 static const char *headers[NCOL] = {"idx", "device", "status", "ops p/f/u", "grad p/f", "fp32 GF/s",
 				    "GB/s", "compile s", "mlp smp/s", "diverg.", "feat", "comp", "corr",
 				    "perf", "stab", "overall"};
 
-static void row(const cmp_device *d, char cells[NCOL][64])
+static void row(const cmp_device *d, char cells[NCOL][CELL])
 {
 	const cmp_scores *s = &d->scores;
-	snprintf(cells[COL_IDX], 64, "%d", d->index);
-	snprintf(cells[COL_NAME], 64, "%.40s", d->name);
-	snprintf(cells[COL_STATUS], 64, "%s", d->status);
-	counts(cells[COL_OPS], 64, d, "pass", "fail", "unsupported");
-	counts(cells[COL_GRAD], 64, d, "grad_pass", "grad_fail", NULL);
-	cmp_fmt(cells[COL_GFLOPS], 64, cmp_sec_num(d, "peaks.fp32_gflops"), -1);
-	cmp_fmt(cells[COL_GBS], 64, cmp_sec_num(d, "peaks.bandwidth_gbs"), -1);
-	cmp_fmt(cells[COL_COMPILE], 64, cmp_sec_num(d, "compile.total_cold_s"), 2);
-	cmp_fmt(cells[COL_TRAIN], 64, cmp_train_samples(d, "mlp"), 0);
+	snprintf(cells[COL_IDX], CELL, "%d", d->index);
+	snprintf(cells[COL_NAME], CELL, "%s", d->label);
+	snprintf(cells[COL_STATUS], CELL, "%s", d->status);
+	counts(cells[COL_OPS], CELL, d, "pass", "fail", "unsupported");
+	counts(cells[COL_GRAD], CELL, d, "grad_pass", "grad_fail", NULL);
+	cmp_fmt(cells[COL_GFLOPS], CELL, cmp_sec_num(d, "peaks.fp32_gflops"), -1);
+	cmp_fmt(cells[COL_GBS], CELL, cmp_sec_num(d, "peaks.bandwidth_gbs"), -1);
+	cmp_fmt(cells[COL_COMPILE], CELL, cmp_sec_num(d, "compile.total_cold_s"), 2);
+	cmp_fmt(cells[COL_TRAIN], CELL, cmp_train_samples(d, "mlp"), 0);
 	if (isfinite(max_divergence(d)))
-		snprintf(cells[COL_DIV], 64, "%.1e", max_divergence(d));
+		snprintf(cells[COL_DIV], CELL, "%.1e", max_divergence(d));
 	else
-		snprintf(cells[COL_DIV], 64, "-");
-	cmp_fmt(cells[COL_FEAT], 64, s->features, 0);
-	cmp_fmt(cells[COL_COMP], 64, s->compile, 0);
-	cmp_fmt(cells[COL_CORR], 64, s->correctness, 0);
-	cmp_fmt(cells[COL_PERF], 64, s->performance, 0);
-	cmp_fmt(cells[COL_STAB], 64, s->stability, 0);
-	cmp_fmt(cells[COL_ALL], 64, s->overall, 0);
+		snprintf(cells[COL_DIV], CELL, "-");
+	cmp_fmt(cells[COL_FEAT], CELL, s->features, 0);
+	cmp_fmt(cells[COL_COMP], CELL, s->compile, 0);
+	cmp_fmt(cells[COL_CORR], CELL, s->correctness, 0);
+	cmp_fmt(cells[COL_PERF], CELL, s->performance, 0);
+	cmp_fmt(cells[COL_STAB], CELL, s->stability, 0);
+	cmp_fmt(cells[COL_ALL], CELL, s->overall, 0);
+}
+
+/* characters on screen: UTF-8 continuation bytes take no column (the label's middle dots) */
+static int cols(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xC0) != 0x80;
+	return n;
+}
+
+static void cell(FILE *f, const char *s, int width, int left, int last)
+{
+	int pad = width - cols(s);
+	if (!left)
+		fprintf(f, "%*s", pad > 0 ? pad : 0, "");
+	fputs(s, f);
+	if (left && !last)
+		fprintf(f, "%*s", pad > 0 ? pad : 0, "");
+	fputs(last ? "\n" : "  ", f);
 }
 
 void cmp_print_table(const cmp_run *r, FILE *f)
 {
-	static char cells[CMP_MAX_DEVICES][NCOL][64];
+	static char cells[CMP_MAX_DEVICES][NCOL][CELL];
 	int width[NCOL];
 
 	for (int c = 0; c < NCOL; c++)
-		width[c] = (int)strlen(headers[c]);
+		width[c] = cols(headers[c]);
 	for (int i = 0; i < r->n; i++) {
 		row(&r->dev[i], cells[i]);
 		for (int c = 0; c < NCOL; c++)
-			if ((int)strlen(cells[i][c]) > width[c])
-				width[c] = (int)strlen(cells[i][c]);
+			if (cols(cells[i][c]) > width[c])
+				width[c] = cols(cells[i][c]);
 	}
 	fputc('\n', f);
 	for (int c = 0; c < NCOL; c++)
-		fprintf(f, "%-*s%s", width[c], headers[c], c + 1 < NCOL ? "  " : "\n");
+		cell(f, headers[c], width[c], 1, c + 1 == NCOL);
 	for (int i = 0; i < r->n; i++)
 		for (int c = 0; c < NCOL; c++)
-			fprintf(f, c <= COL_STATUS ? "%-*s%s" : "%*s%s", width[c], cells[i][c], c + 1 < NCOL ? "  " : "\n");
+			cell(f, cells[i][c], width[c], c <= COL_STATUS, c + 1 == NCOL);
 	for (int i = 0; i < r->n; i++) {
 		const cmp_device *d = &r->dev[i];
 		if (d->detail[0])
@@ -102,6 +123,7 @@ void cmp_print_table(const cmp_run *r, FILE *f)
 				fprintf(f, "device %d: kernel program %s failed to build (build log in report.md)\n",
 					d->index, jv_str(jv_get(jv_at(progs, k), "name"), "?"));
 	}
+	cmp_vendors_print(r, f, 0);
 	fprintf(f, "scores 0..100 (docs/COMPARE.md): feat features, comp compile, corr correctness, perf "
 		   "performance vs own peak, stab stability\n");
 }
@@ -119,7 +141,7 @@ static void md_head(FILE *f, const cmp_run *r, const char *first)
 {
 	fprintf(f, "| %s |", first);
 	for (int i = 0; i < r->n; i++)
-		fprintf(f, " %d: %s |", r->dev[i].index, r->dev[i].name);
+		fprintf(f, " %d: %s |", r->dev[i].index, r->dev[i].label);
 	fprintf(f, "\n|---|");
 	for (int i = 0; i < r->n; i++)
 		fprintf(f, "---|");
@@ -224,7 +246,7 @@ static void md_ops(FILE *f, const cmp_run *r)
 		if (!cmp_section(d, "ops"))
 			continue;
 		fprintf(f, "**device %d (%s)**: %.0f op cases pass, %.0f fail, %.0f unsupported; %.0f gradient cases pass, "
-			   "%.0f fail. ", d->index, d->name, cmp_sec_num(d, "ops.totals.pass"), cmp_sec_num(d, "ops.totals.fail"),
+			   "%.0f fail. ", d->index, d->label, cmp_sec_num(d, "ops.totals.pass"), cmp_sec_num(d, "ops.totals.fail"),
 			cmp_sec_num(d, "ops.totals.unsupported"), cmp_sec_num(d, "ops.totals.grad_pass"),
 			cmp_sec_num(d, "ops.totals.grad_fail"));
 		for (int k = 0; k < jv_len(ops); k++) {
@@ -290,7 +312,7 @@ static void md_roofline(FILE *f, const cmp_run *r)
 		if (!jv_len(pts))
 			continue;
 		fprintf(f, "**device %d (%s)**\n\n| workload | kind | GFLOP/s | GB/s | FLOP/byte | of roofline |\n"
-			   "|---|---|---|---|---|---|\n", r->dev[i].index, r->dev[i].name);
+			   "|---|---|---|---|---|---|\n", r->dev[i].index, r->dev[i].label);
 		for (int k = 0; k < jv_len(pts); k++) {
 			const jv *p = jv_at(pts, k);
 			fprintf(f, "| %s | %s |", jv_str(jv_get(p, "name"), "?"), jv_str(jv_get(p, "kind"), "?"));
@@ -306,7 +328,7 @@ static void md_roofline(FILE *f, const cmp_run *r)
 
 int cmp_write_markdown(const cmp_run *r, const char *path)
 {
-	static char cells[CMP_MAX_DEVICES][NCOL][64];
+	static char cells[CMP_MAX_DEVICES][NCOL][CELL];
 	char tmp[1200], suites[64];
 	FILE *f = cmp_open_atomic(path, tmp, sizeof(tmp));
 
@@ -335,10 +357,15 @@ int cmp_write_markdown(const cmp_run *r, const char *path)
 			fprintf(f, "- device %d is **%s**: %s (log: %s)\n", r->dev[i].index, r->dev[i].status,
 				r->dev[i].detail, r->dev[i].log);
 
-	fprintf(f, "\n## Capabilities\n\n");
+	fputc('\n', f);
+	cmp_vendors_print(r, f, 1);
+	fprintf(f, "## Capabilities\n\n");
 	md_section_errors(f, r, "capabilities");
 	md_head(f, r, "");
 	md_row_json(f, r, "platform", "capabilities.platform");
+	md_row_json(f, r, "platform vendor", "capabilities.platform_vendor");
+	md_row_json(f, r, "platform version", "capabilities.platform_version");
+	md_row_json(f, r, "device vendor", "capabilities.vendor");
 	md_row_json(f, r, "OpenCL", "capabilities.cl_version");
 	md_row_json(f, r, "driver", "capabilities.driver_version");
 	md_row_json(f, r, "compute units", "capabilities.compute_units");
@@ -384,7 +411,7 @@ int cmp_write_markdown(const cmp_run *r, const char *path)
 		   "|---|---|---|---|---|---|---|\n");
 	for (int i = 0; i < r->n; i++) {
 		const cmp_scores *s = &r->dev[i].scores;
-		fprintf(f, "| %d: %s |", r->dev[i].index, r->dev[i].name);
+		fprintf(f, "| %d: %s |", r->dev[i].index, r->dev[i].label);
 		md_num(f, s->features, 0);
 		md_num(f, s->compile, 0);
 		md_num(f, s->correctness, 0);

@@ -46,7 +46,7 @@ static double features(const cmp_device *d)
 
 	add(&m, 60, ratio(pass + fail, pass + fail + uns));
 	/* the reference backend has no extensions to offer: the flags are left out there */
-	if (caps && cmp_section_ok(d, "capabilities") && d->index != 0) {
+	if (caps && cmp_section_ok(d, "capabilities") && strcmp(d->type, "ref")) {
 		int have = 0;
 		for (int i = 0; i < 5; i++)
 			have += jv_bool(jv_get(caps, flags[i])) == 1;

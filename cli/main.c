@@ -1,5 +1,6 @@
 /* clgrad: the command-line tool. */
 #include "cli.h"
+#include "opts.h"
 
 #include <clgrad.h>
 #include <string.h>
@@ -21,7 +22,8 @@ static const struct {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: clgrad <command> [options]\n\ncommands:\n");
+	fprintf(f, "usage: clgrad <command> [options]   (clgrad <command> --help: its options; --version)\n\n"
+		   "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nenvironment: CLGRAD_DEVICE (index, ref, cpu, gpu or part of a name), CLGRAD_CACHE_DIR\n"
@@ -40,6 +42,8 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))
+		return cli_version();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

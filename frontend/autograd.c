@@ -134,6 +134,15 @@ clg_status fe_accumulate(clg_tensor *x, clg_tensor *g)
 
 	if (!x->requires_grad)
 		return CLG_OK;
+	if (g->v.dtype != x->v.dtype) { /* mixed precision: x's gradient is in x's dtype */
+		clg_tensor *c = fe_cast_nograd(g, x->v.dtype);
+		clg_status st;
+		if (!c)
+			return clg_last_status();
+		st = fe_accumulate(x, c);
+		clg_free(c);
+		return st;
+	}
 	if (g->v.ndim != x->v.ndim || memcmp(g->v.shape, x->v.shape, sizeof(int64_t) * (size_t)x->v.ndim) != 0)
 		return clg_fail(CLG_ERR_SHAPE, "backward: gradient of shape %s for a tensor of shape %s",
 				clg_shape_str(&g->v, s0, sizeof(s0)), clg_shape_str(&x->v, s1, sizeof(s1)));
@@ -296,6 +305,7 @@ static clg_status backward(clg_tensor *root, clg_tensor *grad, int retain_graph,
 		grad->refs++;
 	}
 	clg_no_grad_begin();
+	fe_autocast_pause(1);
 	if (!root->grad_fn) { /* a leaf */
 		st = fe_accumulate(root, g);
 		if (!st && ready)
@@ -345,6 +355,7 @@ static clg_status backward(clg_tensor *root, clg_tensor *grad, int retain_graph,
 	}
 	free(order);
 out:
+	fe_autocast_pause(0);
 	clg_no_grad_end();
 	fe_release(g);
 	return st;

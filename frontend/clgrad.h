@@ -160,6 +160,22 @@ int clg_fused_ops_enabled(void);
  * error. Nothing to do on the reference backend. *n_ready (may be NULL): programs made ready. */
 clg_status clg_precompile(clg_backend *be, const char *workload, clg_dtype dtype, int *n_ready);
 
+/* ---- mixed precision ---------------------------------------------------------------------- */
+/* t converted to dt (float32, float16, bfloat16, float64; rounded to nearest even), a new
+ * contiguous tensor; differentiable (the gradient comes back converted to t's dtype). dt equal
+ * to t's dtype: t itself (a new reference). */
+clg_tensor *clg_cast(clg_tensor *t, clg_dtype dt);
+/* Autocast, as torch.autocast. Between begin and end (they nest; dt CLG_F16 or CLG_BF16) matmul,
+ * linear and linear_act cast float32 inputs to dt and compute in dt (the GEMM accumulates in
+ * float32, their outputs are dt); softmax, log_softmax, cross_entropy, nll_loss, layer_norm and
+ * batch_norm cast 16-bit inputs to float32; a binary elementwise op on two float dtypes computes in
+ * the wider one (always, autocast or not). Backward runs in the dtypes its forward chose,
+ * whatever the autocast state; gradients reach each tensor in its own dtype (float32 master
+ * weights get float32 gradients). conv2d is not autocast (it runs in its inputs' dtype). */
+void clg_autocast_begin(clg_dtype dt);
+void clg_autocast_end(void);
+clg_dtype clg_autocast_dtype(void); /* the innermost autocast dtype; CLG_F32 when off */
+
 /* activations and other elementwise ops */
 clg_tensor *clg_sigmoid(clg_tensor *a);
 clg_tensor *clg_gelu(clg_tensor *a);      /* exact: x * Phi(x) */
@@ -197,5 +213,6 @@ clg_tensor *clg_mse_loss(clg_tensor *pred, clg_tensor *target);
 #include "clgrad_norm.h"   /* batch_norm, layer_norm, attention */
 #include "clgrad_optim.h"  /* optimizers, learning-rate schedules, gradient clipping */
 #include "clgrad_nn.h"     /* modules: linear, conv2d, norms, dropout, embedding, sequential */
+#include "clgrad_fft.h"    /* fft, ifft, rfft, irfft, complex multiply */
 
 #endif

@@ -65,6 +65,14 @@ typedef struct {
 void clg_grad_scaler_init(clg_grad_scaler *s, double initial_scale); /* 0: 65536 */
 clg_status clg_grad_scaler_unscale(clg_grad_scaler *s, clg_tensor *const *params, int n, int *ok);
 
+/* Precision of training. MIXED: float32 master weights and optimizer state; each step's forward
+ * runs under autocast to float16 (clg_autocast_begin: matmul, linear and linear_act on float16
+ * copies of their inputs and weights, cast on the device, with float32 accumulation; softmax,
+ * the loss, norm statistics and reductions in float32), the backward in the dtypes the forward
+ * chose, gradients converted back to the float32 masters; dynamic loss scaling on (loss_scale 0
+ * means 65536). Checkpoints hold the float32 masters: a run resumes in either precision. */
+typedef enum { CLG_PRECISION_FP32, CLG_PRECISION_MIXED } clg_precision;
+
 /* Builds a model of one's own on be (a trainer then trains it like a named one). */
 typedef clg_module *(*clg_model_builder)(clg_backend *be, uint64_t seed, void *user);
 
@@ -83,7 +91,9 @@ typedef struct {
 	int64_t stop_after;       /* end after this many epochs of this call (as if interrupted); 0: all */
 	int64_t max_steps;        /* end after this many steps of this call; an epoch cut short is not
 				   * counted, evaluated or saved; 0: no limit */
-	double loss_scale;        /* > 0: dynamic loss scaling from this scale (clg_grad_scaler); 0: off */
+	double loss_scale;        /* > 0: dynamic loss scaling from this scale (clg_grad_scaler); 0: off
+				   * (with MIXED precision: on from 65536) */
+	clg_precision precision;  /* FP32 (default) or MIXED */
 	/* data parallel (clg_trainer_new_multi, or comm) */
 	int fixed_shares;         /* split each batch equally instead of by each device's measured speed */
 	clg_grad_compress compress;
@@ -93,13 +103,16 @@ typedef struct {
 /* mlp, Adam lr 1e-3, constant schedule, 5 epochs, batch 128, seed 1; transformer sizes D64 H4 L2 T64. */
 clg_train_config clg_train_config_default(void);
 /* Names used on command lines and in checkpoints: "sgd", "adam", "adamw"; "constant", "step",
- * "cosine". The parsers return 0, or -1 for an unknown name. */
+ * "cosine"; "fp32", "mixed". The parsers return 0, or -1 for an unknown name. */
+const char *clg_precision_name(clg_precision p);
+int clg_precision_parse(const char *name, clg_precision *out);
 const char *clg_opt_kind_name(clg_opt_kind k);
 int clg_opt_kind_parse(const char *name, clg_opt_kind *out);
 const char *clg_lr_kind_name(clg_lr_kind k);
 int clg_lr_kind_parse(const char *name, clg_lr_kind *out);
 /* The training configuration a checkpoint was written with (what a resumed run continues).
- * cfg->model.name points into meta. */
+ * cfg->model.name points into meta. What cfg says of the run's length, outputs, precision and loss
+ * scaling stays (a checkpoint holds float32 weights whatever the precision it was trained in). */
 clg_status clg_train_config_from_meta(const clg_ckpt_meta *meta, clg_train_config *cfg);
 
 typedef struct {
@@ -120,6 +133,11 @@ typedef struct {
 	double test_acc;          /* fraction correct; NAN for a language model or without a test set */
 	double test_loss;         /* mean per sample (per token for a language model); NAN without a test set */
 	double seconds;           /* the epoch's training, without evaluation */
+	/* where a step's time goes (train --profile): the host's time queuing the steps (data, forward,
+	 * backward, optimizer: ops return before the device has run them, so host_seconds near seconds
+	 * means the host, not the device, sets the pace), and the commands sent to the devices */
+	double host_seconds;
+	uint64_t launches, uploads, downloads; /* this epoch, every device of this process */
 	double lr;                /* learning rate of the epoch's last step */
 	int first;                /* the first epoch of this run (a resumed run's too) */
 	double first_step_begun;  /* clg_now() when this run's first step began, and when the device had done it */

@@ -9,38 +9,60 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CSV_MAX_LABEL (1 << 20)
 
+/* The whole file, NUL-terminated. A regular file's buffer is its size (one allocation); a pipe's
+ * grows with what arrives. A NUL byte stops the read at once: /dev/zero is not a CSV file. */
 static clg_status read_all(const char *path, char **out, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
+	struct stat sb;
 	char *buf = NULL;
-	size_t cap = 0, n = 0;
+	size_t cap = 65536 + 1, n = 0;
 	clg_status st = CLG_OK;
 
 	*out = NULL;
 	if (!f)
 		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
+	    (uint64_t)sb.st_size < (uint64_t)SIZE_MAX / 4)
+		cap = (size_t)sb.st_size + 1;
 	for (;;) {
-		size_t got;
-		if (cap - n < 65536) {
-			char *p = realloc(buf, cap ? 2 * cap : 65536 + 1);
-			if (!p) {
-				st = clg_fail(CLG_ERR_OOM, "%s: out of host memory", path);
+		size_t got, want;
+		if (buf && n + 1 == cap) { /* full: a byte more means the file goes on (it grew, or a pipe) */
+			int c = fgetc(f);
+			char *p;
+			if (c == EOF)
+				break;
+			if (!(p = realloc(buf, 2 * cap))) {
+				st = clg_fail(CLG_ERR_OOM, "%s: out of host memory for %zu bytes", path, 2 * cap);
 				goto out;
 			}
 			buf = p;
-			cap = cap ? 2 * cap : 65536 + 1;
+			cap *= 2;
+			buf[n++] = (char)c;
+			if (!c) {
+				st = clg_fail(CLG_ERR_FORMAT, "%s: a NUL byte: not a text file", path);
+				goto out;
+			}
+		} else if (!buf && !(buf = malloc(cap))) {
+			st = clg_fail(CLG_ERR_OOM, "%s: out of host memory for %zu bytes", path, cap);
+			goto out;
 		}
-		got = fread(buf + n, 1, cap - n - 1, f);
+		want = cap - n - 1;
+		got = fread(buf + n, 1, want, f);
+		if (memchr(buf + n, '\0', got)) {
+			st = clg_fail(CLG_ERR_FORMAT, "%s: a NUL byte: not a text file", path);
+			goto out;
+		}
 		n += got;
-		if (got == 0) {
-			if (ferror(f))
-				st = clg_fail(CLG_ERR_IO, "%s: read error: %s", path, strerror(errno));
+		if (got < want) /* the end, or an error */
 			break;
-		}
 	}
+	if (ferror(f))
+		st = clg_fail(CLG_ERR_IO, "%s: read error: %s", path, strerror(errno));
 out:
 	fclose(f);
 	if (st) {
@@ -59,9 +81,10 @@ static int split_cells(char *line, char delim, char ***cells, int *cap)
 {
 	int n = 0;
 	char *p = line;
+#define BLANK(c) (((c) == ' ' || (c) == '\t') && (c) != delim) /* a tab delimiter is no blank */
 	for (;;) {
 		char *start, *w, end;
-		while (*p == ' ' || *p == '\t')
+		while (BLANK(*p))
 			p++;
 		start = w = p;
 		if (*p == '"') {
@@ -80,7 +103,7 @@ static int split_cells(char *line, char delim, char ***cells, int *cap)
 				}
 				*w++ = *p++;
 			}
-			while (*p == ' ' || *p == '\t')
+			while (BLANK(*p))
 				p++;
 			if (*p != delim && *p != '\0')
 				return -1;
@@ -88,7 +111,7 @@ static int split_cells(char *line, char delim, char ***cells, int *cap)
 			while (*p != delim && *p != '\0')
 				p++;
 			w = p;
-			while (w > start && (w[-1] == ' ' || w[-1] == '\t'))
+			while (w > start && BLANK(w[-1]))
 				w--;
 		}
 		end = *p;
@@ -106,6 +129,7 @@ static int split_cells(char *line, char delim, char ***cells, int *cap)
 			return n;
 		p++;
 	}
+#undef BLANK
 }
 
 static int parse_number(const char *s, float *out)
@@ -167,10 +191,6 @@ clg_status clg_csv_read(const char *path, const clg_csv_opts *opts, clg_dataset 
 	st = read_all(path, &buf, &len);
 	if (st)
 		return st;
-	if (memchr(buf, '\0', len)) {
-		st = clg_fail(CLG_ERR_FORMAT, "%s: a NUL byte: not a text file", path);
-		goto out;
-	}
 	line = buf;
 	while (line) {
 		char *nl = strchr(line, '\n'), *p;

@@ -85,6 +85,87 @@ static clg_status in_read(idx_in *in, void *buf, size_t n, size_t *got)
 	return CLG_OK;
 }
 
+/* Deflate expands at most 1032:1: a gzip file of n bytes holds less than this many. */
+#define GZ_MAX_RATIO 1032
+
+/* "60000 x 28 x 28 = 47040000" */
+static void dims_str(char *buf, size_t len, int ndims, const uint32_t *dims, uint64_t total)
+{
+	size_t at = 0;
+	for (int d = 0; d < ndims && at < len; d++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%" PRIu32, d ? " x " : "", dims[d]);
+	if (at < len && ndims > 1 && total)
+		snprintf(buf + at, len - at, " = %" PRIu64, total);
+}
+
+/* The announced data against the file's size: exactly what a plain file holds after the header,
+ * at most what a gzip file can expand to. */
+static clg_status check_size(idx_in *in, int ndims, const uint32_t *dims, uint64_t total)
+{
+	struct stat sb;
+	uint64_t size, hdr = 4 + 4 * (uint64_t)ndims;
+	char d[96];
+
+	if (in->f ? fstat(fileno(in->f), &sb) : stat(in->path, &sb))
+		return clg_fail(CLG_ERR_IO, "%s: cannot stat: %s", in->path, strerror(errno));
+	if (!S_ISREG(sb.st_mode))
+		return CLG_OK; /* a pipe: the reads below find a short or long stream */
+	size = (uint64_t)sb.st_size;
+	if (in->f && size < hdr)
+		size = hdr; /* it shrank after the header was read: "holds 0" */
+	dims_str(d, sizeof(d), ndims, dims, total);
+	if (in->f && size - hdr < total)
+		return clg_fail(CLG_ERR_FORMAT, "%s: truncated: the header announces %s data bytes but the file holds %" PRIu64
+				" after the %" PRIu64 "-byte header", in->path, d, size - hdr, hdr);
+	if (in->f && size - hdr > total)
+		return clg_fail(CLG_ERR_FORMAT, "%s: trailing bytes: the header announces %s data bytes but the file holds %"
+				PRIu64 " after the %" PRIu64 "-byte header", in->path, d, size - hdr, hdr);
+	if (in->gz && total > size * GZ_MAX_RATIO)
+		return clg_fail(CLG_ERR_FORMAT, "%s: truncated or corrupt: the header announces %s data bytes, more than a %"
+				PRIu64 "-byte gzip file can hold (deflate expands at most %d:1)", in->path, d, size, GZ_MAX_RATIO);
+	return CLG_OK;
+}
+
+/* The total data bytes; a gzip stream's buffer grows with the data that actually arrives, so a
+ * stream shorter than its header says never costs the announced size. */
+static clg_status read_data(idx_in *in, uint64_t total, uint8_t **out)
+{
+	uint64_t cap = in->gz && total > (64u << 20) ? (64u << 20) : total, have = 0;
+	uint8_t *buf = malloc(cap ? (size_t)cap : 1);
+	clg_status st = CLG_OK;
+
+	*out = NULL;
+	for (;;) {
+		size_t got;
+		if (!buf) {
+			st = clg_fail(CLG_ERR_OOM, "%s: out of host memory for %" PRIu64 " bytes", in->path, cap);
+			break;
+		}
+		st = in_read(in, buf + have, (size_t)(cap - have), &got);
+		if (st)
+			break;
+		have += got;
+		if (have < cap) {
+			st = clg_fail(CLG_ERR_FORMAT, "%s: truncated: the header announces %" PRIu64 " data bytes but only %"
+				      PRIu64 " follow", in->path, total, have);
+			break;
+		}
+		if (have == total) {
+			*out = buf;
+			return CLG_OK;
+		}
+		cap = 2 * cap < total ? 2 * cap : total;
+		{
+			uint8_t *b2 = realloc(buf, (size_t)cap);
+			if (!b2)
+				free(buf);
+			buf = b2;
+		}
+	}
+	free(buf);
+	return st;
+}
+
 /* Reads an IDX file of unsigned bytes with the given magic and number of dims. */
 static clg_status idx_read(const char *path, uint32_t want_magic, const char *kind, uint32_t *dims, uint8_t **data,
 			   uint64_t *ndata)
@@ -93,7 +174,7 @@ static clg_status idx_read(const char *path, uint32_t want_magic, const char *ki
 	unsigned char hdr[4 + 4 * 3], extra;
 	int ndims = (int)(want_magic & 0xff);
 	uint32_t magic;
-	uint64_t total = 1;
+	uint64_t total = 1, bound = 1;
 	size_t got;
 	uint8_t *buf = NULL;
 	clg_status st;
@@ -130,25 +211,24 @@ static clg_status idx_read(const char *path, uint32_t want_magic, const char *ki
 			st = clg_fail(CLG_ERR_FORMAT, "%s: dimension %d is 0", path, d);
 			goto out_close;
 		}
-		total *= dims[d];
-		if (total > ((uint64_t)1 << 40)) {
-			st = clg_fail(CLG_ERR_FORMAT, "%s: dimensions too large (more than 2^40 bytes of data)", path);
+	}
+	for (int d = 0; d < ndims; d++) { /* checked before each product: 3 sizes of 32 bits overflow 64 */
+		if (dims[d] && bound > ((uint64_t)1 << 40) / dims[d]) {
+			char dd[96];
+			dims_str(dd, sizeof(dd), ndims, dims, 0);
+			st = clg_fail(CLG_ERR_FORMAT, "%s: dimensions %s too large (more than 2^40 bytes of data)", path, dd);
 			goto out_close;
 		}
+		bound *= dims[d] ? dims[d] : 1;
+		total *= dims[d];
 	}
-	buf = malloc(total ? (size_t)total : 1);
-	if (!buf) {
-		st = clg_fail(CLG_ERR_OOM, "%s: out of host memory for %" PRIu64 " bytes", path, total);
-		goto out_close;
-	}
-	st = in_read(&in, buf, (size_t)total, &got);
+	/* the data the header announces must fit in the file before a byte of it is allocated */
+	st = check_size(&in, ndims, dims, total);
 	if (st)
-		goto out_free;
-	if (got < total) {
-		st = clg_fail(CLG_ERR_FORMAT, "%s: truncated: the header announces %" PRIu64 " data bytes but only %zu follow",
-			      path, total, got);
-		goto out_free;
-	}
+		goto out_close;
+	st = read_data(&in, total, &buf);
+	if (st)
+		goto out_close;
 	st = in_read(&in, &extra, 1, &got);
 	if (st)
 		goto out_free;

@@ -88,6 +88,22 @@ double clg_init_bound(clg_init init, int64_t fan_in, int64_t fan_out);
 /* Elementwise op on views of the same shape as out (src views already expanded). */
 clg_tensor *fe_ew(clg_op op, clg_tensor *a, clg_tensor *b, double f0, double f1);
 
+/* autocast.c: mixed precision */
+/* t converted to dt, no graph (a new contiguous tensor). */
+clg_tensor *fe_cast_nograd(clg_tensor *t, clg_dtype dt);
+/* Backward pauses autocast (on = 1) and resumes it (on = 0). */
+void fe_autocast_pause(int on);
+/* At a GEMM-like op: the 16-bit dtype to cast the n inputs to (autocast on, some input float32),
+ * else CLG_F32 (nothing to do). */
+clg_dtype fe_autocast_low(int n, clg_tensor *const *ins);
+/* At a float32-only op (softmax, losses, norms): 1 when autocast is on and an input is 16-bit. */
+int fe_autocast_high(int n, clg_tensor *const *ins);
+/* out[i] = clg_cast(ins[i], dt) (NULL stays NULL, int32 is aliased): 0, or -1 with none left. */
+int fe_cast_each(int n, clg_tensor *const *ins, clg_dtype dt, clg_tensor **out);
+/* Binary ops on two float dtypes compute in the wider (float16 with bfloat16: float32): *a and *b
+ * are replaced by casts kept in tmp[2] (free them after the op; NULL where none). -1 on failure. */
+int fe_promote(clg_tensor **a, clg_tensor **b, clg_tensor **tmp);
+
 /* Fused attention (ops_attention.c): whether the device has the fused ops for q's dtype and these
  * head widths (and CLGRAD_FUSED is not 0); and the fused forward on checked shapes, recorded with
  * its fused backward. */

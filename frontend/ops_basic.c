@@ -168,13 +168,20 @@ static clg_status div_backward(clg_node *n, clg_tensor *g)
 	return st;
 }
 
+/* two float dtypes: computed in the wider (fe_promote) */
 #define BINARY(NAME, OP, BW)                                                           \
 	clg_tensor *clg_##NAME(clg_tensor *a, clg_tensor *b)                          \
 	{                                                                              \
-		clg_tensor *ins[2] = {a, b};                                           \
-		if (!fe_check_inputs(#NAME, 2, ins))                                   \
+		clg_tensor *ins[2] = {a, b}, *tmp[2], *r;                              \
+		if (!a || !b || fe_promote(&ins[0], &ins[1], tmp))                    \
 			return NULL;                                                   \
-		return fe_record_op(fe_ew(OP, a, b, 0, 0), #NAME, BW, 2, ins, NULL);         \
+		if (!fe_check_inputs(#NAME, 2, ins))                                   \
+			r = NULL;                                                      \
+		else                                                                   \
+			r = fe_record_op(fe_ew(OP, ins[0], ins[1], 0, 0), #NAME, BW, 2, ins, NULL); \
+		clg_free(tmp[0]);                                                      \
+		clg_free(tmp[1]);                                                      \
+		return r;                                                              \
 	}
 
 BINARY(add, CLG_OP_ADD, add_backward)
@@ -413,6 +420,15 @@ clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b)
 	int64_t shape[3];
 	char s0[96], s1[96];
 
+	if (a && b && fe_autocast_low(2, ins) != CLG_F32) { /* autocast: in 16-bit, float32 accumulation */
+		clg_tensor *c[2], *r;
+		if (fe_cast_each(2, ins, fe_autocast_low(2, ins), c))
+			return NULL;
+		r = clg_matmul(c[0], c[1]);
+		clg_free(c[0]);
+		clg_free(c[1]);
+		return r;
+	}
 	if (!fe_check_inputs("matmul", 2, ins))
 		return NULL;
 	nd = a->v.ndim > b->v.ndim ? a->v.ndim : b->v.ndim;
@@ -464,6 +480,20 @@ static clg_status linear_check(const char *op, clg_tensor *x, clg_tensor *w, clg
 	return CLG_OK;
 }
 
+/* Autocast: x, w and b cast to the autocast dtype (w's cast is this step's 16-bit copy of the
+ * weight; its gradient goes back to w in w's dtype), then the op on the casts. */
+static clg_tensor *linear_autocast(clg_tensor *x, clg_tensor *w, clg_tensor *b, clg_act act, int with_act)
+{
+	clg_tensor *ins[3] = {x, w, b}, *c[3], *r;
+
+	if (fe_cast_each(3, ins, fe_autocast_low(3, ins), c))
+		return NULL;
+	r = with_act ? clg_linear_act(c[0], c[1], c[2], act) : clg_linear(c[0], c[1], c[2]);
+	for (int i = 0; i < 3; i++)
+		clg_free(c[i]);
+	return r;
+}
+
 static int fused_state = -1; /* -1: not read from the environment yet */
 
 void clg_set_fused_ops(int enabled) { fused_state = enabled != 0; }
@@ -490,6 +520,8 @@ clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b)
 	clg_tensor *ins[3] = {x, w, b}, *out, *wt = NULL;
 	int nin = b ? 3 : 2;
 
+	if (x && w && fe_autocast_low(nin, ins) != CLG_F32)
+		return linear_autocast(x, w, b, CLG_ACT_NONE, 0);
 	if (!fe_check_inputs("linear", nin, ins))
 		return NULL;
 	if (linear_check("linear", x, w, b))
@@ -637,6 +669,8 @@ clg_tensor *clg_linear_act(clg_tensor *x, clg_tensor *w, clg_tensor *b, clg_act 
 	clg_node *node;
 	int nin = b ? 3 : 2;
 
+	if (x && w && fe_autocast_low(nin, ins) != CLG_F32 && (unsigned)act <= CLG_ACT_GELU)
+		return linear_autocast(x, w, b, act, 1);
 	if (!fe_check_inputs("linear_act", nin, ins))
 		return NULL;
 	if (linear_check("linear_act", x, w, b))

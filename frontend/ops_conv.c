@@ -174,6 +174,51 @@ static clg_tensor *grad_as_cols(clg_tensor *g, const conv_shape *s)
 	return g2;
 }
 
+/* Chunks of K for the weight gradient's GEMM (M, K) @ (K, N) on GPU-shaped devices: K = batch *
+ * OH*OW reaches 100352 for a first layer against M*N = 320 outputs, which a GEMM spreads over a
+ * handful of work-groups. Split so that the chunks hold about 2^18 outputs in all (enough for any
+ * GPU), into at most 64 equal chunks of at least 128 along K; 1 (no split) when that gives fewer
+ * than 2 chunks, or when no such divisor of K exists. */
+static int64_t dw_chunks(clg_backend *be, int64_t M, int64_t N, int64_t K)
+{
+	int64_t S = ((int64_t)1 << 18) / (M * N > 0 ? M * N : 1);
+
+	if (clg_backend_kernel_shape(be, CLG_KFAM_CONV, NULL) != CLG_SHAPE_GPU)
+		return 1;
+	if (S > 64)
+		S = 64;
+	if (S > K / 128)
+		S = K / 128;
+	while (S > 1 && K % S)
+		S--;
+	return S < 2 ? 1 : S;
+}
+
+/* d (M, N) = a (M, K) @ b (K, N) as one GEMM batched over S chunks of K into p (S, M, N), then
+ * SUM over the chunks in order (deterministic). a: view of ta at offset oa, strides (sa0, sa1);
+ * b likewise. */
+static clg_status run_gemm_split(clg_backend *be, const clg_tensor *ta, int64_t oa, const int64_t sa[2],
+				 const clg_tensor *tb, int64_t ob, const int64_t sb[2], clg_view d, int64_t K,
+				 int64_t S)
+{
+	int64_t M = d.shape[0], N = d.shape[1], kc = K / S;
+	clg_tensor *p = fe_new(be, d.dtype, CLG_SHAPE(S, M, N));
+	clg_op_call sum = {.op = CLG_OP_SUM};
+	clg_status st;
+
+	if (!p)
+		return clg_last_status();
+	st = run_gemm(be, view_of(ta, oa, 3, (int64_t[]){S, M, kc}, (int64_t[]){kc * sa[1], sa[0], sa[1]}),
+		      view_of(tb, ob, 3, (int64_t[]){S, kc, N}, (int64_t[]){kc * sb[0], sb[0], sb[1]}), p->v, 0.0);
+	if (!st) {
+		sum.dst = d;
+		sum.src[0] = view_of(p, 0, 3, (int64_t[]){M, N, S}, (int64_t[]){N, 1, M * N});
+		st = fe_run(be, &sum);
+	}
+	clg_free(p);
+	return st;
+}
+
 /* With one group, the forward and dcols products are single 2-D GEMMs (see the top of the file). */
 static int conv_flat(const conv_shape *s) { return s->G == 1; }
 
@@ -226,10 +271,16 @@ static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
 		u = fe_new(be, g->v.dtype, CLG_SHAPE(s.OC, ku));
 		if (!t || !u)
 			goto fail;
-		for (int64_t k = 0; k < s.G && !st; k++)
-			st = run_gemm(be, view_of(g2, k * s.OCg * s.N * s.L, 2, (int64_t[]){s.OCg, s.N * s.L}, (int64_t[]){s.N * s.L, 1}),
-				      view_of(t, k * s.K * s.N * s.L, 2, (int64_t[]){s.N * s.L, ku}, (int64_t[]){1, s.N * s.L}),
-				      view_of(u, k * s.OCg * ku, 2, (int64_t[]){s.OCg, ku}, (int64_t[]){ku, 1}), 0.0);
+		int64_t NL = s.N * s.L, S = dw_chunks(be, s.OCg, ku, NL);
+		for (int64_t k = 0; k < s.G && !st; k++) {
+			clg_view du = view_of(u, k * s.OCg * ku, 2, (int64_t[]){s.OCg, ku}, (int64_t[]){ku, 1});
+			if (S > 1) /* split-K: more work-groups on GPUs (dw_chunks) */
+				st = run_gemm_split(be, g2, k * s.OCg * NL, (int64_t[]){NL, 1}, t, k * s.K * NL,
+						    (int64_t[]){1, NL}, du, NL, S);
+			else
+				st = run_gemm(be, view_of(g2, k * s.OCg * NL, 2, (int64_t[]){s.OCg, NL}, (int64_t[]){NL, 1}),
+					      view_of(t, k * s.K * NL, 2, (int64_t[]){NL, ku}, (int64_t[]){1, NL}), du, 0.0);
+		}
 		clg_free(t);
 		t = NULL;
 		if (!st)

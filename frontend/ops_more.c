@@ -254,6 +254,11 @@ static clg_tensor *row_op(const char *name, clg_op op, clg_op bw, clg_tensor *a)
 	clg_node *node;
 	if (!fe_check_inputs(name, 1, &a))
 		return NULL;
+	if (fe_autocast_high(1, &a)) { /* autocast: in float32 */
+		clg_tensor *a32 = clg_cast(a, CLG_F32), *r = a32 ? row_op(name, op, bw, a32) : NULL;
+		clg_free(a32);
+		return r;
+	}
 	out = fe_new(a->v.buf->backend, a->v.dtype, a->v.ndim, a->v.shape);
 	if (!out)
 		return NULL;
@@ -283,6 +288,15 @@ clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot)
 {
 	/* -mean over rows of sum(onehot * logp) */
 	clg_tensor *p, *s, *l;
+	if (logp && onehot && fe_autocast_high(2, (clg_tensor *[]){logp, onehot})) { /* autocast: in float32 */
+		clg_tensor *c[2];
+		if (fe_cast_each(2, (clg_tensor *[]){logp, onehot}, CLG_F32, c))
+			return NULL;
+		l = clg_nll_loss(c[0], c[1]);
+		clg_free(c[0]);
+		clg_free(c[1]);
+		return l;
+	}
 	if (!fe_check_inputs("nll_loss", 2, (clg_tensor *[]){logp, onehot}))
 		return NULL;
 	if (logp->v.ndim != 2)
@@ -354,6 +368,15 @@ clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double lab
 	/* log_softmax then nll against the (smoothed) targets */
 	clg_tensor *lp, *t = NULL, *l;
 	clg_backend *be;
+	if (logits && onehot && fe_autocast_high(2, (clg_tensor *[]){logits, onehot})) { /* autocast: the loss in float32 */
+		clg_tensor *c[2];
+		if (fe_cast_each(2, (clg_tensor *[]){logits, onehot}, CLG_F32, c))
+			return NULL;
+		l = clg_cross_entropy(c[0], c[1], label_smoothing);
+		clg_free(c[0]);
+		clg_free(c[1]);
+		return l;
+	}
 	if (!fe_check_inputs("cross_entropy", 2, (clg_tensor *[]){logits, onehot}))
 		return NULL;
 	be = logits->v.buf->backend;

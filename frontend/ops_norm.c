@@ -86,6 +86,15 @@ clg_tensor *clg_layer_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, d
 	char s0[96];
 	int64_t D;
 
+	if (x && fe_autocast_high(3, ins)) { /* autocast: statistics and output in float32 */
+		clg_tensor *c[3];
+		if (fe_cast_each(3, ins, CLG_F32, c))
+			return NULL;
+		y = clg_layer_norm(c[0], c[1], c[2], eps);
+		for (int i = 0; i < 3; i++)
+			clg_free(c[i]);
+		return y;
+	}
 	if (!x || !check_optional("layer_norm", 3, ins))
 		return NULL;
 	if (x->v.ndim < 1)
@@ -144,6 +153,15 @@ clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, c
 	char s0[96];
 	clg_status st;
 
+	if (x && fe_autocast_high(3, ins)) { /* autocast: statistics and output in float32 */
+		clg_tensor *c[3];
+		if (fe_cast_each(3, ins, CLG_F32, c))
+			return NULL;
+		y = clg_batch_norm(c[0], c[1], c[2], running_mean, running_var, momentum, eps, training);
+		for (int i = 0; i < 3; i++)
+			clg_free(c[i]);
+		return y;
+	}
 	if (!x || !check_optional("batch_norm", 5, ins))
 		return NULL;
 	nd = x->v.ndim;

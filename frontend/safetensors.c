@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #define ST_MAX_HEADER (100u << 20) /* the reference implementation's limit */
+#define ST_MIN_ENTRY 50 /* bytes of the shortest tensor entry: "":{"dtype":"F32","shape":[],"data_offsets":[0,0]} */
 
 static const char *const st_dtype_names[CLG_DTYPE_COUNT] = {
 	[CLG_F32] = "F32", [CLG_F16] = "F16", [CLG_F64] = "F64", [CLG_I32] = "I32", [CLG_BF16] = "BF16"};
@@ -355,7 +356,8 @@ clg_status clg_st_write(clg_st_writer *w, const char *path)
 		return clg_fail(CLG_ERR_OOM, "safetensors write %s: out of host memory", path);
 	for (int i = 0; i < w->n; i++)
 		order[i] = &w->t[i];
-	qsort(order, (size_t)w->n, sizeof(*order), entry_cmp);
+	if (w->n > 1)
+		qsort(order, (size_t)w->n, sizeof(*order), entry_cmp);
 
 	/* the header */
 	sb_str(&hb, "{");
@@ -407,6 +409,7 @@ clg_status clg_st_write(clg_st_writer *w, const char *path)
 		lenbytes[i] = (unsigned char)(hlen >> (8 * i));
 
 	/* write a temporary file beside path, make it durable, then rename it over path */
+	clg_remove_stale_temps(path); /* what a writer killed before its rename left */
 	fd = open_temp(path, &tmp);
 	if (fd < 0) {
 		st = clg_fail(CLG_ERR_IO, "safetensors write %s: cannot create a temporary file beside it: %s", path,
@@ -925,14 +928,19 @@ static clg_status parse_header(const char *path, const char *hdr, size_t n, clg_
 				return CLG_ERR_FORMAT;
 			}
 			if (f->n == f->cap) {
-				int cap = f->cap ? 2 * f->cap : 16;
-				st_item *q = realloc(f->items, (size_t)cap * sizeof(*q));
+				/* no more entries than the header has room for: a 100 MB header of tiny entries
+				 * must not cost several times that */
+				size_t most = n / ST_MIN_ENTRY + 1, cap = f->cap ? 2 * (size_t)f->cap : 16;
+				st_item *q;
+				if (cap > most)
+					cap = most > (size_t)f->cap ? most : (size_t)f->cap + 1;
+				q = realloc(f->items, cap * sizeof(*q));
 				if (!q) {
 					free(key);
 					return clg_fail(CLG_ERR_OOM, "%s: out of host memory", path);
 				}
 				f->items = q;
-				f->cap = cap;
+				f->cap = (int)cap;
 			}
 			it = &f->items[f->n];
 			memset(it, 0, sizeof(*it));
@@ -990,7 +998,8 @@ static clg_status place_tensors(const char *path, clg_st_file *f, uint64_t data_
 		it->t.numel = (int64_t)numel;
 		it->t.nbytes = (size_t)(numel * es);
 	}
-	qsort(f->items, (size_t)f->n, sizeof(*f->items), item_cmp);
+	if (f->n > 1) /* a file without tensors has no items array: qsort(NULL, 0, ...) is undefined */
+		qsort(f->items, (size_t)f->n, sizeof(*f->items), item_cmp);
 	for (int i = 0; i < f->n; i++) {
 		st_item *it = &f->items[i];
 		if (it->begin < at)

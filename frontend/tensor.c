@@ -2,6 +2,7 @@
 #include "fe_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -213,8 +214,12 @@ clg_tensor *fe_new(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape
 		return fe_fail(clg_fail(CLG_ERR_OOM, "tensor: out of host memory"));
 	st = clg_buffer_alloc(be, (size_t)n * clg_dtype_size(dt), &s->buf);
 	if (st) {
+		char dims[160] = "";
+		size_t at = 0;
+		for (int d = 0; d < ndim && at < sizeof(dims); d++)
+			at += (size_t)snprintf(dims + at, sizeof(dims) - at, "%s%lld", d ? ", " : "", (long long)shape[d]);
 		free(s);
-		return fe_fail(st);
+		return fe_fail(clg_fail_prefix(st, "tensor (%s) %s: ", dims, clg_dtype_name(dt)));
 	}
 	clg_view_contiguous(&v, s->buf, dt, ndim, shape);
 	t = wrap(s, &v);

@@ -10,10 +10,16 @@
 #include <unistd.h>
 
 static const char *const opt_names[] = {[CLG_OPT_SGD] = "sgd", [CLG_OPT_ADAM] = "adam", [CLG_OPT_ADAMW] = "adamw"};
+static const char *const precision_names[] = {[CLG_PRECISION_FP32] = "fp32", [CLG_PRECISION_MIXED] = "mixed"};
 static const char *const lr_names[] = {[CLG_LR_CONSTANT] = "constant", [CLG_LR_STEP] = "step", [CLG_LR_COSINE] = "cosine"};
 
 const char *clg_opt_kind_name(clg_opt_kind k) { return k >= 0 && k <= CLG_OPT_ADAMW ? opt_names[k] : "?"; }
 const char *clg_lr_kind_name(clg_lr_kind k) { return k >= 0 && k <= CLG_LR_COSINE ? lr_names[k] : "?"; }
+
+const char *clg_precision_name(clg_precision p)
+{
+	return p >= 0 && p <= CLG_PRECISION_MIXED ? precision_names[p] : "?";
+}
 
 static int parse_name(const char *const *names, int n, const char *name, int *out)
 {
@@ -29,6 +35,15 @@ int clg_opt_kind_parse(const char *name, clg_opt_kind *out)
 	if (parse_name(opt_names, 3, name, &k))
 		return -1;
 	*out = (clg_opt_kind)k;
+	return 0;
+}
+
+int clg_precision_parse(const char *name, clg_precision *out)
+{
+	int k;
+	if (parse_name(precision_names, 2, name, &k))
+		return -1;
+	*out = (clg_precision)k;
 	return 0;
 }
 
@@ -73,6 +88,8 @@ clg_status clg_train_config_from_meta(const clg_ckpt_meta *m, clg_train_config *
 	d.epochs = cfg->epochs;
 	d.save = cfg->save;
 	d.stop_after = cfg->stop_after;
+	d.precision = cfg->precision;
+	d.loss_scale = cfg->loss_scale;
 	*cfg = d;
 	return CLG_OK;
 }
@@ -80,11 +97,13 @@ clg_status clg_train_config_from_meta(const clg_ckpt_meta *m, clg_train_config *
 static clg_status check_config(const clg_train_config *c)
 {
 	if (c->epochs < 1 || c->batch < 1 || !(c->optim.lr > 0) || !isfinite(c->optim.lr) || c->warmup < 0 ||
-	    !(c->clip >= 0) || c->stop_after < 0 || c->max_steps < 0 || !(c->loss_scale >= 0))
+	    !(c->clip >= 0) || c->stop_after < 0 || c->max_steps < 0 || !(c->loss_scale >= 0) ||
+	    (c->precision != CLG_PRECISION_FP32 && c->precision != CLG_PRECISION_MIXED))
 		return clg_fail(CLG_ERR_INVALID,
 				"trainer: bad configuration (epochs %lld >= 1, batch %lld >= 1, lr %g > 0, warmup %lld >= 0, "
-				"clip %g >= 0, stop_after %lld >= 0)", (long long)c->epochs, (long long)c->batch,
-				c->optim.lr, (long long)c->warmup, c->clip, (long long)c->stop_after);
+				"clip %g >= 0, stop_after %lld >= 0, loss_scale %g >= 0, precision %d fp32 or mixed)",
+				(long long)c->epochs, (long long)c->batch, c->optim.lr, (long long)c->warmup, c->clip,
+				(long long)c->stop_after, c->loss_scale, (int)c->precision);
 	return CLG_OK;
 }
 
@@ -131,6 +150,8 @@ clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train
 	if (!t)
 		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
 	t->cfg = *cfg;
+	if (t->cfg.precision == CLG_PRECISION_MIXED && !(t->cfg.loss_scale > 0))
+		t->cfg.loss_scale = 65536; /* float16 gradients need the scaler */
 	snprintf(t->model_name, sizeof(t->model_name), "%s", cfg->model.name ? cfg->model.name : "");
 	t->cfg.model.name = t->model_name;
 	t->train = train;
@@ -151,7 +172,7 @@ clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train
 	if (st)
 		goto err;
 	t->steps_per_epoch = clg_loader_batches_per_epoch(t->loader);
-	clg_grad_scaler_init(&t->scaler, cfg->loss_scale);
+	clg_grad_scaler_init(&t->scaler, t->cfg.loss_scale);
 	t->sched = (clg_lr_schedule){.kind = cfg->schedule, .base_lr = cfg->optim.lr, .warmup_steps = cfg->warmup,
 				     .step_size = t->steps_per_epoch, .gamma = 0.5,
 				     .total_steps = t->steps_per_epoch * cfg->epochs};
@@ -244,6 +265,20 @@ static clg_status check_writable(const char *path)
 	return CLG_OK;
 }
 
+/* Mixed precision: the step's forward under autocast to float16 (backward never autocasts; the
+ * optimizer and the scaler use no GEMM-like op), the same for one device and data parallel. */
+static void autocast_begin(const clg_trainer *t)
+{
+	if (t->cfg.precision == CLG_PRECISION_MIXED)
+		clg_autocast_begin(CLG_F16);
+}
+
+static void autocast_end(const clg_trainer *t)
+{
+	if (t->cfg.precision == CLG_PRECISION_MIXED)
+		clg_autocast_end();
+}
+
 /* One step: forward, loss, backward, clipping, optimizer. *loss is the step's loss (scope-owned). */
 static clg_status train_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, clg_tensor **loss)
 {
@@ -275,12 +310,15 @@ typedef struct {
 	int steps;
 } loss_meter;
 
-static void meter_add_tensor(loss_meter *m, clg_tensor *loss)
+static clg_status meter_add_tensor(loss_meter *m, clg_tensor *loss)
 {
-	clg_tensor *d = clg_detach(loss), *sum = m->sum ? clg_add(m->sum, d) : clg_keep(d);
+	clg_tensor *d = clg_detach(loss), *sum = d && m->sum ? clg_add(m->sum, d) : clg_keep(d);
+	if (!sum) /* an add that failed (its allocation, its launch) must stop the epoch, not zero the loss */
+		return clg_last_status() ? clg_last_status() : clg_fail(CLG_ERR_INVALID, "trainer: running loss");
 	clg_free(m->sum);
 	m->sum = clg_keep(sum);
 	m->steps++;
+	return CLG_OK;
 }
 
 /* The mean so far and, when loss is given, that step's own value. */
@@ -301,6 +339,19 @@ static clg_status meter_read(loss_meter *m, clg_tensor *loss, double *mean, doub
 	return st;
 }
 
+/* The commands sent so far to every device of this process. */
+static void command_counts(const clg_trainer *t, uint64_t n[3])
+{
+	n[0] = n[1] = n[2] = 0;
+	for (int i = 0; i < t->nrep; i++) {
+		clg_stats s;
+		clg_backend_stats(t->rep[i].be, &s);
+		n[0] += s.n_launch;
+		n[1] += s.n_upload;
+		n[2] += s.n_download;
+	}
+}
+
 /* One epoch of training (no evaluation): info gets the counts, the mean loss and the time. */
 static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg_epoch_info *info)
 {
@@ -308,8 +359,11 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 	clg_step_info si = {.epoch = t->epochs_done + 1, .steps = t->steps_per_epoch};
 	loss_meter m = {0};
 	int parallel = clg_trainer_parallel(t);
-	double t0 = clg_now();
+	double t0 = clg_now(), host = 0;
+	uint64_t cmd0[3], cmd1[3];
 	clg_status st = parallel ? clg_exchange_balance(t) : CLG_OK;
+
+	command_counts(t, cmd0); /* after the balancing's measurement */
 
 	if (!st)
 		st = clg_loader_set_state(t->loader, &ls);
@@ -317,14 +371,16 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		cb->epoch_begin(cb->user, si.epoch, t->cfg.epochs, t->steps_per_epoch);
 	while (!st && !(t->cfg.max_steps && t->run_steps >= t->cfg.max_steps)) {
 		clg_tensor *x, *y, *loss = NULL;
+		double h0 = clg_now();
 		if (!t->first_timed)
-			t->first_begun = clg_now();
+			t->first_begun = h0;
 		clg_scope_begin();
 		st = clg_loader_next(t->loader, t->rep[0].be, &x, &y);
 		if (st || !x) {
 			clg_scope_end();
 			break;
 		}
+		autocast_begin(t);
 		if (parallel) {
 			st = clg_exchange_step(t, x, y, &m.last);
 			m.host_sum += m.last;
@@ -332,8 +388,10 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		} else {
 			st = train_step(t, x, y, &loss);
 			if (!st)
-				meter_add_tensor(&m, loss);
+				st = meter_add_tensor(&m, loss);
 		}
+		autocast_end(t);
+		host += clg_now() - h0;
 		if (!st && !t->first_timed) { /* the only wait besides the loss reads: once, to time the first step */
 			st = clg_synchronize(t->rep[0].be);
 			t->first_done = clg_now();
@@ -360,6 +418,11 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 	info->steps = si.step;
 	info->samples = si.samples;
 	info->seconds = clg_now() - t0;
+	info->host_seconds = host;
+	command_counts(t, cmd1);
+	info->launches = cmd1[0] - cmd0[0];
+	info->uploads = cmd1[1] - cmd0[1];
+	info->downloads = cmd1[2] - cmd0[2];
 	info->lr = clg_optimizer_lr(t->opt);
 	info->loss_scale = t->cfg.loss_scale > 0 ? t->scaler.scale : 0;
 	info->skipped_steps = t->scaler.skipped;
@@ -422,6 +485,7 @@ clg_status clg_trainer_evaluate(clg_trainer *t, const clg_dataset *ds, double *a
 
 	clg_module_train(t->rep[0].model, 0);
 	clg_no_grad_begin();
+	autocast_begin(t);
 	while (!st) {
 		clg_tensor *x, *y;
 		double v;
@@ -446,6 +510,7 @@ clg_status clg_trainer_evaluate(clg_trainer *t, const clg_dataset *ds, double *a
 		seen += b;
 		clg_scope_end();
 	}
+	autocast_end(t);
 	clg_no_grad_end();
 	clg_module_train(t->rep[0].model, 1);
 	clg_loader_free(l);

@@ -8,7 +8,22 @@
  * the op's float parameters (f[0], f[1]). The host makes an unused source alias a used operand,
  * so every read stays inside a buffer. Semantics: backend/clg_ops.def.
  * -DINT_ONLY (with -DT=int -DACC=int) builds only the kernels that move values (copy, fill), for
- * int32 tensors. */
+ * int32 tensors.
+ * -DCAST_SRC=1|2|3|4 builds only cast_c / cast_s, whose source is float, half, bfloat16 (ushort)
+ * or double, converted to the dst's T.
+ * -DUSE_NATIVE_HALF (with T=half, on devices with cl_khr_fp16 only): the ops compute in half
+ * (ACC = half, plain half loads and stores); their parameters p0, p1 stay float. */
+#ifdef USE_NATIVE_HALF
+#undef ACC
+#define ACC half
+#undef LOAD
+#undef STORE
+#define LOAD(p, i) ((p)[i])
+#define STORE(p, i, v) ((p)[i] = (half)(v))
+#define PARAM float
+#else
+#define PARAM ACC
+#endif
 #ifdef USE_FP64
 #define K(x) x
 #else
@@ -24,24 +39,26 @@ typedef struct {
 	int st[NOPS][MAXD]; /* element strides of dst, src0, src1, src2 */
 } geom;
 
-#define EW_KERNELS(NAME, EXPR)                                                                   \
-__kernel void NAME##_c(const geom g, __global T *d, __global const T *a, __global const T *b,   \
-		       __global const T *c, const ACC p0, const ACC p1)                         \
+/* Sources of type ST read with LD (T and LOAD, but for cast). The kernel names come pasted (a
+ * NAME passed on unpasted would be macro-expanded first: some runtimes define exp, log as macros). */
+#define EW_KERNELS_SRC(NAME_C, NAME_S, EXPR, ST, LD)                                             \
+__kernel void NAME_C(const geom g, __global T *d, __global const ST *a, __global const ST *b, \
+		       __global const ST *c, const PARAM p0, const PARAM p1)                    \
 {                                                                                                \
 	int i = get_global_id(0);                                                                \
 	if (i >= g.n)                                                                            \
 		return;                                                                          \
-	ACC x = LOAD(a, g.off[1] + i), y = LOAD(b, g.off[2] + i), z = LOAD(c, g.off[3] + i);     \
+	ACC x = LD(a, g.off[1] + i), y = LD(b, g.off[2] + i), z = LD(c, g.off[3] + i);           \
 	STORE(d, g.off[0] + i, EXPR);                                                            \
 }                                                                                                \
-__kernel void NAME##_s(const geom g, __global T *d, __global const T *a, __global const T *b,   \
-		       __global const T *c, const ACC p0, const ACC p1)                         \
+__kernel void NAME_S(const geom g, __global T *d, __global const ST *a, __global const ST *b,   \
+		       __global const ST *c, const PARAM p0, const PARAM p1)                    \
 {                                                                                                \
 	int i = get_global_id(0);                                                                \
 	if (i >= g.n)                                                                            \
 		return;                                                                          \
 	int o0 = g.off[0], o1 = g.off[1], o2 = g.off[2], o3 = g.off[3];                          \
-	for (int dim = g.nd - 1; dim >= 0; dim--) {                                              \
+	for (int dim = g.nd - 1; dim > 0; dim--) {                                               \
 		int q = i % g.shape[dim];                                                        \
 		i /= g.shape[dim];                                                               \
 		o0 += q * g.st[0][dim];                                                          \
@@ -49,12 +66,35 @@ __kernel void NAME##_s(const geom g, __global T *d, __global const T *a, __globa
 		o2 += q * g.st[2][dim];                                                          \
 		o3 += q * g.st[3][dim];                                                          \
 	}                                                                                        \
-	ACC x = LOAD(a, o1), y = LOAD(b, o2), z = LOAD(c, o3);                                   \
+	/* the outermost dim needs no division: i < n leaves i < shape[0] (strides 0 when nd == 0) */ \
+	o0 += i * g.st[0][0];                                                                    \
+	o1 += i * g.st[1][0];                                                                    \
+	o2 += i * g.st[2][0];                                                                    \
+	o3 += i * g.st[3][0];                                                                    \
+	ACC x = LD(a, o1), y = LD(b, o2), z = LD(c, o3);                                         \
 	STORE(d, o0, EXPR);                                                                      \
 }
+#define EW_KERNELS(NAME, EXPR) EW_KERNELS_SRC(NAME##_c, NAME##_s, EXPR, T, LOAD)
 
 #define ZERO ((ACC)0)
 #define ONE ((ACC)1)
+
+#ifdef CAST_SRC
+/* the conversion: read in the source's type, written through STORE (rounding to nearest even) */
+#if CAST_SRC == 2
+#define CAST_LOAD(p, i) vload_half((size_t)(i), (p))
+EW_KERNELS_SRC(cast_c, cast_s, x, half, CAST_LOAD)
+#elif CAST_SRC == 3
+#define CAST_LOAD(p, i) as_float((uint)(p)[i] << 16)
+EW_KERNELS_SRC(cast_c, cast_s, x, ushort, CAST_LOAD)
+#elif CAST_SRC == 4
+#define CAST_LOAD(p, i) ((p)[i])
+EW_KERNELS_SRC(cast_c, cast_s, x, double, CAST_LOAD)
+#else
+#define CAST_LOAD(p, i) ((p)[i])
+EW_KERNELS_SRC(cast_c, cast_s, x, float, CAST_LOAD)
+#endif
+#else /* the program of the other ops */
 
 #ifndef INT_ONLY
 ACC sigmoid_(ACC x) { return ONE / (ONE + exp(-x)); }
@@ -115,7 +155,7 @@ EW_KERNELS(abs_backward, y > ZERO ? x : y < ZERO ? -x : ZERO)
 
 /* fill reads nothing, so it has its own kernel (no read of uninitialised memory). */
 __kernel void fill_s(const geom g, __global T *d, __global const T *a, __global const T *b,
-		     __global const T *c, const ACC p0, const ACC p1)
+		     __global const T *c, const PARAM p0, const PARAM p1)
 {
 	int i = get_global_id(0);
 	if (i >= g.n)
@@ -129,9 +169,10 @@ __kernel void fill_s(const geom g, __global T *d, __global const T *a, __global 
 }
 
 __kernel void fill_c(const geom g, __global T *d, __global const T *a, __global const T *b,
-		     __global const T *c, const ACC p0, const ACC p1)
+		     __global const T *c, const PARAM p0, const PARAM p1)
 {
 	int i = get_global_id(0);
 	if (i < g.n)
 		STORE(d, g.off[0] + i, p0);
 }
+#endif /* CAST_SRC */

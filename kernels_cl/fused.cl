@@ -1,6 +1,12 @@
 /* Fused hot-path ops (semantics: backend/clg_ops.def, "fused hot-path ops"): the linear layer's
  * epilogue (bias + activation) and its backward (activation gradient and bias gradient in one
  * pass), softmax cross-entropy forward (loss and each row's logsumexp) and backward.
+ * The cross-entropy kernels come in the two shapes of family "row" (backend/kernel_shape.c):
+ * <name>_rows a work-group per row (GPU: coalesced loads, wg_sum / wg_max of prelude.cl, local
+ * scratch of one ACC per work-item, a power-of-two size), <name>_rows_cpu a work-item per row (CPU:
+ * four elements at a time along contiguous rows, no barriers). The forward writes each row's
+ * logsumexp and loss term (part, N elements of T); softmax_xent_sum[_cpu] then adds the terms
+ * in a fixed order, so the loss does not depend on the scheduling.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * Operands are 2-D (N, C) or 1-D views at any strides, described by fgeom: operand 0 is the dst,
  * 1..4 the sources; a 1-D operand's stride is in rs. Activations: 0 none, 1 relu, 2 gelu. */
@@ -92,48 +98,192 @@ __kernel void bias_act_backward_x(const fgeom g, __global T *dz, __global const 
 	BIAS_ACT_BACKWARD_BODY
 }
 
-/* One work-group (of a power-of-two size) for the whole batch: work-item l takes rows l, l + L, ...,
- * stores each row's logsumexp, and the group adds the rows' losses in a fixed order. */
-__kernel void softmax_xent(const fgeom g, __global T *loss, __global const T *x, __global const T *t,
-			   __global T *lse, const ACC scale, __local ACC *part)
+/* GPU shape of bias_act_backward (CLG_KFAM_FUSED = gpu): 2-D work-groups of (TC, TR) work-items,
+ * TC = get_local_size(0) columns (adjacent lanes on adjacent columns: coalesced when columns are
+ * contiguous) by TR = get_local_size(1), a power of two, rows. Group (cx, b) takes the columns of
+ * tile cx and rows [b * rb, (b + 1) * rb), each work-item every TR-th row of them; the TR partial
+ * sums of a column are combined in local memory (scratch: TR * TC ACC). With one row block the
+ * group writes db itself; otherwise it writes part[b * C + j] and bias_act_backward_sum adds the
+ * blocks in order b = 0, 1, ...: the result does not depend on timing. */
+__kernel void bias_act_backward_tiles(const fgeom g, __global T *restrict dz, __global const T *restrict gr,
+				      __global const T *restrict t, __global T *restrict db, const ACC beta,
+				      const int rb, __global ACC *restrict part, __local ACC *scratch)
+{
+	int lx = get_local_id(0), ly = get_local_id(1), tc = get_local_size(0), tr = get_local_size(1);
+	int j = get_global_id(0), b = get_group_id(1), n_end = min(g.N, (b + 1) * rb);
+	ACC acc = (ACC)0;
+
+	if (j < g.C)
+		for (int n = b * rb + ly; n < n_end; n += tr) {
+			ACC v = gr[AT(1, n, j)];
+			if (g.act)
+				v *= act_grad_(g.act, t[AT(2, n, j)]);
+			dz[AT(0, n, j)] = (T)v;
+			acc += v;
+		}
+	scratch[ly * tc + lx] = acc;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = tr / 2; k > 0; k >>= 1) {
+		if (ly < k)
+			scratch[ly * tc + lx] += scratch[(ly + k) * tc + lx];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (ly != 0 || j >= g.C)
+		return;
+	if (get_num_groups(1) > 1) {
+		part[b * g.C + j] = scratch[lx];
+	} else {
+		ACC old = beta != (ACC)0 ? beta * (ACC)db[AT1(3, j)] : (ACC)0;
+		db[AT1(3, j)] = (T)(old + scratch[lx]);
+	}
+}
+
+/* db[j] = beta * db[j] + part[0 * C + j] + part[1 * C + j] + ... (nb row blocks), one work-item a column */
+__kernel void bias_act_backward_sum(const fgeom g, __global T *restrict db, const ACC beta, const int nb,
+				    __global const ACC *restrict part)
+{
+	int j = get_global_id(0);
+	ACC acc = (ACC)0;
+
+	if (j >= g.C)
+		return;
+	for (int b = 0; b < nb; b++)
+		acc += part[b * g.C + j];
+	ACC old = beta != (ACC)0 ? beta * (ACC)db[AT1(3, j)] : (ACC)0;
+	db[AT1(3, j)] = (T)(old + acc);
+}
+
+/* ---- softmax cross-entropy --------------------------------------------------------------- */
+
+/* The row's loss term logsumexp * sum(t) - sum(t * x), with lse[n] stored. */
+#define XENT_ROW_END(n, m, s, ts, tx)                                                              \
+	ACC r_ = (m) + log(s);                                                                     \
+	lse[AT1(3, n)] = (T)r_;                                                                    \
+	part[n] = (T)(r_ * (ts) - (tx));
+
+/* GPU shape: work-group n takes row n */
+__kernel void softmax_xent_rows(const fgeom g, __global T *part, __global const T *x, __global const T *t,
+				__global T *lse, __local ACC *scratch)
+{
+	int n = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
+	ACC m = -INFINITY, s = (ACC)0, ts = (ACC)0, tx = (ACC)0;
+	for (int j = l; j < g.C; j += L)
+		m = fmax(m, (ACC)x[AT(1, n, j)]);
+	m = wg_max(m, scratch);
+	for (int j = l; j < g.C; j += L) {
+		ACC xv = x[AT(1, n, j)], tv = t[AT(2, n, j)];
+		s += exp(xv - m);
+		ts += tv;
+		tx += tv * xv;
+	}
+	s = wg_sum(s, scratch);
+	ts = wg_sum(ts, scratch);
+	tx = wg_sum(tx, scratch);
+	if (l == 0) {
+		XENT_ROW_END(n, m, s, ts, tx)
+	}
+}
+
+/* CPU shape: work-item n takes row n */
+__kernel void softmax_xent_rows_cpu(const fgeom g, __global T *part, __global const T *x, __global const T *t,
+				    __global T *lse)
+{
+	int n = get_global_id(0), j = 0;
+	ACC m = -INFINITY, s = (ACC)0, ts = (ACC)0, tx = (ACC)0;
+	if (n >= g.N)
+		return;
+	int ox = AT(1, n, 0), ot = AT(2, n, 0), vec = g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 4;
+	if (vec) {
+		ACC4 m4 = (ACC4)(-INFINITY);
+		for (; j + 4 <= g.C; j += 4)
+			m4 = fmax(m4, vload4(0, x + ox + j));
+		m = HMAX4(m4);
+	}
+	for (; j < g.C; j++)
+		m = fmax(m, (ACC)x[ox + j * g.cs[1]]);
+	j = 0;
+	if (vec) {
+		ACC4 s4 = (ACC4)0, ts4 = (ACC4)0, tx4 = (ACC4)0;
+		for (; j + 4 <= g.C; j += 4) {
+			ACC4 xv = vload4(0, x + ox + j), tv = vload4(0, t + ot + j);
+			s4 += exp(xv - m);
+			ts4 += tv;
+			tx4 += tv * xv;
+		}
+		s = HSUM4(s4);
+		ts = HSUM4(ts4);
+		tx = HSUM4(tx4);
+	}
+	for (; j < g.C; j++) {
+		ACC xv = x[ox + j * g.cs[1]], tv = t[ot + j * g.cs[2]];
+		s += exp(xv - m);
+		ts += tv;
+		tx += tv * xv;
+	}
+	XENT_ROW_END(n, m, s, ts, tx)
+}
+
+/* loss = scale * the sum of the N row terms: one work-group, a tree over fixed strides (GPU) */
+__kernel void softmax_xent_sum(const fgeom g, __global T *loss, __global const T *part, const ACC scale,
+			       __local ACC *scratch)
 {
 	int l = get_local_id(0), L = get_local_size(0);
 	ACC sum = (ACC)0;
-	for (int n = l; n < g.N; n += L) {
-		ACC m = -INFINITY, s = (ACC)0, ts = (ACC)0, tx = (ACC)0;
-		for (int j = 0; j < g.C; j++)
-			m = fmax(m, (ACC)x[AT(1, n, j)]);
-		for (int j = 0; j < g.C; j++) {
-			ACC xv = x[AT(1, n, j)], tv = t[AT(2, n, j)];
-			s += exp(xv - m);
-			ts += tv;
-			tx += tv * xv;
-		}
-		ACC r = m + log(s);
-		lse[AT1(3, n)] = (T)r;
-		sum += r * ts - tx;
-	}
-	part[l] = sum;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int h = L / 2; h > 0; h /= 2) {
-		if (l < h)
-			part[l] += part[l + h];
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
+	for (int n = l; n < g.N; n += L)
+		sum += (ACC)part[n];
+	sum = wg_sum(sum, scratch);
 	if (l == 0)
-		loss[g.off[0]] = (T)(scale * part[0]);
+		loss[g.off[0]] = (T)(scale * sum);
 }
 
-/* one work-item per row: (softmax * sum(t) - t) * scale * g */
-__kernel void softmax_xent_backward(const fgeom g, __global T *d, __global const T *x, __global const T *t,
-				    __global const T *lse, __global const T *gl, const ACC scale)
+/* ... one work-item, in row order (CPU) */
+__kernel void softmax_xent_sum_cpu(const fgeom g, __global T *loss, __global const T *part, const ACC scale)
 {
-	int n = get_global_id(0);
+	ACC sum = (ACC)0;
+	for (int n = 0; n < g.N; n++)
+		sum += (ACC)part[n];
+	loss[g.off[0]] = (T)(scale * sum);
+}
+
+/* GPU shape: work-group n writes row n, (softmax * sum(t) - t) * scale * g */
+__kernel void softmax_xent_backward_rows(const fgeom g, __global T *d, __global const T *x, __global const T *t,
+					 __global const T *lse, __global const T *gl, const ACC scale,
+					 __local ACC *scratch)
+{
+	int n = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
+	ACC ts = (ACC)0, r = lse[AT1(3, n)], k = scale * (ACC)gl[g.off[4]];
+	for (int j = l; j < g.C; j += L)
+		ts += (ACC)t[AT(2, n, j)];
+	ts = wg_sum(ts, scratch);
+	for (int j = l; j < g.C; j += L)
+		d[AT(0, n, j)] = (T)(k * (exp((ACC)x[AT(1, n, j)] - r) * ts - (ACC)t[AT(2, n, j)]));
+}
+
+/* CPU shape: work-item n writes row n */
+__kernel void softmax_xent_backward_rows_cpu(const fgeom g, __global T *d, __global const T *x,
+					     __global const T *t, __global const T *lse, __global const T *gl,
+					     const ACC scale)
+{
+	int n = get_global_id(0), j = 0;
 	if (n >= g.N)
 		return;
 	ACC ts = (ACC)0, r = lse[AT1(3, n)], k = scale * (ACC)gl[g.off[4]];
-	for (int j = 0; j < g.C; j++)
-		ts += (ACC)t[AT(2, n, j)];
-	for (int j = 0; j < g.C; j++)
-		d[AT(0, n, j)] = (T)(k * (exp((ACC)x[AT(1, n, j)] - r) * ts - (ACC)t[AT(2, n, j)]));
+	int od = AT(0, n, 0), ox = AT(1, n, 0), ot = AT(2, n, 0);
+	int vec = g.cs[0] == 1 && g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 4;
+	if (vec) {
+		ACC4 ts4 = (ACC4)0;
+		for (; j + 4 <= g.C; j += 4)
+			ts4 += vload4(0, t + ot + j);
+		ts = HSUM4(ts4);
+	}
+	for (; j < g.C; j++)
+		ts += (ACC)t[ot + j * g.cs[2]];
+	j = 0;
+	if (vec)
+		for (; j + 4 <= g.C; j += 4) {
+			ACC4 tv = vload4(0, t + ot + j);
+			vstore4(k * (exp(vload4(0, x + ox + j) - r) * ts - tv), 0, d + od + j);
+		}
+	for (; j < g.C; j++)
+		d[od + j * g.cs[0]] = (T)(k * (exp((ACC)x[ox + j * g.cs[1]] - r) * ts - (ACC)t[ot + j * g.cs[2]]));
 }

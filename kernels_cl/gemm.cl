@@ -257,3 +257,64 @@ __kernel void gemm_pack(const int K, const int Q, const int W, __global const T 
 			o[c] = q0 + c < Q ? x[(q0 + c) * x_sq] : (T)0;
 	}
 }
+
+/* GPU shape (CLG_KFAM_GEMM = gpu) of the own GEMM, for GPUs where CLBlast is not used (not
+ * trusted, or CLGRAD_GEMM=own): the kernels above run one work-item per group there.
+ *   gemm_tiles  D (M, N) = alpha * A (M, K) @ B (K, N) + beta * D, A, B and D at any strides
+ * Work-groups of TS x TS work-items (-DTS, default 16) compute a TT x TT tile of D, TT = TS * WPT
+ * (WPT = 4): work-item (x, y) the elements (m0 + y + i * TS, n0 + x + j * TS), i, j < WPT, so
+ * adjacent lanes write adjacent columns of D. Per step of KT (16) along k the group stages the
+ * TT x KT slice of A and the KT x TT slice of B in local memory, adjacent lanes loading adjacent
+ * elements along k for A and along n for B (coalesced when those strides are 1); each element
+ * is read once from global memory and WPT * TS times from local memory. Loads past the edges
+ * give 0, so any M, N, K >= 1 works. The batch is get_global_id(2); a batch stride of 0 repeats
+ * an operand. beta == 0 never reads D. */
+#ifndef TS
+#define TS 16
+#endif
+#define WPT 4
+#define KT 16
+#define TT (TS * WPT)
+
+__kernel void gemm_tiles(const int M, const int N, const int K, const T alpha, const T beta,
+			 __global const T *restrict A, const int a_off, const int a_sm, const int a_sk, const int a_sb,
+			 __global const T *restrict B, const int b_off, const int b_sk, const int b_sn, const int b_sb,
+			 __global T *restrict D, const int d_off, const int d_sm, const int d_sb)
+{
+	__local T As[KT][TT + 1], Bs[KT][TT + 1]; /* +1: the strided stores of As hit distinct banks */
+	int x = get_local_id(0), y = get_local_id(1), t = y * TS + x, bt = get_global_id(2);
+	int m0 = get_group_id(1) * TT, n0 = get_group_id(0) * TT;
+	T acc[WPT][WPT], a[WPT], b[WPT];
+
+	for (int i = 0; i < WPT; i++)
+		for (int j = 0; j < WPT; j++)
+			acc[i][j] = (T)0;
+	A += a_off + bt * a_sb;
+	B += b_off + bt * b_sb;
+	for (int k0 = 0; k0 < K; k0 += KT) {
+		for (int e = t; e < TT * KT; e += TS * TS) {
+			int ak = e % KT, am = e / KT, bn = e % TT, bk = e / TT;
+			As[ak][am] = m0 + am < M && k0 + ak < K ? A[(m0 + am) * a_sm + (k0 + ak) * a_sk] : (T)0;
+			Bs[bk][bn] = k0 + bk < K && n0 + bn < N ? B[(k0 + bk) * b_sk + (n0 + bn) * b_sn] : (T)0;
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		for (int kk = 0; kk < KT; kk++) {
+			for (int i = 0; i < WPT; i++) {
+				a[i] = As[kk][y + i * TS];
+				b[i] = Bs[kk][x + i * TS];
+			}
+			for (int i = 0; i < WPT; i++)
+				for (int j = 0; j < WPT; j++)
+					acc[i][j] = MAD(a[i], b[j], acc[i][j]);
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	for (int i = 0; i < WPT; i++) {
+		int m = m0 + y + i * TS;
+		for (int j = 0; j < WPT; j++) {
+			int n = n0 + x + j * TS, o = d_off + bt * d_sb + m * d_sm + n;
+			if (m < M && n < N)
+				D[o] = beta != (T)0 ? alpha * acc[i][j] + beta * D[o] : alpha * acc[i][j];
+		}
+	}
+}

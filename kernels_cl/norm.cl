@@ -1,5 +1,7 @@
-/* Norm family (ROW ops): layer normalisation over the last dim, one work-group per row, forward
- * and backward.
+/* Norm family (ROW ops): layer normalisation over the last dim, forward and backward, in two
+ * shapes (family "row", backend/kernel_shape.c): <name>_rows one work-group per row (GPU; last
+ * argument the local scratch), <name>_rows_cpu one work-item per row, four elements at a time
+ * where the row is contiguous, no barriers (CPU; last argument the number of rows).
  *   layer_norm_rows           dst = (x - mean) * rstd                                  (a = x)
  *   layer_norm_backward_rows  dst = rstd * (g - mean(g) - xhat * mean(g * xhat))      (a = g, b = x)
  * with mean and the biased variance of the row, rstd = rsqrt(var + eps), xhat = (x - mean) * rstd.
@@ -10,8 +12,8 @@
  * only elements it has read, after the row's reductions, so dst may alias a.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
- * Arguments: geometry, dst, a, b, eps (ACC), scratch of two ACC per work-item. The work-group
- * size must be a power of two. The row geometry (row_geom), row_offsets and wg_sum come from
+ * Arguments: geometry, dst, a, b, eps (ACC), then (GPU) scratch of two ACC per work-item, the
+ * work-group size a power of two, or (CPU) the number of rows. The row geometry (row_geom), row_offsets and wg_sum come from
  * prelude.cl. */
 
 /* Two sums at once (scratch holds two ACC per work-item): *u and *v are replaced by their sums. */
@@ -82,6 +84,93 @@ __kernel void layer_norm_backward_rows(const row_geom g, __global T *d, __global
 	sg /= (ACC)g.C;
 	sgx /= (ACC)g.C;
 	for (int j = lid; j < g.C; j += lsz) {
+		ACC gj = LOAD(a, o[1] + j * g.cst[1]) - g0, xh = ((LOAD(b, o[2] + j * g.cst[2]) - x0) - dm) * rstd;
+		STORE(d, o[0] + j * g.cst[0], rstd * ((gj - sg) - xh * sgx));
+	}
+}
+
+/* ---- CPU shape: one work-item per row ---------------------------------------------------- */
+
+/* sum of x - x0 over a row (offset o, stride cs); u = 1: sum of (x - x0 - dm)^2 instead */
+ACC norm_row_sum(__global const T *x, int o, int cs, int C, ACC x0, ACC dm, int u)
+{
+	ACC s = (ACC)0;
+	int j = 0;
+	if (cs == 1 && C >= 4) {
+		ACC4 s4 = (ACC4)0;
+		for (; j + 4 <= C; j += 4) {
+			ACC4 t = (VLOAD4(x, o + j) - x0) - dm;
+			s4 += u ? t * t : t;
+		}
+		s = HSUM4(s4);
+	}
+	for (; j < C; j++) {
+		ACC t = (LOAD(x, o + j * cs) - x0) - dm;
+		s += u ? t * t : t;
+	}
+	return s;
+}
+
+/* The row's x0, dm and rstd as norm_row_stats computes them, by one work-item. */
+void norm_row_stats_cpu(const row_geom *g, __global const T *x, int o, int cs, ACC eps, ACC *x0, ACC *dm,
+			ACC *rstd)
+{
+	*x0 = LOAD(x, o);
+	*dm = norm_row_sum(x, o, cs, g->C, *x0, (ACC)0, 0) / (ACC)g->C;
+	*rstd = rsqrt(norm_row_sum(x, o, cs, g->C, *x0, *dm, 1) / (ACC)g->C + eps);
+}
+
+__kernel void layer_norm_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
+				  const ACC eps, const int nrows)
+{
+	int r = get_global_id(0), o[3];
+	ACC x0, dm, rstd;
+	if (r >= nrows)
+		return;
+	row_offsets_of(&g, r, o);
+	norm_row_stats_cpu(&g, a, o[1], g.cst[1], eps, &x0, &dm, &rstd);
+	int j = 0;
+	if (g.cst[0] == 1 && g.cst[1] == 1)
+		for (; j + 4 <= g.C; j += 4)
+			VSTORE4(d, o[0] + j, ((VLOAD4(a, o[1] + j) - x0) - dm) * rstd);
+	for (; j < g.C; j++)
+		STORE(d, o[0] + j * g.cst[0], ((LOAD(a, o[1] + j * g.cst[1]) - x0) - dm) * rstd);
+}
+
+__kernel void layer_norm_backward_rows_cpu(const row_geom g, __global T *d, __global const T *a,
+					   __global const T *b, const ACC eps, const int nrows)
+{
+	int r = get_global_id(0), o[3], j = 0;
+	ACC x0, dm, rstd, g0, sg = (ACC)0, sgx = (ACC)0;
+	if (r >= nrows)
+		return;
+	row_offsets_of(&g, r, o);
+	norm_row_stats_cpu(&g, b, o[2], g.cst[2], eps, &x0, &dm, &rstd);
+	g0 = LOAD(a, o[1]); /* g shifted by its first element, as in the GPU shape */
+	if (g.cst[1] == 1 && g.cst[2] == 1 && g.C >= 4) {
+		ACC4 sg4 = (ACC4)0, sgx4 = (ACC4)0;
+		for (; j + 4 <= g.C; j += 4) {
+			ACC4 gj = VLOAD4(a, o[1] + j) - g0, xh = ((VLOAD4(b, o[2] + j) - x0) - dm) * rstd;
+			sg4 += gj;
+			sgx4 += gj * xh;
+		}
+		sg = HSUM4(sg4);
+		sgx = HSUM4(sgx4);
+	}
+	for (; j < g.C; j++) {
+		ACC gj = LOAD(a, o[1] + j * g.cst[1]) - g0, xh = ((LOAD(b, o[2] + j * g.cst[2]) - x0) - dm) * rstd;
+		sg += gj;
+		sgx += gj * xh;
+	}
+	sg /= (ACC)g.C;
+	sgx /= (ACC)g.C;
+	j = 0;
+	if (g.cst[0] == 1 && g.cst[1] == 1 && g.cst[2] == 1)
+		for (; j + 4 <= g.C; j += 4) {
+			ACC4 gj = VLOAD4(a, o[1] + j) - g0, xh = ((VLOAD4(b, o[2] + j) - x0) - dm) * rstd;
+			VSTORE4(d, o[0] + j, rstd * ((gj - sg) - xh * sgx));
+		}
+	for (; j < g.C; j++) {
 		ACC gj = LOAD(a, o[1] + j * g.cst[1]) - g0, xh = ((LOAD(b, o[2] + j * g.cst[2]) - x0) - dm) * rstd;
 		STORE(d, o[0] + j * g.cst[0], rstd * ((gj - sg) - xh * sgx));
 	}

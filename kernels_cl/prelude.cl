@@ -1,16 +1,24 @@
 /* Prepended by the host to every kernel program (backend/opencl/cl_program.c); not a program.
  * Holds what every program shares:
  *   - the cl_khr_fp64 pragma when the host asks for double (-DUSE_FP64; the host passes it only to
- *     devices that report fp64);
+ *     devices that report fp64), the cl_khr_fp16 one for -DUSE_NATIVE_HALF (devices that report
+ *     fp16: half arithmetic in the elementwise ops, see elementwise.cl);
  *   - element access: LOAD(p, i) reads element i of p as ACC, STORE(p, i, v) writes ACC v there.
  *     With -DUSE_HALF_STORAGE (T=half, ACC=float) through core OpenCL C 1.2's vload_half /
  *     vstore_half_rte: half is storage only (no half-precision extension needed), float32
  *     arithmetic, one rounding to nearest even on store. Otherwise plain indexing;
  *   - MAXD, the most dims a geometry struct describes (CLG_MAX_DIMS on the host);
- *   - for the ROW ops (one work-group per row: softmax.cl, norm.cl; programs built with ACC): the
- *     row geometry (backend/opencl/cl_ops_row.c fills it), the row's offsets, a work-group sum. */
+ *   - for the ROW ops (softmax.cl, norm.cl, reduce.cl, fused.cl's cross-entropy; programs built
+ *     with ACC): the row geometry (backend/opencl/cl_ops_row.c fills it), a row's offsets, a
+ *     work-group sum and max (GPU shape: a
+ *     tree in local memory, or sub-group reductions under -DUSE_SUBGROUPS, which the host passes
+ *     only to devices that report cl_intel_subgroups, or cl_khr_subgroups with OpenCL C 2.0),
+ *     and VLOAD4 / ACC4 (CPU shape: four consecutive elements as one ACC vector). */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifdef USE_NATIVE_HALF
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
 #endif
 
 #if defined(USE_HALF_STORAGE)
@@ -33,7 +41,36 @@ inline ushort bf16_store(float v)
 
 #define MAXD 6
 
-#ifdef ACC
+#if defined(ACC) && !defined(INT_ONLY) /* not for int32 copies: fmax(int, int) is ambiguous */
+#if defined(USE_SUBGROUPS) && defined(cl_intel_subgroups)
+#pragma OPENCL EXTENSION cl_intel_subgroups : enable
+#elif defined(USE_SUBGROUPS) && defined(cl_khr_subgroups)
+#pragma OPENCL EXTENSION cl_khr_subgroups : enable
+#endif
+
+#define CLG_CAT_(a, b) a##b
+#define CLG_CAT(a, b) CLG_CAT_(a, b)
+#define ACC4 CLG_CAT(ACC, 4)
+/* VLOAD4(p, i): elements i..i+3 of p as ACC4 (p + i needs only the element's alignment) */
+#if defined(USE_HALF_STORAGE)
+#define VLOAD4(p, i) vload_half4(0, (p) + (i))
+#elif defined(USE_BF16_STORAGE)
+#define VLOAD4(p, i) as_float4(convert_uint4(vload4(0, (p) + (i))) << 16)
+#else
+#define VLOAD4(p, i) vload4(0, (p) + (i))
+#endif
+/* VSTORE4(p, i, v): ACC4 v into elements i..i+3 of p, rounded as STORE rounds */
+#if defined(USE_HALF_STORAGE)
+#define VSTORE4(p, i, v) vstore_half4_rte((v), 0, (p) + (i))
+#elif defined(USE_BF16_STORAGE)
+#define VSTORE4(p, i, v) do { ACC4 v4_ = (v); STORE(p, (i), v4_.s0); STORE(p, (i) + 1, v4_.s1); \
+	STORE(p, (i) + 2, v4_.s2); STORE(p, (i) + 3, v4_.s3); } while (0)
+#else
+#define VSTORE4(p, i, v) vstore4((v), 0, (p) + (i))
+#endif
+#define HSUM4(v) (((v).s0 + (v).s1) + ((v).s2 + (v).s3))
+#define HMAX4(v) fmax(fmax((v).s0, (v).s1), fmax((v).s2, (v).s3))
+
 typedef struct {
 	int nd;          /* leading (row index) dims, after merging */
 	int C;           /* row length */
@@ -43,10 +80,9 @@ typedef struct {
 	int cst[3];      /* strides of dst, src0, src1 along the row */
 } row_geom;
 
-/* Row offsets of this work-group's row in each operand. */
-void row_offsets(const row_geom *g, int *o)
+/* Offsets of row r in each operand. */
+void row_offsets_of(const row_geom *g, int r, int *o)
 {
-	int r = get_group_id(0);
 	o[0] = g->off[0];
 	o[1] = g->off[1];
 	o[2] = g->off[2];
@@ -59,10 +95,26 @@ void row_offsets(const row_geom *g, int *o)
 	}
 }
 
-/* Work-group sum of one value per work-item (tree in local memory, power-of-two work-group);
- * every work-item gets the result. */
+/* Row offsets of this work-group's row (GPU shape: one work-group per row). */
+void row_offsets(const row_geom *g, int *o) { row_offsets_of(g, get_group_id(0), o); }
+
+/* Work-group sum of one value per work-item (tree in local memory, power-of-two work-group;
+ * with sub-groups: each sub-group reduces in registers, then every work-item adds the few
+ * sub-group sums in the same order); every work-item gets the result. */
 ACC wg_sum(ACC v, __local ACC *scratch)
 {
+#ifdef USE_SUBGROUPS
+	int n = get_num_sub_groups();
+	v = sub_group_reduce_add(v);
+	if (get_sub_group_local_id() == 0)
+		scratch[get_sub_group_id()] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	v = scratch[0];
+	for (int i = 1; i < n; i++)
+		v += scratch[i];
+	barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read before scratch is reused */
+	return v;
+#else
 	int lid = get_local_id(0);
 	scratch[lid] = v;
 	barrier(CLK_LOCAL_MEM_FENCE);
@@ -74,5 +126,35 @@ ACC wg_sum(ACC v, __local ACC *scratch)
 	v = scratch[0];
 	barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read before scratch is reused */
 	return v;
+#endif
+}
+
+/* Work-group max of one value per work-item (fmax: NaN is skipped here; the sum makes the row NaN). */
+ACC wg_max(ACC v, __local ACC *scratch)
+{
+#ifdef USE_SUBGROUPS
+	int n = get_num_sub_groups();
+	v = sub_group_reduce_max(v);
+	if (get_sub_group_local_id() == 0)
+		scratch[get_sub_group_id()] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	v = scratch[0];
+	for (int i = 1; i < n; i++)
+		v = fmax(v, scratch[i]);
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return v;
+#else
+	int lid = get_local_id(0);
+	scratch[lid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = get_local_size(0) / 2; k > 0; k >>= 1) {
+		if (lid < k)
+			scratch[lid] = fmax(scratch[lid], scratch[lid + k]);
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	v = scratch[0];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return v;
+#endif
 }
 #endif

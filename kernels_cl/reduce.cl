@@ -1,12 +1,15 @@
-/* Reductions over the trailing dims of a strided view: one work-group per output element.
+/* Reductions over the trailing dims of a strided view, in two shapes (family "row",
+ * backend/kernel_shape.c): <name>_rows one work-group per output element (GPU; local scratch),
+ * <name>_rows_cpu one work-item per output, four elements at a time where the reduced elements
+ * are contiguous, no barriers (CPU; last argument the number of outputs).
  *   sum_rows, max_rows, min_rows  dst T; max and min propagate NaN (as PyTorch does)
  *   argmax_rows                   dst int: flat index within the reduced dims, the first on ties,
  *                                 NaN counted as the largest value
  * An empty reduction (R == 0) gives 0, -inf, +inf and -1.
  * Expects: -DT=<storage type> -DACC=<accumulator type>; -DUSE_FP64 when either is double.
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
- * The work-group size must be a power of two; scratch holds one ACC (and iscratch one int) per
- * work-item. */
+ * GPU shape: the work-group size must be a power of two; scratch holds one ACC (and iscratch one
+ * int) per work-item; sum goes through prelude.cl's wg_sum (sub-groups where the host allows). */
 
 typedef struct {
 	int nout;             /* kept (output) dims */
@@ -20,10 +23,9 @@ typedef struct {
 	int src_red_st[MAXD]; /* src strides over the reduced dims */
 } rgeom;
 
-/* Offsets of this work-group's output in dst and of its first reduced element in src. */
-void row_start(const rgeom *g, int *od, int *os)
+/* Offsets of output o in dst and of its first reduced element in src. */
+void row_start_of(const rgeom *g, int o, int *od, int *os)
 {
-	int o = get_group_id(0);
 	*od = g->dst_off;
 	*os = g->src_off;
 	for (int dim = g->nout - 1; dim >= 0; dim--) {
@@ -33,6 +35,9 @@ void row_start(const rgeom *g, int *od, int *os)
 		*os += c * g->src_out_st[dim];
 	}
 }
+
+/* ... of this work-group's output (GPU shape) */
+void row_start(const rgeom *g, int *od, int *os) { row_start_of(g, get_group_id(0), od, os); }
 
 /* Offset in src of reduced element r (a flat index over the reduced dims). */
 int red_offset(const rgeom *g, int os, int r)
@@ -56,7 +61,7 @@ __kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __l
 	row_start(&g, &od, &os);                                                                 \
 	ACC acc = IDENTITY;                                                                      \
 	for (int r = lid; r < g.R; r += lsz) {                                                   \
-		ACC x = LOAD(s, red_offset(&g, os, r));                                          \
+		ACC x = LOAD(s, g.nred == 1 ? os + r * g.src_red_st[0] : red_offset(&g, os, r)); \
 		acc = COMBINE(acc, x);                                                           \
 	}                                                                                        \
 	scratch[lid] = acc;                                                                      \
@@ -70,7 +75,21 @@ __kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __l
 		STORE(d, od, scratch[0]);                                                        \
 }
 
-REDUCE_KERNEL(sum, (ACC)0, SUM_)
+__kernel void sum_rows(const rgeom g, __global T *d, __global const T *s, __local ACC *scratch)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0), od, os;
+	ACC acc = (ACC)0;
+	row_start(&g, &od, &os);
+	if (g.nred == 1) /* one reduced dim: no index arithmetic per element */
+		for (int r = lid; r < g.R; r += lsz)
+			acc += LOAD(s, os + r * g.src_red_st[0]);
+	else
+		for (int r = lid; r < g.R; r += lsz)
+			acc += LOAD(s, red_offset(&g, os, r));
+	acc = wg_sum(acc, scratch);
+	if (lid == 0)
+		STORE(d, od, acc);
+}
 REDUCE_KERNEL(max, (ACC)(-INFINITY), MAX_)
 REDUCE_KERNEL(min, (ACC)INFINITY, MIN_)
 
@@ -96,7 +115,7 @@ __kernel void argmax_rows(const rgeom g, __global int *d, __global const T *s, _
 	int bi = INT_MAX;
 	/* r grows, so within one work-item a tie keeps the earlier index */
 	for (int r = lid; r < g.R; r += lsz) {
-		ACC x = LOAD(s, red_offset(&g, os, r));
+		ACC x = LOAD(s, g.nred == 1 ? os + r * g.src_red_st[0] : red_offset(&g, os, r));
 		if (argmax_better(x, r, best, bi)) {
 			best = x;
 			bi = r;
@@ -114,4 +133,160 @@ __kernel void argmax_rows(const rgeom g, __global int *d, __global const T *s, _
 	}
 	if (lid == 0)
 		d[od] = iscratch[0] == INT_MAX ? -1 : iscratch[0];
+}
+
+/* GPU shape (CLG_KFAM_REDUCE = gpu) of sum, max and min when the outputs lie along src's
+ * contiguous dim (a column reduction, such as a sum over the batch): 2-D work-groups of
+ * (TC, TR) = get_local_size work-items, TR a power of two. Lane x of group (gx, b) takes output
+ * gx * TC + x, so adjacent lanes read adjacent elements of each reduced row (coalesced), and
+ * lane y the reduced rows b * rb + y, + TR, ... below (b + 1) * rb; the TR partial results of an
+ * output are combined in local memory (scratch: TR * TC ACC). With one row block (one group in
+ * dim 1) the group stores the result; otherwise it writes part[b * nout + o] and <op>_cols_final
+ * combines the blocks in order b = 0, 1, ... (deterministic). The rows kernels instead give each
+ * output a group whose lanes stride through memory by the row length. */
+int out_start(const rgeom *g, int o, int *od)
+{
+	int os = g->src_off;
+	*od = g->dst_off;
+	for (int dim = g->nout - 1; dim >= 0; dim--) {
+		int c = o % g->out_shape[dim];
+		o /= g->out_shape[dim];
+		*od += c * g->dst_st[dim];
+		os += c * g->src_out_st[dim];
+	}
+	return os;
+}
+
+#define REDUCE_COLS_KERNEL(NAME, IDENTITY, COMBINE)                                               \
+__kernel void NAME##_cols(const rgeom g, const int nout, const int rb, __global T *d,            \
+			  __global const T *s, __global ACC *part, __local ACC *scratch)         \
+{                                                                                                \
+	int lx = get_local_id(0), ly = get_local_id(1), tc = get_local_size(0);                  \
+	int tr = get_local_size(1), o = get_global_id(0), b = get_group_id(1), od = 0, os;       \
+	int r_end = min(g.R, (b + 1) * rb);                                                      \
+	ACC acc = IDENTITY;                                                                      \
+	if (o < nout) {                                                                          \
+		os = out_start(&g, o, &od);                                                      \
+		for (int r = b * rb + ly; r < r_end; r += tr) {                                  \
+			int at = g.nred == 1 ? os + r * g.src_red_st[0] : red_offset(&g, os, r); \
+			ACC x = LOAD(s, at);                                                     \
+			acc = COMBINE(acc, x);                                                   \
+		}                                                                                \
+	}                                                                                        \
+	scratch[ly * tc + lx] = acc;                                                             \
+	barrier(CLK_LOCAL_MEM_FENCE);                                                            \
+	for (int k = tr / 2; k > 0; k >>= 1) {                                                   \
+		if (ly < k)                                                                      \
+			scratch[ly * tc + lx] = COMBINE(scratch[ly * tc + lx],                   \
+							scratch[(ly + k) * tc + lx]);            \
+		barrier(CLK_LOCAL_MEM_FENCE);                                                    \
+	}                                                                                        \
+	if (ly != 0 || o >= nout)                                                                \
+		return;                                                                          \
+	if (get_num_groups(1) > 1)                                                               \
+		part[b * nout + o] = scratch[lx];                                                \
+	else                                                                                     \
+		STORE(d, od, scratch[lx]);                                                       \
+}                                                                                                \
+__kernel void NAME##_cols_final(const rgeom g, const int nout, const int nb, __global T *d,      \
+				__global const ACC *part)                                        \
+{                                                                                                \
+	int o = get_global_id(0), od;                                                            \
+	ACC acc = IDENTITY;                                                                      \
+	if (o >= nout)                                                                           \
+		return;                                                                          \
+	out_start(&g, o, &od);                                                                   \
+	for (int b = 0; b < nb; b++) {                                                           \
+		ACC x = part[b * nout + o];                                                      \
+		acc = COMBINE(acc, x);                                                           \
+	}                                                                                        \
+	STORE(d, od, acc);                                                                       \
+}
+
+REDUCE_COLS_KERNEL(sum, (ACC)0, SUM_)
+REDUCE_COLS_KERNEL(max, (ACC)(-INFINITY), MAX_)
+REDUCE_COLS_KERNEL(min, (ACC)INFINITY, MIN_)
+
+/* ---- CPU shape: one work-item per output ------------------------------------------------- */
+
+/* sum: the contiguous run goes in blocks of 256 elements (four partial sums each), each block
+ * sum added to the total, which keeps the rounding error near that of the GPU shape's tree */
+__kernel void sum_rows_cpu(const rgeom g, __global T *d, __global const T *s, const int nout)
+{
+	int o = get_global_id(0), od, os, r = 0;
+	ACC acc = (ACC)0;
+	if (o >= nout)
+		return;
+	row_start_of(&g, o, &od, &os);
+	if (g.nred == 1 && g.src_red_st[0] == 1) {
+		int end4 = g.R - g.R % 4;
+		while (r < end4) {
+			int e = min(r + 256, end4);
+			ACC4 b = (ACC4)0;
+			for (; r < e; r += 4)
+				b += VLOAD4(s, os + r);
+			acc += HSUM4(b);
+		}
+	}
+	if (g.nred == 1)
+		for (; r < g.R; r++)
+			acc += LOAD(s, os + r * g.src_red_st[0]);
+	else
+		for (; r < g.R; r++)
+			acc += LOAD(s, red_offset(&g, os, r));
+	STORE(d, od, acc);
+}
+
+/* max and min: the lanes take fmax / fmin (exact) and remember whether a NaN went by, so the
+ * result follows MAX_ / MIN_ (NaN once seen) */
+#ifdef USE_FP64
+#define ACCI4 long4
+#else
+#define ACCI4 int4
+#endif
+#define REDUCE_CPU_KERNEL(NAME, IDENTITY, COMBINE, VCOMBINE)                                     \
+__kernel void NAME##_rows_cpu(const rgeom g, __global T *d, __global const T *s, const int nout)  \
+{                                                                                                \
+	int o = get_global_id(0), od, os, r = 0;                                                 \
+	ACC acc = IDENTITY;                                                                      \
+	if (o >= nout)                                                                           \
+		return;                                                                          \
+	row_start_of(&g, o, &od, &os);                                                           \
+	if (g.nred == 1 && g.src_red_st[0] == 1 && g.R >= 4) {                                   \
+		ACC4 m = (ACC4)IDENTITY;                                                         \
+		ACCI4 nan = (ACCI4)0;                                                            \
+		for (; r + 4 <= g.R; r += 4) {                                                   \
+			ACC4 x = VLOAD4(s, os + r);                                              \
+			m = VCOMBINE(m, x);                                                      \
+			nan |= isnan(x);                                                         \
+		}                                                                                \
+		acc = any(nan) ? (ACC)NAN : VCOMBINE(VCOMBINE(m.s0, m.s1), VCOMBINE(m.s2, m.s3)); \
+	}                                                                                        \
+	if (g.nred == 1)                                                                         \
+		for (; r < g.R; r++)                                                             \
+			acc = COMBINE(acc, LOAD(s, os + r * g.src_red_st[0]));                  \
+	else                                                                                     \
+		for (; r < g.R; r++)                                                             \
+			acc = COMBINE(acc, LOAD(s, red_offset(&g, os, r)));                     \
+	STORE(d, od, acc);                                                                       \
+}
+
+REDUCE_CPU_KERNEL(max, (ACC)(-INFINITY), MAX_, fmax)
+REDUCE_CPU_KERNEL(min, (ACC)INFINITY, MIN_, fmin)
+
+__kernel void argmax_rows_cpu(const rgeom g, __global int *d, __global const T *s, const int nout)
+{
+	int o = get_global_id(0), od, os, bi = INT_MAX;
+	ACC best = (ACC)(-INFINITY);
+	if (o >= nout)
+		return;
+	row_start_of(&g, o, &od, &os);
+	for (int r = 0; r < g.R; r++) {
+		ACC x = LOAD(s, g.nred == 1 ? os + r * g.src_red_st[0] : red_offset(&g, os, r));
+		if (argmax_better(x, r, best, bi)) {
+			best = x;
+			bi = r;
+		}
+	}
+	d[od] = bi == INT_MAX ? -1 : bi;
 }

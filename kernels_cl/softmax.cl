@@ -1,4 +1,9 @@
-/* ROW ops: softmax family over the last dim, one work-group per row, forward and backward.
+/* ROW ops: softmax family over the last dim, forward and backward, in two shapes (chosen per
+ * device by the host, family "row": backend/kernel_shape.c):
+ *   <name>_rows      GPU shape: one work-group per row, coalesced loads, reductions in local
+ *                    memory (or sub-groups); last argument the local scratch
+ *   <name>_rows_cpu  CPU shape: one work-item per row, four elements at a time where the row is
+ *                    contiguous, no barriers; last argument the number of rows
  *   softmax_rows               dst = exp(x - max) / sum(exp(x - max))            (a = x)
  *   log_softmax_rows           dst = x - max - log(sum(exp(x - max)))            (a = x)
  *   softmax_backward_rows      dst = y * (g - sum(g * y))                        (a = g, b = y)
@@ -7,24 +12,8 @@
  * work-item writes only elements it has read, after the row's reductions, so dst may alias a.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
- * The work-group size must be a power of two; scratch holds one ACC per work-item. The row
- * geometry (row_geom), row_offsets and wg_sum come from prelude.cl. */
-
-/* Work-group max of one value per work-item (fmax: NaN is skipped here; the sum makes the row NaN). */
-ACC wg_max(ACC v, __local ACC *scratch)
-{
-	int lid = get_local_id(0);
-	scratch[lid] = v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int k = get_local_size(0) / 2; k > 0; k >>= 1) {
-		if (lid < k)
-			scratch[lid] = fmax(scratch[lid], scratch[lid + k]);
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	v = scratch[0];
-	barrier(CLK_LOCAL_MEM_FENCE);
-	return v;
-}
+ * GPU shape: the work-group size must be a power of two; scratch holds one ACC per work-item.
+ * The row geometry (row_geom), row_offsets, wg_sum, wg_max, VLOAD4 and ACC4 come from prelude.cl. */
 
 #define SOFTMAX_KERNEL(NAME, LOG)                                                                \
 __kernel void NAME##_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
@@ -78,5 +67,147 @@ __kernel void log_softmax_backward_rows(const row_geom g, __global T *d, __globa
 		s += LOAD(a, o[1] + j * g.cst[1]);
 	s = wg_sum(s, scratch);
 	for (int j = lid; j < g.C; j += lsz)
+		STORE(d, o[0] + j * g.cst[0], LOAD(a, o[1] + j * g.cst[1]) - exp(LOAD(b, o[2] + j * g.cst[2])) * s);
+}
+
+/* ---- CPU shape: one work-item per row ---------------------------------------------------- */
+
+/* max over row x (offset o, stride cs, length C); fmax skips NaN as wg_max does */
+ACC row_max(__global const T *x, int o, int cs, int C)
+{
+	ACC m = (ACC)(-INFINITY);
+	int j = 0;
+	if (cs == 1 && C >= 4) {
+		ACC4 m4 = (ACC4)(-INFINITY);
+		for (; j + 4 <= C; j += 4)
+			m4 = fmax(m4, VLOAD4(x, o + j));
+		m = HMAX4(m4);
+	}
+	for (; j < C; j++)
+		m = fmax(m, LOAD(x, o + j * cs));
+	return m;
+}
+
+/* sum over the row of exp(x - m) (E = 1) or of x (E = 0), four partial sums where contiguous */
+ACC row_sum(__global const T *x, int o, int cs, int C, ACC m, int E)
+{
+	ACC s = (ACC)0;
+	int j = 0;
+	if (cs == 1 && C >= 4) {
+		ACC4 s4 = (ACC4)0;
+		if (E)
+			for (; j + 4 <= C; j += 4)
+				s4 += exp(VLOAD4(x, o + j) - m);
+		else
+			for (; j + 4 <= C; j += 4)
+				s4 += VLOAD4(x, o + j);
+		s = HSUM4(s4);
+	}
+	for (; j < C; j++)
+		s += E ? exp(LOAD(x, o + j * cs) - m) : LOAD(x, o + j * cs);
+	return s;
+}
+
+#define SOFTMAX_CPU_KERNEL(NAME, LOG)                                                            \
+__kernel void NAME##_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
+			      const int nrows)                                                   \
+{                                                                                                \
+	int r = get_global_id(0), o[3];                                                          \
+	if (r >= nrows)                                                                          \
+		return;                                                                          \
+	row_offsets_of(&g, r, o);                                                                \
+	ACC m = row_max(a, o[1], g.cst[1], g.C);                                                 \
+	ACC s = row_sum(a, o[1], g.cst[1], g.C, m, 1);                                           \
+	ACC k = LOG ? log(s) : (ACC)1 / s;                                                       \
+	int j = 0;                                                                               \
+	if (g.cst[0] == 1 && g.cst[1] == 1)                                                      \
+		for (; j + 4 <= g.C; j += 4) {                                                   \
+			ACC4 x = VLOAD4(a, o[1] + j);                                            \
+			VSTORE4(d, o[0] + j, LOG ? x - m - k : exp(x - m) * k);                  \
+		}                                                                                \
+	for (; j < g.C; j++) {                                                                   \
+		ACC x = LOAD(a, o[1] + j * g.cst[1]);                                            \
+		STORE(d, o[0] + j * g.cst[0], LOG ? x - m - k : exp(x - m) * k);                 \
+	}                                                                                        \
+}
+
+#if defined(USE_HALF_STORAGE) || defined(USE_BF16_STORAGE)
+SOFTMAX_CPU_KERNEL(softmax, 0)
+#else
+/* Where dst holds ACC exactly, exp(x - m) is stored in the sum's pass and scaled in place after:
+ * one exp per element instead of two (exp dominates rows that fit in the cache). */
+__kernel void softmax_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
+			       const int nrows)
+{
+	int r = get_global_id(0), o[3], j = 0;
+	ACC m, s = (ACC)0, inv;
+	if (r >= nrows)
+		return;
+	row_offsets_of(&g, r, o);
+	m = row_max(a, o[1], g.cst[1], g.C);
+	if (g.cst[0] == 1 && g.cst[1] == 1 && g.C >= 4) {
+		ACC4 s4 = (ACC4)0;
+		for (; j + 4 <= g.C; j += 4) {
+			ACC4 e = exp(VLOAD4(a, o[1] + j) - m);
+			VSTORE4(d, o[0] + j, e);
+			s4 += e;
+		}
+		s = HSUM4(s4);
+	}
+	for (; j < g.C; j++) {
+		ACC e = exp(LOAD(a, o[1] + j * g.cst[1]) - m);
+		STORE(d, o[0] + j * g.cst[0], e);
+		s += e;
+	}
+	inv = (ACC)1 / s;
+	j = 0;
+	if (g.cst[0] == 1)
+		for (; j + 4 <= g.C; j += 4)
+			VSTORE4(d, o[0] + j, VLOAD4(d, o[0] + j) * inv);
+	for (; j < g.C; j++)
+		STORE(d, o[0] + j * g.cst[0], LOAD(d, o[0] + j * g.cst[0]) * inv);
+}
+#endif
+SOFTMAX_CPU_KERNEL(log_softmax, 1)
+
+__kernel void softmax_backward_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
+					const int nrows)
+{
+	int r = get_global_id(0), o[3], j = 0;
+	ACC s = (ACC)0;
+	if (r >= nrows)
+		return;
+	row_offsets_of(&g, r, o);
+	if (g.cst[1] == 1 && g.cst[2] == 1 && g.C >= 4) {
+		ACC4 s4 = (ACC4)0;
+		for (; j + 4 <= g.C; j += 4)
+			s4 += VLOAD4(a, o[1] + j) * VLOAD4(b, o[2] + j);
+		s = HSUM4(s4);
+	}
+	for (; j < g.C; j++)
+		s += LOAD(a, o[1] + j * g.cst[1]) * LOAD(b, o[2] + j * g.cst[2]);
+	j = 0;
+	if (g.cst[0] == 1 && g.cst[1] == 1 && g.cst[2] == 1)
+		for (; j + 4 <= g.C; j += 4)
+			VSTORE4(d, o[0] + j, VLOAD4(b, o[2] + j) * (VLOAD4(a, o[1] + j) - s));
+	for (; j < g.C; j++) {
+		ACC y = LOAD(b, o[2] + j * g.cst[2]);
+		STORE(d, o[0] + j * g.cst[0], y * (LOAD(a, o[1] + j * g.cst[1]) - s));
+	}
+}
+
+__kernel void log_softmax_backward_rows_cpu(const row_geom g, __global T *d, __global const T *a,
+					    __global const T *b, const int nrows)
+{
+	int r = get_global_id(0), o[3];
+	if (r >= nrows)
+		return;
+	row_offsets_of(&g, r, o);
+	ACC s = row_sum(a, o[1], g.cst[1], g.C, (ACC)0, 0);
+	int j = 0;
+	if (g.cst[0] == 1 && g.cst[1] == 1 && g.cst[2] == 1)
+		for (; j + 4 <= g.C; j += 4)
+			VSTORE4(d, o[0] + j, VLOAD4(a, o[1] + j) - exp(VLOAD4(b, o[2] + j)) * s);
+	for (; j < g.C; j++)
 		STORE(d, o[0] + j * g.cst[0], LOAD(a, o[1] + j * g.cst[1]) - exp(LOAD(b, o[2] + j * g.cst[2])) * s);
 }

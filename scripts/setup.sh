@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages clgrad needs to build, test and run. Idempotent: installs only what
-# is missing, runs `apt-get update` only when something must be installed, and uses sudo only
-# when not root.
+# Installs the Debian packages clgrad needs to build, test and run, then Intel's OpenCL CPU runtime
+# (a second vendor for the tests, from PyPI into a cache folder: scripts/setup_intel_ocl.sh).
+# Idempotent: installs only what is missing, runs `apt-get update` only when something must be
+# installed, and uses sudo only when not root. Without PyPI the Intel step warns and the rest goes on.
 #   scripts/setup.sh            install what is missing
-#   scripts/setup.sh --check    list what is missing; exit 1 if anything is (installs nothing)
+#   scripts/setup.sh --check    list what is missing; exit 1 if a package is (installs nothing)
+#   CLGRAD_SKIP_INTEL=1 scripts/setup.sh      skip Intel's runtime (PoCL and Oclgrind only)
 set -euo pipefail
 
 PACKAGES=(
@@ -23,9 +25,29 @@ check_only=0
 case "${1:-}" in
 	"") ;;
 	--check) check_only=1 ;;
-	-h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "usage: $0 [--check]" >&2; exit 2 ;;
 esac
+with_intel=1
+[ "${CLGRAD_SKIP_INTEL:-0}" = 1 ] && with_intel=0
+[ "$(uname -m)" = x86_64 ] || with_intel=0
+# pip downloads Intel's wheels
+if [ "$with_intel" = 1 ] && ! python3 -m pip --version >/dev/null 2>&1; then
+	PACKAGES+=(python3-pip)
+fi
+
+# Intel's runtime: installed after the packages, never fatal (CI then runs PoCL and Oclgrind only)
+intel_ocl() {
+	[ "$with_intel" = 1 ] || { echo "setup: Intel's OpenCL CPU runtime skipped (CLGRAD_SKIP_INTEL=1 or not x86_64)"; return 0; }
+	if [ "$check_only" = 1 ]; then
+		local d=${CLGRAD_INTEL_OCL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/clgrad/intel-ocl}
+		if [ -e "$d/icd/intel.icd" ]; then echo "setup: Intel's OpenCL CPU runtime is in $d"
+		else echo "setup: Intel's OpenCL CPU runtime is not installed (optional; scripts/setup_intel_ocl.sh)"; fi
+		return 0
+	fi
+	bash "$(dirname "$0")/setup_intel_ocl.sh" ||
+		echo "setup: warning: Intel's OpenCL CPU runtime not installed; the tests run on PoCL (and Oclgrind) only" >&2
+}
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "setup: dpkg-query not found: this script supports Debian 12 (and derivatives) only." >&2
@@ -43,6 +65,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
 	echo "setup: all ${#PACKAGES[@]} required packages are installed"
+	intel_ocl
 	exit 0
 fi
 if [ "$check_only" = 1 ]; then
@@ -66,3 +89,4 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
 	-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "${missing[@]}" </dev/null
 echo "setup: installed: ${missing[*]}"
+intel_ocl

@@ -3,6 +3,8 @@
 # warnings as errors in build-ci/, run every test. Exits non-zero if any step or test fails.
 #   ./scripts/test.sh              (env: CLGRAD_BUILD_DIR to build elsewhere than build-ci/,
 #                                   CTEST_ARGS for extra ctest arguments, e.g. "-R test_ops")
+# The tests that run on every device include Intel's OpenCL CPU runtime when setup.sh could fetch it
+# (tests/intel.cmake); CLGRAD_SKIP_INTEL=1 leaves it out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${CLGRAD_BUILD_DIR:-build-ci}

@@ -166,6 +166,7 @@ static const gcase *(*const grad_families[])(int *) = {
 	grad_cases_index,
 	grad_cases_norm,
 	grad_cases_fused,
+	grad_cases_fft,
 	grad_cases_attention,
 };
 

@@ -18,7 +18,8 @@ def opt(*types):
 # Each section's members, as cli/compare.h fixes them. A section that could not run holds
 # "error" (a string) instead, and is checked only for that.
 CAPABILITIES = {
-    "platform": STR, "vendor": STR, "name": STR, "cl_version": STR, "clc_version": STR,
+    "platform": STR, "platform_vendor": STR, "vendor": STR, "name": STR, "cl_version": STR,
+    "clc_version": STR, "extensions": [STR],
     "driver_version": STR, "compute_units": INT, "clock_mhz": INT, "global_mem": INT,
     "local_mem": INT, "max_alloc": INT, "max_wg_size": INT, "timer_resolution_ns": INT,
     "has_fp16": BOOL, "has_fp64": BOOL, "has_subgroups": BOOL, "has_int_dot": BOOL,
@@ -59,7 +60,8 @@ SUITE_SECTIONS = {"peak": ["peaks", "roofline"], "compile": ["compile"], "ops": 
 SCORES = {k: opt(NUM) for k in ("features", "compile", "correctness", "performance", "stability", "overall")}
 STATUSES = ("ok", "partial", "error", "crashed", "timeout")
 DEVICE = {
-    "index": INT, "name": STR, "type": STR, "status": STATUSES, "detail": STR, "exit": opt(INT),
+    "index": INT, "name": STR, "type": STR, "platform": STR, "driver": STR, "label": STR,
+    "status": STATUSES, "detail": STR, "exit": opt(INT),
     "elapsed_s": opt(NUM), "log": STR, "sections": dict, "train_divergence": dict, "scores": SCORES,
 }
 BASELINE = {
@@ -67,12 +69,57 @@ BASELINE = {
     "devices": [{"index": INT, "name": STR, "in_baseline": BOOL,
                  "changes": [{"what": STR, "old": opt(NUM, STR), "new": opt(NUM, STR)}]}],
 }
+# the findings of each platform's devices (cli/compare_vendors.c)
+VENDOR = {
+    "platform": STR, "platform_vendor": STR, "devices": [INT],
+    "failed": [{"device": INT, "what": STR, "detail": STR}],
+    "routed": [{"device": INT, "op": STR, "why": STR}],
+    "fallback": [{"device": INT, "op": STR, "why": STR}],
+}
 REPORT = {
     "schema": ("clgrad-compare/1",), "schema_version": INT, "created": STR, "command": STR,
     "machine": {"hostname": STR, "uname": STR, "cpu": STR, "cpus": INT},
     "quick": BOOL, "suites": [("peak", "compile", "ops", "train")], "devices": [DEVICE],
-    "baseline": opt(BASELINE),
+    "vendors": [VENDOR], "baseline": opt(BASELINE),
 }
+
+
+def check_vendors(report, errors):
+    """Each device is in one vendor group, named by its platform; its label says platform, device
+    and driver; every failing op, failed gradient check and routed op is listed under its vendor."""
+    groups = {}
+    for v in report.get("vendors", []):
+        for i in v.get("devices", []):
+            if i in groups:
+                errors.append(f"vendors: device {i} is in two groups")
+            groups[i] = v
+    for dev in report.get("devices", []):
+        i, secs = dev.get("index"), dev.get("sections", {})
+        where = f"device {i}"
+        v = groups.get(i)
+        if v is None:
+            errors.append(f"{where}: in no vendor group")
+            continue
+        caps = secs.get("capabilities", {})
+        if isinstance(caps.get("platform"), str) and caps["platform"]:
+            if v.get("platform") != caps["platform"]:
+                errors.append(f"{where}: grouped under {v.get('platform')!r}, platform {caps['platform']!r}")
+            label = dev.get("label", "")
+            for part in (caps["platform"], dev.get("name", ""), caps.get("driver_version", "")):
+                if part and part not in label:
+                    errors.append(f"{where}: label {label!r} does not name {part!r}")
+        ops = secs.get("ops", {})
+        failed = {(f["device"], f["what"]) for f in v.get("failed", [])}
+        for o in ops.get("ops", []) if isinstance(ops, dict) else []:
+            if isinstance(o.get("fail"), int) and o["fail"] > 0 and (i, o["op"]) not in failed:
+                errors.append(f"{where}: failing op {o['op']} not in its vendor's findings")
+        for g in ops.get("grad", []) if isinstance(ops, dict) else []:
+            if g.get("ok") is False and (i, g["case"]) not in failed:
+                errors.append(f"{where}: failed gradient {g['case']} not in its vendor's findings")
+        for rt in ops.get("routed", []) if isinstance(ops, dict) else []:
+            kind = "fallback" if rt.get("action") == "fallback" else "routed"
+            if not any(x["device"] == i and x["op"] == rt.get("op") for x in v.get(kind, [])):
+                errors.append(f"{where}: routed op {rt.get('op')} not under {kind} in its vendor's findings")
 
 
 def is_type(v, t):
@@ -174,6 +221,7 @@ def main(argv):
                               f"compile section: {json.dumps(secs.get('compile'))[:200]}")
         for model, div in dev.get("train_divergence", {}).items():
             check(div, opt(NUM), f"{where}.train_divergence.{model}", errors)
+    check_vendors(report, errors)
     for s in want_status:
         if not any(d.get("index") == s for d in report.get("devices", [])):
             errors.append(f"device {s}: not in the report")

@@ -5,10 +5,12 @@ usage: check_devices_json.py <path to clgrad>
 Exit codes: 0 valid, 1 invalid, 77 when no OpenCL device is present (ctest SKIP_RETURN_CODE).
 """
 import json
+import os
 import subprocess
 import sys
 
-STRINGS = ["type", "platform", "name", "opencl_version", "opencl_c_version", "driver_version"]
+STRINGS = ["type", "platform", "platform_version", "platform_vendor", "vendor", "name", "opencl_version",
+           "opencl_c_version", "driver_version"]
 INTEGERS = ["index", "compute_units", "clock_mhz", "global_mem_bytes", "max_alloc_bytes",
             "local_mem_bytes", "timer_resolution_ns"]
 BOOLEANS = ["fp16", "fp64", "subgroups", "integer_dot_product", "il"]
@@ -25,6 +27,8 @@ def main():
     if proc.returncode != 0:
         print("clgrad devices --json exited %d: %s" % (proc.returncode, proc.stderr), file=sys.stderr)
         return 1
+    table = subprocess.run([sys.argv[1], "devices"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=120).stdout
     try:
         doc = json.loads(proc.stdout)
     except ValueError as e:
@@ -39,6 +43,8 @@ def main():
         if not isinstance(dev, dict):
             errors.append("%s: not an object" % where)
             continue
+        if not isinstance(dev.get("extensions"), list):
+            errors.append("%s: 'extensions' is not an array" % where)
         for key in STRINGS + INTEGERS + BOOLEANS:
             if key not in dev:
                 errors.append("%s: missing key '%s'" % (where, key))
@@ -52,6 +58,11 @@ def main():
         for key in BOOLEANS:
             if key in dev and not isinstance(dev[key], bool):
                 errors.append("%s: '%s' is not a boolean: %r" % (where, key, dev[key]))
+        # the float16 path: native half arithmetic exactly where the device reports cl_khr_fp16
+        # (unless CLGRAD_NATIVE_HALF=0 turns it off)
+        want = "native" if dev.get("fp16") and os.environ.get("CLGRAD_NATIVE_HALF") != "0" else "storage only"
+        if dev.get("fp16_path") != want:
+            errors.append("%s: fp16_path %r, expected %r" % (where, dev.get("fp16_path"), want))
         if dev.get("index") != pos:
             errors.append("%s: index %r" % (where, dev.get("index")))
         if dev.get("type") not in TYPES:
@@ -60,9 +71,26 @@ def main():
             if dev.get("type") != "ref":
                 errors.append("device 0 is not the reference backend: %r" % dev.get("type"))
             continue
-        for key in ["platform", "name", "opencl_version", "opencl_c_version", "driver_version"]:
+        for key in ["platform", "platform_version", "platform_vendor", "vendor", "name", "opencl_version",
+                    "opencl_c_version", "driver_version"]:
             if not dev.get(key):
                 errors.append("%s: empty '%s'" % (where, key))
+        # the full extension list, and the feature flags agree with it
+        ext = dev.get("extensions")
+        if not isinstance(ext, list) or not ext or not all(isinstance(e, str) and e.startswith("cl_") for e in ext):
+            errors.append("%s: 'extensions' is not a non-empty array of cl_* names: %r" % (where, ext))
+            ext = []
+        if dev.get("fp16") != ("cl_khr_fp16" in ext):
+            errors.append("%s: fp16 %r but extensions %s cl_khr_fp16" % (where, dev.get("fp16"),
+                          "name" if "cl_khr_fp16" in ext else "lack"))
+        if "cl_khr_fp64" in ext and dev.get("fp64") is not True:
+            errors.append("%s: cl_khr_fp64 listed but fp64 is %r" % (where, dev.get("fp64")))
+        if dev.get("subgroups") != ("cl_khr_subgroups" in ext or "cl_intel_subgroups" in ext):
+            errors.append("%s: subgroups %r disagrees with the extensions" % (where, dev.get("subgroups")))
+        # the table names each stack: platform vendor, device vendor, driver
+        for key in ["platform_vendor", "vendor", "driver_version"]:
+            if dev.get(key) and dev[key] not in table:
+                errors.append("%s: `clgrad devices` does not show %s %r" % (where, key, dev[key]))
         for key in ["compute_units", "global_mem_bytes", "max_alloc_bytes"]:
             if not dev.get(key):
                 errors.append("%s: '%s' is zero" % (where, key))

@@ -42,6 +42,10 @@ static const gcase cases[] = {
 	{"conv2d_s2_p2_d2", 2, {4, 4}, {{1, 2, 7, 7}, {3, 2, 3, 3}}, -1, 1, f_conv_s2_p2_d2},
 	{"conv2d_rect", 3, {4, 4, 1}, {{2, 2, 6, 5}, {3, 2, 2, 3}, {3}}, -1, 1, f_conv_rect},
 	{"conv2d_groups2", 3, {4, 4, 1}, {{1, 4, 6, 5}, {6, 2, 3, 3}, {6}}, -1, 1, f_conv_groups},
+	/* N*OH*OW (512) large against the weight gradient's outputs: split-K (4 chunks) on GPU-shaped
+	 * devices */
+	{"conv2d_splitk", 3, {4, 4, 1}, {{2, 1, 16, 16}, {2, 1, 3, 3}, {2}}, -1, 1, f_conv_bias},
+	{"conv2d_splitk_groups", 3, {4, 4, 1}, {{2, 2, 16, 16}, {2, 1, 3, 3}, {2}}, -1, 1, f_conv_groups},
 	{"max_pool2d", 1, {4}, {{2, 2, 7, 7}}, -1, 1, f_maxpool},
 	{"max_pool2d_overlap", 1, {4}, {{1, 3, 6, 7}}, -1, 1, f_maxpool_overlap},
 	{"avg_pool2d", 1, {4}, {{2, 2, 7, 7}}, -1, 1, f_avgpool},

@@ -4,7 +4,8 @@
 #   oclgrind  --quick over the reference and Oclgrind (registered beside PoCL by oclgrind-icd.sh)
 #   faults    a crashing and a hanging worker: the report still completes, the devices are marked
 #   build     one device's kernels have a syntax error: its compile section shows the failure
-#   render    --render-only over tests/data/compare fixtures, a corrupt worker file, --baseline
+#   render    --render-only over tests/data/compare fixtures, a corrupt worker file, --baseline,
+#             --merge of two reports
 set -u
 mode=$1 clgrad=$2 src=$3
 check="python3 $src/tests/check_compare_json.py"
@@ -97,7 +98,16 @@ for i in range(3):
     r = [x for x in report["devices"] if x["index"] == i][0]["sections"]
     assert same(w, r), f"device {i}"
 PY
-	for h in Summary Capabilities Peaks Compile Roofline Ops Train Scores; do
+	# which vendor's stack each row is, and the findings per vendor, in all three reports
+	label="Fake Vendor OpenCL · Fake GPU 9000 · 6.0"
+	grep -q "$label" "$work/out.txt" && grep -q "$label" "$work/f/report.md" && grep -q "$label" "$work/f/report.html" ||
+		fail "a report lacks the label '$label'"
+	grep -q "Portable Computing Language · pthread-haswell-AMD EPYC 7B13 · 6.0" "$work/out.txt" || fail "PoCL's label"
+	grep -q "^### Fake Vendor OpenCL (Fake Vendor Inc.)" "$work/f/report.md" || fail "report.md lacks the vendor group"
+	grep -q "^- fallback: \`layer_norm\`: known-bad" "$work/f/report.md" || fail "report.md: fallback not under its vendor"
+	grep -q "^    routed   argmax" "$work/out.txt" || fail "terminal: routed op not under its vendor"
+	grep -q 'id="vendors"' "$work/f/report.html" || fail "report.html lacks the findings by vendor"
+	for h in Summary "Findings by vendor" Capabilities Peaks Compile Roofline Ops Train Scores; do
 		grep -q "^## $h" "$work/f/report.md" || fail "report.md lacks section $h"
 	done
 	grep -q "routed: \`layer_norm\` -> fallback" "$work/f/report.md" || fail "report.md lacks the routed ops"
@@ -141,6 +151,36 @@ PY
 	grep -q "Changes against the baseline" "$work/f/report.md" || fail "baseline not in report.md"
 	"$clgrad" compare --render-only "$work/f" --baseline "$work/f/device-0.json" >/dev/null 2>&1
 	[ $? = 2 ] || fail "a baseline that is not a report must be refused"
+	# --merge: this report and "another machine's" (its first three devices), side by side
+	python3 - "$work/f/report.json" "$work/b.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["machine"]["hostname"] = "other-host"
+r["devices"] = r["devices"][:3]
+json.dump(r, open(sys.argv[2], "w"))
+PY
+	host=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["machine"]["hostname"])' "$work/f/report.json")
+	run_compare --merge "$work/f/report.json" "$work/b.json" --out "$work/m"
+	[ $rc = 3 ] || fail "merge: a device that is not ok must give exit status 3, got $rc"
+	$check "$work/m/report.json" --status 3=error --status 4=error --status 7=ok || fail "merged report.json (see above)"
+	python3 - "$work/m/report.json" "$host" <<'PY' || fail "merged report: devices, machines or vendor groups wrong"
+import json, sys
+r, host = json.load(open(sys.argv[1])), sys.argv[2]
+devs = r["devices"]
+assert [d["index"] for d in devs] == list(range(8)), [d["index"] for d in devs]  # 5 + 3
+assert [d["machine"] for d in devs] == [host] * 5 + ["other-host"] * 3, [d["machine"] for d in devs]
+assert devs[7]["label"] == "other-host: Fake Vendor OpenCL · Fake GPU 9000 · 6.0", devs[7]["label"]
+assert [m["machine"]["hostname"] for m in r["merged_from"]] == [host, "other-host"]
+fake = [v for v in r["vendors"] if v["platform"] == "Fake Vendor OpenCL"][0]
+assert fake["devices"] == [2, 7] and {f["device"] for f in fake["fallback"]} == {2, 7}, fake
+assert devs[5]["scores"]["features"] == devs[0]["scores"]["features"], "the second reference is scored as a device"
+PY
+	grep -q "other-host: Fake Vendor OpenCL · Fake GPU 9000 · 6.0" "$work/m/report.md" &&
+		grep -q "other-host: Fake Vendor OpenCL · Fake GPU 9000 · 6.0" "$work/m/report.html" || fail "merged labels not in the reports"
+	"$clgrad" compare --merge "$work/f/device-0.json" --out "$work/x" >/dev/null 2>&1
+	[ $? = 1 ] || fail "merging a file that is not a report must fail with status 1"
+	"$clgrad" compare --merge "$work/b.json" >/dev/null 2>&1
+	[ $? = 2 ] || fail "--merge without --out must give status 2"
 	;;
 *)
 	echo "unknown mode $mode"; exit 2 ;;

@@ -10,8 +10,19 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define T_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T_ASAN 1
+#endif
+#endif
 
 static char *tmp;
 
@@ -175,6 +186,108 @@ static void test_idx(void)
 	CHECK_FAILS(clg_idx_read_labels(tpath("missing"), &y, &n), CLG_ERR_IO, "missing");
 }
 
+/* Headers that announce far more data than their file holds fail with the file, the sizes and
+ * the file's length named, before the announced size is allocated: the checks run in a child
+ * whose address space is capped at what it uses now + 256 MiB (not under ASan, whose shadow
+ * memory a cap breaks), so an allocation of the announced gigabytes would fail with
+ * CLG_ERR_OOM instead. */
+static void sizes_checks(void)
+{
+	unsigned char buf[64] = {0};
+	const char *p = tpath("huge-idx3"), *pl = tpath("huge-idx1"), *pz = tpath("huge-idx3.gz");
+	float *x = NULL;
+	int32_t *y = NULL;
+	int64_t n, rows, cols;
+	clg_dataset ds;
+
+	/* 34 bytes: a 16-byte header announcing 3072 x 1024 x 1024 = 3 GiB, then 18 bytes */
+	make_idx_images(buf, 0x803, 1, 3, 6, 0);
+	put_be32(buf + 4, 3072);
+	put_be32(buf + 8, 1024);
+	put_be32(buf + 12, 1024);
+	write_bytes(p, buf, 34, 0);
+	CHECK_FAILS(clg_idx_read_images(p, &x, &n, &rows, &cols), CLG_ERR_FORMAT, p);
+	CHECK(strstr(clg_last_error(), "3072 x 1024 x 1024 = 3221225472") && strstr(clg_last_error(), "holds 18"),
+	      "the message names the announced and the actual sizes: %s", clg_last_error());
+	/* sizes whose product wraps 64 bits to 0 (2^20 x 2^20 x 2^24) */
+	put_be32(buf + 4, 1u << 20);
+	put_be32(buf + 8, 1u << 20);
+	put_be32(buf + 12, 1u << 24);
+	write_bytes(p, buf, 16, 0);
+	CHECK_FAILS(clg_idx_read_images(p, &x, &n, &rows, &cols), CLG_ERR_FORMAT, p);
+	CHECK(strstr(clg_last_error(), "too large") != NULL, "wrapping sizes: %s", clg_last_error());
+	/* labels: 2^32 - 1 announced, 26 bytes there */
+	make_idx_labels(buf, 26, 0);
+	put_be32(buf + 4, 0xffffffffu);
+	write_bytes(pl, buf, 34, 0);
+	CHECK_FAILS(clg_idx_read_labels(pl, &y, &n), CLG_ERR_FORMAT, pl);
+	CHECK(strstr(clg_last_error(), "4294967295") != NULL, "labels: %s", clg_last_error());
+	/* gzip: a few dozen bytes cannot expand to 3 GiB */
+	make_idx_images(buf, 0x803, 1, 3, 6, 0);
+	put_be32(buf + 4, 3072);
+	put_be32(buf + 8, 1024);
+	put_be32(buf + 12, 1024);
+	write_bytes(pz, buf, 34, 1);
+	CHECK_FAILS(clg_idx_read_images(pz, &x, &n, &rows, &cols), CLG_ERR_FORMAT, pz);
+	CHECK(strstr(clg_last_error(), "gzip file can hold") != NULL, "gzip: %s", clg_last_error());
+	/* gzip of 8 MiB of random bytes announcing 1 GiB (the ratio allows it): the buffer grows with
+	 * the data that arrives, and the stream ends short */
+	{
+		size_t len = 16 + ((size_t)8 << 20);
+		unsigned char *big = malloc(len);
+		uint32_t r = 1;
+		if (big) {
+			make_idx_images(big, 0x803, 1, 1, 1, 0);
+			put_be32(big + 4, 1024);
+			put_be32(big + 8, 1024);
+			put_be32(big + 12, 1024);
+			for (size_t i = 16; i < len; i++) {
+				r = r * 1664525u + 1013904223u;
+				big[i] = (unsigned char)(r >> 24);
+			}
+			write_bytes(pz, big, len, 1);
+			free(big);
+			CHECK_FAILS(clg_idx_read_images(pz, &x, &n, &rows, &cols), CLG_ERR_FORMAT, pz);
+			CHECK(strstr(clg_last_error(), "truncated") != NULL, "short gzip stream: %s", clg_last_error());
+		}
+	}
+	/* a folder with such a file fails the same way */
+	write_bytes(tpath("huge-images-idx3-ubyte"), buf, 34, 0);
+	write_bytes(tpath("huge-labels-idx1-ubyte"), buf, make_idx_labels(buf, 5, 0), 0);
+	CHECK_FAILS(clg_dataset_load_idx(tmp, "huge", &ds), CLG_ERR_FORMAT, "huge-images-idx3-ubyte");
+	/* CSV from a device that never ends: the first NUL stops it */
+	if (access("/dev/zero", R_OK) == 0)
+		CHECK_FAILS(clg_csv_read("/dev/zero", NULL, &ds), CLG_ERR_FORMAT, "/dev/zero");
+}
+
+static void test_sizes(void)
+{
+	pid_t pid;
+	int status = 0;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+#ifndef T_ASAN
+		FILE *f = fopen("/proc/self/statm", "r");
+		unsigned long pages = 0;
+		if (f && fscanf(f, "%lu", &pages) == 1 && pages) {
+			struct rlimit lim;
+			lim.rlim_cur = lim.rlim_max = pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)256 << 20);
+			if (setrlimit(RLIMIT_AS, &lim) != 0)
+				printf("note: cannot cap the address space: size checks run uncapped\n");
+		}
+		if (f)
+			fclose(f);
+#endif
+		sizes_checks();
+		fflush(NULL);
+		_exit(t_failures ? 1 : 0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "size checks (in a child with a capped address space) failed or crashed: status 0x%x", status);
+}
+
 static void make_cifar(const char *path, int nrec, int first, int extra, int badlabel)
 {
 	size_t len = (size_t)nrec * 3073 + (size_t)(extra > 0 ? extra : 0);
@@ -266,6 +379,15 @@ static void test_csv(void)
 		CHECK_FAILS(clg_csv_read(tpath("a.csv"), &o2, &ds), CLG_ERR_FORMAT, "a.csv");
 		CHECK(strstr(clg_last_error(), ":1:") != NULL, "csv message names the line: %s", clg_last_error());
 	}
+	/* a tab delimiter is not a blank: quoted cells end at it, and an empty cell is a cell */
+	write_text(tpath("tab.csv"), "\"a\"\t\"b \"\"x\"\"\"\n 1\t2 \n");
+	CHECK_OK(clg_csv_read(tpath("tab.csv"), &(clg_csv_opts){'\t', 1, CLG_CSV_NO_LABEL}, &ds));
+	CHECK(ds.n == 1 && ds.shape[0] == 2 && ds.x && ds.x[0] == 1 && ds.x[1] == 2, "tab-delimited csv with quotes");
+	clg_dataset_free(&ds);
+	write_text(tpath("tab2.csv"), "1\t\t2\n");
+	CHECK_FAILS(clg_csv_read(tpath("tab2.csv"), &(clg_csv_opts){'\t', 0, CLG_CSV_NO_LABEL}, &ds), CLG_ERR_FORMAT,
+		    "tab2.csv");
+	CHECK(strstr(clg_last_error(), "column 2") != NULL, "an empty tab-delimited cell: %s", clg_last_error());
 	write_text(tpath("bad.csv"), "1,2,0\n3,abc,1\n");
 	CHECK_FAILS(clg_csv_read(tpath("bad.csv"), &(clg_csv_opts){',', 0, 2}, &ds), CLG_ERR_FORMAT, "bad.csv");
 	CHECK(strstr(clg_last_error(), ":2:") && strstr(clg_last_error(), "abc"), "bad cell message: %s", clg_last_error());
@@ -655,6 +777,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	test_idx();
+	test_sizes();
 	test_cifar();
 	test_csv();
 	test_text();

@@ -44,8 +44,9 @@ static void check_list(const clg_device_info *list, int n)
 	CHECK(!strcmp(clg_device_type_name(CLG_DEV_REF), "ref"), "type name of ref");
 	for (int i = 1; i < n; i++) {
 		const clg_device_info *d = &list[i];
-		printf("device %d: %s | %s | %s | %s | driver %s | %u CUs | %llu MiB global | %llu MiB max alloc | fp64 %d\n",
-		       d->index, clg_device_type_name(d->type), d->platform, d->name, d->cl_version, d->driver_version,
+		printf("device %d: %s | %s (%s) | %s | %s | driver %s | %u CUs | %llu MiB global | %llu MiB max alloc | fp64 %d\n",
+		       d->index, clg_device_type_name(d->type), d->platform, d->platform_vendor, d->name, d->cl_version,
+		       d->driver_version,
 		       d->compute_units, (unsigned long long)(d->global_mem >> 20),
 		       (unsigned long long)(d->max_alloc >> 20), d->has_fp64);
 		CHECK(d->index == i, "device at %d has index %d", i, d->index);
@@ -56,6 +57,13 @@ static void check_list(const clg_device_info *list, int n)
 		CHECK(!strncmp(d->cl_version, "OpenCL ", 7), "device %d: CL_DEVICE_VERSION '%s'", i, d->cl_version);
 		CHECK(d->clc_version[0], "device %d: empty CL_DEVICE_OPENCL_C_VERSION", i);
 		CHECK(d->driver_version[0], "device %d: empty driver version", i);
+		CHECK(d->platform_vendor[0], "device %d: empty CL_PLATFORM_VENDOR", i);
+		CHECK(d->vendor[0], "device %d: empty CL_DEVICE_VENDOR", i);
+		CHECK(!strncmp(d->extensions, "cl_", 3), "device %d: extension list '%.60s'", i, d->extensions);
+		CHECK(!strstr(d->extensions, "  ") && d->extensions[strlen(d->extensions) - 1] != ' ',
+		      "device %d: extension list not single-spaced: '%s'", i, d->extensions);
+		CHECK(d->has_fp16 == (strstr(d->extensions, "cl_khr_fp16") != NULL), "device %d: fp16 flag %d vs list", i,
+		      d->has_fp16);
 		CHECK(d->compute_units > 0, "device %d: compute_units %u", i, d->compute_units);
 		CHECK(d->global_mem > 0, "device %d: global_mem 0", i);
 		CHECK(d->max_alloc > 0, "device %d: max_alloc 0", i);

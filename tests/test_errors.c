@@ -193,7 +193,9 @@ static void check_run_errors(clg_backend *be, clg_backend *other)
 		clg_view_contiguous(&mm.src[0], a, CLG_F16, 2, s22h);
 		clg_view_contiguous(&mm.src[1], b, CLG_F16, 2, s22h);
 		clg_view_contiguous(&mm.dst, c, CLG_F16, 2, s22h);
-		expect_fail(clg_run(be, &mm), CLG_ERR_DTYPE, "gemm in float16", PARTS("gemm", dev, "float16"));
+		CHECK_OK(clg_run(be, &mm)); /* GEMM takes 16-bit operands (float32 accumulation) */
+		mm.src[1].dtype = CLG_F32;
+		expect_fail(clg_run(be, &mm), CLG_ERR_DTYPE, "gemm float16 @ float32", PARTS("gemm", dev, "float32", "float16"));
 		clg_op_call sgd = {.op = CLG_OP_SGD_STEP, .f = {0.1}};
 		clg_view_contiguous(&sgd.src[0], a, CLG_F16, 1, s6);
 		clg_view_contiguous(&sgd.src[1], b, CLG_F16, 1, s6);

@@ -1,6 +1,6 @@
 /* Every embedded kernel program builds on every OpenCL device, for float32 and (where the device
  * has fp64) float64, and those with a float16 path (storage through vload_half / vstore_half) for
- * float16 on every device, cl_khr_fp16 or not; a broken kernel from CLGRAD_KERNEL_DIR fails with the build log in the
+ * float16 on every device, cl_khr_fp16 or not (native half arithmetic where the device has it); a broken kernel from CLGRAD_KERNEL_DIR fails with the build log in the
  * message; CLGRAD_KERNEL_DIR pointing at the real kernels_cl folder works. */
 #include "test_util.h"
 #include "cl_internal.h"
@@ -19,7 +19,7 @@ static void build_all(clg_backend *be)
 	const char *const *names = clg_cl_program_names();
 	clg_dtype dts[3] = {CLG_F32, CLG_F64, CLG_F16};
 	/* the programs of the kinds that take float16 (EW, REDUCE, ROW) */
-	static const char *const f16_programs[] = {"elementwise", "reduce", "softmax", "norm", NULL};
+	static const char *const f16_programs[] = {"elementwise", "reduce", "softmax", "norm", "gemm_half", NULL};
 	int nf16 = 0;
 	int nprog = 0, expect_builds = 0;
 	clg_stats st;
@@ -60,7 +60,7 @@ static void build_all(clg_backend *be)
 		}
 	}
 	CHECK(nprog >= 2, "only %d embedded programs", nprog);
-	CHECK(nf16 == 4, "%d of the 4 programs with a float16 path are embedded", nf16);
+	CHECK(nf16 == 5, "%d of the 5 programs with a float16 path are embedded", nf16);
 	clg_backend_stats(be, &st);
 	CHECK((int)st.n_build == expect_builds, "n_build %llu, expected %d", (unsigned long long)st.n_build,
 	      expect_builds);

@@ -36,7 +36,8 @@ typedef struct {
 	int nops;
 	int op_nd[1 + CLG_MAX_SRC];
 	int64_t op_shape[1 + CLG_MAX_SRC][CLG_MAX_DIMS];
-	clg_dtype op_dtype[1 + CLG_MAX_SRC]; /* CLG_F32 (0: the case's dtype) or CLG_I32 */
+	clg_dtype op_dtype[1 + CLG_MAX_SRC]; /* 0 (CLG_F32): the case's dtype; or CLG_I32, or another float
+					      * dtype (CAST's operands) */
 	int32_t idx_hi;              /* int32 sources hold integers in [0, idx_hi) */
 	int check_src;               /* sources the op writes in place (bit k - 1 for source k): compared
 	                              * too, after the dst */
@@ -53,6 +54,9 @@ void ops_cases_norm(op_case_adder add);   /* layer norm */
 void ops_cases_optim(op_case_adder add);  /* fused optimizer updates */
 void ops_cases_fused(op_case_adder add);  /* fused hot-path ops: bias + activation, softmax cross-entropy */
 void ops_cases_quant(op_case_adder add);  /* int8 block quantization (gradient compression) */
+void ops_cases_rows(op_case_adder add);   /* row kernels of either shape: odd lengths, many rows */
+void ops_cases_cast(op_case_adder add);   /* dtype conversions between float32, float16, bfloat16 */
+void ops_cases_fft(op_case_adder add);    /* fft_c2c / fft_r2c / fft_c2r, complex_mul */
 void ops_cases_attention(op_case_adder add); /* fused scaled dot-product attention, forward and backward */
 
 #endif

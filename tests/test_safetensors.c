@@ -281,6 +281,32 @@ static void test_malformed(void)
 	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 8, CLG_ERR_FORMAT, "past the data");
 	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,99999999999999999999]}}", 8, CLG_ERR_FORMAT,
 		      "offset overflows 64 bits");
+	/* sizes against the file: a header length of 2^63, an empty header, shapes and offsets far past
+	 * the data, more dimensions than clgrad holds; a header with metadata and no tensors is fine */
+	make_st(tpath("bad.safetensors"), good, 8, INT64_MAX);
+	CHECK(clg_st_open(tpath("bad.safetensors"), &f) == CLG_ERR_FORMAT && f == NULL &&
+		      strstr(clg_last_error(), "bad.safetensors") && strstr(clg_last_error(), "9223372036854775807"),
+	      "header length 2^63 - 1: %s", clg_last_error());
+	make_st(tpath("bad.safetensors"), "", 0, -1);
+	CHECK(clg_st_open(tpath("bad.safetensors"), &f) == CLG_ERR_FORMAT, "an empty header: %s", clg_last_error());
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[1125899906842624],\"data_offsets\":[0,4503599627370496]}}", 8,
+		      CLG_ERR_FORMAT, "2^50 elements announced, 8 bytes there");
+	CHECK(strstr(clg_last_error(), "past the 8 data bytes") != NULL, "names the data size: %s", clg_last_error());
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F64\",\"shape\":[1048576,1048576,1048576],\"data_offsets\":[0,8]}}", 8,
+		      CLG_ERR_FORMAT, "a shape whose product overflows");
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1],\"data_offsets\":[0,4]}}", 4,
+		      CLG_ERR_FORMAT, "7 dimensions");
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[18446744073709551608,0]}}", 8,
+		      CLG_ERR_FORMAT, "begin near 2^64");
+	make_st(tpath("meta.safetensors"), "{\"__metadata__\":{\"k\":\"v\"}}", 0, -1);
+	CHECK_OK(clg_st_open(tpath("meta.safetensors"), &f));
+	CHECK(f && clg_st_count(f) == 0 && clg_st_meta(f, "k") && !strcmp(clg_st_meta(f, "k"), "v"),
+	      "metadata and no tensors");
+	clg_st_close(f);
+	f = NULL;
+	make_st(tpath("bad.safetensors"), "{\"__metadata__\":{\"k\":\"v\"}}", 4, -1);
+	CHECK(clg_st_open(tpath("bad.safetensors"), &f) == CLG_ERR_FORMAT && f == NULL,
+	      "no tensors but data bytes: %s", clg_last_error());
 	/* dtypes */
 	CHECK_REJECTS("{\"a\":{\"dtype\":\"F8_E4M3\",\"shape\":[4],\"data_offsets\":[0,4]}}", 4, CLG_ERR_DTYPE, "F8_E4M3");
 	CHECK_REJECTS("{\"a\":{\"dtype\":\"F33\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, CLG_ERR_DTYPE, "unknown dtype");

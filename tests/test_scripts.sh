@@ -17,6 +17,46 @@ echo "ok: scripts parse and are executable"
 
 "$src/scripts/setup.sh" --check
 
+# setup_intel_ocl.sh on fake wheels already in its folder (no network): the lib folder leaves out
+# libOpenCL*, intel.icd names libintelocl.so by absolute path, a second run changes nothing.
+if [ "$(uname -m)" = x86_64 ]; then
+	fake=$(mktemp -d)
+	mkdir -p "$fake/wheels"
+	python3 - "$fake/wheels" <<'PY'
+import sys, zipfile
+for whl, libs in [("intel_opencl_rt-2026.2.0-py2.py3-none-manylinux_2_28_x86_64.whl",
+                   ["libintelocl.so", "libOpenCL.so.1"]),
+                  ("tbb-2023.2.0-py2.py3-none-manylinux_2_28_x86_64.whl", ["libtbb.so.12"]),
+                  ("intel_cmplr_lib_rt-2026.2.0-py2.py3-none-manylinux_2_28_x86_64.whl", ["libsvml.so"])]:
+    with zipfile.ZipFile(f"{sys.argv[1]}/{whl}", "w") as z:
+        for lib in libs:
+            z.writestr(f"{whl.split('-')[0]}-{whl.split('-')[1]}.data/data/lib/{lib}", "not a library")
+PY
+	out1=$("$src/scripts/setup_intel_ocl.sh" "$fake") || { echo "FAIL: setup_intel_ocl.sh: $out1"; exit 1; }
+	out2=$("$src/scripts/setup_intel_ocl.sh" "$fake") || { echo "FAIL: setup_intel_ocl.sh (2nd run)"; exit 1; }
+	echo "$out1"
+	grep -q "nothing to download" <<<"$out2" && ! grep -q unpacking <<<"$out2" ||
+		{ echo "FAIL: a second run unpacked or downloaded: $out2"; exit 1; }
+	[ "$(cat "$fake/icd/intel.icd")" = "$fake/lib/libintelocl.so" ] || { echo "FAIL: intel.icd: $(cat "$fake/icd/intel.icd")"; exit 1; }
+	[ -e "$fake/lib/libtbb.so.12" ] && [ -e "$fake/lib/libsvml.so" ] || { echo "FAIL: a library is not linked"; exit 1; }
+	! ls "$fake/lib" | grep -q libOpenCL || { echo "FAIL: the wheel's libOpenCL is in the lib folder"; exit 1; }
+	for icd in /etc/OpenCL/vendors/*.icd; do
+		[ -e "$icd" ] || continue
+		cmp -s "$icd" "$fake/icd/$(basename "$icd")" || { echo "FAIL: $icd not copied"; exit 1; }
+	done
+	# PyPI unreachable: the script fails, setup.sh warns and succeeds (CI goes on with PoCL)
+	rm -rf "$fake"/*
+	if python3 -m pip --version >/dev/null 2>&1; then
+		export PIP_INDEX_URL=http://127.0.0.1:9/simple PIP_NO_INDEX=0
+		"$src/scripts/setup_intel_ocl.sh" "$fake" >/dev/null 2>&1 && { echo "FAIL: no PyPI, yet exit status 0"; exit 1; }
+		out=$(CLGRAD_INTEL_OCL_DIR=$fake "$src/scripts/setup.sh" 2>&1) || { echo "FAIL: setup.sh failed without PyPI: $out"; exit 1; }
+		grep -q "warning: Intel" <<<"$out" || { echo "FAIL: setup.sh did not warn: $out"; exit 1; }
+		unset PIP_INDEX_URL PIP_NO_INDEX
+	fi
+	rm -rf "$fake"
+	echo "ok: setup_intel_ocl.sh (fake wheels; no PyPI: a warning)"
+fi
+
 if [ ! -e /etc/OpenCL/vendors/pocl.icd ] || ! command -v oclgrind >/dev/null; then
 	echo "PoCL or Oclgrind not installed: Oclgrind registration not checked"
 	exit 77

@@ -29,7 +29,7 @@ check_bad "--out DIR is required" --model mlp,cnn
 check_bad "--lr '1e-3,,2e-3'" --out "$work/x" --lr 1e-3,,2e-3
 check_bad "--nosuch" --out "$work/x" --nosuch 1
 check_bad "--save is set by the sweep" --out "$work/x" --save a.safetensors
-check_bad "--timeout '0'" --out "$work/x" --timeout 0
+check_bad "--timeout=0" --out "$work/x" --timeout 0
 check_bad "named twice" --out "$work/x" --devices 1,1
 check_bad "'1e-3' listed twice" --out "$work/x" --lr 1e-3,1e-3
 "$clgrad" sweep --out "$work/x" --model mlp,cnn --lr=1e-3,3e-3 --dry-run > "$work/dry.out" 2>&1 || fail "dry run"

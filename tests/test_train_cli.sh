@@ -21,9 +21,11 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 common=(--model mlp --limit 1000 --batch 100 --seed 3 --optimizer sgd --lr 0.05 --momentum 0.9 --schedule cosine)
 
-"$clgrad" train "${common[@]}" --epochs 2 --log "$work/a.jsonl" --save "$work/a.safetensors" > "$work/a.out" 2>&1 ||
+"$clgrad" train "${common[@]}" --epochs 2 --profile --log "$work/a.jsonl" --save "$work/a.safetensors" > "$work/a.out" 2>&1 ||
 	{ cat "$work/a.out"; fail "training run a"; }
 grep -q "epoch 2: train loss" "$work/a.out" || fail "no epoch summary line"
+grep -q "profile: .* kernel launches, .* uploads, .* downloads a step; the host queues a step in" "$work/a.out" ||
+	{ cat "$work/a.out"; fail "--profile printed no profile line"; }
 "$clgrad" train "${common[@]}" --epochs 2 --stop-after 1 --log "$work/b.jsonl" --save "$work/b.safetensors" > "$work/b1.out" 2>&1 ||
 	{ cat "$work/b1.out"; fail "training run b, first epoch"; }
 # the resumed run names no training options: the checkpoint restores them (optimizer, lr, schedule...)
@@ -43,6 +45,11 @@ for rec in a + b:
     for key in ("epoch", "train_loss", "test_acc", "epoch_seconds", "samples_per_s"):
         assert key in rec, f"log line lacks {key}: {rec}"
 assert a[1]["train_loss"] < a[0]["train_loss"], "the loss does not fall"
+for rec in a:  # --profile's counts (every run logs them): 10 steps of an MLP on an OpenCL device
+    assert 0 <= rec["host_seconds"] <= rec["epoch_seconds"], rec
+    if "reference" not in rec["device"].lower():  # the reference backend counts no commands
+        assert rec["uploads_per_step"] >= 2, f"a step uploads its batch (x and y): {rec}"
+        assert 10 <= rec["launches_per_step"] <= 500, f"kernel launches a step: {rec}"
 for key in ("train_loss", "test_acc", "test_loss"):
     assert abs(a[1][key] - b[1][key]) <= 1e-6, f"resumed epoch 2 {key} {b[1][key]} != uninterrupted {a[1][key]}"
 acc = float(re.search(r"test accuracy ([0-9.]+)", open(f"{work}/eval.out").read()).group(1))

@@ -46,24 +46,29 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 	if (!staging)
 		return clg_fail(CLG_ERR_OOM, "upload of %zu bytes to device '%s': out of host memory", n, be->info.name);
 	memcpy(staging, src, n);
-	err = clEnqueueWriteBuffer(cl->queue, (cl_mem)dst->handle, CL_FALSE, offset, n, staging, 0, NULL, &ev);
+	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueWriteBuffer(cl->queue, (cl_mem)dst->handle, CL_FALSE, offset, n, staging, 0, NULL, &ev);
 	if (err != CL_SUCCESS) {
 		free(staging);
-		return clg_cl_fail(be, "upload", err, "clEnqueueWriteBuffer of %zu bytes", n);
+		return clg_cl_fail(be, "upload", err, "clEnqueueWriteBuffer of %zu bytes%s", n, clg_cl_fault_note());
 	}
 	cl->pending[cl->npending].event = ev;
 	cl->pending[cl->npending].staging = staging;
 	cl->npending++;
+	cl->stats.n_upload++;
 	return CLG_OK;
 }
 
 static clg_status cl_download(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n)
 {
-	cl_int err = clEnqueueReadBuffer(clg_cl_of(be)->queue, (cl_mem)src->handle, CL_TRUE, offset, n, dst,
-					 0, NULL, NULL);
+	cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(clg_cl_of(be)->queue, (cl_mem)src->handle, CL_TRUE, offset, n, dst, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer of %zu bytes", n);
+		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer of %zu bytes%s", n, clg_cl_fault_note());
 	reap_uploads(clg_cl_of(be), 0);
+	clg_cl_of(be)->stats.n_download++;
 	return CLG_OK;
 }
 
@@ -71,10 +76,14 @@ static clg_status cl_download_start(clg_backend *be, clg_buffer *src, size_t off
 {
 	clg_cl *cl = clg_cl_of(be);
 	cl_event ev = NULL;
-	cl_int err = clEnqueueReadBuffer(cl->queue, (cl_mem)src->handle, CL_FALSE, offset, n, dst, 0, NULL, &ev);
+	cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueReadBuffer(cl->queue, (cl_mem)src->handle, CL_FALSE, offset, n, dst, 0, NULL, &ev);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer (non-blocking) of %zu bytes", n);
+		return clg_cl_fail(be, "download", err, "clEnqueueReadBuffer (non-blocking) of %zu bytes%s", n,
+				   clg_cl_fault_note());
 	clFlush(cl->queue); /* so that it starts while the host goes on */
+	cl->stats.n_download++;
 	*done = ev;
 	return CLG_OK;
 }
@@ -107,10 +116,12 @@ static void cl_stats(clg_backend *be, clg_stats *out) { *out = clg_cl_of(be)->st
 static void cl_close(clg_backend *be)
 {
 	clg_cl *cl = clg_cl_of(be);
+	clg_cl_fault_report(be);
 	if (cl->queue) {
 		clFinish(cl->queue);
 		reap_uploads(cl, 1);
 	}
+	clg_cl_fft_free(be); /* plans hold buffers and kernels of the context */
 	clg_cl_trim(be);
 	clg_cl_release_programs(be);
 	clg_cl_selftest_free(be);
@@ -137,6 +148,30 @@ static const clg_backend_iface cl_iface = {
 	.stats = cl_stats,
 	.trim = clg_cl_trim,
 };
+
+/* Which sub-group built-ins the row kernels may use (clg_cl.subgroups), probed from the device's
+ * extensions and OpenCL C version; CLGRAD_SUBGROUPS=0 turns them off (to compare both paths). */
+static int probe_subgroups(clg_backend *be)
+{
+	const char *env = getenv("CLGRAD_SUBGROUPS");
+	size_t len = 0;
+	char *ext;
+	int r = 0;
+
+	if (!be->info.has_subgroups || (env && !strcmp(env, "0")))
+		return 0;
+	if (clGetDeviceInfo(clg_cl_of(be)->device, CL_DEVICE_EXTENSIONS, 0, NULL, &len) != CL_SUCCESS ||
+	    !(ext = calloc(len + 1, 1)))
+		return 0;
+	if (clGetDeviceInfo(clg_cl_of(be)->device, CL_DEVICE_EXTENSIONS, len, ext, NULL) == CL_SUCCESS) {
+		if (strstr(ext, "cl_intel_subgroups"))
+			r = 1;
+		else if (strstr(ext, "cl_khr_subgroups") && strncmp(be->info.clc_version, "OpenCL C 1.", 11) != 0)
+			r = 2;
+	}
+	free(ext);
+	return r;
+}
 
 clg_status clg_cl_open(int index, clg_backend **out)
 {
@@ -174,14 +209,17 @@ clg_status clg_cl_open(int index, clg_backend **out)
 		goto err_release_context;
 	}
 	st = clg_kernel_shape_init(be); /* before the self-test: it checks the kernels in use */
+	if (!st)
+		st = clg_cl_fault_check();
 	if (st)
 		goto err_release_queue;
-	/* 256 suits most GPUs; CPU devices run one work-item per lane anyway. */
-	cl->wg_size = be->info.max_wg_size < 256 ? (size_t)be->info.max_wg_size : 256;
-	if (cl->wg_size == 0)
-		cl->wg_size = 1;
+	/* 256 suits most GPUs (CPU devices run one work-item per lane anyway), or the largest power
+	 * of two the device allows (cl_launch.c) */
+	cl->wg_size = clg_cl_local_size(be, NULL, 256);
+	cl->subgroups = probe_subgroups(be);
 	clg_cl_register_ops(be);
 	clg_cl_selftest_open(be); /* may clear or reroute op table entries */
+	cl->fault_armed = 1;
 	*out = be;
 	return CLG_OK;
 

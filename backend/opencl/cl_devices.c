@@ -9,12 +9,29 @@ static cl_platform_id *plat_ids;
 static cl_device_id *dev_ids;
 static int ndev, first;
 
+/* A string property, cut to len - 1 bytes if longer: asking with a too-small buffer fails
+ * (PoCL's CL_DEVICE_VERSION names the CPU and passes 64 bytes on an avx512 host). */
+static void info_text(cl_platform_id p, cl_device_id d, cl_uint what, char *buf, size_t len)
+{
+	size_t need = 0;
+	char *tmp = NULL;
+	cl_int err;
+
+	buf[0] = 0;
+	err = d ? clGetDeviceInfo(d, what, 0, NULL, &need) : clGetPlatformInfo(p, what, 0, NULL, &need);
+	if (err != CL_SUCCESS || need == 0 || !(tmp = calloc(need + 1, 1)))
+		return;
+	err = d ? clGetDeviceInfo(d, what, need, tmp, NULL) : clGetPlatformInfo(p, what, need, tmp, NULL);
+	if (err == CL_SUCCESS) {
+		strncpy(buf, tmp, len - 1);
+		buf[len - 1] = 0;
+	}
+	free(tmp);
+}
+
 static void info_str(cl_device_id d, cl_device_info what, char *buf, size_t len)
 {
-	buf[0] = 0;
-	if (clGetDeviceInfo(d, what, len, buf, NULL) != CL_SUCCESS)
-		buf[0] = 0;
-	buf[len - 1] = 0;
+	info_text(NULL, d, what, buf, len);
 }
 
 static uint64_t info_u64(cl_device_id d, cl_device_info what, size_t size)
@@ -30,16 +47,38 @@ static uint64_t info_u64(cl_device_id d, cl_device_info what, size_t size)
 	return v;
 }
 
+/* the extension names, single spaces between them; a name that does not fit is left out whole */
+static void extension_list(const char *ext, char *out, size_t len)
+{
+	size_t used = 0;
+
+	out[0] = 0;
+	while (*ext) {
+		size_t n;
+		ext += strspn(ext, " \t\n");
+		n = strcspn(ext, " \t\n");
+		if (!n)
+			break;
+		if (used + (used > 0) + n + 1 > len)
+			break;
+		if (used)
+			out[used++] = ' ';
+		memcpy(out + used, ext, n);
+		used += n;
+		out[used] = 0;
+		ext += n;
+	}
+}
+
 static void describe(cl_platform_id p, cl_device_id d, clg_device_info *info)
 {
 	cl_device_type type = 0;
 	char *ext = NULL;
 	size_t extlen = 0;
 
-	clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof(info->platform), info->platform, NULL);
-	clGetPlatformInfo(p, CL_PLATFORM_VERSION, sizeof(info->platform_version), info->platform_version, NULL);
-	info->platform[sizeof(info->platform) - 1] = 0;
-	info->platform_version[sizeof(info->platform_version) - 1] = 0;
+	info_text(p, NULL, CL_PLATFORM_NAME, info->platform, sizeof(info->platform));
+	info_text(p, NULL, CL_PLATFORM_VERSION, info->platform_version, sizeof(info->platform_version));
+	info_text(p, NULL, CL_PLATFORM_VENDOR, info->platform_vendor, sizeof(info->platform_vendor));
 	info_str(d, CL_DEVICE_VENDOR, info->vendor, sizeof(info->vendor));
 	info_str(d, CL_DEVICE_NAME, info->name, sizeof(info->name));
 	info_str(d, CL_DEVICE_VERSION, info->cl_version, sizeof(info->cl_version));
@@ -66,6 +105,7 @@ static void describe(cl_platform_id p, cl_device_id d, clg_device_info *info)
 		info->has_subgroups = strstr(ext, "cl_khr_subgroups") || strstr(ext, "cl_intel_subgroups");
 		info->has_int_dot = strstr(ext, "cl_khr_integer_dot_product") != NULL;
 		info->has_il = strstr(ext, "cl_khr_il_program") || info->il_version[0];
+		extension_list(ext, info->extensions, sizeof(info->extensions));
 	}
 	if (!info->has_fp64 && info_u64(d, 0x1032 /* CL_DEVICE_DOUBLE_FP_CONFIG */, 8))
 		info->has_fp64 = 1;

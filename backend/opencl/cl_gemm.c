@@ -3,6 +3,9 @@
  *   - our own register-tiled kernels (kernels_cl/gemm.cl): no local memory, one work-item per
  *     work-group, vector accumulators; the choice on CPU-type devices (PoCL), where CLBlast's
  *     default kernels run at about a tenth of the speed (docs/PERFORMANCE.md has the figures).
+ *     Under the GPU kernel shape (CLG_KFAM_GEMM) the own GEMM is gemm_tiles instead: 64 x 64
+ *     tiles through local memory by 16 x 16 work-items, for GPUs where CLBlast is not trusted or
+ *     not wanted.
  * $CLGRAD_GEMM=clblast|own|auto (default auto) forces one; auto picks the own kernels on devices
  * of type CPU and CLBlast elsewhere, unless a stored tune result (`clgrad tune`, cl_tune.c) names
  * the implementation and tile for the shape. $CLGRAD_GEMM_TILE="TM,TN,VW,DM,DN" overrides the own
@@ -10,7 +13,9 @@
  * preferred vector width. $CLGRAD_GEMM and $CLGRAD_GEMM_TILE win over a tune result. Each operand
  * is used as stored: a view with unit stride in its last dim is row-major, one with unit stride
  * in its second-last dim is a transposed row-major matrix. Tune results are measured, and so
- * applied, in float32 only. */
+ * applied, in float32 only. float16 and bfloat16 operands go to a third, kernels_cl/gemm_half.cl
+ * (any strides, float32 accumulation), or on CPU devices through float32 copies to the float32
+ * kernels ($CLGRAD_GEMM_HALF=kernel|staged forces one; see half_staged). */
 #include "cl_tune.h"
 
 #include <clblast_c.h>
@@ -102,6 +107,7 @@ static clg_status gemm_clblast(clg_backend *be, const clg_op_call *c, size_t M, 
 		return clg_cl_fail(be, "gemm", (cl_int)s, "CLBlast %cGEMM %zux%zux%zu (batch %zu): A %s, B %s, C %s",
 				   C->dtype == CLG_F64 ? 'D' : 'S', M, N, K, batch, clg_shape_str(A, s0, sizeof(s0)),
 				   clg_shape_str(B, s1, sizeof(s1)), clg_shape_str(C, s2, sizeof(s2)));
+	clg_cl_of(be)->stats.n_launch++;
 	return CLG_OK;
 }
 
@@ -165,10 +171,13 @@ static clg_status set_and_launch(clg_backend *be, cl_kernel k, const char *kname
 
 	if (st)
 		return st;
-	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
+	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu)",
-				   kname, global[0], global[1], global[2], local[0], local[1], local[2]);
+		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu)%s",
+				   kname, global[0], global[1], global[2], local[0], local[1], local[2], clg_cl_fault_note());
+	clg_cl_of(be)->stats.n_launch++;
 	return CLG_OK;
 }
 
@@ -207,6 +216,7 @@ static clg_status pack_operand(clg_backend *be, const char *opts, op_operand *x,
 		return st;
 	mp = (cl_mem)(*out)->handle;
 	const void *vals[] = {&K, &rows, &w, &x->mem, &x->off, &x->sk, &x->sr, &x->sb, &mp, &o_sb};
+	local[1] = lk = clg_cl_local_size(be, k, lk);
 	global[0] = (size_t)npan;
 	global[1] = ((size_t)K + lk - 1) / lk * lk;
 	global[2] = (size_t)nb;
@@ -215,6 +225,56 @@ static clg_status pack_operand(clg_backend *be, const char *opts, op_operand *x,
 	*x = (op_operand){.mem = mp, .off = 0, .sr = 1, .sk = w, .sb = x->sb == 0 ? 0 : o_sb, .sp = K * w,
 			  .lim = npan * w};
 	return CLG_OK;
+}
+
+/* GPU shape of the own GEMM (gemm.cl, gemm_tiles): TS x TS work-groups, each computing a 4TS x 4TS
+ * tile of D through local memory; TS = 16, or 8, 4... where the device or the kernel allows fewer
+ * than TS * TS work-items. */
+static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
+			     const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc)
+{
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
+	int f64 = C->dtype == CLG_F64, ta = la->trans == CLBlastTransposeYes, tb = lb->trans == CLBlastTransposeYes;
+	cl_int Mi = (cl_int)M, Ni = (cl_int)N, Ki = (cl_int)K, lda = (cl_int)la->ld, ldb = (cl_int)lb->ld;
+	cl_int a_off = (cl_int)A->offset, a_sm = ta ? 1 : lda, a_sk = ta ? lda : 1;
+	cl_int a_sb = batch > 1 ? (cl_int)A->stride[0] : 0;
+	cl_int b_off = (cl_int)B->offset, b_sk = tb ? 1 : ldb, b_sn = tb ? ldb : 1;
+	cl_int b_sb = batch > 1 ? (cl_int)B->stride[0] : 0;
+	cl_int d_off = (cl_int)C->offset, d_sm = (cl_int)lc->ld, d_sb = batch > 1 ? (cl_int)C->stride[0] : 0;
+	cl_mem ma = (cl_mem)A->buf->handle, mb = (cl_mem)B->buf->handle, mc = (cl_mem)C->buf->handle;
+	double a64 = c->f[0], b64 = c->f[1];
+	float a32 = (float)c->f[0], b32 = (float)c->f[1];
+	size_t ts = f64 ? sizeof(double) : sizeof(float), tile, L, global[3], local[3];
+	const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
+	char opts[256], dt[128];
+	cl_kernel k = NULL;
+	clg_status st;
+
+	clg_cl_dtype_options(be, C->dtype, dt, sizeof(dt));
+	L = clg_cl_local_size(be, NULL, 256);
+	for (tile = 16; tile > 1 && tile * tile > L; tile /= 2)
+		;
+	for (;;) { /* the kernel itself may allow fewer work-items (registers): a smaller tile */
+		snprintf(opts, sizeof(opts), "%s -cl-mad-enable -DTS=%zu", dt, tile);
+		if ((st = clg_cl_kernel(be, "gemm", opts, "gemm_tiles", &k)))
+			return st;
+		if (tile == 1 || clg_cl_local_size(be, k, tile * tile) == tile * tile)
+			break;
+		tile /= 2;
+	}
+	if ((st = clg_cl_check_local_mem(be, k, 0, "gemm")))
+		return st;
+	{
+		size_t sizes[] = {I, I, I, ts, ts, MEM, I, I, I, I, MEM, I, I, I, I, MEM, I, I, I};
+		const void *vals[] = {&Mi, &Ni, &Ki, f64 ? (const void *)&a64 : (const void *)&a32,
+				      f64 ? (const void *)&b64 : (const void *)&b32, &ma, &a_off, &a_sm, &a_sk, &a_sb,
+				      &mb, &b_off, &b_sk, &b_sn, &b_sb, &mc, &d_off, &d_sm, &d_sb};
+		global[0] = ((size_t)N + 4 * tile - 1) / (4 * tile) * tile; /* tiles of 4 * tile (WPT = 4) */
+		global[1] = ((size_t)M + 4 * tile - 1) / (4 * tile) * tile;
+		global[2] = (size_t)batch;
+		local[0] = local[1] = tile, local[2] = 1;
+		return set_and_launch(be, k, "gemm_tiles", 19, sizes, vals, global, local);
+	}
 }
 
 static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
@@ -248,6 +308,8 @@ static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int
 	if ((st = clg_cl_check_int_range(be, c, A)) || (st = clg_cl_check_int_range(be, c, B)) ||
 	    (st = clg_cl_check_int_range(be, c, C)))
 		return st;
+	if (clg_backend_kernel_shape(be, CLG_KFAM_GEMM, NULL) == CLG_SHAPE_GPU)
+		return gemm_tiles(be, c, M, N, K, batch, la, lb, lc);
 	g = *tile;
 	clg_cl_dtype_options(be, C->dtype, dt, sizeof(dt));
 	clGetDeviceInfo(clg_cl_of(be)->device, f64 ? CL_DEVICE_DOUBLE_FP_CONFIG : CL_DEVICE_SINGLE_FP_CONFIG,
@@ -306,6 +368,133 @@ out:
 	return st;
 }
 
+/* ---- 16-bit operands (kernels_cl/gemm_half.cl) ------------------------------------------------ */
+
+#define HALF_HM 4
+#define HALF_HN 4
+#define HALF_DHM 4
+#define HALF_DHN 2
+#define HALF_VN 4
+
+/* Any strides; accumulated in float32 (CLBlast has no bfloat16, and its HGEMM would accumulate in
+ * half). */
+static clg_status gemm_half(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch)
+{
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
+	int nd = C->ndim, b3 = nd == 3;
+	cl_int m = (cl_int)M, n = (cl_int)N, kk = (cl_int)K;
+	cl_int ao = (cl_int)A->offset, asm_ = (cl_int)A->stride[nd - 2], ask = (cl_int)A->stride[nd - 1];
+	cl_int bo = (cl_int)B->offset, bsk = (cl_int)B->stride[nd - 2], bsn = (cl_int)B->stride[nd - 1];
+	cl_int dof = (cl_int)C->offset, dsm = (cl_int)C->stride[nd - 2], dsn = (cl_int)C->stride[nd - 1];
+	cl_int asb = b3 ? (cl_int)A->stride[0] : 0, bsb = b3 ? (cl_int)B->stride[0] : 0, dsb = b3 ? (cl_int)C->stride[0] : 0;
+	float alpha = (float)c->f[0], beta = (float)c->f[1];
+	cl_mem am = (cl_mem)A->buf->handle, bm = (cl_mem)B->buf->handle, dm = (cl_mem)C->buf->handle;
+	/* the layouts of training: B unit along n (outer products), A and B unit along k (dots) */
+	int op = bsn == 1 || N == 1, dot = !op && (ask == 1 || K == 1) && (bsk == 1 || K == 1);
+	const char *kname = op ? "gemm_half_op" : dot ? "gemm_half_dot" : "gemm_half";
+	size_t global[3] = {(size_t)((M + HALF_HM - 1) / HALF_HM), (size_t)((N + HALF_HN - 1) / HALF_HN), (size_t)batch};
+	const size_t one[3] = {1, 1, 1};
+	char opts[320];
+	cl_kernel k;
+	cl_int err;
+	clg_status st = CLG_OK;
+
+	for (int i = 0; !st && i < 3; i++)
+		st = clg_cl_check_int_range(be, c, i ? &c->src[i - 1] : C);
+	if (st)
+		return st;
+	clg_cl_dtype_options(be, C->dtype, opts, sizeof(opts));
+	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " -DHM=%d -DHN=%d -DDHM=%d -DDHN=%d -DVN=%d",
+		 HALF_HM, HALF_HN, HALF_DHM, HALF_DHN, HALF_VN);
+	if ((st = clg_cl_kernel(be, "gemm_half", opts, kname, &k)))
+		return st;
+	if (op) { /* dim 0 along n, 8 VN columns a work-item */
+		global[0] = (size_t)((N + 8 * HALF_VN - 1) / (8 * HALF_VN));
+		global[1] = (size_t)((M + HALF_HM - 1) / HALF_HM);
+	} else if (dot) {
+		global[0] = (size_t)((N + HALF_DHN - 1) / HALF_DHN);
+		global[1] = (size_t)((M + HALF_DHM - 1) / HALF_DHM);
+	}
+	{
+		size_t sizes[] = {sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(float), sizeof(float),
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int),
+				  sizeof(cl_mem), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int), sizeof(cl_int)};
+		const void *vals[] = {&m, &n, &kk, &alpha, &beta, &am, &ao, &asm_, &ask, &asb,
+				      &bm, &bo, &bsk, &bsn, &bsb, &dm, &dof, &dsm, &dsn, &dsb};
+		st = clg_cl_set_args(be, k, "gemm", 20, sizes, vals);
+	}
+	if (st)
+		return st;
+	/* CPU devices: one work-item a work-group, as gemm.cl (each already holds a block of D) */
+	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global,
+				     be->info.type == CLG_DEV_CPU && (op || dot) ? one : NULL, 0, NULL, NULL);
+	if (err != CL_SUCCESS)
+		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s %s, global %zux%zux%zu)", kname,
+				   clg_dtype_name(C->dtype), global[0], global[1], global[2]);
+	clg_cl_of(be)->stats.n_launch++;
+	return CLG_OK;
+}
+
+static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl, const gemm_tile *tile);
+
+/* The float32 copy of a 16-bit view: a new contiguous buffer of its shape, through CAST. */
+static clg_status widen(clg_backend *be, const clg_view *v, clg_buffer **buf, clg_view *out)
+{
+	clg_op_call cast = {.op = CLG_OP_CAST};
+	clg_status st = clg_buffer_alloc(be, (size_t)clg_view_numel(v) * sizeof(float), buf);
+
+	if (st)
+		return st;
+	clg_view_contiguous(out, *buf, CLG_F32, v->ndim, v->shape);
+	cast.dst = *out;
+	cast.src[0] = *v;
+	return clg_run(be, &cast);
+}
+
+/* 16-bit GEMM through float32 (CPU devices, or $CLGRAD_GEMM_HALF=staged): A, B (and C where beta
+ * is not 0) widened to float32 copies by CAST, the float32 GEMM (tuned, own or CLBlast), the result
+ * rounded once into C by CAST. The same numbers as gemm_half (float32 products and sums, one
+ * rounding), at the float32 kernels' speed; the copies cost O(MK + KN + MN) against O(MNK). */
+static clg_status gemm_staged(clg_backend *be, const clg_op_call *c, gemm_impl impl)
+{
+	clg_buffer *bufs[3] = {NULL, NULL, NULL};
+	clg_op_call g = *c, back = {.op = CLG_OP_CAST};
+	clg_status st = widen(be, &c->src[0], &bufs[0], &g.src[0]);
+
+	if (!st)
+		st = widen(be, &c->src[1], &bufs[1], &g.src[1]);
+	if (!st && c->f[1] != 0)
+		st = widen(be, &c->dst, &bufs[2], &g.dst);
+	else if (!st && !(st = clg_buffer_alloc(be, (size_t)clg_view_numel(&c->dst) * sizeof(float), &bufs[2])))
+		clg_view_contiguous(&g.dst, bufs[2], CLG_F32, c->dst.ndim, c->dst.shape);
+	if (!st)
+		st = gemm_run(be, &g, impl, NULL);
+	back.dst = c->dst;
+	back.src[0] = g.dst;
+	if (!st)
+		st = clg_run(be, &back);
+	/* safe at once: the in-order queue runs any later user of these buffers after the casts */
+	for (int i = 0; i < 3; i++)
+		clg_buffer_free(bufs[i]);
+	return st;
+}
+
+/* Whether 16-bit operands go through float32 (gemm_staged) rather than gemm_half.cl:
+ * $CLGRAD_GEMM_HALF=staged|kernel, else staged on CPU devices and the half kernel elsewhere. On
+ * PoCL, 128 x 784 x 512 and 512 x 784 x 128^T ran 3 to 10 times faster staged than in
+ * gemm_half_op; only x @ w^T (gemm_half_dot) could be faster in the kernel, but an MLP epoch
+ * trained faster with every GEMM staged (2656 against 2217 samples/s, docs/PERFORMANCE.md). */
+static int half_staged(const clg_backend *be)
+{
+	const char *e = getenv("CLGRAD_GEMM_HALF");
+	if (e && !strcmp(e, "staged"))
+		return 1;
+	if (e && !strcmp(e, "kernel"))
+		return 0;
+	return be->info.type == CLG_DEV_CPU;
+}
+
 /* Checks a GEMM call and runs it with impl (AUTO: the tune result, else by device type) and
  * tile (NULL: the tune result, $CLGRAD_GEMM_TILE or the default). */
 static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl, const gemm_tile *tile)
@@ -321,8 +510,8 @@ static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl
 	clg_status st;
 	char sa[64], sb[64], sc[64];
 
-	if (C->dtype != CLG_F32 && C->dtype != CLG_F64)
-		return clg_fail(CLG_ERR_DTYPE, "op 'gemm' on device '%s': dtype %s is not supported (float32, float64)",
+	if (C->dtype != CLG_F32 && C->dtype != CLG_F64 && !clg_dtype_is_half_storage(C->dtype))
+		return clg_fail(CLG_ERR_DTYPE, "op 'gemm' on device '%s': dtype %s is not supported (float32, float64, float16, bfloat16)",
 				be->info.name, clg_dtype_name(C->dtype));
 	if ((st = clg_cl_check_dtype(be, c, C->dtype)))
 		return st;
@@ -339,6 +528,8 @@ static clg_status gemm_run(clg_backend *be, const clg_op_call *c, gemm_impl impl
 			sc_call.src[0] = *C;
 		return clg_run(be, &sc_call);
 	}
+	if (clg_dtype_is_half_storage(C->dtype))
+		return half_staged(be) ? gemm_staged(be, c, impl) : gemm_half(be, c, (int64_t)M, (int64_t)N, (int64_t)K, (int64_t)batch);
 	if (!tile) {
 		/* float32 only: tune results are measured in float32 */
 		if (C->dtype == CLG_F32)

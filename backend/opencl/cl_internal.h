@@ -29,6 +29,9 @@ typedef struct {
 	cl_context context;
 	cl_command_queue queue;
 	size_t wg_size;                  /* work-group size for 1-D kernels */
+	/* sub-group reductions for the GPU-shaped row kernels: 0 none (or CLGRAD_SUBGROUPS=0),
+	 * 1 cl_intel_subgroups (OpenCL C 1.2 builds), 2 cl_khr_subgroups (needs OpenCL C 2.0 builds) */
+	int subgroups;
 
 	clg_cl_cached_mem *cached;       /* freed buffers kept for reuse */
 	int ncached, capcached;
@@ -40,7 +43,10 @@ typedef struct {
 
 	clg_stats stats;
 	struct clg_cl_selftest *selftest; /* routes from the known-bad list and self-test (cl_selftest.c) */
+	struct clg_cl_fft *fft;          /* clFFT plans (cl_ops_fft.c) */
+	int fft_told;                    /* the FFT path was noted (CLGRAD_DEBUG) */
 	char workload[64];               /* the last clg_precompile's workload: new programs are listed under it */
+	int fault_armed;                 /* open complete: CLGRAD_FAULT counts this device's events */
 } clg_cl;
 
 static inline clg_cl *clg_cl_of(clg_backend *be) { return (clg_cl *)be->ctx; }
@@ -56,6 +62,17 @@ clg_status clg_cl_device_ids(int device_index, cl_platform_id *platform, cl_devi
 clg_status clg_cl_alloc(clg_backend *be, size_t size, clg_buffer **out);
 void clg_cl_free(clg_backend *be, clg_buffer *buf);
 void clg_cl_trim(clg_backend *be);
+
+/* Fault injection (tests, cl_fault.c): CLGRAD_FAULT=alloc:N|enqueue:N|count. */
+typedef enum { CLG_CL_FAULT_ALLOC, CLG_CL_FAULT_ENQUEUE } clg_cl_fault_kind;
+/* A bad CLGRAD_FAULT value fails the open. */
+clg_status clg_cl_fault_check(void);
+/* Counts one event; the error to report instead of calling the driver, or CL_SUCCESS. */
+cl_int clg_cl_fault(clg_backend *be, clg_cl_fault_kind kind);
+/* " [injected by CLGRAD_FAULT]" when this thread's last clg_cl_fault fired, else "". */
+const char *clg_cl_fault_note(void);
+/* CLGRAD_FAULT=count: the tallies on stderr. */
+void clg_cl_fault_report(clg_backend *be);
 
 /* programs and kernels */
 /* The source of a kernel program by name ("elementwise" for kernels_cl/elementwise.cl). */
@@ -92,6 +109,13 @@ void clg_cl_register_norm(clg_backend *be);
 void clg_cl_register_optim(clg_backend *be);
 void clg_cl_register_fused(clg_backend *be); /* cl_ops_fused.c */
 void clg_cl_register_quant(clg_backend *be); /* cl_ops_quant.c */
+void clg_cl_register_fft(clg_backend *be);   /* cl_ops_fft.c */
+void clg_cl_fft_free(clg_backend *be);       /* destroys the backend's clFFT plans */
+/* Which implementation runs an FFT of length n on this device, and why (static text). */
+typedef enum { CLG_CL_FFT_CLFFT, CLG_CL_FFT_OWN, CLG_CL_FFT_NONE } clg_cl_fft_path;
+clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why);
+/* The plans made so far, one line each with the path it runs on, into buf; returns how many. */
+int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len);
 void clg_cl_register_attention(clg_backend *be); /* cl_ops_attention.c */
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c); /* softmax family, cl_ops_row.c */
@@ -110,7 +134,9 @@ typedef struct {
  * of rows (cl_ops_row.c). */
 int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g);
 /* Launches program's "<op>_rows" kernel, one work-group per row: arguments (geometry, dst, src0,
- * src1, [eps = f[0] when with_eps,] local scratch of scratch_per_item ACC per work-item). */
+ * src1, [eps = f[0] when with_eps,] local scratch of scratch_per_item ACC per work-item); or, where
+ * the device's shape of family "row" is CPU, "<op>_rows_cpu", one work-item per row, whose last
+ * argument is the number of rows instead of the scratch. */
 clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *program, int with_eps,
 			     int scratch_per_item);
 
@@ -124,9 +150,33 @@ clg_status clg_cl_set_args(clg_backend *be, cl_kernel k, const char *op, int n, 
 			   const void *const *vals);
 /* Enqueues items work-items (rounded up to a multiple of local) in groups of local. */
 clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t local, const char *op);
-/* Work-group size for a kernel that reduces n elements per group: a power of two, at most the
- * backend's and the kernel's limit, and no more than about n. */
+
+/* launch geometry from the device's limits (cl_launch.c) */
+/* A legal 1-D work-group size for kernel k (NULL: the device's limits only): want when it is no
+ * larger than CL_KERNEL_WORK_GROUP_SIZE, CL_DEVICE_MAX_WORK_GROUP_SIZE and
+ * CL_DEVICE_MAX_WORK_ITEM_SIZES[0], else the largest power of two below those (a maximum of 192
+ * gives 128), so a power-of-two want stays one. Never 0. */
+size_t clg_cl_local_size(clg_backend *be, cl_kernel k, size_t want);
+/* Work-group size for a kernel that reduces n elements per group: clg_cl_local_size of the
+ * backend's default, halved while still at least twice n. */
 size_t clg_cl_group_size(clg_backend *be, cl_kernel k, int64_t n);
+/* Bytes of local memory left for dynamic (__local argument) buffers of kernel k:
+ * CL_DEVICE_LOCAL_MEM_SIZE less what the kernel declares itself (CL_KERNEL_LOCAL_MEM_SIZE). */
+size_t clg_cl_local_mem_free(clg_backend *be, cl_kernel k);
+/* Fails (CLG_ERR_UNSUPPORTED, naming op, device and sizes) unless bytes fit clg_cl_local_mem_free. */
+clg_status clg_cl_check_local_mem(clg_backend *be, cl_kernel k, size_t bytes, const char *op);
+/* Enqueues items[0] x items[1] work-items (each rounded up to a multiple of local) in groups of local. */
+clg_status clg_cl_launch_2d(clg_backend *be, cl_kernel k, const size_t items[2], const size_t local[2],
+			    const char *op);
+/* The same, also halved until scratch_per_item bytes per work-item fit in the local memory the
+ * device has beside what the kernel already uses (CL_DEVICE_LOCAL_MEM_SIZE, CL_KERNEL_LOCAL_MEM_SIZE). */
+size_t clg_cl_group_size_local(clg_backend *be, cl_kernel k, int64_t n, size_t scratch_per_item);
+/* Work-group size for CPU-shaped kernels (a work-item per row or output, `items` of them): small
+ * enough to leave several groups per compute unit. */
+size_t clg_cl_cpu_group_size(clg_backend *be, cl_kernel k, int64_t items);
+/* Options of the row-family programs (softmax, norm, reduce): the dtype's, plus -DUSE_SUBGROUPS
+ * (and OpenCL C 2.0 for cl_khr_subgroups) when the GPU shape runs on a device with sub-groups. */
+void clg_cl_row_options(clg_backend *be, clg_dtype t, char *buf, size_t len);
 
 /* 64-bit FNV-1a, chained: h = clg_hash64(h, data, n); start with CLG_HASH_SEED. */
 #define CLG_HASH_SEED 0xcbf29ce484222325ULL

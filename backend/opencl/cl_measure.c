@@ -78,12 +78,7 @@ static clg_status set_arg(meas *m, cl_kernel k, int i, size_t size, const void *
 /* Work-group size for k: the backend's, within the kernel's limit. */
 static size_t group_size(meas *m, cl_kernel k)
 {
-	size_t kwg = 0, local = m->cl->wg_size;
-	if (clGetKernelWorkGroupInfo(k, m->cl->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg, NULL) ==
-		    CL_SUCCESS &&
-	    kwg > 0 && kwg < local)
-		local = kwg;
-	return local ? local : 1;
+	return clg_cl_local_size(m->be, k, m->cl->wg_size);
 }
 
 static int time_left(meas *m)

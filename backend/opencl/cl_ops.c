@@ -84,9 +84,13 @@ clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t l
 	if (items == 0)
 		return CLG_OK;
 	global = (items + local - 1) / local * local;
-	err = clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	if (err == CL_SUCCESS)
+		err = clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
-		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zu, local %zu)", global, local);
+		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zu, local %zu)%s", global, local,
+				   clg_cl_fault_note());
+	cl->stats.n_launch++;
 	return CLG_OK;
 }
 
@@ -111,18 +115,44 @@ clg_status clg_cl_check_dtype(clg_backend *be, const clg_op_call *c, clg_dtype t
 			clg_op_name(c->op), be->info.name, clg_dtype_name(t));
 }
 
-size_t clg_cl_group_size(clg_backend *be, cl_kernel k, int64_t n)
+size_t clg_cl_group_size_local(clg_backend *be, cl_kernel k, int64_t n, size_t scratch_per_item)
 {
-	size_t local = clg_cl_of(be)->wg_size, kwg = 0;
+	size_t local = clg_cl_group_size(be, k, n);
+	cl_ulong used = 0, avail = be->info.local_mem;
 
-	if (clGetKernelWorkGroupInfo(k, clg_cl_of(be)->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof(kwg), &kwg,
-				     NULL) == CL_SUCCESS && kwg && kwg < local)
-		local = kwg;
-	while (local > 1 && (local & (local - 1)))
-		local &= local - 1;
-	while (local > 1 && (int64_t)local / 2 >= n)
+	if (clGetKernelWorkGroupInfo(k, clg_cl_of(be)->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof(used), &used,
+				     NULL) == CL_SUCCESS && used < avail)
+		avail -= used;
+	while (local > 1 && local * scratch_per_item > avail)
 		local /= 2;
-	return local ? local : 1;
+	return local;
+}
+
+size_t clg_cl_cpu_group_size(clg_backend *be, cl_kernel k, int64_t items)
+{
+	size_t local = clg_cl_group_size(be, k, items);
+	int64_t want = 4 * (int64_t)(be->info.compute_units ? be->info.compute_units : 1);
+
+	if (local > 64)
+		local = 64;
+	while (local > 1 && items / (int64_t)local < want)
+		local /= 2;
+	return local;
+}
+
+void clg_cl_row_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
+{
+	int sg = clg_backend_kernel_shape(be, CLG_KFAM_ROW, NULL) == CLG_SHAPE_GPU ? clg_cl_of(be)->subgroups : 0;
+	char *std;
+	size_t n;
+
+	clg_cl_dtype_options(be, t, buf, len);
+	if (!sg)
+		return;
+	if (sg == 2 && (std = strstr(buf, "-cl-std=CL1.2")) != NULL)
+		std[11] = '2', std[12] = '0'; /* "-cl-std=CL2.0": the sub-group built-ins of cl_khr_subgroups */
+	n = strlen(buf);
+	snprintf(buf + n, len - n, " -DUSE_SUBGROUPS");
 }
 
 static clg_status ew_run(clg_backend *be, const clg_op_call *c)
@@ -141,6 +171,8 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 
 	/* int32 tensors can be copied and filled (indices), not computed with */
 	st = i32 && (c->op == CLG_OP_COPY || c->op == CLG_OP_FILL) ? CLG_OK : clg_cl_check_dtype(be, c, c->dst.dtype);
+	if (!st && c->op == CLG_OP_CAST)
+		st = clg_cl_check_dtype(be, c, c->src[0].dtype);
 	for (int i = 0; !st && i < nv; i++) {
 		views[i] = i ? &c->src[i - 1] : &c->dst;
 		st = clg_cl_check_int_range(be, c, views[i]);
@@ -155,6 +187,12 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 		return CLG_OK;
 	snprintf(kname, sizeof(kname), "%s_%s", clg_op_name(c->op), ew_contiguous(&g, EW_NOPS) ? "c" : "s");
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	if (c->op == CLG_OP_CAST) { /* a program of its own: the source's type is not T */
+		static const int src_code[CLG_DTYPE_COUNT] = {[CLG_F32] = 1, [CLG_F16] = 2, [CLG_BF16] = 3, [CLG_F64] = 4};
+		size_t n = strlen(opts);
+		snprintf(opts + n, sizeof(opts) - n, " -DCAST_SRC=%d%s", src_code[c->src[0].dtype],
+			 c->src[0].dtype == CLG_F64 && !f64 ? " -DUSE_FP64" : "");
+	}
 	st = clg_cl_kernel(be, "elementwise", opts, kname, &k);
 	if (st)
 		return st;
@@ -170,15 +208,86 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 	}
 	if (st)
 		return st;
-	return clg_cl_launch_1d(be, k, (size_t)g.n, clg_cl_of(be)->wg_size, clg_op_name(c->op));
+	return clg_cl_launch_1d(be, k, (size_t)g.n, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size),
+				clg_op_name(c->op));
 }
 
-/* SUM, MAX, MIN, ARGMAX (see kernels_cl/reduce.cl): one work-group per output element. */
+/* GPU shape of SUM, MAX, MIN over the leading dims (reduce.cl, <op>_cols): when src's innermost
+ * kept dim is contiguous, groups of 32 outputs x TR rows read along the contiguous dim, over row
+ * blocks when the outputs alone give too few groups (about four per compute unit wanted, at
+ * least four rows per work-item); <op>_cols_final then combines the blocks in order. */
+static clg_status reduce_cols(clg_backend *be, const clg_op_call *c, const red_geom *g, size_t nout)
+{
+	const char *op = clg_op_name(c->op);
+	const clg_view *s = &c->src[0];
+	size_t acc = s->dtype == CLG_F64 ? sizeof(double) : sizeof(float), L, tc, tr, ctiles, nb, rb, maxnb, want;
+	cl_int n = (cl_int)nout, rb_i, nb_i;
+	cl_mem dm = (cl_mem)c->dst.buf->handle, sm = (cl_mem)s->buf->handle, pm;
+	clg_buffer *part = NULL;
+	char opts[256], kname[64];
+	cl_kernel k;
+	clg_status st;
+
+	clg_cl_dtype_options(be, s->dtype, opts, sizeof(opts));
+	snprintf(kname, sizeof(kname), "%s_cols", op);
+	st = clg_cl_kernel(be, "reduce", opts, kname, &k);
+	if (st)
+		return st;
+	L = clg_cl_local_size(be, k, clg_cl_of(be)->wg_size);
+	tc = L < 32 ? L : 32; /* a warp's worth of adjacent outputs */
+	while (tc > 1 && tc / 2 >= nout)
+		tc /= 2;
+	tr = L / tc;
+	while (tr > 1 && (int64_t)tr / 2 >= g->R)
+		tr /= 2;
+	ctiles = (nout + tc - 1) / tc;
+	want = 4 * (size_t)(be->info.compute_units ? be->info.compute_units : 1);
+	nb = (want + ctiles - 1) / ctiles;
+	maxnb = ((size_t)g->R + 4 * tr - 1) / (4 * tr);
+	nb = nb > maxnb ? maxnb : nb;
+	nb = nb < 1 ? 1 : nb;
+	rb = ((size_t)g->R + nb - 1) / nb;
+	nb = g->R > 0 ? ((size_t)g->R + rb - 1) / rb : 1;
+	rb_i = (cl_int)rb, nb_i = (cl_int)nb;
+	st = clg_cl_check_local_mem(be, k, tc * tr * acc, op);
+	if (!st && nb > 1)
+		st = clg_buffer_alloc(be, nb * nout * acc, &part);
+	if (st)
+		return st;
+	pm = part ? (cl_mem)part->handle : dm; /* unwritten with one block */
+	{
+		const size_t is = sizeof(cl_int), ms = sizeof(cl_mem);
+		size_t sizes[] = {sizeof(*g), is, is, ms, ms, ms, tc * tr * acc};
+		const void *vals[] = {g, &n, &rb_i, &dm, &sm, &pm, NULL};
+		size_t items[2] = {nout, nb * tr}, local[2] = {tc, tr};
+		st = clg_cl_set_args(be, k, op, 7, sizes, vals);
+		if (!st)
+			st = clg_cl_launch_2d(be, k, items, local, op);
+	}
+	if (!st && nb > 1) {
+		const size_t is = sizeof(cl_int), ms = sizeof(cl_mem);
+		size_t sizes[] = {sizeof(*g), is, is, ms, ms};
+		const void *vals[] = {g, &n, &nb_i, &dm, &pm};
+		snprintf(kname, sizeof(kname), "%s_cols_final", op);
+		st = clg_cl_kernel(be, "reduce", opts, kname, &k);
+		if (!st)
+			st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+		if (!st)
+			st = clg_cl_launch_1d(be, k, nout, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), op);
+	}
+	/* safe at once: the in-order queue runs any later user of the buffer after these kernels */
+	clg_buffer_free(part);
+	return st;
+}
+
+/* SUM, MAX, MIN, ARGMAX (see kernels_cl/reduce.cl): one work-group per output element (GPU shape)
+ * or one work-item per output (CPU shape), as the device's shape of family "row" says; over the
+ * leading dims, the column shape above where family "reduce" is GPU-shaped. */
 static clg_status reduce_run(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *s = &c->src[0], *dv = &c->dst;
 	const char *op = clg_op_name(c->op);
-	int argmax = c->op == CLG_OP_ARGMAX;
+	int argmax = c->op == CLG_OP_ARGMAX, cpu = clg_backend_kernel_shape(be, CLG_KFAM_ROW, NULL) == CLG_SHAPE_CPU;
 	char opts[256], kname[64];
 	red_geom g;
 	cl_kernel k;
@@ -230,15 +339,30 @@ static clg_status reduce_run(clg_backend *be, const clg_op_call *c)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': %lld elements per output exceed 2^31",
 				op, be->info.name, (long long)R);
 	g.R = (cl_int)R;
-	clg_cl_dtype_options(be, s->dtype, opts, sizeof(opts));
-	snprintf(kname, sizeof(kname), "%s_rows", op);
+	if (items > INT_MAX)
+		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': %zu outputs exceed 2^31", op,
+				be->info.name, items);
+	if (!argmax && g.nout && g.nred && g.src_out_st[g.nout - 1] == 1 &&
+	    clg_backend_kernel_shape(be, CLG_KFAM_REDUCE, NULL) == CLG_SHAPE_GPU)
+		return reduce_cols(be, c, &g, items);
+	clg_cl_row_options(be, s->dtype, opts, sizeof(opts));
+	snprintf(kname, sizeof(kname), "%s_rows%s", op, cpu ? "_cpu" : "");
 	st = clg_cl_kernel(be, "reduce", opts, kname, &k);
 	if (st)
 		return st;
-	/* a power of two no larger than what this kernel allows, nor much larger than R */
-	local = clg_cl_group_size(be, k, R);
 	dm = (cl_mem)dv->buf->handle;
 	sm = (cl_mem)s->buf->handle;
+	if (cpu) {
+		cl_int nout = (cl_int)items;
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(nout)};
+		const void *vals[] = {&g, &dm, &sm, &nout};
+		local = clg_cl_cpu_group_size(be, k, (int64_t)items);
+		st = clg_cl_set_args(be, k, op, 4, sizes, vals);
+		return st ? st : clg_cl_launch_1d(be, k, items, local, op);
+	}
+	/* a power of two no larger than what this kernel and the local memory allow, nor much larger than R */
+	local = clg_cl_group_size_local(be, k, R, (s->dtype == CLG_F64 ? sizeof(double) : sizeof(float)) +
+							  (argmax ? sizeof(cl_int) : 0));
 	{
 		size_t acc = s->dtype == CLG_F64 ? sizeof(double) : sizeof(float);
 		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), local * acc, local * sizeof(cl_int)};
@@ -270,5 +394,6 @@ void clg_cl_register_ops(clg_backend *be)
 	clg_cl_register_fused(be);
 	clg_cl_register_attention(be);
 	clg_cl_register_quant(be);
+	clg_cl_register_fft(be);
 	be->ops[CLG_OP_GEMM] = clg_cl_gemm;
 }

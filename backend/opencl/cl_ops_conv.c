@@ -146,15 +146,17 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 	if (with_2x2) { /* work-items (ow, oh, plane), a group per plane: no index division */
 		size_t global[3] = {(size_t)cg.OW, (size_t)cg.OH, (size_t)(cg.N * cg.C)};
 		size_t local[3] = {global[0], global[1], 1};
-		cl_int err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
+		cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+		if (err == CL_SUCCESS)
+			err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
 		if (err != CL_SUCCESS)
-			return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zux%zux%zu, local %zux%zux1)",
-					   global[0], global[1], global[2], local[0], local[1]);
+			return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zux%zux%zu, local %zux%zux1)%s",
+					   global[0], global[1], global[2], local[0], local[1], clg_cl_fault_note());
+		clg_cl_of(be)->stats.n_launch++;
 		return CLG_OK;
 	}
 	/* rows are long: small groups spread few rows over every compute unit */
-	return clg_cl_launch_1d(be, k, (size_t)n, CONV_GROUP < clg_cl_of(be)->wg_size ? CONV_GROUP : clg_cl_of(be)->wg_size,
-				op);
+	return clg_cl_launch_1d(be, k, (size_t)n, clg_cl_local_size(be, k, CONV_GROUP), op);
 }
 
 void clg_cl_register_conv(clg_backend *be)

@@ -45,6 +45,7 @@ static clg_status optim_run(clg_backend *be, const clg_op_call *c)
 	st = clg_cl_kernel(be, "optim", opts, kname, &k);
 	if (st)
 		return st;
+	local = clg_cl_local_size(be, k, local); /* a power of two dividing the last: still exact */
 	{
 		size_t ps = sc.f64 ? sizeof(double) : sizeof(float), is = sizeof(cl_int), ms = sizeof(cl_mem);
 		if (adam) {

@@ -62,7 +62,7 @@ static clg_status int8_run(clg_backend *be, const clg_op_call *c)
 		items = c->op == CLG_OP_INT8_QUANT ? (size_t)(n64 + 3) / 4 : (size_t)n64;
 	}
 	if (!group)
-		local = clg_cl_of(be)->wg_size;
+		local = clg_cl_local_size(be, k, clg_cl_of(be)->wg_size);
 	if (st)
 		return st;
 	return clg_cl_launch_1d(be, k, items, local, op);

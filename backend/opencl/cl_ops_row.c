@@ -1,5 +1,6 @@
-/* OpenCL launcher for the ROW ops (softmax family, kernels_cl/softmax.cl): one work-group per row
- * (the last dim), rows and their elements at any strides. */
+/* OpenCL launcher for the ROW ops (softmax family, kernels_cl/softmax.cl; layer norm through
+ * cl_ops_norm.c): one work-group per row (the last dim; GPU shape) or one work-item per row (CPU
+ * shape), as clg_backend_kernel_shape says for family "row"; rows and elements at any strides. */
 #include "cl_internal.h"
 
 #include <limits.h>
@@ -45,12 +46,14 @@ clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *
 	const clg_view *views[CLG_CL_ROW_NOPS];
 	const char *op = clg_op_name(c->op);
 	int nv = 1 + clg_op_nsrc(c->op), f64 = c->dst.dtype == CLG_F64;
+	int cpu = clg_backend_kernel_shape(be, CLG_KFAM_ROW, NULL) == CLG_SHAPE_CPU;
 	char opts[256], kname[64];
 	clg_cl_row_geom g;
 	cl_kernel k;
 	cl_mem mem[CLG_CL_ROW_NOPS];
-	size_t local;
+	size_t local, acc;
 	int64_t rows;
+	cl_int nrows;
 	double eps64 = c->f[0];
 	float eps32 = (float)c->f[0];
 	clg_status st;
@@ -71,28 +74,31 @@ clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *
 	if (rows > INT_MAX) /* possible with broadcast (stride 0) views: the kernel counts rows in int */
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': %lld rows exceed 2^31", op,
 				be->info.name, (long long)rows);
-	snprintf(kname, sizeof(kname), "%s_rows", op);
-	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
+	nrows = (cl_int)rows;
+	snprintf(kname, sizeof(kname), "%s_rows%s", op, cpu ? "_cpu" : "");
+	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts));
 	st = clg_cl_kernel(be, program, opts, kname, &k);
 	if (st)
 		return st;
-	local = clg_cl_group_size(be, k, g.C);
+	acc = f64 ? sizeof(double) : sizeof(float);
+	local = cpu ? clg_cl_cpu_group_size(be, k, rows) : clg_cl_group_size_local(be, k, g.C, scratch_per_item * acc);
 	for (int i = 0; i < CLG_CL_ROW_NOPS; i++)
 		mem[i] = (cl_mem)views[i]->buf->handle;
 	{
-		/* (geometry, dst, src0, src1, [eps,] local scratch) */
-		size_t acc = f64 ? sizeof(double) : sizeof(float);
-		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), acc, scratch_per_item * local * acc};
-		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], f64 ? (const void *)&eps64 : (const void *)&eps32, NULL};
+		/* (geometry, dst, src0, src1, [eps,] local scratch (GPU) or the number of rows (CPU)) */
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), acc,
+				  cpu ? sizeof(nrows) : scratch_per_item * local * acc};
+		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], f64 ? (const void *)&eps64 : (const void *)&eps32,
+				      cpu ? (const void *)&nrows : NULL};
 		if (!with_eps) {
 			sizes[4] = sizes[5];
-			vals[4] = NULL;
+			vals[4] = vals[5];
 		}
 		st = clg_cl_set_args(be, k, op, with_eps ? 6 : 5, sizes, vals);
 	}
 	if (st)
 		return st;
-	return clg_cl_launch_1d(be, k, (size_t)rows * local, local, op);
+	return clg_cl_launch_1d(be, k, cpu ? (size_t)rows : (size_t)rows * local, local, op);
 }
 
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c) { return clg_cl_row_launch(be, c, "softmax", 0, 1); }

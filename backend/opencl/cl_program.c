@@ -153,6 +153,24 @@ int clg_cl_mkdir_p(const char *path)
 	return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+clg_status clg_cache_folder(char *buf, size_t len)
+{
+	clg_cl_cache_dir(buf, len);
+	if (!buf[0])
+		return clg_fail(CLG_ERR_IO, "cache folder: none (CLGRAD_CACHE_DIR=0, or no HOME)");
+	if (clg_cl_mkdir_p(buf) != 0)
+		return clg_fail(CLG_ERR_IO, "cache folder %s: cannot create it: %s", buf, strerror(errno));
+	return CLG_OK;
+}
+
+clg_status clg_write_file_atomic(const char *path, const void *data, size_t n)
+{
+	char err[256];
+	if (clg_cl_write_atomic(path, data, n, NULL, 0, err, sizeof(err)) != 0)
+		return clg_fail(CLG_ERR_IO, "%s: %s", path, err);
+	return CLG_OK;
+}
+
 static void disk_key(clg_backend *be, const char *src, size_t len, const char *options, uint64_t key[2])
 {
 	const clg_device_info *i = &be->info;
@@ -242,6 +260,7 @@ int clg_cl_write_atomic(const char *path, const void *head, size_t head_len, con
 	char tmp[4400];
 	FILE *f;
 
+	clg_remove_stale_temps(path);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
 	f = fopen(tmp, "wb");
 	if (!f || (head_len && fwrite(head, 1, head_len, f) != head_len) ||
@@ -495,16 +514,17 @@ clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *optio
 
 void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 {
-	(void)be;
 	switch (t) {
 	case CLG_F64:
 		snprintf(buf, len, "-DT=double -DACC=double -DUSE_FP64 -cl-std=CL1.2");
 		break;
 	case CLG_F16:
 		/* float16 storage, float32 compute: LOAD / STORE are vload_half / vstore_half_rte, core
-		 * OpenCL C 1.2 (no cl_khr_fp16: native half arithmetic is never used, even where the
-		 * device has it) */
-		snprintf(buf, len, "-DT=half -DACC=float -DUSE_HALF_STORAGE -cl-std=CL1.2");
+		 * OpenCL C 1.2. Where the device has cl_khr_fp16, -DUSE_NATIVE_HALF enables it: the
+		 * elementwise ops then compute in half, the reductions, row ops and GEMM still
+		 * accumulate in float32 (prelude.cl, elementwise.cl) */
+		snprintf(buf, len, "-DT=half -DACC=float -DUSE_HALF_STORAGE%s -cl-std=CL1.2",
+			 clg_half_native(&be->info) ? " -DUSE_NATIVE_HALF" : "");
 		break;
 	case CLG_BF16:
 		/* bfloat16 storage, float32 compute: LOAD / STORE shift the bits (integer ops only) */

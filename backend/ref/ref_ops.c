@@ -22,6 +22,7 @@ static double ew_apply(clg_op op, double x, double y, double z, const double *f)
 {
 	switch (op) {
 	case CLG_OP_COPY: return x;
+	case CLG_OP_CAST: return x; /* load read the src's dtype, store rounds to the dst's */
 	case CLG_OP_FILL: return f[0];
 	case CLG_OP_ADD: return x + y;
 	case CLG_OP_SUB: return x - y;
@@ -195,6 +196,7 @@ void clg_ref_register_ops(clg_backend *be)
 	clg_ref_register_optim(be);
 	clg_ref_register_fused(be);
 	clg_ref_register_quant(be);
+	clg_ref_register_fft(be);
 	clg_ref_register_attention(be);
 	be->ops[CLG_OP_GEMM] = ref_gemm;
 }

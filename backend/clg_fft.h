@@ -1,0 +1,25 @@
+/* Which implementation runs the FFT ops on a device (clg_ops.def, FFT_*), for tools and benchmarks.
+ * On OpenCL devices: clFFT for lengths of radices 2, 3, 5, 7, 11, 13, our direct-sum kernels for
+ * others, for CLGRAD_FFT=own, and for plans whose clFFT kernels failed on the device (see
+ * backend/opencl/cl_ops_fft.c). */
+#ifndef CLG_FFT_H
+#define CLG_FFT_H
+
+#include "clg_backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "clFFT", "own kernels", "unsupported" (CLGRAD_FFT=clfft and a length clFFT cannot do) or
+ * "reference" for a transform of length n on be; *why (may be NULL) gets the reason. A plan that
+ * clFFT failed to run is listed by clg_fft_plans, not here. */
+const char *clg_fft_path(clg_backend *be, int64_t n, const char **why);
+/* The clFFT plans be made so far, one line each ("fft_c2c n=1024 batch=8 scale 1 single: clFFT"),
+ * the path it runs on included, into buf; returns how many (0 on the reference backend). */
+int clg_fft_plans(clg_backend *be, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

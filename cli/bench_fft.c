@@ -1,0 +1,135 @@
+/* clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real]
+ * Batched float32 transforms along the last dim through clg_run (FFT_C2C forward, or FFT_R2C with
+ * --real) on one device: for each length and batch, the first call (plan creation and baking, or
+ * the kernels' build, included) and the median of R warm calls, each followed by clg_synchronize.
+ * GFLOP/s counts 5 N log2 N per complex transform (2.5 N log2 N per real one), the usual
+ * convention, whatever the algorithm (the own kernels' direct sum does far more work). The path
+ * column says which implementation ran (clg_fft.h); a clFFT plan that failed on the device and
+ * fell back to the own kernels is listed at the end. */
+#include "cli.h"
+
+#include <clg_fft.h>
+#include <clgrad.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LIST 32
+
+static int parse_list(const char *s, int64_t *out, int *n)
+{
+	char *end;
+	*n = 0;
+	while (*s && *n < MAX_LIST) {
+		long long v = strtoll(s, &end, 10);
+		if (end == s || v < 1)
+			return -1;
+		out[(*n)++] = v;
+		s = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return -1;
+	}
+	return *n ? 0 : -1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* first and median warm seconds of one transform of (batch, n); 0 on success */
+static int time_one(clg_backend *be, int real, int64_t n, int64_t batch, int reps, double *first, double *median)
+{
+	int64_t bins = real ? n / 2 + 1 : n, in_elems = batch * (real ? n : 2 * n), out_elems = batch * 2 * bins;
+	clg_buffer *in = NULL, *out = NULL;
+	float *h = malloc(sizeof(float) * (size_t)in_elems);
+	double *t = malloc(sizeof(double) * (size_t)reps);
+	clg_op_call c = {.op = real ? CLG_OP_FFT_R2C : CLG_OP_FFT_C2C};
+	int rc = -1;
+
+	if (!h || !t || clg_buffer_alloc(be, sizeof(float) * (size_t)in_elems, &in) ||
+	    clg_buffer_alloc(be, sizeof(float) * (size_t)out_elems, &out))
+		goto out;
+	for (int64_t i = 0; i < in_elems; i++)
+		h[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
+	if (clg_buffer_upload(in, 0, h, sizeof(float) * (size_t)in_elems) || clg_synchronize(be))
+		goto out;
+	if (real)
+		clg_view_contiguous(&c.src[0], in, CLG_F32, 2, (int64_t[]){batch, n});
+	else
+		clg_view_contiguous(&c.src[0], in, CLG_F32, 3, (int64_t[]){batch, n, 2});
+	clg_view_contiguous(&c.dst, out, CLG_F32, 3, (int64_t[]){batch, bins, 2});
+	c.f[0] = 1;
+	for (int r = -1; r < reps; r++) {
+		double t0 = clg_now();
+		if (clg_run(be, &c) || clg_synchronize(be))
+			goto out;
+		if (r < 0)
+			*first = clg_now() - t0;
+		else
+			t[r] = clg_now() - t0;
+	}
+	qsort(t, (size_t)reps, sizeof(double), cmp_double);
+	*median = t[reps / 2];
+	rc = 0;
+out:
+	clg_buffer_free(in);
+	clg_buffer_free(out);
+	free(h);
+	free(t);
+	return rc;
+}
+
+int bench_fft(int argc, char **argv)
+{
+	int64_t lengths[MAX_LIST] = {64, 256, 1000, 1024, 4096, 17, 257}, batches[MAX_LIST] = {1, 16, 256, 1024};
+	int nl = 7, nb = 4, reps = 10, real = 0, idx, rc = 0;
+	const char *spec = NULL;
+	clg_backend *be = NULL;
+	char plans[16384];
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--real")) {
+			real = 1;
+		} else if (!strcmp(a, "--device") && v) {
+			spec = v, i++;
+		} else if (!strcmp(a, "--reps") && v && atoi(v) > 0) {
+			reps = atoi(v), i++;
+		} else if (!strcmp(a, "--lengths") && v && !parse_list(v, lengths, &nl)) {
+			i++;
+		} else if (!strcmp(a, "--batches") && v && !parse_list(v, batches, &nb)) {
+			i++;
+		} else {
+			fprintf(stderr, "clgrad bench fft: bad argument '%s'\nusage: clgrad bench fft [--device SPEC] "
+				"[--lengths N,...] [--batches B,...] [--reps R] [--real]\n", a);
+			return 2;
+		}
+	}
+	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be))
+		return report_error("bench fft");
+	printf("fft on %s: float32 %s, forward; GFLOP/s as %s N log2 N per transform; median of %d warm calls\n",
+	       be->info.name, real ? "real-to-complex (rfft)" : "complex-to-complex", real ? "2.5" : "5", reps);
+	printf("%8s %7s  %-12s %12s %12s %10s\n", "length", "batch", "path", "first ms", "warm ms", "GFLOP/s");
+	for (int l = 0; l < nl; l++) {
+		const char *path = clg_fft_path(be, lengths[l], NULL);
+		for (int b = 0; b < nb; b++) {
+			double first = 0, warm = 0, n = (double)lengths[l];
+			double fl = (real ? 2.5 : 5.0) * n * (n > 1 ? log2(n) : 0) * (double)batches[b];
+			if (time_one(be, real, lengths[l], batches[b], reps, &first, &warm)) {
+				fprintf(stderr, "clgrad bench fft: length %lld batch %lld: %s\n", (long long)lengths[l],
+					(long long)batches[b], clg_last_error());
+				rc = 1;
+				continue;
+			}
+			printf("%8lld %7lld  %-12s %12.3f %12.4f %10.2f\n", (long long)lengths[l], (long long)batches[b], path,
+			       first * 1e3, warm * 1e3, warm > 0 ? fl / warm * 1e-9 : 0.0);
+			fflush(stdout);
+		}
+	}
+	if (clg_fft_plans(be, plans, sizeof(plans)) > 0 && strstr(plans, "own kernels (clFFT failed"))
+		printf("clFFT plans that failed on this device and ran on the own kernels:\n%s", plans);
+	clg_backend_close(be);
+	return rc;
+}

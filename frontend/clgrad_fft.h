@@ -1,0 +1,41 @@
+/* clgrad: discrete Fourier transforms (included by clgrad.h). All differentiable.
+ *
+ * Complex numbers: there is no complex dtype. A complex tensor of shape (..., N) is a float32 (or
+ * float64) tensor of shape (..., N, 2) holding (re, im) pairs, so every existing op (slicing,
+ * adding, scaling, reductions) works on it unchanged, and the layout is what clFFT calls
+ * interleaved. Any strides are accepted; results are contiguous.
+ *
+ * Transforms run along the last complex dim (for rfft the last real dim); every leading dim is a
+ * batch dim. Normalisation as numpy.fft's `norm`, with theta = 2 pi k n / N:
+ *   fft:   X[k] = c * sum_n x[n] e^(-i theta)    c = 1 (BACKWARD), 1/sqrt(N) (ORTHO), 1/N (FORWARD)
+ *   ifft:  x[n] = c * sum_k X[k] e^(+i theta)    c = 1/N (BACKWARD), 1/sqrt(N) (ORTHO), 1 (FORWARD)
+ * so ifft(fft(x)) == x under every norm. rfft keeps the N/2 + 1 non-negative frequencies of a real
+ * signal; irfft takes them back to a real signal of length n, reading the spectrum as Hermitian
+ * (the imaginary parts of the DC bin, and of the Nyquist bin when n is even, are ignored, as
+ * numpy does). Lengths with prime factors other than 2, 3, 5, 7, 11, 13 run on OpenCL devices
+ * with a direct O(N^2) kernel (slow for long lengths; see backend/opencl/cl_ops_fft.c). */
+#ifndef CLGRAD_FFT_H
+#define CLGRAD_FFT_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { CLG_FFT_NORM_BACKWARD, CLG_FFT_NORM_ORTHO, CLG_FFT_NORM_FORWARD } clg_fft_norm;
+
+/* x (..., N, 2) -> (..., N, 2) */
+clg_tensor *clg_fft(clg_tensor *x, clg_fft_norm norm);
+clg_tensor *clg_ifft(clg_tensor *x, clg_fft_norm norm);
+/* x (..., N) real -> (..., N/2 + 1, 2) */
+clg_tensor *clg_rfft(clg_tensor *x, clg_fft_norm norm);
+/* x (..., M, 2) -> (..., n) real. n <= 0 means 2 (M - 1), as numpy; the spectrum is cut to
+ * n/2 + 1 bins or padded with zeros to that many. */
+clg_tensor *clg_irfft(clg_tensor *x, int64_t n, clg_fft_norm norm);
+/* Elementwise complex product a * b (a * conj(b) when conj_b is set) of (..., 2) tensors that
+ * broadcast (the last dim of both is 2). */
+clg_tensor *clg_complex_mul(clg_tensor *a, clg_tensor *b, int conj_b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

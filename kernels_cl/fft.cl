@@ -1,0 +1,111 @@
+/* FFT ops without clFFT (clg_ops.def, FFT_* and COMPLEX_MUL; host: backend/opencl/cl_ops_fft.c).
+ * Expects -DT=<storage type> -DACC=<compute type> (-DUSE_FP64 for double).
+ * The dft_* kernels are the direct O(N^2) sum, one work-item per output element, on packed
+ * operands (rows of length n, or of bins = n / 2 + 1 complex (re, im) pairs, one after another):
+ * the path for lengths clFFT cannot do (prime factors above 13) and for CLGRAD_FFT=own. Twiddle
+ * indices k j mod n are kept in integers, so each angle is exact before sinpi / cospi.
+ * complex_mul works on strided views (cgeom, filled by the host). */
+
+/* e^(sign 2 pi i t / n) for t in [0, n): angle 2 t / n (in units of pi), taken to [-1, 1) */
+inline void twiddle_(int t, int n, ACC sign, ACC *c, ACC *s)
+{
+	ACC a = (ACC)(2 * t > n ? 2 * (t - n) : 2 * t) / (ACC)n;
+	*c = cospi(a);
+	*s = sign * sinpi(a);
+}
+
+/* y (batch, n, 2) = scale * sum_j x (batch, n, 2)[j] e^(sign 2 pi i k j / n) */
+__kernel void dft_c2c(const int n, const int batch, const ACC sign, const ACC scale, __global const T *x,
+		      __global T *y)
+{
+	int id = get_global_id(0), b, k, t = 0;
+	ACC sr = 0, si = 0;
+	if (id >= n * batch)
+		return;
+	b = id / n, k = id % n;
+	x += 2 * (size_t)b * n;
+	for (int j = 0; j < n; j++) {
+		ACC c, s, xr = LOAD(x, 2 * j), xi = LOAD(x, 2 * j + 1);
+		twiddle_(t, n, sign, &c, &s);
+		sr += xr * c - xi * s;
+		si += xr * s + xi * c;
+		t += k;
+		if (t >= n)
+			t -= n;
+	}
+	STORE(y, 2 * (size_t)id, scale * sr);
+	STORE(y, 2 * (size_t)id + 1, scale * si);
+}
+
+/* y (batch, bins, 2) = scale * sum_j x (batch, n)[j] e^(-2 pi i k j / n), k < bins */
+__kernel void dft_r2c(const int n, const int batch, const ACC sign, const ACC scale, __global const T *x,
+		      __global T *y)
+{
+	int bins = n / 2 + 1, id = get_global_id(0), b, k, t = 0;
+	ACC sr = 0, si = 0;
+	if (id >= bins * batch)
+		return;
+	b = id / bins, k = id % bins;
+	x += (size_t)b * n;
+	for (int j = 0; j < n; j++) {
+		ACC c, s, xr = LOAD(x, j);
+		twiddle_(t, n, -1, &c, &s);
+		sr += xr * c;
+		si += xr * s;
+		t += k;
+		if (t >= n)
+			t -= n;
+	}
+	STORE(y, 2 * (size_t)id, scale * sr);
+	STORE(y, 2 * (size_t)id + 1, scale * si);
+}
+
+/* y (batch, n)[j] = scale * Re sum_k w_k x (batch, bins, 2)[k] e^(+2 pi i k j / n): w_k = 2 but for
+ * DC and the Nyquist bin of even n (1, their imaginary parts ignored) */
+__kernel void dft_c2r(const int n, const int batch, const ACC sign, const ACC scale, __global const T *x,
+		      __global T *y)
+{
+	int bins = n / 2 + 1, id = get_global_id(0), b, j, t = 0;
+	ACC acc;
+	if (id >= n * batch)
+		return;
+	b = id / n, j = id % n;
+	x += 2 * (size_t)b * bins;
+	acc = LOAD(x, 0);
+	for (int k = 1; k < bins; k++) {
+		ACC c, s, w = 2 * k == n ? 1 : 2;
+		t += j;
+		if (t >= n)
+			t -= n;
+		twiddle_(t, n, 1, &c, &s);
+		acc += w * (LOAD(x, 2 * k) * c - (2 * k == n ? 0 : LOAD(x, 2 * k + 1)) * s);
+	}
+	STORE(y, id, scale * acc);
+}
+
+/* Strided complex operands: dst, a, b (k = 0, 1, 2) of one shape of n complex elements. */
+typedef struct {
+	int nd, n;
+	int shape[MAXD];
+	int off[3];      /* element offsets */
+	int cs[3];       /* stride from re to im */
+	int st[3][MAXD]; /* element strides per complex dim */
+} cgeom;
+
+/* d = a * b, or a * conj(b) when conj_b is -1 (1 otherwise) */
+__kernel void complex_mul(const cgeom g, __global T *d, __global const T *a, __global const T *b, const ACC conj_b)
+{
+	int i = get_global_id(0), o0 = g.off[0], o1 = g.off[1], o2 = g.off[2];
+	if (i >= g.n)
+		return;
+	for (int dim = g.nd - 1; dim >= 0; dim--) {
+		int q = i % g.shape[dim];
+		i /= g.shape[dim];
+		o0 += q * g.st[0][dim];
+		o1 += q * g.st[1][dim];
+		o2 += q * g.st[2][dim];
+	}
+	ACC ar = LOAD(a, o1), ai = LOAD(a, o1 + g.cs[1]), br = LOAD(b, o2), bi = conj_b * LOAD(b, o2 + g.cs[2]);
+	STORE(d, o0, ar * br - ai * bi);
+	STORE(d, o0 + g.cs[0], ar * bi + ai * br);
+}

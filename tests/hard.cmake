@@ -1,0 +1,11 @@
+# Hardening (issue 18): the strict option parser of every subcommand.
+add_test(NAME test_cli_options COMMAND sh ${CMAKE_SOURCE_DIR}/tests/test_cli_options.sh $<TARGET_FILE:clgrad_cli>)
+set_tests_properties(test_cli_options PROPERTIES TIMEOUT 120
+  ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+# Stale temporary files of writers killed before their rename (backend/stale_tmp.c).
+clg_test(test_stale_tmp)
+target_include_directories(test_stale_tmp PRIVATE ${CMAKE_SOURCE_DIR}/backend/opencl)
+# Fault injection: training stops with a clear error and the checkpoint is kept (CLGRAD_FAULT).
+add_test(NAME test_fault COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_fault.sh $<TARGET_FILE:clgrad_cli>)
+set_tests_properties(test_fault PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
+  ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")

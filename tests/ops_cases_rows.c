@@ -1,0 +1,68 @@
+/* Op-suite cases of the row kernels in either shape (family "row": one work-item per row on CPU
+ * devices, a work-group per row on GPUs; tests/rows.cmake runs the suite with each forced):
+ * softmax, log-softmax and their backwards, layer norm and its backward, and the row reductions
+ * sum, max, min, argmax, and softmax cross-entropy forward and backward, at row lengths around the vector width and work-group sizes (1, 3, 63,
+ * 65, 1000, 4097) and at many rows (3001 of 3, 1025 of 65), contiguous (the CPU shape's vector
+ * loads), padded at an offset, and transposed (strided rows: its scalar path; cross-entropy
+ * takes contiguous and offset operands). Shapes of at most 64 elements (256 per operand for
+ * cross-entropy) also run under Oclgrind (--small). */
+#include "test_ops.h"
+
+#include <string.h>
+
+/* cross-entropy operands: dst first; 'm' (N, C), 'n' (N), '1' (1) */
+static op_case xent_case(clg_op op, const char *ops, int64_t N, int64_t C, enum layout l)
+{
+	op_case c = {.op = op, .layout = l, .lo = -3, .hi = 3, .nops = (int)strlen(ops), .f = {1.0 / (double)N},
+		     .tag = "rows"};
+	for (int k = 0; k < c.nops; k++) {
+		c.op_nd[k] = ops[k] == 'm' ? 2 : 1;
+		c.op_shape[k][0] = ops[k] == '1' ? 1 : N;
+		c.op_shape[k][1] = C;
+	}
+	return c;
+}
+
+void ops_cases_rows(op_case_adder add)
+{
+	static const int64_t shapes[][2] = {
+		/* rows, row length */
+		{5, 1}, {9, 3}, {1, 63}, {6, 63}, {6, 65}, {3, 1000}, {2, 4097}, {3001, 3}, {1025, 65},
+	};
+	static const clg_op row_ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX, CLG_OP_SOFTMAX_BACKWARD,
+					 CLG_OP_LOG_SOFTMAX_BACKWARD, CLG_OP_LAYER_NORM, CLG_OP_LAYER_NORM_BACKWARD};
+	static const clg_op red_ops[] = {CLG_OP_SUM, CLG_OP_MAX, CLG_OP_MIN, CLG_OP_ARGMAX};
+	static const enum layout layouts[] = {L_CONTIG, L_OFFSET, L_TRANSPOSED};
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
+			for (size_t o = 0; o < sizeof(row_ops) / sizeof(row_ops[0]); o++) {
+				int norm = row_ops[o] == CLG_OP_LAYER_NORM || row_ops[o] == CLG_OP_LAYER_NORM_BACKWARD;
+				op_case c = {.op = row_ops[o], .nd = 2, .shape = {shapes[s][0], shapes[s][1]},
+					     .layout = layouts[l], .lo = -2, .hi = 2, .f = {norm ? 1e-5 : 0}, .tag = "rows"};
+				add(c);
+				if (norm && layouts[l] == L_CONTIG && shapes[s][1] >= 63) {
+					/* a large common offset: the shift by the first element must survive
+					 * the CPU shape's four-lane sums (long rows only: in float16 a row of
+					 * three values near 1000 keeps too few distinct values to compare) */
+					c.lo = 1000, c.hi = 1001, c.tag = "rows shifted";
+					add(c);
+				}
+			}
+			if (layouts[l] != L_TRANSPOSED) {
+				add(xent_case(CLG_OP_SOFTMAX_XENT, "1mmn", shapes[s][0], shapes[s][1], layouts[l]));
+				add(xent_case(CLG_OP_SOFTMAX_XENT_BACKWARD, "mmmn1", shapes[s][0], shapes[s][1], layouts[l]));
+			}
+			for (size_t o = 0; o < sizeof(red_ops) / sizeof(red_ops[0]); o++) {
+				/* max, min, argmax also meet ties and NaN */
+				for (int v = 0; v < (red_ops[o] == CLG_OP_SUM ? 1 : 3); v++) {
+					op_case c = {.op = red_ops[o], .nd = 2, .nkeep = 1,
+						     .shape = {shapes[s][0], shapes[s][1]}, .layout = layouts[l], .lo = -1,
+						     .hi = 1, .quant = v == 1, .nan_rate = v == 2 ? 0.7f / (float)shapes[s][1] : 0,
+						     .tag = "rows"};
+					add(c);
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,89 @@
+# Row kernels in both shapes (family "row": kernels_cl/softmax.cl, norm.cl, reduce.cl, fused.cl's
+# cross-entropy; chosen by backend/kernel_shape.c): the op suite for each row op with
+# CLGRAD_KERNEL_SHAPE=row=cpu and row=gpu on every device, whatever its type (the cases at odd
+# row lengths and many rows are in tests/ops_cases_rows.c), and the gradient checks with each
+# shape.
+set(CLG_ROW_OPS softmax log_softmax softmax_backward log_softmax_backward layer_norm layer_norm_backward
+    sum max min argmax softmax_xent softmax_xent_backward)
+set(CLG_ROW_ENV "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+foreach(shape cpu gpu)
+  foreach(op IN LISTS CLG_ROW_OPS)
+    add_test(NAME test_ops_rows_${shape}_${op} COMMAND test_ops --op ${op})
+    set_tests_properties(test_ops_rows_${shape}_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+      ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape}")
+  endforeach()
+  add_test(NAME test_grad_rows_${shape} COMMAND test_grad)
+  set_tests_properties(test_grad_rows_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+    ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape}")
+endforeach()
+
+# The GPU shape under Oclgrind with a GPU's limits (256 work-items, 32 KiB of local memory), and
+# the CPU shape there too: small cases, failing on any memory error or data race Oclgrind reports.
+if(CLG_OCLGRIND)
+  foreach(shape cpu gpu)
+    foreach(op softmax log_softmax_backward layer_norm layer_norm_backward sum argmax softmax_xent softmax_xent_backward)
+      add_test(NAME test_ops_rows_oclgrind_${shape}_${op}
+        COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
+      set_tests_properties(test_ops_rows_oclgrind_${shape}_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+        ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape};OCLGRIND_MAX_WGSIZE=256;OCLGRIND_LOCAL_MEM_SIZE=32768")
+    endforeach()
+  endforeach()
+endif()
+
+# Sub-groups against the work-group tree on a runtime that has them: Intel's OpenCL CPU runtime,
+# when configured with -DCLG_INTEL_OCL_VENDORS=<folder of intel.icd> (and -DCLG_INTEL_OCL_LIB=<its
+# lib folder> when not on the loader's path). The GPU shape runs with sub-groups and with
+# CLGRAD_SUBGROUPS=0, each against the reference; a copy of the kernels whose sub-group sum is
+# 0.1% off must fail, so the sub-group path is known to run.
+set(CLG_INTEL_OCL_VENDORS "" CACHE PATH "OCL_ICD_VENDORS folder naming Intel's OpenCL runtime (tests/rows.cmake)")
+set(CLG_INTEL_OCL_LIB "" CACHE PATH "library folder of Intel's OpenCL runtime (tests/rows.cmake)")
+if(CLG_INTEL_OCL_VENDORS)
+  set(CLG_INTEL_ENV "${CLG_ROW_ENV};OCL_ICD_VENDORS=${CLG_INTEL_OCL_VENDORS}")
+  if(CLG_INTEL_OCL_LIB)
+    list(APPEND CLG_INTEL_ENV "LD_LIBRARY_PATH=${CLG_INTEL_OCL_LIB}")
+  endif()
+  foreach(sg 1 0)
+    foreach(op IN LISTS CLG_ROW_OPS)
+      add_test(NAME test_ops_rows_intel_subgroups${sg}_${op} COMMAND test_ops --op ${op} --device Intel)
+      set_tests_properties(test_ops_rows_intel_subgroups${sg}_${op} PROPERTIES TIMEOUT 600
+        ENVIRONMENT "${CLG_INTEL_ENV};CLGRAD_KERNEL_SHAPE=row=gpu;CLGRAD_SUBGROUPS=${sg}")
+    endforeach()
+  endforeach()
+  set(CLG_SG_MUTANT_DIR ${CMAKE_BINARY_DIR}/subgroup_mutant_kernels)
+  file(GLOB CLG_ROW_KERNELS ${CMAKE_SOURCE_DIR}/kernels_cl/*.cl)
+  file(COPY ${CLG_ROW_KERNELS} DESTINATION ${CLG_SG_MUTANT_DIR})
+  file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/prelude.cl CLG_PRELUDE_SRC)
+  string(REPLACE "v = sub_group_reduce_add(v);" "v = sub_group_reduce_add(v) * (ACC)1.001;" CLG_SG_MUTANT "${CLG_PRELUDE_SRC}")
+  if(CLG_SG_MUTANT STREQUAL CLG_PRELUDE_SRC)
+    message(FATAL_ERROR "rows.cmake: the sub-group sum line was not found in prelude.cl")
+  endif()
+  file(WRITE ${CLG_SG_MUTANT_DIR}/prelude.cl "${CLG_SG_MUTANT}")
+  add_test(NAME test_ops_rows_intel_catches_wrong_subgroup_sum COMMAND test_ops --op sum --device Intel)
+  set_tests_properties(test_ops_rows_intel_catches_wrong_subgroup_sum PROPERTIES TIMEOUT 600
+    PASS_REGULAR_EXPRESSION "sum [^\n]*normalized error"
+    ENVIRONMENT "${CLG_INTEL_ENV};CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${CLG_SG_MUTANT_DIR};CLGRAD_KERNEL_SHAPE=row=gpu;CLGRAD_SUBGROUPS=1")
+endif()
+
+# Each shape's runs must reach that shape's kernels: a copy of softmax.cl whose CPU-shaped softmax
+# is 0.1% off fails under row=cpu, and one whose GPU-shaped softmax is off fails under row=gpu.
+file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/softmax.cl CLG_SOFTMAX_SRC)
+file(GLOB CLG_ALL_KERNELS ${CMAKE_SOURCE_DIR}/kernels_cl/*.cl)
+foreach(shape cpu gpu)
+  if(shape STREQUAL cpu)
+    set(clg_from "\tinv = (ACC)1 / s;")
+  else()
+    set(clg_from "\t\tACC inv = (ACC)1 / s;")
+  endif()
+  string(REPLACE "${clg_from}" "${clg_from} inv *= (ACC)1.001;" clg_mutant "${CLG_SOFTMAX_SRC}")
+  if(clg_mutant STREQUAL CLG_SOFTMAX_SRC)
+    message(FATAL_ERROR "rows.cmake: the ${shape}-shaped softmax's scale line was not found in softmax.cl")
+  endif()
+  set(clg_dir ${CMAKE_BINARY_DIR}/rows_mutant_${shape})
+  file(COPY ${CLG_ALL_KERNELS} DESTINATION ${clg_dir})
+  file(WRITE ${clg_dir}/softmax.cl "${clg_mutant}")
+  add_test(NAME test_ops_rows_${shape}_catches_wrong_kernel COMMAND test_ops --op softmax)
+  set_tests_properties(test_ops_rows_${shape}_catches_wrong_kernel PROPERTIES TIMEOUT 600
+    PASS_REGULAR_EXPRESSION "softmax \\[[^\n]*normalized error"
+    SKIP_REGULAR_EXPRESSION "no OpenCL device present"
+    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${shape}")
+endforeach()
