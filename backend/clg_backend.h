@@ -121,7 +121,7 @@ typedef struct clg_buffer {
 } clg_buffer;
 
 #define CLG_MAX_DIMS 6
-#define CLG_MAX_SRC 4
+#define CLG_MAX_SRC 8 /* ATTENTION_BWD reads six operands and writes two more in place */
 
 /* A strided view of a buffer: what every op reads and writes. Offset and strides count elements. */
 typedef struct {

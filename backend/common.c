@@ -369,7 +369,7 @@ static clg_status check_shapes(clg_backend *be, const clg_op_call *c, int nsrc)
 
 clg_status clg_run(clg_backend *be, const clg_op_call *c)
 {
-	static const char *roles[] = {"src0", "src1", "src2", "src3"};
+	static const char *roles[] = {"src0", "src1", "src2", "src3", "src4", "src5", "src6", "src7"};
 	clg_status st;
 	int nsrc;
 

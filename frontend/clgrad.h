@@ -144,8 +144,9 @@ clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b);
  * in the backward the activation's gradient and the bias gradient in one pass (BIAS_ACT ops). */
 typedef enum { CLG_ACT_NONE = 0, CLG_ACT_RELU = 1, CLG_ACT_GELU = 2 } clg_act;
 clg_tensor *clg_linear_act(clg_tensor *x, clg_tensor *w, clg_tensor *b, clg_act act);
-/* The fused paths of linear, linear_act and cross_entropy are on by default ($CLGRAD_FUSED=0 turns
- * them off at start); off, the same functions compose the unfused ops (for comparisons). */
+/* The fused paths of linear, linear_act, cross_entropy and scaled_dot_product_attention are on by
+ * default ($CLGRAD_FUSED=0 turns them off at start); off, the same functions compose the unfused
+ * ops (for comparisons). */
 void clg_set_fused_ops(int enabled);
 int clg_fused_ops_enabled(void);
 

@@ -104,4 +104,10 @@ int fe_cast_each(int n, clg_tensor *const *ins, clg_dtype dt, clg_tensor **out);
  * are replaced by casts kept in tmp[2] (free them after the op; NULL where none). -1 on failure. */
 int fe_promote(clg_tensor **a, clg_tensor **b, clg_tensor **tmp);
 
+/* Fused attention (ops_attention.c): whether the device has the fused ops for q's dtype and these
+ * head widths (and CLGRAD_FUSED is not 0); and the fused forward on checked shapes, recorded with
+ * its fused backward. */
+int fe_attention_fused_ok(clg_tensor *q, int64_t Dh, int64_t Dv);
+clg_tensor *fe_attention_fused(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal, int64_t Dv);
+
 #endif

@@ -1,5 +1,6 @@
 /* Norm family: layer_norm (fused LAYER_NORM / LAYER_NORM_BACKWARD ops), batch_norm and scaled
- * dot-product attention (compositions of differentiable ops). */
+ * dot-product attention (the fused ops of ops_attention.c where the device has them, else a
+ * composition of differentiable ops). */
 #include "fe_internal.h"
 
 #include <math.h>
@@ -284,7 +285,10 @@ clg_tensor *clg_scaled_dot_product_attention(clg_tensor *q, clg_tensor *k, clg_t
 		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'attention' on device '%s': q %s, k %s, v %s: expected (B, H, Tq, Dh), (B, H, Tk, Dh), (B, H, Tk, Dv) or the same without H",
 					q->v.buf->backend->info.name, clg_shape_str(&q->v, s0, sizeof(s0)),
 					clg_shape_str(&k->v, s1, sizeof(s1)), clg_shape_str(&v->v, s2, sizeof(s2))));
-	/* heads folded into the batch: (B*H, T, D), a view when contiguous */
+	if (fe_attention_fused_ok(q, Dh, Dv))
+		return fe_attention_fused(q, k, v, causal, Dv);
+	/* the composite (the reference, and the fallback): heads folded into the batch, (B*H, T, D),
+	 * a view when contiguous */
 	q3 = nd == 3 ? q : tmp(&ts, clg_reshape(q, CLG_SHAPE(BH, Tq, Dh)));
 	k3 = nd == 3 ? k : tmp(&ts, clg_reshape(k, CLG_SHAPE(BH, Tk, Dh)));
 	v3 = nd == 3 ? v : tmp(&ts, clg_reshape(v, CLG_SHAPE(BH, Tk, Dv)));

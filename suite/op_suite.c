@@ -297,6 +297,31 @@ static void case_name(const op_case *c, char *buf, size_t len)
 	snprintf(buf + p, len - p, "] %s%s", layout_names[c->layout], dtype_suffix(c->dtype));
 }
 
+/* Reads operand k of a run (elems elements) into out as float. */
+static clg_status read_back(const bound *b, int k, size_t elems, float *out)
+{
+	clg_status st;
+	if (clg_dtype_is_half_storage(b->view[k].dtype)) {
+		/* 16-bit results, widened to float for the comparison (exact) */
+		uint16_t *h = malloc((elems ? elems : 1) * sizeof(uint16_t));
+		st = h ? clg_buffer_download(b->buf[k], 0, h, elems * sizeof(uint16_t)) : CLG_ERR_OOM;
+		for (size_t i = 0; !st && i < elems; i++)
+			out[i] = from16(b->view[k].dtype, h[i]);
+		free(h);
+		return st;
+	}
+	st = clg_buffer_download(b->buf[k], 0, out, elems * sizeof(float));
+	if (!st && b->view[k].dtype == CLG_I32) {
+		/* int32 results (argmax): convert in place for the comparison, exact below 2^24 */
+		for (size_t i = 0; i < elems; i++) {
+			int32_t v;
+			memcpy(&v, &out[i], sizeof(v));
+			out[i] = (float)v;
+		}
+	}
+	return st;
+}
+
 /* Runs a case on one backend; returns the dst buffer contents (malloc'd) or NULL on failure. */
 static float *run_case(clg_backend *be, const op_case *c, clg_status *status, size_t *dst_elems)
 {
@@ -350,25 +375,19 @@ static float *run_case(clg_backend *be, const op_case *c, clg_status *status, si
 		st = clg_run(be, &call);
 	}
 	if (!st) {
-		out = malloc(elems[0] * sizeof(float));
-		if (out && clg_dtype_is_half_storage(b.view[0].dtype)) {
-			/* 16-bit results, widened to float for the comparison (exact) */
-			uint16_t *h = malloc(elems[0] * sizeof(uint16_t));
-			st = h ? clg_buffer_download(b.buf[0], 0, h, elems[0] * sizeof(uint16_t)) : CLG_ERR_OOM;
-			for (size_t i = 0; !st && i < elems[0]; i++)
-				out[i] = from16(b.view[0].dtype, h[i]);
-			free(h);
-		} else {
-			st = out ? clg_buffer_download(b.buf[0], 0, out, elems[0] * sizeof(float)) : CLG_ERR_OOM;
+		size_t total = elems[0], at = elems[0];
+		for (int k = 1; k <= nsrc; k++)
+			total += c->check_src & (1 << (k - 1)) ? elems[k] : 0;
+		out = malloc(total * sizeof(float));
+		st = out ? read_back(&b, 0, elems[0], out) : CLG_ERR_OOM;
+		/* sources the op writes in place, after the dst */
+		for (int k = 1; !st && k <= nsrc; k++) {
+			if (!(c->check_src & (1 << (k - 1))))
+				continue;
+			st = read_back(&b, k, elems[k], out + at);
+			at += elems[k];
 		}
-		if (!st && b.view[0].dtype == CLG_I32) {
-			/* int32 results (argmax): convert in place for the comparison, exact below 2^24 */
-			for (size_t i = 0; i < elems[0]; i++) {
-				int32_t v;
-				memcpy(&v, &out[i], sizeof(v));
-				out[i] = (float)v;
-			}
-		}
+		elems[0] = total;
 	}
 	for (int k = 0; k <= nsrc; k++)
 		clg_buffer_free(b.buf[k]);
@@ -617,6 +636,7 @@ static void (*const ops_families[])(op_case_adder) = {
 	ops_cases_rows,
 	ops_cases_cast,
 	ops_cases_fft,
+	ops_cases_attention,
 };
 
 static int build_table(void)

@@ -39,6 +39,8 @@ typedef struct {
 	clg_dtype op_dtype[1 + CLG_MAX_SRC]; /* 0 (CLG_F32): the case's dtype; or CLG_I32, or another float
 					      * dtype (CAST's operands) */
 	int32_t idx_hi;              /* int32 sources hold integers in [0, idx_hi) */
+	int check_src;               /* sources the op writes in place (bit k - 1 for source k): compared
+	                              * too, after the dst */
 	double thr;                  /* > 0: overrides the op's threshold */
 	clg_dtype dtype;             /* of the float operands: CLG_F32 (0), or CLG_F16 (added by the
 	                              * runner for the EW, REDUCE and ROW cases; host data in half bits) */
@@ -55,5 +57,6 @@ void ops_cases_quant(op_case_adder add);  /* int8 block quantization (gradient c
 void ops_cases_rows(op_case_adder add);   /* row kernels of either shape: odd lengths, many rows */
 void ops_cases_cast(op_case_adder add);   /* dtype conversions between float32, float16, bfloat16 */
 void ops_cases_fft(op_case_adder add);    /* fft_c2c / fft_r2c / fft_c2r, complex_mul */
+void ops_cases_attention(op_case_adder add); /* fused scaled dot-product attention, forward and backward */
 
 #endif

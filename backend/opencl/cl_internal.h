@@ -117,6 +117,7 @@ typedef enum { CLG_CL_FFT_CLFFT, CLG_CL_FFT_OWN, CLG_CL_FFT_NONE } clg_cl_fft_pa
 clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why);
 /* The plans made so far, one line each with the path it runs on, into buf; returns how many. */
 int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len);
+void clg_cl_register_attention(clg_backend *be); /* cl_ops_attention.c */
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c); /* softmax family, cl_ops_row.c */
 

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SELFTEST_FORMAT 3u /* bump when the cases or the file format change */
+#define SELFTEST_FORMAT 4u /* bump when the cases or the file format change */
 #define MAX_ROUTES CLG_OP_COUNT
 
 struct clg_cl_selftest {

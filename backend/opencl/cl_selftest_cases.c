@@ -1,7 +1,7 @@
 /* The self-test's cases: one or two small calls per op of every family (elementwise with and
  * without a broadcast source, reductions, rows longer than a work-group, GEMM at tile edges,
  * transposed and batched, im2col and pooling, random numbers, index select/add with indices out
- * of range, the fused epilogue and loss, the optimizers in place), run on the device and on the
+ * of range, the fused epilogue and loss, fused attention, the optimizers in place), run on the device and on the
  * reference backend and compared by normalized max error (max |d - r| / max(max |r|, 1)). */
 #include "cl_selftest_cases.h"
 
@@ -425,6 +425,20 @@ static int build_cases(case_list *l)
 	c->ndx[3] = 1, c->ndx[4] = 1;
 	c->lo = 0;
 	c->f[0] = 0.2;
+	/* fused attention, causal, (1, 2, 7, 8): the forward's log-sum-exp and the backward's dk and
+	 * dv (written in place) compared too */
+	for (int bwd = 0; bwd < 2; bwd++) {
+		int nops = bwd ? 9 : 5, stats = bwd ? 6 : 4;
+		if (!(c = new_case(l, bwd ? CLG_OP_ATTENTION_BWD : CLG_OP_ATTENTION_FWD, 4)))
+			return -1;
+		for (int k = 0; k < nops; k++)
+			SET_SHAPE(c, k, 1, 2, 7, 8);
+		c->ndx[stats] = 3;
+		c->lo = -1, c->hi = 1;
+		c->f[0] = 0.35355339059327376; /* 1 / sqrt(8) */
+		c->i[0] = 1;
+		c->check_src = bwd ? (1 << 6) | (1 << 7) : 1 << 3;
+	}
 	/* optimizers, in place: the parameter and the state are compared */
 	if (!(c = new_case(l, CLG_OP_SGD_STEP, 1)))
 		return -1;

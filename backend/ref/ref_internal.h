@@ -12,6 +12,7 @@ void clg_ref_register_optim(clg_backend *be);
 void clg_ref_register_fused(clg_backend *be); /* ref_ops_fused.c */
 void clg_ref_register_quant(clg_backend *be); /* ref_ops_quant.c */
 void clg_ref_register_fft(clg_backend *be);   /* ref_ops_fft.c */
+void clg_ref_register_attention(clg_backend *be); /* ref_ops_attention.c */
 /* ROW ops (softmax family), in ref_ops_row.c. */
 clg_status clg_ref_row(clg_backend *be, const clg_op_call *c);
 /* Calls fn for every row (the last dim) of the call's operands: v[k] the dst and sources, off[k]

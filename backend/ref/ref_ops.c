@@ -197,5 +197,6 @@ void clg_ref_register_ops(clg_backend *be)
 	clg_ref_register_fused(be);
 	clg_ref_register_quant(be);
 	clg_ref_register_fft(be);
+	clg_ref_register_attention(be);
 	be->ops[CLG_OP_GEMM] = ref_gemm;
 }
