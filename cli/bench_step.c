@@ -14,7 +14,10 @@
  * compute-unit count is set to the GPU's before the step, so that launchers sizing their grids by
  * it size them as on that GPU; everything else (work-group limits, the GEMM chosen: the own kernels
  * on a CPU device, CLBlast elsewhere; CLGRAD_GEMM picks) is the recording device's. Each launch
- * costs max(bytes / bandwidth, FLOPs / fp32 peak) + 5 us; the sum is the modelled step time.
+ * costs its roofline time max(bytes / bandwidth, FLOPs / fp32 peak), divided by the fraction of the
+ * GPU its geometry can use (min(1, groups / CUs) x min(1, work-items a group / SIMD width); 1 where
+ * the geometry is unknown), plus 5 us; the sum is the modelled step time. The roofline sum alone
+ * (every launch using the whole GPU, no overhead) is reported beside it.
  * Exit status: 0, 1 when the step failed, 2 on usage errors. */
 #include "cli.h"
 #include "gpu_specs.h"
@@ -78,10 +81,12 @@ static clg_status make_data(const clg_model_config *m, int64_t batch, clg_datase
 }
 
 typedef struct {
-	double t_s;      /* roofline time + launch overhead */
-	int fills;       /* enough parallel work to fill the GPU */
-	int flagged;     /* fills it, yet fewer work-groups than compute units */
-	int known;       /* work-groups known (not a library call, not left to the driver) */
+	double roofline_s; /* max(bytes / bandwidth, FLOPs / peak): the whole GPU busy */
+	double use;        /* fraction of the GPU the geometry can keep busy (1 when unknown) */
+	double t_s;        /* roofline_s / use + launch overhead */
+	int fills;         /* enough parallel work to fill the GPU */
+	int flagged;       /* fills it, yet fewer work-groups than compute units */
+	int known;         /* work-groups known (not a library call, not left to the driver) */
 } launch_model;
 
 static void model_launch(const clg_launch_record *l, const gpu_spec *g, launch_model *o)
@@ -89,9 +94,15 @@ static void model_launch(const clg_launch_record *l, const gpu_spec *g, launch_m
 	double work = fmax((double)l->items, (double)l->elems);
 	double t_mem = l->bytes / (g->bandwidth_gbs * 1e9), t_flop = l->flops / (g->fp32_tflops * 1e12);
 
-	o->t_s = fmax(t_mem, t_flop) + LAUNCH_OVERHEAD_S;
-	o->fills = work >= (double)g->compute_units * g->wave * FILL_WAVES;
 	o->known = l->dims > 0 && l->groups > 0;
+	o->use = 1;
+	if (o->known) { /* idle compute units, and idle SIMD lanes in groups narrower than a wave */
+		double per_group = (double)l->items / (double)l->groups;
+		o->use = fmin(1.0, (double)l->groups / g->compute_units) * fmin(1.0, per_group / g->wave);
+	}
+	o->roofline_s = fmax(t_mem, t_flop);
+	o->t_s = o->roofline_s / o->use + LAUNCH_OVERHEAD_S;
+	o->fills = work >= (double)g->compute_units * g->wave * FILL_WAVES;
 	o->flagged = o->known && o->fills && l->groups < g->compute_units;
 }
 
@@ -123,7 +134,7 @@ static void json_sizes(json_writer *w, const char *key, const clg_launch_record 
 static void print_json(clg_backend *be, int native_cus, const char *model, int64_t batch, const clg_recorder *r, const gpu_spec *g)
 {
 	json_writer w;
-	double total = 0, bytes = 0, flops = 0;
+	double total = 0, roof = 0, bytes = 0, flops = 0;
 	int flagged = 0, library = 0;
 
 	json_init(&w, stdout, 1);
@@ -167,6 +178,7 @@ static void print_json(clg_backend *be, int native_cus, const char *model, int64
 		if (g)
 			model_launch(l, g, &m);
 		total += m.t_s;
+		roof += m.roofline_s;
 		bytes += l->bytes;
 		flops += l->flops;
 		flagged += m.flagged;
@@ -196,6 +208,8 @@ static void print_json(clg_backend *be, int native_cus, const char *model, int64
 			m.known ? json_num(&w, (double)l->groups / g->compute_units) : json_null(&w);
 			json_key_bool(&w, "fills_gpu", m.fills);
 			json_key_bool(&w, "flagged", m.flagged);
+			json_key_num(&w, "gpu_fraction", m.use);
+			json_key_num(&w, "roofline_s", m.roofline_s);
 			json_key_num(&w, "model_time_s", m.t_s);
 		}
 		json_end_object(&w);
@@ -211,6 +225,7 @@ static void print_json(clg_backend *be, int native_cus, const char *model, int64
 	if (g) {
 		json_key_int(&w, "flagged", flagged);
 		json_key_num(&w, "modelled_step_s", total);
+		json_key_num(&w, "roofline_step_s", roof);
 	}
 	json_end_object(&w);
 	json_end_object(&w);
@@ -219,7 +234,7 @@ static void print_json(clg_backend *be, int native_cus, const char *model, int64
 
 static void print_table(clg_backend *be, int native_cus, const char *model, int64_t batch, const clg_recorder *r, const gpu_spec *g)
 {
-	double total = 0;
+	double total = 0, roof = 0;
 	int flagged = 0;
 
 	printf("device: %s (%d compute units); model %s, batch %lld; one training step (the second), %d launches\n",
@@ -234,7 +249,7 @@ static void print_table(clg_backend *be, int native_cus, const char *model, int6
 	printf("%4s %-18s %-26s %-14s %-10s %8s %9s %10s", "#", "op", "kernel", "global", "local", "groups", "MB",
 	       "MFLOP");
 	if (g)
-		printf(" %7s %5s %9s", "grp/CU", "fills", "model us");
+		printf(" %7s %5s %5s %9s", "grp/CU", "fills", "use", "model us");
 	printf("\n");
 	for (int i = 0; i < r->n; i++) {
 		const clg_launch_record *l = &r->rec[i];
@@ -249,18 +264,19 @@ static void print_table(clg_backend *be, int native_cus, const char *model, int6
 		if (g) {
 			model_launch(l, g, &m);
 			total += m.t_s;
+			roof += m.roofline_s;
 			flagged += m.flagged;
 			if (m.known)
 				printf(" %7.2f", (double)l->groups / g->compute_units);
 			else
 				printf(" %7s", "-");
-			printf(" %5s %9.1f%s", m.fills ? "yes" : "no", m.t_s * 1e6, m.flagged ? "  FLAG: fewer groups than CUs" : "");
+			printf(" %5s %5.2f %9.1f%s", m.fills ? "yes" : "no", m.use, m.t_s * 1e6, m.flagged ? "  FLAG: fewer groups than CUs" : "");
 		}
 		printf("\n");
 	}
 	if (g)
-		printf("modelled step time on %s: %.1f us over %d launches; %d flagged\n", g->name, total * 1e6, r->n,
-		       flagged);
+		printf("modelled step time on %s: %.1f us over %d launches (roofline alone %.1f us); %d flagged\n",
+		       g->name, total * 1e6, r->n, roof * 1e6, flagged);
 }
 
 int bench_step(int argc, char **argv)

@@ -43,10 +43,12 @@ for name, d in (("gpu", gpu), ("cpu", cpu)):
     L = d["launches"]
     if len(L) <= 10: fail("%s: %d launches, want > 10" % (name, len(L)))
     keys = {"index", "op", "kernel", "library", "global", "local", "work_items", "work_groups", "elements",
-            "bytes", "flops", "groups_per_cu", "fills_gpu", "flagged", "model_time_s"}
+            "bytes", "flops", "groups_per_cu", "fills_gpu", "flagged", "gpu_fraction", "roofline_s", "model_time_s"}
     for l in L:
         if not keys <= set(l): fail("%s: launch %s lacks %s" % (name, l.get("index"), keys - set(l)))
         if l["model_time_s"] < 5e-6: fail(name + ": a launch modelled under the launch overhead")
+        if not 0 < l["gpu_fraction"] <= 1: fail(name + ": gpu_fraction out of (0, 1]: %s" % l)
+        if abs(l["model_time_s"] - 5e-6 - l["roofline_s"] / l["gpu_fraction"]) > 1e-12: fail(name + ": time model: %s" % l)
         if l["flagged"] and not (l["fills_gpu"] and l["work_groups"] < 132): fail(name + ": flag without cause: %s" % l)
     ops = {l["op"] for l in L}
     for op in ("gemm", "bias_act", "softmax_xent", "bias_act_backward", "adam_step"):
@@ -65,6 +67,8 @@ if not tiles or any(l["flagged"] for l in tiles): fail("gpu: bias_act_backward_t
 bad = [l for l in cpu["launches"] if l["op"] == "bias_act_backward" and l["kernel"].startswith("bias_act_backward")
        and "tiles" not in l["kernel"] and l["flagged"]]
 if not bad: fail("cpu: the 2-group CPU-shaped bias gradient was not flagged")
+# 2 groups of 132 SMs: its modelled time is 66 x its roofline time
+if abs(bad[0]["gpu_fraction"] - bad[0]["work_groups"] / 132.0) > 1e-9: fail("cpu: gpu_fraction of the flagged launch")
 print("ok: gpu %d launches, %d flagged, %.1f us; cpu %d launches, %d flagged (%s, %d groups), %.1f us" % (
     len(gpu["launches"]), gpu["summary"]["flagged"], gpu["summary"]["modelled_step_s"] * 1e6,
     len(cpu["launches"]), cpu["summary"]["flagged"], bad[0]["kernel"], bad[0]["work_groups"],
