@@ -318,6 +318,11 @@ int bench_step(int argc, char **argv)
 		report_error("bench step");
 		goto out;
 	}
+	if (strcmp(be->iface->kind, "opencl")) {
+		fprintf(stderr, "clgrad bench step: device '%s' launches no kernels (the reference backend): choose an "
+			"OpenCL device with --device\n", be->info.name);
+		goto out;
+	}
 	native_cus = (int)be->info.compute_units;
 	/* the launchers that size their grids by compute units (row, reduce, fused) size them for the
 	 * modelled GPU, as they would on it */

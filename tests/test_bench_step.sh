@@ -24,6 +24,8 @@ check_bad() {
 check_bad "--model is required" --gpu h100
 check_bad "--gpu" --model mlp --gpu v100
 check_bad "--batch" --model mlp --batch 0
+"$clgrad" bench step --model mlp --device ref > "$work/ref.out" 2>&1 && fail "bench step on the reference backend succeeded"
+grep -q "launches no kernels" "$work/ref.out" || { cat "$work/ref.out"; fail "reference backend: no reason given"; }
 
 for shape in gpu cpu; do
 	CLGRAD_KERNEL_SHAPE=$shape "$clgrad" bench step --model mlp --gpu h100 --json --device "$dev" \
