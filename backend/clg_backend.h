@@ -225,6 +225,8 @@ struct clg_backend {
 	/* per family: the shape in use and why (read through clg_backend_kernel_shape) */
 	clg_kernel_shape shape[CLG_KFAM_COUNT];
 	char shape_why[CLG_KFAM_COUNT][64];
+	/* launch recorder of `clgrad bench step` (clg_record.h); NULL, the default: nothing recorded */
+	struct clg_recorder *recorder;
 };
 
 /* The shape backend be uses for family f; *why (may be NULL) says where the choice came from

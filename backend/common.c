@@ -1,5 +1,6 @@
 /* Status messages, dtypes, views, and the checked entry point clg_run(). */
 #include "clg_internal.h"
+#include "clg_record.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -403,7 +404,16 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 	if (!be->ops[c->op])
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' is not supported on device '%s'",
 				clg_op_name(c->op), be->info.name);
-	st = be->ops[c->op](be, c);
+	if (be->recorder) { /* bench step: the op's launches get its bytes and FLOPs (clg_record.h) */
+		const clg_op_call *outer = be->recorder->op;
+		int first = be->recorder->n;
+		be->recorder->op = c;
+		st = be->ops[c->op](be, c);
+		clg_record_op_done(be->recorder, c, first);
+		be->recorder->op = outer;
+	} else {
+		st = be->ops[c->op](be, c);
+	}
 	if (st) { /* a device failure (an enqueue, an allocation): say on which shapes */
 		char shapes[512];
 		size_t at = 0;

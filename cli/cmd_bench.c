@@ -4,6 +4,8 @@
  *   clgrad bench sweep [--json] [--reps R] [--device SPEC] [--impl auto|own|clblast]
  *   clgrad bench ops [--json] [--reps R] [--device SPEC]      (cli/bench_ops.c)
  *   clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real]  (cli/bench_fft.c)
+ *   clgrad bench step --model mlp|cnn|transformer [--gpu h100|mi300x|a770|rx7900] [--batch N] [--json]
+ *                     (cli/bench_step.c: one training step's launches, modelled on a GPU)
  * GEMM: float32 row-major C = op(A) @ op(B) through clg_run (the implementation the backend picks,
  * tune result included; --impl forces one through $CLGRAD_GEMM), median of R timed calls after a
  * warm-up, each call followed by clg_synchronize; the peer is OpenBLAS cblas_sgemm on the host
@@ -33,6 +35,7 @@
 
 int bench_ops(int argc, char **argv); /* cli/bench_ops.c */
 int bench_fft(int argc, char **argv); /* cli/bench_fft.c */
+int bench_step(int argc, char **argv); /* cli/bench_step.c */
 
 #define TOLERANCE 1e-4
 /* float16: the peer multiplies the same half-rounded inputs, so the difference is the half
@@ -474,6 +477,7 @@ int cmd_bench(int argc, char **argv)
 			"       clgrad bench ops [--reps R] [--json] [--device SPEC]\n"
 			"       clgrad bench exchange [--devices SPEC,...] [--sizes N,...] [--steps S] [--compress none|int8] [--mpi]\n"
 			"       clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real]\n"
+			"       clgrad bench step --model mlp|cnn|transformer [--gpu h100|mi300x|a770|rx7900] [--batch N] [--json]\n"
 			"GEMM next to OpenBLAS cblas_sgemm (when built with it); ops next to the reference backend.\n");
 		return argc < 2 ? 2 : 0;
 	}
@@ -487,6 +491,8 @@ int cmd_bench(int argc, char **argv)
 		return bench_exchange(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "fft"))
 		return bench_fft(argc - 1, argv + 1);
-	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops, exchange, fft)\n", argv[1]);
+	if (!strcmp(argv[1], "step"))
+		return bench_step(argc - 1, argv + 1);
+	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops, exchange, fft, step)\n", argv[1]);
 	return 2;
 }

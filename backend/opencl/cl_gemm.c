@@ -108,6 +108,9 @@ static clg_status gemm_clblast(clg_backend *be, const clg_op_call *c, size_t M, 
 				   C->dtype == CLG_F64 ? 'D' : 'S', M, N, K, batch, clg_shape_str(A, s0, sizeof(s0)),
 				   clg_shape_str(B, s1, sizeof(s1)), clg_shape_str(C, s2, sizeof(s2)));
 	clg_cl_of(be)->stats.n_launch++;
+	if (be->recorder) /* CLBlast's own kernels are not seen: the shape only */
+		clg_record_library(be, C->dtype == CLG_F64 ? "CLBlast DGEMM" : "CLBlast SGEMM", (int64_t)M, (int64_t)N,
+				   (int64_t)K, (int64_t)batch);
 	return CLG_OK;
 }
 
@@ -178,6 +181,8 @@ static clg_status set_and_launch(clg_backend *be, cl_kernel k, const char *kname
 		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu)%s",
 				   kname, global[0], global[1], global[2], local[0], local[1], local[2], clg_cl_fault_note());
 	clg_cl_of(be)->stats.n_launch++;
+	if (be->recorder)
+		clg_cl_record(be, k, 3, global, local);
 	return CLG_OK;
 }
 
@@ -433,6 +438,8 @@ static clg_status gemm_half(clg_backend *be, const clg_op_call *c, int64_t M, in
 		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s %s, global %zux%zux%zu)", kname,
 				   clg_dtype_name(C->dtype), global[0], global[1], global[2]);
 	clg_cl_of(be)->stats.n_launch++;
+	if (be->recorder)
+		clg_cl_record(be, k, 3, global, be->info.type == CLG_DEV_CPU && (op || dot) ? one : NULL);
 	return CLG_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <CL/cl.h>
 
 #include "../clg_internal.h"
+#include "../clg_record.h"
 
 typedef struct {
 	size_t capacity;
@@ -119,6 +120,9 @@ clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
 int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len);
 void clg_cl_register_attention(clg_backend *be); /* cl_ops_attention.c */
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
+/* bench step's recorder (clg_record.h): one launch of kernel k as enqueued (local NULL: the
+ * driver's choice). Call only where be->recorder is set: it asks the kernel's name. */
+void clg_cl_record(clg_backend *be, cl_kernel k, int dims, const size_t *global, const size_t *local);
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c); /* softmax family, cl_ops_row.c */
 
 /* Geometry of the ROW-kind kernels (softmax.cl's sgeom, norm.cl's ngeom: keep them in step). */

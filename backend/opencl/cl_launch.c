@@ -3,6 +3,8 @@
  * or little local memory gets a legal launch instead of CL_INVALID_WORK_GROUP_SIZE. */
 #include "cl_internal.h"
 
+#include <stdio.h>
+
 static size_t pow2_floor(size_t v)
 {
 	while (v & (v - 1))
@@ -81,5 +83,16 @@ clg_status clg_cl_launch_2d(clg_backend *be, cl_kernel k, const size_t items[2],
 		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zux%zu, local %zux%zu)%s", global[0],
 				   global[1], local[0], local[1], clg_cl_fault_note());
 	clg_cl_of(be)->stats.n_launch++;
+	if (be->recorder)
+		clg_cl_record(be, k, 2, global, local);
 	return CLG_OK;
+}
+
+void clg_cl_record(clg_backend *be, cl_kernel k, int dims, const size_t *global, const size_t *local)
+{
+	char name[256] = "?";
+
+	if (clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof(name), name, NULL) != CL_SUCCESS)
+		snprintf(name, sizeof(name), "?");
+	clg_record_launch(be, name, dims, global, local);
 }

@@ -91,6 +91,8 @@ clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t l
 		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zu, local %zu)%s", global, local,
 				   clg_cl_fault_note());
 	cl->stats.n_launch++;
+	if (be->recorder)
+		clg_cl_record(be, k, 1, &global, &local);
 	return CLG_OK;
 }
 

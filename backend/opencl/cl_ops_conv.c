@@ -153,6 +153,8 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 			return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zux%zux%zu, local %zux%zux1)%s",
 					   global[0], global[1], global[2], local[0], local[1], clg_cl_fault_note());
 		clg_cl_of(be)->stats.n_launch++;
+		if (be->recorder)
+			clg_cl_record(be, k, 3, global, local);
 		return CLG_OK;
 	}
 	/* rows are long: small groups spread few rows over every compute unit */
