@@ -480,7 +480,7 @@ static clg_status auto_train_rate(clg_backend *be, void *user, double *rate)
 /* "--device auto": loads the data first (it is measured on) and picks the device */
 static clg_status auto_device(train_opts *o, data_sets *d, int eval, int *idx)
 {
-	char job[160];
+	char job[200], sizes[96] = "";
 	auto_train a = {.cfg = &o->cfg, .eval = eval};
 	auto_job j = {.job = job, .unit = "samples/s", .rate = auto_train_rate, .user = &a};
 	clg_status st = load_data(o, d);
@@ -490,12 +490,11 @@ static clg_status auto_device(train_opts *o, data_sets *d, int eval, int *idx)
 	d->loaded = 1;
 	a.data = &d->train;
 	if (clg_model_is_lm(&o->cfg.model))
-		snprintf(job, sizeof(job), "%s %s d%lld h%lld l%lld t%lld batch %lld", eval ? "eval" : "train",
-			 o->cfg.model.name, (long long)o->cfg.model.dim, (long long)o->cfg.model.heads,
-			 (long long)o->cfg.model.layers, (long long)o->cfg.model.seq_len, (long long)o->cfg.batch);
-	else
-		snprintf(job, sizeof(job), "%s %s batch %lld", eval ? "eval" : "train", o->cfg.model.name,
-			 (long long)o->cfg.batch);
+		snprintf(sizes, sizeof(sizes), " d%lld h%lld l%lld t%lld", (long long)o->cfg.model.dim,
+			 (long long)o->cfg.model.heads, (long long)o->cfg.model.layers, (long long)o->cfg.model.seq_len);
+	/* the precision is part of the job: mixed runs float16 where a device has it natively */
+	snprintf(job, sizeof(job), "%s %s%s batch %lld%s", eval ? "eval" : "train", o->cfg.model.name, sizes,
+		 (long long)o->cfg.batch, o->cfg.precision == CLG_PRECISION_MIXED ? " mixed" : "");
 	return device_select_for("auto", &j, idx);
 }
 
