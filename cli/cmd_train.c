@@ -6,6 +6,7 @@
 #include "progress.h"
 #include "train_mpi.h"
 
+#include <clg_measure.h>
 #include <clgrad_train.h>
 #include <errno.h>
 #include <math.h>
@@ -433,8 +434,10 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 }
 
 /* --device auto: a job's speed on one device, on the first rows of the real data. train: samples/s
- * of steps 2 to 4 of the run's model, batch and optimizer (step 1 builds the kernels); eval: of
- * evaluating 4 batches after one. */
+ * of the median of steps 2 to 6 of the run's model, batch and optimizer (step 1 builds the
+ * kernels; the median, because a busy machine stalls a step now and then); eval: of evaluating up
+ * to 6 batches after one. */
+#define AUTO_STEPS 6
 typedef struct {
 	const clg_train_config *cfg;
 	const clg_dataset *data;
@@ -442,7 +445,8 @@ typedef struct {
 } auto_train;
 
 typedef struct {
-	double t1, t4;
+	double t[AUTO_STEPS + 1]; /* clg_now() at the start and after each step */
+	int n;                    /* steps done */
 } step_clock;
 
 static int auto_every(void *user, int64_t step) { return (void)user, (void)step, 1; }
@@ -450,10 +454,9 @@ static int auto_every(void *user, int64_t step) { return (void)user, (void)step,
 static void auto_step(void *user, const clg_step_info *s)
 {
 	step_clock *c = user;
-	if (s->step == 1)
-		c->t1 = clg_now();
-	if (s->step == 4)
-		c->t4 = clg_now();
+	(void)s;
+	if (c->n < AUTO_STEPS)
+		c->t[++c->n] = clg_now();
 }
 
 static clg_status auto_train_rate(clg_backend *be, void *user, double *rate)
@@ -462,24 +465,26 @@ static clg_status auto_train_rate(clg_backend *be, void *user, double *rate)
 	clg_train_config cfg = *a->cfg;
 	clg_dataset sub = *a->data; /* the first rows, borrowed */
 	clg_trainer *t = NULL;
-	step_clock c = {0};
+	step_clock c = {{0}, 0};
 	clg_train_callbacks cb = {.user = &c, .loss_due = auto_every, .step_end = auto_step};
-	double acc, loss, t0;
+	double acc, loss, t0, dt[AUTO_STEPS];
 	clg_status st;
 
-	if (sub.n > 5 * cfg.batch)
-		sub.n = 5 * cfg.batch;
+	if (sub.n > (AUTO_STEPS + 1) * cfg.batch)
+		sub.n = (AUTO_STEPS + 1) * cfg.batch;
 	cfg.save = NULL;
 	cfg.stop_after = 0;
-	cfg.max_steps = 4;
+	cfg.max_steps = AUTO_STEPS;
 	cfg.comm = NULL;
 	st = clg_trainer_new(be, &cfg, &sub, NULL, &t);
 	if (!st && !a->eval) {
 		st = clg_trainer_run(t, &cb);
-		if (!st && !(c.t4 > c.t1))
-			st = clg_fail(CLG_ERR_INVALID, "device auto: fewer than 4 steps of %lld rows in %lld samples",
+		if (!st && c.n < 2)
+			st = clg_fail(CLG_ERR_INVALID, "device auto: fewer than 2 steps of %lld rows in %lld samples",
 				      (long long)cfg.batch, (long long)sub.n);
-		*rate = st ? 0 : 3.0 * (double)cfg.batch / (c.t4 - c.t1);
+		for (int i = 2; !st && i <= c.n; i++)
+			dt[i - 2] = c.t[i] - c.t[i - 1];
+		*rate = st ? 0 : (double)cfg.batch / clg_measure_median(dt, c.n - 1);
 	} else if (!st) {
 		clg_dataset one = sub;
 		one.n = sub.n < cfg.batch ? sub.n : cfg.batch;
@@ -496,7 +501,7 @@ static clg_status auto_train_rate(clg_backend *be, void *user, double *rate)
 /* "--device auto": loads the data first (it is measured on) and picks the device */
 static clg_status auto_device(train_opts *o, data_sets *d, int eval, int *idx)
 {
-	char job[160];
+	char job[200], sizes[96] = "";
 	auto_train a = {.cfg = &o->cfg, .eval = eval};
 	auto_job j = {.job = job, .unit = "samples/s", .rate = auto_train_rate, .user = &a};
 	clg_status st = load_data(o, d);
@@ -506,12 +511,11 @@ static clg_status auto_device(train_opts *o, data_sets *d, int eval, int *idx)
 	d->loaded = 1;
 	a.data = &d->train;
 	if (clg_model_is_lm(&o->cfg.model))
-		snprintf(job, sizeof(job), "%s %s d%lld h%lld l%lld t%lld batch %lld", eval ? "eval" : "train",
-			 o->cfg.model.name, (long long)o->cfg.model.dim, (long long)o->cfg.model.heads,
-			 (long long)o->cfg.model.layers, (long long)o->cfg.model.seq_len, (long long)o->cfg.batch);
-	else
-		snprintf(job, sizeof(job), "%s %s batch %lld", eval ? "eval" : "train", o->cfg.model.name,
-			 (long long)o->cfg.batch);
+		snprintf(sizes, sizeof(sizes), " d%lld h%lld l%lld t%lld", (long long)o->cfg.model.dim,
+			 (long long)o->cfg.model.heads, (long long)o->cfg.model.layers, (long long)o->cfg.model.seq_len);
+	/* the precision is part of the job: mixed runs float16 where a device has it natively */
+	snprintf(job, sizeof(job), "%s %s%s batch %lld%s", eval ? "eval" : "train", o->cfg.model.name, sizes,
+		 (long long)o->cfg.batch, o->cfg.precision == CLG_PRECISION_MIXED ? " mixed" : "");
 	return device_select_for("auto", &j, idx);
 }
 

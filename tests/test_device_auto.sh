@@ -66,6 +66,11 @@ PY
 out3=$(train) || fail "train after editing the figures"
 [ "$(used "$out3")" = "$last" ] || fail "picked $(used "$out3") although the figures make device $last the fastest"
 
+# the precision is part of the job: a mixed run is measured on its own
+mx=$(train --precision mixed) || { echo "$mx"; fail "train --device auto --precision mixed"; }
+grep -q "fastest for train mlp batch 50 mixed" <<<"$mx" && [ "$(grep -c 'measured now' <<<"$mx")" = "$ncand" ] ||
+	{ echo "$mx"; fail "a mixed-precision run must be measured as a job of its own"; }
+
 # eval picks for its own job (measured once)
 ev=$("$clgrad" eval --checkpoint "$work/m.safetensors" --device auto --limit 600 --batch 50 2>&1) || { echo "$ev"; fail "eval --device auto"; }
 grep -q "fastest for eval mlp batch 50" <<<"$ev" && grep -q "test accuracy" <<<"$ev" || { echo "$ev"; fail "eval --device auto output"; }
