@@ -13,8 +13,9 @@ if(CLG_COMPARE_PYTHON3)
   add_test(NAME test_compare_build_failure COMMAND bash ${CLG_COMPARE_SH} build $<TARGET_FILE:clgrad_cli> ${CMAKE_SOURCE_DIR})
   # `compare --quick` over every device (reference + PoCL): schema and every section populated
   add_test(NAME test_compare_quick COMMAND bash ${CLG_COMPARE_SH} quick $<TARGET_FILE:clgrad_cli> ${CMAKE_SOURCE_DIR})
-  set_tests_properties(test_compare_render test_compare_faults test_compare_build_failure test_compare_quick
+  set_tests_properties(test_compare_render test_compare_faults test_compare_build_failure
     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 ENVIRONMENT "${CLG_COMPARE_ENV}")
+  set_tests_properties(test_compare_quick PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 1500 ENVIRONMENT "${CLG_COMPARE_ENV}")
   find_program(CLG_COMPARE_OCLGRIND oclgrind)
   if(CLG_COMPARE_OCLGRIND)
     # the reference and Oclgrind (registered beside PoCL), smallest workloads
