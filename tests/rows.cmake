@@ -36,15 +36,25 @@ endif()
 # cl_intel_subgroups in OpenCL C 1.2, and as cl_khr_subgroups in OpenCL C 2.0:
 # CLGRAD_SUBGROUPS=khr) and with CLGRAD_SUBGROUPS=0, each against the reference; a copy of the
 # kernels whose sub-group sum is 0.1% off must fail, so the sub-group path is known to run.
+# By default, the runtime that scripts/setup_intel_ocl.sh installed (tests/intel.cmake finds it),
+# over fewer ops to keep CI short: the sum, softmax, layer norm (both ways) and cross-entropy.
 set(CLG_INTEL_OCL_VENDORS "" CACHE PATH "OCL_ICD_VENDORS folder naming Intel's OpenCL runtime (tests/rows.cmake)")
 set(CLG_INTEL_OCL_LIB "" CACHE PATH "library folder of Intel's OpenCL runtime (tests/rows.cmake)")
+set(CLG_SG_OPS ${CLG_ROW_OPS})
+set(CLG_SG_MODES 1 0 khr)
+if(NOT CLG_INTEL_OCL_VENDORS AND DEFINED CLG_INTEL_LD AND NOT "$ENV{CLGRAD_SKIP_INTEL}" STREQUAL "1")
+  set(CLG_INTEL_OCL_VENDORS "${CLGRAD_INTEL_OCL_DIR}/icd")
+  set(CLG_INTEL_OCL_LIB "${CLG_INTEL_LD}")
+  set(CLG_SG_OPS sum softmax layer_norm layer_norm_backward softmax_xent)
+  set(CLG_SG_MODES 1 0)
+endif()
 if(CLG_INTEL_OCL_VENDORS)
   set(CLG_INTEL_ENV "${CLG_ROW_ENV};OCL_ICD_VENDORS=${CLG_INTEL_OCL_VENDORS}")
   if(CLG_INTEL_OCL_LIB)
     list(APPEND CLG_INTEL_ENV "LD_LIBRARY_PATH=${CLG_INTEL_OCL_LIB}")
   endif()
-  foreach(sg 1 0 khr)
-    foreach(op IN LISTS CLG_ROW_OPS)
+  foreach(sg IN LISTS CLG_SG_MODES)
+    foreach(op IN LISTS CLG_SG_OPS)
       add_test(NAME test_ops_rows_intel_subgroups${sg}_${op} COMMAND test_ops --op ${op} --device Intel)
       set_tests_properties(test_ops_rows_intel_subgroups${sg}_${op} PROPERTIES TIMEOUT 600
         ENVIRONMENT "${CLG_INTEL_ENV};CLGRAD_KERNEL_SHAPE=row=gpu;CLGRAD_SUBGROUPS=${sg}")

@@ -68,7 +68,9 @@ grep -q "not loaded: CLGRAD_TUNE=0" "$out"; check "CLGRAD_TUNE=0 ignores the sto
 
 # ---- bad files are ignored, GEMM stays right ---------------------------------------------------
 cp "$file" "$dir/good"
-sed -i 's/^shape 0 0 64 64 64 1 own 6/shape 0 0 64 64 64 1 own 5/; s/^shape 0 0 64 64 64 1 own 4/shape 0 0 64 64 64 1 own 5/' "$file"
+# the first shape line's last figure (a timing) gets a leading 1: still a valid line, but not the
+# bytes the checksum covers (whatever implementation and tile the tuner chose on this machine)
+sed -i '0,/^shape /{/^shape /s/ \([0-9.]*\)$/ 1\1/}' "$file"
 cmp -s "$file" "$dir/good"; [ $? -ne 0 ]; check "(the test corrupted one shape line)" $?
 CLGRAD_CACHE_DIR=$dir CLGRAD_DEBUG=1 "$clgrad" tune --status >"$out" 2>"$err"; rc=$?
 check "a corrupt tune file: exits 0 (got $rc)" $rc
