@@ -161,14 +161,14 @@ static void md_row_json(FILE *f, const cmp_run *r, const char *label, const char
 	fprintf(f, "| %s |", label);
 	for (int i = 0; i < r->n; i++) {
 		const jv *v = jv_path(r->dev[i].sections, path);
-		if (!v || v->type == JV_NULL)
+		if (jv_kind(v) == JV_NULL)
 			fprintf(f, " - |");
-		else if (v->type == JV_BOOL)
-			fprintf(f, " %s |", v->num ? "yes" : "no");
-		else if (v->type == JV_STR)
-			fprintf(f, " %s |", v->str);
-		else if (v->type == JV_NUM)
-			md_num(f, v->num, -1);
+		else if (jv_kind(v) == JV_BOOL)
+			fprintf(f, " %s |", jv_bool(v) ? "yes" : "no");
+		else if (jv_kind(v) == JV_STR)
+			fprintf(f, " %s |", jv_str(v, ""));
+		else if (jv_kind(v) == JV_NUM)
+			md_num(f, jv_num(v), -1);
 		else
 			fprintf(f, " (%d) |", jv_len(v));
 	}
@@ -186,8 +186,8 @@ static void md_section_errors(FILE *f, const cmp_run *r, const char *name)
 		else if (!cmp_section_ok(&r->dev[i], name))
 			fprintf(f, "- device %d: could not run: %s\n", r->dev[i].index,
 				jv_str(jv_get(sec, "error"), "(no message)"));
-		else if (jv_get(sec, "note") && jv_get(sec, "note")->type == JV_STR)
-			fprintf(f, "- device %d: note: %s\n", r->dev[i].index, jv_get(sec, "note")->str);
+		else if (jv_kind(jv_get(sec, "note")) == JV_STR)
+			fprintf(f, "- device %d: note: %s\n", r->dev[i].index, jv_str(jv_get(sec, "note"), ""));
 	}
 	fputc('\n', f);
 }

@@ -1,5 +1,8 @@
-/* safetensors checkpoints: an atomic writer and a strict reader with its own small JSON parser
- * (just the subset the format uses: one object of tensor entries and "__metadata__"). */
+/* safetensors checkpoints: an atomic writer and a strict reader. The reader parses the header with
+ * cJSON, after a token check (st_lint) that holds it to the subset the format uses and bounds what
+ * cJSON allocates. The writer prints its header itself: it is a fixed layout (keys in order, offsets
+ * as plain uint64, space padding) that a general printer would not give byte for byte (cJSON prints
+ * numbers through a double, 1e+16 for large offsets). */
 #include "safetensors.h"
 #include "fe_internal.h"
 
@@ -13,8 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #define ST_MAX_HEADER (100u << 20) /* the reference implementation's limit */
-#define ST_MIN_ENTRY 50 /* bytes of the shortest tensor entry: "":{"dtype":"F32","shape":[],"data_offsets":[0,0]} */
 
 static const char *const st_dtype_names[CLG_DTYPE_COUNT] = {
 	[CLG_F32] = "F32", [CLG_F16] = "F16", [CLG_F64] = "F64", [CLG_I32] = "I32", [CLG_BF16] = "BF16"};
@@ -468,234 +472,14 @@ out:
 	return st;
 }
 
-/* ---- JSON (the subset safetensors headers use) --------------------------------------------- */
-
-typedef struct {
-	const char *s;
-	size_t n, i;
-	const char *path;
-	char err[160];
-} jp;
-
-static int jp_fail(jp *p, const char *what)
-{
-	if (!p->err[0])
-		snprintf(p->err, sizeof(p->err), "%s at header byte %zu", what, p->i);
-	return 0;
-}
-
-static void jp_ws(jp *p)
-{
-	while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r'))
-		p->i++;
-}
-
-static int jp_expect(jp *p, char c)
-{
-	jp_ws(p);
-	if (p->i < p->n && p->s[p->i] == c) {
-		p->i++;
-		return 1;
-	}
-	if (p->i >= p->n)
-		return jp_fail(p, "unexpected end of header");
-	{
-		char what[40];
-		snprintf(what, sizeof(what), "expected '%c'", c);
-		return jp_fail(p, what);
-	}
-}
-
-/* Peeks the next non-blank character (0 at the end). */
-static char jp_peek(jp *p)
-{
-	jp_ws(p);
-	return p->i < p->n ? p->s[p->i] : 0;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int jp_hex4(jp *p, unsigned *out)
-{
-	unsigned v = 0;
-	if (p->n - p->i < 4)
-		return jp_fail(p, "truncated \\u escape");
-	for (int k = 0; k < 4; k++) {
-		int h = hexval(p->s[p->i + k]);
-		if (h < 0)
-			return jp_fail(p, "bad \\u escape");
-		v = v * 16 + (unsigned)h;
-	}
-	p->i += 4;
-	*out = v;
-	return 1;
-}
-
-/* A string literal, decoded to UTF-8 into a malloc'ed NUL-terminated string. */
-static int jp_string(jp *p, char **out)
-{
-	sbuf b = {0};
-	*out = NULL;
-	if (!jp_expect(p, '"'))
-		return 0;
-	sb_put(&b, "", 0);
-	for (;;) {
-		unsigned char c;
-		if (p->i >= p->n) {
-			free(b.p);
-			return jp_fail(p, "unterminated string");
-		}
-		c = (unsigned char)p->s[p->i++];
-		if (c == '"')
-			break;
-		if (c < 0x20) {
-			free(b.p);
-			return jp_fail(p, "control character in a string");
-		}
-		if (c != '\\') {
-			sb_put(&b, (const char *)&c, 1);
-			continue;
-		}
-		if (p->i >= p->n) {
-			free(b.p);
-			return jp_fail(p, "unterminated string");
-		}
-		c = (unsigned char)p->s[p->i++];
-		switch (c) {
-		case '"': case '\\': case '/':
-			sb_put(&b, (const char *)&c, 1);
-			break;
-		case 'b': sb_put(&b, "\b", 1); break;
-		case 'f': sb_put(&b, "\f", 1); break;
-		case 'n': sb_put(&b, "\n", 1); break;
-		case 'r': sb_put(&b, "\r", 1); break;
-		case 't': sb_put(&b, "\t", 1); break;
-		case 'u': {
-			unsigned cp, lo;
-			char u[4];
-			int k;
-			if (!jp_hex4(p, &cp)) {
-				free(b.p);
-				return 0;
-			}
-			if (cp >= 0xdc00 && cp <= 0xdfff) {
-				free(b.p);
-				return jp_fail(p, "lone low surrogate in \\u escape");
-			}
-			if (cp >= 0xd800 && cp <= 0xdbff) {
-				if (p->n - p->i < 2 || p->s[p->i] != '\\' || p->s[p->i + 1] != 'u') {
-					free(b.p);
-					return jp_fail(p, "high surrogate without a low one");
-				}
-				p->i += 2;
-				if (!jp_hex4(p, &lo)) {
-					free(b.p);
-					return 0;
-				}
-				if (lo < 0xdc00 || lo > 0xdfff) {
-					free(b.p);
-					return jp_fail(p, "high surrogate without a low one");
-				}
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			}
-			if (cp == 0) {
-				free(b.p);
-				return jp_fail(p, "\\u0000 in a string");
-			}
-			if (cp < 0x80) {
-				u[0] = (char)cp;
-				k = 1;
-			} else if (cp < 0x800) {
-				u[0] = (char)(0xc0 | (cp >> 6));
-				u[1] = (char)(0x80 | (cp & 0x3f));
-				k = 2;
-			} else if (cp < 0x10000) {
-				u[0] = (char)(0xe0 | (cp >> 12));
-				u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-				u[2] = (char)(0x80 | (cp & 0x3f));
-				k = 3;
-			} else {
-				u[0] = (char)(0xf0 | (cp >> 18));
-				u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-				u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-				u[3] = (char)(0x80 | (cp & 0x3f));
-				k = 4;
-			}
-			sb_put(&b, u, (size_t)k);
-			break;
-		}
-		default:
-			free(b.p);
-			return jp_fail(p, "bad escape in a string");
-		}
-	}
-	if (b.oom) {
-		free(b.p);
-		return jp_fail(p, "out of host memory");
-	}
-	*out = b.p;
-	return 1;
-}
-
-/* A non-negative integer: digits only, no leading zeros, no sign, fraction or exponent. */
-static int jp_uint(jp *p, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t start;
-	jp_ws(p);
-	start = p->i;
-	while (p->i < p->n && p->s[p->i] >= '0' && p->s[p->i] <= '9') {
-		unsigned dgt = (unsigned)(p->s[p->i] - '0');
-		if (v > (UINT64_MAX - dgt) / 10)
-			return jp_fail(p, "integer too large");
-		v = v * 10 + dgt;
-		p->i++;
-	}
-	if (p->i == start)
-		return jp_fail(p, "expected a non-negative integer");
-	if (p->i - start > 1 && p->s[start] == '0')
-		return jp_fail(p, "integer with a leading zero");
-	if (p->i < p->n && (p->s[p->i] == '.' || p->s[p->i] == 'e' || p->s[p->i] == 'E'))
-		return jp_fail(p, "expected an integer, found a fraction or exponent");
-	*out = v;
-	return 1;
-}
-
-/* [u, u, ...] with at most max entries. */
-static int jp_uint_array(jp *p, uint64_t *v, int max, int *count)
-{
-	*count = 0;
-	if (!jp_expect(p, '['))
-		return 0;
-	if (jp_peek(p) == ']') {
-		p->i++;
-		return 1;
-	}
-	for (;;) {
-		uint64_t x;
-		if (!jp_uint(p, &x))
-			return 0;
-		if (*count >= max)
-			return jp_fail(p, "too many array entries");
-		v[(*count)++] = x;
-		if (jp_peek(p) == ',') {
-			p->i++;
-			continue;
-		}
-		return jp_expect(p, ']');
-	}
-}
-
 /* ---- reader ------------------------------------------------------------------------------ */
+
+/* Limits a hostile header meets before cJSON allocates anything (st_lint): */
+#define ST_MAX_TENSORS (1 << 16) /* far above any real checkpoint shard (a few thousand) */
+#define ST_MAX_TOKENS (ST_MAX_TENSORS * 20) /* keys and values: a tensor entry has at most 17 */
+#define ST_MAX_DEPTH 3 /* header object > tensor entry > shape array */
+#define ST_MAX_DIGITS 16 /* with the value below 2^53 (checked after parsing), a double holds it exactly */
+#define ST_EXACT_LIMIT 9007199254740992.0 /* 2^53 */
 
 typedef struct {
 	clg_st_tensor t;
@@ -705,9 +489,10 @@ typedef struct {
 
 struct clg_st_file {
 	st_item *items;
-	int n, cap;
-	char **mkey, **mval;
-	int nmeta, capmeta;
+	int n;
+	const char **mkey, **mval;
+	int nmeta;
+	cJSON *json; /* the parsed header: tensor names and metadata point into it */
 	unsigned char *data;
 };
 
@@ -715,81 +500,91 @@ void clg_st_close(clg_st_file *f)
 {
 	if (!f)
 		return;
-	for (int i = 0; i < f->n; i++) {
-		free((char *)f->items[i].t.name);
+	for (int i = 0; i < f->n; i++)
 		free(f->items[i].own);
-	}
-	for (int i = 0; i < f->nmeta; i++) {
-		free(f->mkey[i]);
-		free(f->mval[i]);
-	}
 	free(f->items);
 	free(f->mkey);
 	free(f->mval);
+	cJSON_Delete(f->json);
 	free(f->data);
 	free(f);
 }
 
-static int name_taken(const clg_st_file *f, const char *name)
+static int lint_fail(char *err, size_t len, const char *what, size_t at)
 {
-	for (int i = 0; i < f->n; i++)
-		if (!strcmp(f->items[i].t.name, name))
-			return 1;
+	snprintf(err, len, "%s at header byte %zu", what, at);
 	return 0;
 }
 
-/* "__metadata__": {"key": "value", ...} */
-static int parse_metadata(jp *p, clg_st_file *f)
+/* Token-level check of the header before cJSON parses it. cJSON is a general, lenient parser: it
+ * takes signs, fractions, exponents and true/false/null, turns every number into a double, lets
+ * \u0000 cut a string short, skips any control character as blank, and nests 1000 deep. A
+ * safetensors header holds only objects, arrays, strings and non-negative integers, so here: only
+ * those tokens and blanks; integers of digits only (no sign, leading zero, fraction or exponent,
+ * at most ST_MAX_DIGITS); no control character or \u0000 in a string; nesting at most
+ * ST_MAX_DEPTH; at most ST_MAX_TOKENS keys and values, so that cJSON's tree stays a small multiple
+ * of the header. Structure (and bad escapes, unbalanced brackets) is left to cJSON and the walk. */
+static int st_lint(const char *s, size_t n, char *err, size_t errlen)
 {
-	if (!jp_expect(p, '{'))
-		return 0;
-	if (jp_peek(p) == '}') {
-		p->i++;
-		return 1;
-	}
-	for (;;) {
-		char *k = NULL, *v = NULL;
-		if (jp_peek(p) != '"')
-			return jp_fail(p, "expected a metadata key");
-		if (!jp_string(p, &k))
-			return 0;
-		for (int i = 0; i < f->nmeta; i++)
-			if (!strcmp(f->mkey[i], k)) {
-				free(k);
-				return jp_fail(p, "duplicate metadata key");
-			}
-		if (!jp_expect(p, ':') || jp_peek(p) != '"') {
-			free(k);
-			return jp_fail(p, "metadata values must be strings");
-		}
-		if (!jp_string(p, &v)) {
-			free(k);
-			return 0;
-		}
-		if (f->nmeta == f->capmeta) {
-			int cap = f->capmeta ? 2 * f->capmeta : 8;
-			char **pk = realloc(f->mkey, (size_t)cap * sizeof(*pk)), **pv;
-			if (pk)
-				f->mkey = pk;
-			pv = pk ? realloc(f->mval, (size_t)cap * sizeof(*pv)) : NULL;
-			if (pv)
-				f->mval = pv;
-			if (!pk || !pv) {
-				free(k);
-				free(v);
-				return jp_fail(p, "out of host memory");
-			}
-			f->capmeta = cap;
-		}
-		f->mkey[f->nmeta] = k;
-		f->mval[f->nmeta] = v;
-		f->nmeta++;
-		if (jp_peek(p) == ',') {
-			p->i++;
+	size_t tokens = 0;
+	int depth = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		size_t start = i;
+		switch (c) {
+		case ' ': case '\t': case '\n': case '\r': case ',': case ':':
 			continue;
+		case '}': case ']':
+			if (--depth < 0)
+				return lint_fail(err, errlen, "unbalanced brackets", i);
+			continue;
+		case '{': case '[':
+			if (++depth > ST_MAX_DEPTH)
+				return lint_fail(err, errlen, "nested too deep for a safetensors header", i);
+			break;
+		case '"':
+			for (i++; i < n && s[i] != '"'; i++) {
+				if ((unsigned char)s[i] < 0x20)
+					return lint_fail(err, errlen, "control character in a string", i);
+				if (s[i] == '\\') {
+					if (n - i >= 6 && !memcmp(s + i + 1, "u0000", 5))
+						return lint_fail(err, errlen, "\\u0000 in a string", i);
+					i++; /* the escaped character (cJSON checks the escape) */
+				}
+			}
+			if (i >= n)
+				return lint_fail(err, errlen, "unterminated string", start);
+			break;
+		case '-':
+			return lint_fail(err, errlen, "negative number", i);
+		default:
+			if (c < '0' || c > '9')
+				return lint_fail(err, errlen, "unexpected character", i);
+			while (i < n && s[i] >= '0' && s[i] <= '9')
+				i++;
+			if (i - start > 1 && s[start] == '0')
+				return lint_fail(err, errlen, "integer with a leading zero", start);
+			if (i - start > ST_MAX_DIGITS)
+				return lint_fail(err, errlen, "integer too large", start);
+			if (i < n && (s[i] == '.' || s[i] == 'e' || s[i] == 'E'))
+				return lint_fail(err, errlen, "expected an integer, found a fraction or exponent", start);
+			i--;
+			break;
 		}
-		return jp_expect(p, '}');
+		if (++tokens > ST_MAX_TOKENS)
+			return lint_fail(err, errlen, "too many keys and values for a safetensors header", start);
 	}
+	return 1;
+}
+
+/* A number st_lint let through and below 2^53: the double is the integer written. */
+static int st_uint(const cJSON *v, uint64_t *out)
+{
+	if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble >= ST_EXACT_LIMIT)
+		return 0;
+	*out = (uint64_t)v->valuedouble;
+	return 1;
 }
 
 static int dtype_of_name(const char *s, clg_dtype *dt)
@@ -802,75 +597,170 @@ static int dtype_of_name(const char *s, clg_dtype *dt)
 	return 0;
 }
 
-/* {"dtype": "F32", "shape": [..], "data_offsets": [b, e]}, each key exactly once, no others. */
-static int parse_tensor(jp *p, st_item *it, int *unsupported, char *dtype_seen, size_t dtype_len)
+/* {"dtype": "F32", "shape": [..], "data_offsets": [b, e]}, each key exactly once, no others.
+ * Returns what is wrong, or NULL; *dtype is the dtype's name. */
+static const char *parse_tensor(const cJSON *e, st_item *it, const char **dtype)
 {
+	const cJSON *k, *v;
 	int have_dtype = 0, have_shape = 0, have_off = 0;
-	if (!jp_expect(p, '{'))
-		return 0;
-	if (jp_peek(p) == '}')
-		return jp_fail(p, "empty tensor entry");
-	for (;;) {
-		char *k = NULL;
-		if (jp_peek(p) != '"')
-			return jp_fail(p, "expected a key");
-		if (!jp_string(p, &k))
-			return 0;
-		if (!jp_expect(p, ':')) {
-			free(k);
-			return 0;
-		}
-		if (!strcmp(k, "dtype") && !have_dtype) {
-			char *v = NULL;
-			free(k);
-			if (jp_peek(p) != '"')
-				return jp_fail(p, "dtype must be a string");
-			if (!jp_string(p, &v))
-				return 0;
-			snprintf(dtype_seen, dtype_len, "%s", v);
-			if (!dtype_of_name(v, &it->t.dtype))
-				*unsupported = 1;
-			free(v);
+
+	if (!cJSON_IsObject(e))
+		return "a tensor entry must be an object";
+	if (!e->child)
+		return "empty tensor entry";
+	cJSON_ArrayForEach(k, e) {
+		if (!strcmp(k->string, "dtype") && !have_dtype) {
+			if (!cJSON_IsString(k))
+				return "dtype must be a string";
+			*dtype = k->valuestring;
 			have_dtype = 1;
-		} else if (!strcmp(k, "shape") && !have_shape) {
-			uint64_t v[CLG_MAX_DIMS];
-			int n;
-			free(k);
-			if (!jp_uint_array(p, v, CLG_MAX_DIMS, &n))
-				return 0;
-			it->t.ndim = n;
-			for (int d = 0; d < n; d++) {
-				if (v[d] > ((uint64_t)1 << 50))
-					return jp_fail(p, "shape entry too large");
-				it->t.shape[d] = (int64_t)v[d];
+		} else if (!strcmp(k->string, "shape") && !have_shape) {
+			int d = 0;
+			if (!cJSON_IsArray(k))
+				return "shape must be an array";
+			cJSON_ArrayForEach(v, k) {
+				uint64_t x;
+				if (d >= CLG_MAX_DIMS)
+					return "too many array entries (shape)";
+				if (!st_uint(v, &x))
+					return "shape entries must be non-negative integers";
+				if (x > ((uint64_t)1 << 50))
+					return "shape entry too large";
+				it->t.shape[d++] = (int64_t)x;
 			}
+			it->t.ndim = d;
 			have_shape = 1;
-		} else if (!strcmp(k, "data_offsets") && !have_off) {
-			uint64_t v[2];
-			int n;
-			free(k);
-			if (!jp_uint_array(p, v, 2, &n))
-				return 0;
-			if (n != 2)
-				return jp_fail(p, "data_offsets must hold exactly [begin, end]");
-			it->begin = v[0];
-			it->end = v[1];
+		} else if (!strcmp(k->string, "data_offsets") && !have_off) {
+			if (!cJSON_IsArray(k) || cJSON_GetArraySize(k) != 2 || !st_uint(k->child, &it->begin) ||
+			    !st_uint(k->child->next, &it->end))
+				return "data_offsets must hold exactly [begin, end], non-negative integers below 2^53";
 			have_off = 1;
 		} else {
-			int dup = !strcmp(k, "dtype") || !strcmp(k, "shape") || !strcmp(k, "data_offsets");
-			free(k);
-			return jp_fail(p, dup ? "duplicate key in a tensor entry" : "unknown key in a tensor entry");
+			int dup = !strcmp(k->string, "dtype") || !strcmp(k->string, "shape") || !strcmp(k->string, "data_offsets");
+			return dup ? "duplicate key in a tensor entry" : "unknown key in a tensor entry";
 		}
-		if (jp_peek(p) == ',') {
-			p->i++;
+	}
+	if (!have_dtype || !have_shape || !have_off)
+		return "a tensor entry lacks dtype, shape or data_offsets";
+	return NULL;
+}
+
+static int name_cmp(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+/* A name found twice in names[0..n) (sorted in place), or NULL. */
+static const char *find_duplicate(const char **names, int n)
+{
+	if (n > 1)
+		qsort(names, (size_t)n, sizeof(*names), name_cmp);
+	for (int i = 1; i < n; i++)
+		if (!strcmp(names[i - 1], names[i]))
+			return names[i];
+	return NULL;
+}
+
+/* "__metadata__": {"key": "value", ...} */
+static clg_status parse_metadata(const char *path, const cJSON *m, clg_st_file *f)
+{
+	const cJSON *kv;
+	const char *dup;
+	int n = cJSON_GetArraySize(m), i = 0;
+
+	if (!cJSON_IsObject(m))
+		return clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: __metadata__ must be an object of strings", path);
+	f->mkey = malloc((size_t)(n ? n : 1) * sizeof(*f->mkey));
+	f->mval = malloc((size_t)(n ? n : 1) * sizeof(*f->mval));
+	if (!f->mkey || !f->mval)
+		return clg_fail(CLG_ERR_OOM, "%s: out of host memory", path);
+	cJSON_ArrayForEach(kv, m) {
+		if (!cJSON_IsString(kv))
+			return clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: metadata values must be strings (key '%.80s')",
+					path, kv->string);
+		f->mkey[i] = kv->string;
+		f->mval[i++] = kv->valuestring;
+	}
+	f->nmeta = n;
+	{ /* the duplicate check sorts its array: a copy, so metadata keeps the file's order */
+		const char **keys = malloc((size_t)(n ? n : 1) * sizeof(*keys));
+		if (!keys)
+			return clg_fail(CLG_ERR_OOM, "%s: out of host memory", path);
+		memcpy(keys, f->mkey, (size_t)n * sizeof(*keys));
+		dup = find_duplicate(keys, n);
+		if (dup) {
+			clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: duplicate metadata key '%.80s'", path, dup);
+			free(keys);
+			return CLG_ERR_FORMAT;
+		}
+		free(keys);
+	}
+	return CLG_OK;
+}
+
+/* Parses the header (cJSON, after st_lint) into f: tensor entries with offsets, and metadata. */
+static clg_status parse_header(const char *path, const char *hdr, size_t n, clg_st_file *f)
+{
+	const char *end = NULL, *dup;
+	const cJSON *e, *meta = NULL;
+	const char **names = NULL;
+	char err[160];
+	int count = 0;
+	clg_status st;
+
+	if (n == 0 || hdr[0] != '{')
+		return clg_fail(CLG_ERR_FORMAT, "%s: the safetensors header does not start with '{'", path);
+	if (!st_lint(hdr, n, err, sizeof(err)))
+		return clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: %s", path, err);
+	f->json = cJSON_ParseWithLengthOpts(hdr, n, &end, 0);
+	if (!f->json)
+		return clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: malformed JSON at header byte %zu", path,
+				end && end >= hdr ? (size_t)(end - hdr) : (size_t)0);
+	for (; end < hdr + n; end++)
+		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r')
+			return clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: bytes after the header's JSON object at header byte %zu",
+					path, (size_t)(end - hdr));
+	cJSON_ArrayForEach(e, f->json) {
+		if (strcmp(e->string, "__metadata__")) {
+			count++;
 			continue;
 		}
-		if (!jp_expect(p, '}'))
-			return 0;
-		if (!have_dtype || !have_shape || !have_off)
-			return jp_fail(p, "a tensor entry lacks dtype, shape or data_offsets");
-		return 1;
+		if (meta)
+			return clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: duplicate __metadata__", path);
+		meta = e;
 	}
+	if (count > ST_MAX_TENSORS)
+		return clg_fail(CLG_ERR_FORMAT, "%s: %d tensors, more than clgrad reads from one file (%d)", path, count,
+				ST_MAX_TENSORS);
+	if (meta && (st = parse_metadata(path, meta, f)))
+		return st;
+	f->items = calloc((size_t)(count ? count : 1), sizeof(*f->items));
+	names = malloc((size_t)(count ? count : 1) * sizeof(*names));
+	if (!f->items || !names) {
+		free(names);
+		return clg_fail(CLG_ERR_OOM, "%s: out of host memory", path);
+	}
+	cJSON_ArrayForEach(e, f->json) {
+		st_item *it = &f->items[f->n];
+		const char *why, *dtype = "";
+		if (e == meta)
+			continue;
+		it->t.name = names[f->n] = e->string;
+		f->n++;
+		why = parse_tensor(e, it, &dtype);
+		if (why) {
+			st = clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: tensor '%.80s': %s", path, e->string, why);
+			goto out;
+		}
+		if (!dtype_of_name(dtype, &it->t.dtype)) {
+			st = clg_fail(CLG_ERR_DTYPE, "%s: tensor '%.80s' has dtype '%.20s' (clgrad reads F32, F64, I32, F16, BF16)",
+				      path, e->string, dtype);
+			goto out;
+		}
+	}
+	dup = find_duplicate(names, f->n);
+	st = dup ? clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: tensor '%.80s': duplicate tensor name", path, dup)
+		 : CLG_OK;
+out:
+	free(names);
+	return st;
 }
 
 static int item_cmp(const void *pa, const void *pb)
@@ -882,97 +772,6 @@ static int item_cmp(const void *pa, const void *pb)
 		return a->end < b->end ? -1 : 1;
 	return 0;
 }
-
-/* Parses the header into f (tensor entries with offsets, metadata). */
-static clg_status parse_header(const char *path, const char *hdr, size_t n, clg_st_file *f)
-{
-	jp p = {hdr, n, 0, path, ""};
-	int have_meta = 0;
-
-	if (n == 0 || hdr[0] != '{')
-		return clg_fail(CLG_ERR_FORMAT, "%s: the safetensors header does not start with '{'", path);
-	p.i = 1;
-	if (jp_peek(&p) == '}') {
-		p.i++;
-		goto end;
-	}
-	for (;;) {
-		char *key = NULL;
-		if (jp_peek(&p) != '"') {
-			jp_fail(&p, "expected a tensor name");
-			goto bad;
-		}
-		if (!jp_string(&p, &key))
-			goto bad;
-		if (!jp_expect(&p, ':')) {
-			free(key);
-			goto bad;
-		}
-		if (!strcmp(key, "__metadata__")) {
-			free(key);
-			if (have_meta) {
-				jp_fail(&p, "duplicate __metadata__");
-				goto bad;
-			}
-			have_meta = 1;
-			if (!parse_metadata(&p, f))
-				goto bad;
-		} else {
-			st_item *it;
-			int unsupported = 0;
-			char dt[32] = "";
-			if (name_taken(f, key)) {
-				jp_fail(&p, "duplicate tensor name");
-				clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: tensor '%.80s': %s", path, key, p.err);
-				free(key);
-				return CLG_ERR_FORMAT;
-			}
-			if (f->n == f->cap) {
-				/* no more entries than the header has room for: a 100 MB header of tiny entries
-				 * must not cost several times that */
-				size_t most = n / ST_MIN_ENTRY + 1, cap = f->cap ? 2 * (size_t)f->cap : 16;
-				st_item *q;
-				if (cap > most)
-					cap = most > (size_t)f->cap ? most : (size_t)f->cap + 1;
-				q = realloc(f->items, cap * sizeof(*q));
-				if (!q) {
-					free(key);
-					return clg_fail(CLG_ERR_OOM, "%s: out of host memory", path);
-				}
-				f->items = q;
-				f->cap = (int)cap;
-			}
-			it = &f->items[f->n];
-			memset(it, 0, sizeof(*it));
-			it->t.name = key;
-			f->n++;
-			if (!parse_tensor(&p, it, &unsupported, dt, sizeof(dt))) {
-				clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: tensor '%.80s': %s", path, key, p.err);
-				return CLG_ERR_FORMAT;
-			}
-			if (unsupported)
-				return clg_fail(CLG_ERR_DTYPE, "%s: tensor '%.80s' has dtype '%.20s' (clgrad reads F32, F64, I32, F16)",
-						path, key, dt);
-		}
-		if (jp_peek(&p) == ',') {
-			p.i++;
-			continue;
-		}
-		if (!jp_expect(&p, '}'))
-			goto bad;
-		break;
-	}
-end:
-	jp_ws(&p);
-	if (p.i != n) {
-		jp_fail(&p, "bytes after the header's JSON object");
-		goto bad;
-	}
-	return CLG_OK;
-bad:
-	return clg_fail(CLG_ERR_FORMAT, "%s: bad safetensors header: %s", path, p.err[0] ? p.err : "malformed JSON");
-}
-
 /* Checks every tensor's byte range and points it at the data (aligned copies where needed). */
 static clg_status place_tensors(const char *path, clg_st_file *f, uint64_t data_len)
 {

@@ -11,7 +11,9 @@
  * flushed and fsync'ed, then renamed over the path, and the folder fsync'ed. If anything fails the
  * old file is left as it was and the temporary file is removed.
  *
- * Reading is strict: a malformed or truncated header, bad JSON, an unknown dtype, a shape that does
+ * Reading is strict (cJSON parses the header, held to the subset the format uses: at most 65536
+ * tensors, nesting 3 deep, integers of digits only below 2^53): a malformed or truncated header,
+ * bad JSON, duplicate names or keys, an unknown dtype, a shape that does
  * not match its byte range, offsets out of range, overlapping or leaving gaps, or bytes after the
  * last tensor give CLG_ERR_FORMAT (CLG_ERR_DTYPE for an unsupported dtype) with a message naming
  * the file.

@@ -307,6 +307,43 @@ static void test_malformed(void)
 	make_st(tpath("bad.safetensors"), "{\"__metadata__\":{\"k\":\"v\"}}", 4, -1);
 	CHECK(clg_st_open(tpath("bad.safetensors"), &f) == CLG_ERR_FORMAT && f == NULL,
 	      "no tensors but data bytes: %s", clg_last_error());
+	/* what cJSON alone would take and a safetensors header must not hold (st_lint, the walk) */
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[2e0],\"data_offsets\":[0,8]}}", 8, CLG_ERR_FORMAT, "exponent");
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[true],\"data_offsets\":[0,8]}}", 8, CLG_ERR_FORMAT, "literal");
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[[2]],\"data_offsets\":[0,8]}}", 8, CLG_ERR_FORMAT, "4 deep");
+	CHECK(strstr(clg_last_error(), "nested too deep") != NULL, "depth message: %s", clg_last_error());
+	CHECK_REJECTS("{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, CLG_ERR_FORMAT, "\\u0000");
+	CHECK_REJECTS("{\"a\tb\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, CLG_ERR_FORMAT, "raw tab in a name");
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}\x01}", 8, CLG_ERR_FORMAT, "control byte as blank");
+	CHECK_REJECTS("{\"a\":[1]}", 0, CLG_ERR_FORMAT, "a tensor entry not an object");
+	CHECK(strstr(clg_last_error(), "tensor 'a'") != NULL, "names the tensor: %s", clg_last_error());
+	CHECK_REJECTS("{\"w\":{\"dtype\":\"F32\",\"shape\":\"2\",\"data_offsets\":[0,8]}}", 8, CLG_ERR_FORMAT, "shape a string");
+	CHECK(strstr(clg_last_error(), "tensor 'w'") != NULL, "names the tensor: %s", clg_last_error());
+	CHECK_REJECTS("{\"a\":{\"dtype\":7,\"shape\":[2],\"data_offsets\":[0,8]}}", 8, CLG_ERR_FORMAT, "dtype a number");
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, CLG_ERR_FORMAT,
+		      "duplicate dtype");
+	CHECK_REJECTS("{\"__metadata__\":[\"k\"]}", 0, CLG_ERR_FORMAT, "metadata an array");
+	CHECK_REJECTS("{\"__metadata__\":{\"k\":\"v\",\"k\":\"w\"}}", 0, CLG_ERR_FORMAT, "duplicate metadata key");
+	CHECK_REJECTS("{\"__metadata__\":{},\"__metadata__\":{}}", 0, CLG_ERR_FORMAT, "two __metadata__");
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,9007199254740993]}}", 8, CLG_ERR_FORMAT,
+		      "an offset past 2^53 (a double would round it)");
+	CHECK_REJECTS("{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}}", 8, CLG_ERR_FORMAT, "a stray '}'");
+	{ /* more tensors than the cap: 70000 empty entries (every other check would pass) */
+		size_t cap = 70000 * 64 + 16, at = 0;
+		char *big = malloc(cap);
+		if (big) {
+			at += (size_t)snprintf(big + at, cap - at, "{");
+			for (int i = 0; i < 70000; i++)
+				at += (size_t)snprintf(big + at, cap - at, "%s\"t%d\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}",
+						       i ? "," : "", i);
+			snprintf(big + at, cap - at, "}");
+			make_st(tpath("bad.safetensors"), big, 0, -1);
+			CHECK(clg_st_open(tpath("bad.safetensors"), &f) == CLG_ERR_FORMAT && f == NULL &&
+				      strstr(clg_last_error(), "bad.safetensors") && strstr(clg_last_error(), "70000 tensors"),
+			      "70000 tensors: %s", clg_last_error());
+			free(big);
+		}
+	}
 	/* dtypes */
 	CHECK_REJECTS("{\"a\":{\"dtype\":\"F8_E4M3\",\"shape\":[4],\"data_offsets\":[0,4]}}", 4, CLG_ERR_DTYPE, "F8_E4M3");
 	CHECK_REJECTS("{\"a\":{\"dtype\":\"F33\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, CLG_ERR_DTYPE, "unknown dtype");
