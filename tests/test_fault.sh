@@ -35,10 +35,13 @@ read -r allocs enqueues < <(sed -n 's/.*CLGRAD_FAULT=count: \([0-9]*\) buffer al
 [ -n "${allocs:-}" ] && [ "$allocs" -gt 2 ] && [ "$enqueues" -gt 2 ] || { cat "$work/count.out"; fail "no tallies"; }
 echo "the resumed run: $allocs buffer allocations, $enqueues enqueues"
 
-# the last allocations prefetch the last batch, which the loader prepares again after a failure:
-# such a fault may be absorbed, and then the run must end as the counted one did
-for f in alloc:1 alloc:$((allocs / 2)) alloc:$allocs? enqueue:1 enqueue:$((enqueues / 2)) enqueue:$((enqueues - 1)) \
-	enqueue:$enqueues; do
+# an allocation of the loader's prefetch (each batch's x and y; the last ones prefetch the last
+# batch) is prepared again after a failure: such a fault may be absorbed, and then the run must end
+# as the counted one did. Of three allocations in a row in the middle, at least one is not the
+# loader's, so at least one of them must stop the run with the error.
+mid=$((allocs / 2)) mid_errors=0
+for f in alloc:1 alloc:$mid? alloc:$((mid + 1))? alloc:$((mid + 2))? alloc:$allocs? enqueue:1 enqueue:$((enqueues / 2)) \
+	enqueue:$((enqueues - 1)) enqueue:$enqueues; do
 	may_absorb=0
 	case $f in *\?) f=${f%?}; may_absorb=1 ;; esac
 	cp "$work/orig.safetensors" "$work/ck.safetensors"
@@ -63,8 +66,10 @@ for f in alloc:1 alloc:$((allocs / 2)) alloc:$allocs? enqueue:1 enqueue:$((enque
 	esac
 	cmp -s "$work/ck.safetensors" "$work/orig.safetensors" || fail "CLGRAD_FAULT=$f changed the checkpoint"
 	ls "$work" | grep -q '\.tmp\.' && fail "CLGRAD_FAULT=$f left a temporary file: $(ls "$work")"
+	case $f in alloc:$mid|alloc:$((mid + 1))|alloc:$((mid + 2))) mid_errors=$((mid_errors + 1)) ;; esac
 	echo "ok: CLGRAD_FAULT=$f: $msg"
 done
+[ $mid_errors -ge 1 ] || fail "allocations $mid..$((mid + 2)) all absorbed: no mid-run allocation failure reached the error path"
 # one past the last event: nothing fails, the run saves what the counted run saved
 cp "$work/orig.safetensors" "$work/ck.safetensors"
 CLGRAD_FAULT=enqueue:$((enqueues + 1)) "$clgrad" "${run[@]}" --epochs 2 --resume "$work/ck.safetensors" \
