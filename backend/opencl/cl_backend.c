@@ -125,6 +125,8 @@ static void cl_close(clg_backend *be)
 	clg_cl_trim(be);
 	clg_cl_release_programs(be);
 	clg_cl_selftest_free(be);
+	if (cl->gemm_tmp)
+		clReleaseMemObject(cl->gemm_tmp);
 	if (cl->queue)
 		clReleaseCommandQueue(cl->queue);
 	if (cl->context)

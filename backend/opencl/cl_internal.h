@@ -48,6 +48,8 @@ typedef struct {
 	int fft_told;                    /* the FFT path was noted (CLGRAD_DEBUG) */
 	char workload[64];               /* the last clg_precompile's workload: new programs are listed under it */
 	int fault_armed;                 /* open complete: CLGRAD_FAULT counts this device's events */
+	cl_mem gemm_tmp;                 /* CLBlast's indirect GEMM scratch (cl_gemm.c), grown as needed */
+	size_t gemm_tmp_size;
 } clg_cl;
 
 static inline clg_cl *clg_cl_of(clg_backend *be) { return (clg_cl *)be->ctx; }
