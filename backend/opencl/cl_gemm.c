@@ -15,7 +15,9 @@
  * in its second-last dim is a transposed row-major matrix. Tune results are measured, and so
  * applied, in float32 only. float16 and bfloat16 operands go to a third, kernels_cl/gemm_half.cl
  * (any strides, float32 accumulation), or on CPU devices through float32 copies to the float32
- * kernels ($CLGRAD_GEMM_HALF=kernel|staged forces one; see half_staged). */
+ * kernels ($CLGRAD_GEMM_HALF=kernel|staged forces one; see half_staged).
+ * $CLGRAD_GEMM_MIN_INDIRECT=T sets CLBlast's switch to its indirect path (m*n*k >= T^3; 1: every
+ * product), for tests and for devices where one of its paths is wrong (cl_clblast.c). */
 #include "cl_tune.h"
 
 #include <clblast_c.h>
@@ -122,6 +124,9 @@ static clg_status gemm_clblast(clg_backend *be, const clg_op_call *c, size_t M, 
 	clg_status st;
 	char s0[64], s1[64], s2[64];
 
+	/* after the tune file's parameters (applied at the first lookup): the variable wins */
+	if ((st = clg_cl_clblast_env_min_indirect(be)))
+		return st;
 	if (batch == 1) {
 		/* 0 bytes where the direct kernel runs: no scratch then */
 		s = f64 ? CLBlastDGemmTempBufferSize(col, lb->trans, la->trans, N, M, K, ob, lb->ld, oa, la->ld, oc, lc->ld,

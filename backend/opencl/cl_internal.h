@@ -50,6 +50,7 @@ typedef struct {
 	int fault_armed;                 /* open complete: CLGRAD_FAULT counts this device's events */
 	cl_mem gemm_tmp;                 /* CLBlast's indirect GEMM scratch (cl_gemm.c), grown as needed */
 	size_t gemm_tmp_size;
+	int gemm_env_applied;            /* $CLGRAD_GEMM_MIN_INDIRECT given to CLBlast (cl_clblast.c) */
 } clg_cl;
 
 static inline clg_cl *clg_cl_of(clg_backend *be) { return (clg_cl *)be->ctx; }
