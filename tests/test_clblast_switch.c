@@ -4,13 +4,16 @@
  *     switch where it was (CLBlast's settings outlive a backend: they are per device, per process);
  *   - $CLGRAD_GEMM_MIN_INDIRECT reaches CLBlast at the first GEMM;
  *   - GEMMs on the indirect path (switch at 1) and on the direct one (switch high) give the
- *     reference's result, transposed operands and offsets included.
+ *     reference's result, transposed operands and offsets included;
+ *   - with --tune (first OpenCL device only): a `clgrad tune` that fails after CLBlast's search
+ *     leaves the switch as it was (cl_tune.c, clblast_restore).
  * Needs CLGRAD_CACHE_DIR (a folder of its own: the self-test must run cold). */
 #include "test_util.h"
 
 #include "cl_tune.h"
 
 #include <clg_selftest.h>
+#include <clg_tune.h>
 
 #include <math.h>
 #include <string.h>
@@ -109,9 +112,52 @@ static void one_device(int idx)
 	unsetenv("CLGRAD_GEMM_MIN_INDIRECT");
 }
 
-int main(void)
+static void say(void *user, const char *line)
+{
+	int *n = user;
+	if (strstr(line, "clblast Xgemm"))
+		(*n)++;
+	fprintf(stderr, "  tune: %s\n", line);
+}
+
+/* A tune run that fails at its end (no cache folder to store in) after CLBlast's search has set
+ * its parameters, the GemmRoutine switch among them: the switch must be back where it was. */
+static void tune_fails(int idx)
+{
+	clg_backend *be = NULL;
+	clg_tune_report *r = calloc(1, sizeof(*r));
+	int xgemm_lines = 0;
+	clg_tune_options o = {.budget_s = 25, .shapes = CLG_TUNE_SHAPES_SMALL, .progress = say, .user = &xgemm_lines};
+	size_t t0 = 0, t = 0;
+	clg_status st;
+
+	setenv("CLGRAD_SELFTEST", "0", 1);
+	unsetenv("CLGRAD_GEMM");
+	CHECK_OK(clg_backend_open(idx, &be));
+	if (!be || !r)
+		goto out;
+	CHECK_OK(clg_cl_clblast_min_indirect(be, CLG_F32, &t0));
+	setenv("CLGRAD_CACHE_DIR", "0", 1);
+	st = clg_tune_run(be, &o, r);
+	CHECK(st != CLG_OK && strstr(clg_last_error(), "cache"), "tune without a cache folder: %s: %s",
+	      clg_status_name(st), clg_last_error());
+	CHECK(xgemm_lines > 0, "'%s': CLBlast's Xgemm search did not run (budget too small here?)", be->info.name);
+	CHECK_OK(clg_cl_clblast_min_indirect(be, CLG_F32, &t));
+	CHECK(t == t0, "'%s': after a failed tune CLBlast's switch is at %zu^3, was %zu^3", be->info.name, t, t0);
+out:
+	clg_backend_close(be);
+	free(r);
+}
+
+int main(int argc, char **argv)
 {
 	const char *dir = getenv("CLGRAD_CACHE_DIR");
+
+	if (argc == 2 && !strcmp(argv[1], "--tune")) {
+		t_require_opencl();
+		tune_fails(1);
+		return t_finish("test_clblast_switch --tune");
+	}
 
 	if (!dir || !*dir || !strcmp(dir, "0")) {
 		fprintf(stderr, "usage: CLGRAD_CACHE_DIR=DIR test_clblast_switch (a folder of its own)\n");

@@ -498,13 +498,47 @@ static void choose(tuner *t, tune_data *d)
 	}
 }
 
+/* CLBlast's parameters as this process is to go on with them, whatever the search did or how it
+ * ended: the tune result when it was stored and is now in use, else what was in force before
+ * (the earlier tune result's, and the GemmRoutine switch as read at the start). CLBlast 1.5 can
+ * neither say nor reset its built-in Xgemm / XgemmDirect parameters: where no tune result had
+ * set them, the search's best verified candidate stays in force (never a rejected one). */
+static void clblast_restore(tuner *t, const tune_data *now, const tune_data *prev, int have_gr0, size_t gr0,
+			    const cb_search *xs, const cb_search *ds)
+{
+	clg_backend *be = t->be;
+	const tune_data *d = t->r->stored && now->has_xg ? now : prev;
+	int bad = 0;
+
+	if (d->has_xg)
+		bad |= clg_cl_tune_clblast_set(be, "Xgemm", clg_cl_tune_xg_names, d->xg, NX) != CLG_OK;
+	else if (xs->touched && xs->have)
+		bad |= clg_cl_tune_clblast_set(be, "Xgemm", clg_cl_tune_xg_names, xs->best, NX) != CLG_OK;
+	if (d->has_xd)
+		bad |= clg_cl_tune_clblast_set(be, "XgemmDirect", clg_cl_tune_xd_names, d->xd, ND) != CLG_OK;
+	else if (ds->touched && ds->have)
+		bad |= clg_cl_tune_clblast_set(be, "XgemmDirect", clg_cl_tune_xd_names, ds->best, ND) != CLG_OK;
+	if (d->has_gr)
+		bad |= clg_cl_tune_clblast_set(be, "GemmRoutine", &clg_cl_tune_gr_name, &d->gr, 1) != CLG_OK;
+	else if (have_gr0)
+		bad |= clg_cl_clblast_set_min_indirect(be, CLG_F32, gr0) != CLG_OK;
+	if (bad)
+		clg_cl_tune_say(t, "clblast: parameters could not be set back: %s", clg_last_error());
+	if (!d->has_xg && ((xs->touched && !xs->have) || (ds->touched && !ds->have)))
+		clg_cl_tune_say(t, "clblast: no candidate of a searched kernel passed; its last one stays in force in "
+			    "this process (CLBlast cannot restore its built-in parameters)");
+}
+
 clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_report *r)
 {
 	tuner *t = NULL;
 	clg_tune_options defaults = {0};
-	tune_data d;
+	tune_data d, prev;
 	clg_status st = CLG_OK;
 	const int cpu = be && be->info.type == CLG_DEV_CPU;
+	size_t gr0 = 0;
+	int have_gr0;
+	char err[512];
 	double compile_est = 10.0; /* CLBlast: first build of its GEMM program, seconds (PoCL: ~7) */
 	cb_search xs = {0}, ds = {.direct = 1};
 	const char *why;
@@ -529,6 +563,10 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 	t->rng = opt->seed * 2654435761u + 1u;
 	clg_cl_tune_limits_of(be, &t->L);
 	clg_cl_gemm_default_tile(be, CLG_F32, &t->def_tile);
+	/* what CLBlast runs with before the search, to go back to (clblast_restore) */
+	clg_cl_tune_current(be, &prev);
+	have_gr0 = clg_cl_clblast_min_indirect(be, CLG_F32, &gr0) == CLG_OK;
+	clg_clear_error();
 	if (clg_tune_file_path(be, r->path, sizeof(r->path)))
 		clg_clear_error();
 	shape_set(t, opt->shapes ? opt->shapes : CLG_TUNE_SHAPES_ALL);
@@ -653,8 +691,14 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 		clg_cl_tune_use(be, &d, r->path);
 	}
 out:
+	if (st)
+		snprintf(err, sizeof(err), "%s", clg_last_error());
+	clblast_restore(t, &d, &prev, have_gr0, gr0, &xs, &ds);
 	for (int i = 0; i < t->n; i++)
 		shape_release(&t->s[i]);
 	free(t);
+	if (st)
+		return clg_fail(st, "%s", err);
+	clg_clear_error();
 	return st;
 }
