@@ -248,6 +248,45 @@ static clg_status poison_c(tuner *t, tshape *x)
 	return clg_run(t->be, &f);
 }
 
+/* Device seconds from marker a to marker b (both complete), or 0 where the queue cannot say. */
+static double marker_secs(cl_event a, cl_event b)
+{
+	cl_ulong ta = 0, tb = 0;
+
+	if (!a || !b || clGetEventProfilingInfo(a, CL_PROFILING_COMMAND_END, sizeof(ta), &ta, NULL) != CL_SUCCESS ||
+	    clGetEventProfilingInfo(b, CL_PROFILING_COMMAND_END, sizeof(tb), &tb, NULL) != CL_SUCCESS || tb <= ta)
+		return 0;
+	return 1e-9 * (double)(tb - ta);
+}
+
+/* One timed call: on a profiling queue (t->saved_queue set) the device's time between a marker
+ * before and one after the call (all of CLBlast's kernels and the gaps between them, but not the
+ * host's launch and wait), else, or where the driver gives no times, the wall time to a clFinish. */
+static clg_status timed_call(tuner *t, tshape *x, clg_cl_gemm_impl impl, const clg_cl_gemm_tile *tile, double *secs)
+{
+	cl_command_queue q = clg_cl_of(t->be)->queue;
+	cl_event e0 = NULL, e1 = NULL;
+	double w0 = now_s(), dev;
+	clg_status st;
+
+	if (t->saved_queue && clEnqueueMarkerWithWaitList(q, 0, NULL, &e0) != CL_SUCCESS)
+		e0 = NULL;
+	st = clg_cl_gemm_forced(t->be, &x->call, impl, tile);
+	if (!st && e0 && clEnqueueMarkerWithWaitList(q, 0, NULL, &e1) != CL_SUCCESS)
+		e1 = NULL;
+	if (!st)
+		st = clg_synchronize(t->be);
+	*secs = now_s() - w0;
+	dev = st ? 0 : marker_secs(e0, e1);
+	if (dev > 0)
+		*secs = dev;
+	if (e0)
+		clReleaseEvent(e0);
+	if (e1)
+		clReleaseEvent(e1);
+	return st;
+}
+
 /* Times one configuration on one shape: a warm-up (which builds kernels), then repetitions for
  * about 0.3 s (3 to 15), median. When the first timed run is over abort_over seconds (> 0),
  * stops there. Checks the result against the reference (or, for the reference itself, on the
@@ -255,7 +294,7 @@ static clg_status poison_c(tuner *t, tshape *x)
 void clg_cl_tune_measure(tuner *t, tshape *x, clg_cl_gemm_impl impl, const clg_cl_gemm_tile *tile, double abort_over,
 			 double *secs, const char **why)
 {
-	double times[15], t1;
+	double times[15];
 	int reps = 1;
 	float *c = NULL;
 	clg_status st;
@@ -265,19 +304,14 @@ void clg_cl_tune_measure(tuner *t, tshape *x, clg_cl_gemm_impl impl, const clg_c
 	if ((st = poison_c(t, x)) || (st = clg_cl_gemm_forced(t->be, &x->call, impl, tile)) ||
 	    (st = clg_synchronize(t->be)))
 		goto failed;
-	t1 = now_s();
-	if ((st = clg_cl_gemm_forced(t->be, &x->call, impl, tile)) || (st = clg_synchronize(t->be)))
+	if ((st = timed_call(t, x, impl, tile, &times[0])))
 		goto failed;
-	times[0] = now_s() - t1;
 	if (!(abort_over > 0 && times[0] > abort_over)) {
 		int want = times[0] > 0 ? (int)(0.3 / times[0]) : 15;
 		want = want < 3 ? 3 : want > 15 ? 15 : want;
-		for (; reps < want; reps++) {
-			t1 = now_s();
-			if ((st = clg_cl_gemm_forced(t->be, &x->call, impl, tile)) || (st = clg_synchronize(t->be)))
+		for (; reps < want; reps++)
+			if ((st = timed_call(t, x, impl, tile, &times[reps])))
 				goto failed;
-			times[reps] = now_s() - t1;
-		}
 	}
 	for (int i = 1; i < reps; i++) /* insertion sort for the median */
 		for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
@@ -563,6 +597,19 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 	t->rng = opt->seed * 2654435761u + 1u;
 	clg_cl_tune_limits_of(be, &t->L);
 	clg_cl_gemm_default_tile(be, CLG_F32, &t->def_tile);
+	/* GPU-type devices: timed by profiling events, on a queue of the same context that profiles
+	 * (the backend's does not), swapped in while the tuner runs */
+	if (!cpu && clFinish(clg_cl_of(be)->queue) == CL_SUCCESS) {
+		cl_int qerr;
+		cl_command_queue pq = clCreateCommandQueue(clg_cl_of(be)->context, clg_cl_of(be)->device,
+							   CL_QUEUE_PROFILING_ENABLE, &qerr);
+		if (qerr == CL_SUCCESS) {
+			t->saved_queue = clg_cl_of(be)->queue;
+			clg_cl_of(be)->queue = pq;
+		}
+	}
+	clg_cl_tune_say(t, "timing: %s", t->saved_queue ? "device time between profiling markers"
+							  : "wall time to a clFinish per call");
 	/* what CLBlast runs with before the search, to go back to (clblast_restore) */
 	clg_cl_tune_current(be, &prev);
 	have_gr0 = clg_cl_clblast_min_indirect(be, CLG_F32, &gr0) == CLG_OK;
@@ -696,6 +743,11 @@ out:
 	clblast_restore(t, &d, &prev, have_gr0, gr0, &xs, &ds);
 	for (int i = 0; i < t->n; i++)
 		shape_release(&t->s[i]);
+	if (t->saved_queue) { /* the backend's own queue back, the profiling one drained first */
+		clFinish(clg_cl_of(be)->queue);
+		clReleaseCommandQueue(clg_cl_of(be)->queue);
+		clg_cl_of(be)->queue = t->saved_queue;
+	}
 	free(t);
 	if (st)
 		return clg_fail(st, "%s", err);

@@ -62,6 +62,7 @@ typedef struct {
 	clg_cl_gemm_tile def_tile;
 	dev_limits L;
 	unsigned rng;
+	cl_command_queue saved_queue; /* the backend's queue, while the tuner runs on a profiling one */
 } tuner;
 
 typedef struct {
