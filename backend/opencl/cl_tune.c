@@ -532,6 +532,20 @@ static void choose(tuner *t, tune_data *d)
 	}
 }
 
+/* CLBlast's search (cl_tune_clblast.c): Xgemm, then XgemmDirect with the best Xgemm in force,
+ * until the given time, when its builds fit. */
+static void clblast_search(tuner *t, cb_search *xs, cb_search *ds, int cb_fits, double end, double *compile_est)
+{
+	double rest;
+
+	if (!cb_fits || clg_cl_tune_elapsed(t) + 2 * *compile_est >= end)
+		return;
+	rest = end - clg_cl_tune_elapsed(t);
+	clg_cl_tune_search_clblast_kernel(t, xs, clg_cl_tune_elapsed(t) + 0.6 * rest, compile_est);
+	if (xs->have && clg_cl_tune_clblast_set(t->be, "Xgemm", clg_cl_tune_xg_names, xs->best, NX) == CLG_OK)
+		clg_cl_tune_search_clblast_kernel(t, ds, end, compile_est);
+}
+
 /* CLBlast's parameters as this process is to go on with them, whatever the search did or how it
  * ended: the tune result when it was stored and is now in use, else what was in force before
  * (the earlier tune result's, and the GemmRoutine switch as read at the start). CLBlast 1.5 can
@@ -670,22 +684,22 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 	for (int i = 0; i < t->n; i++)
 		t->s[i].r->default_gflops = clg_cl_tune_gflops_of(t->s[i].r, t->s[i].t_default);
 
-	/* 3. own tiles: on CPUs, where they are the default, most of the time, or all of it when
-	 *    CLBlast's builds do not fit (its defaults, two kernels' candidates and a final check) */
+	/* 3. the default implementation's search first: on GPU-type devices CLBlast's (Xgemm then
+	 *    XgemmDirect), leaving the own tiles 0.15 of the budget after it; on CPUs the own tiles,
+	 *    most of the time, or all of it when CLBlast's builds do not fit (its defaults, two
+	 *    kernels' candidates and a final check), then CLBlast. The final check on every shape
+	 *    costs about what measuring the defaults did. */
 	cb_fits = clg_cl_tune_elapsed(t) + 4 * compile_est < t->budget;
-	search_own(t, cb_fits ? fmin((cpu ? 0.45 : 0.15) * t->budget, t->budget - 3.2 * compile_est)
-			      : 0.9 * t->budget);
-	confirm_own(t);
-
-	/* 4. CLBlast: Xgemm then XgemmDirect, then the switch between them, then all shapes */
-	/* (the final check on every shape costs about what measuring the defaults did) */
 	search_end = t->budget - final_est;
-	if (cb_fits && clg_cl_tune_elapsed(t) + 2 * compile_est < search_end) {
-		double rest = search_end - clg_cl_tune_elapsed(t);
-		clg_cl_tune_search_clblast_kernel(t, &xs, clg_cl_tune_elapsed(t) + 0.6 * rest, &compile_est);
-		if (xs.have && clg_cl_tune_clblast_set(be, "Xgemm", clg_cl_tune_xg_names, xs.best, NX) == CLG_OK)
-			clg_cl_tune_search_clblast_kernel(t, &ds, search_end, &compile_est);
-	}
+	if (!cpu)
+		clblast_search(t, &xs, &ds, cb_fits, search_end - 0.15 * t->budget, &compile_est);
+	search_own(t, !cb_fits ? 0.9 * t->budget
+			       : cpu ? fmin(0.45 * t->budget, t->budget - 3.2 * compile_est) : search_end);
+	confirm_own(t);
+	if (cpu)
+		clblast_search(t, &xs, &ds, cb_fits, search_end, &compile_est);
+
+	/* 4. CLBlast's best parameters with the switch between its kernels, on all shapes */
 	if (xs.have && ds.have) {
 		size_t T = clg_cl_tune_pick_threshold(t);
 		double gsum_t = 0, gsum_d = 0, score;
