@@ -30,6 +30,7 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 	clg_cl *cl = clg_cl_of(be);
 	cl_event ev = NULL;
 	void *staging;
+	int slot;
 	cl_int err;
 
 	reap_uploads(cl, 0);
@@ -41,8 +42,11 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 		cl->pending = p;
 		cl->cappending = cap;
 	}
-	/* The caller may reuse src at once, so the asynchronous write reads a private copy. */
-	staging = malloc(n);
+	/* The caller may reuse src at once, so the asynchronous write reads a copy: in a pinned
+	 * staging slot, else a private one freed when the write has completed. */
+	staging = clg_cl_stage_get(be, n, &slot);
+	if (!staging)
+		staging = malloc(n);
 	if (!staging)
 		return clg_fail(CLG_ERR_OOM, "upload of %zu bytes to device '%s': out of host memory", n, be->info.name);
 	memcpy(staging, src, n);
@@ -50,13 +54,18 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 	if (err == CL_SUCCESS)
 		err = clEnqueueWriteBuffer(cl->queue, (cl_mem)dst->handle, CL_FALSE, offset, n, staging, 0, NULL, &ev);
 	if (err != CL_SUCCESS) {
-		free(staging);
+		if (slot < 0)
+			free(staging);
 		return clg_cl_fail(be, "upload", err, "clEnqueueWriteBuffer of %zu bytes%s", n, clg_cl_fault_note());
+	}
+	cl->stats.n_upload++;
+	if (slot >= 0) {
+		clg_cl_stage_busy(be, slot, ev);
+		return CLG_OK;
 	}
 	cl->pending[cl->npending].event = ev;
 	cl->pending[cl->npending].staging = staging;
 	cl->npending++;
-	cl->stats.n_upload++;
 	return CLG_OK;
 }
 
@@ -121,10 +130,13 @@ static void cl_close(clg_backend *be)
 		clFinish(cl->queue);
 		reap_uploads(cl, 1);
 	}
+	clg_cl_stage_free(be);
 	clg_cl_fft_free(be); /* plans hold buffers and kernels of the context */
 	clg_cl_trim(be);
 	clg_cl_release_programs(be);
 	clg_cl_selftest_free(be);
+	if (cl->gemm_tmp)
+		clReleaseMemObject(cl->gemm_tmp);
 	if (cl->queue)
 		clReleaseCommandQueue(cl->queue);
 	if (cl->context)

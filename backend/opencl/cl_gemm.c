@@ -15,7 +15,9 @@
  * in its second-last dim is a transposed row-major matrix. Tune results are measured, and so
  * applied, in float32 only. float16 and bfloat16 operands go to a third, kernels_cl/gemm_half.cl
  * (any strides, float32 accumulation), or on CPU devices through float32 copies to the float32
- * kernels ($CLGRAD_GEMM_HALF=kernel|staged forces one; see half_staged). */
+ * kernels ($CLGRAD_GEMM_HALF=kernel|staged forces one; see half_staged).
+ * $CLGRAD_GEMM_MIN_INDIRECT=T sets CLBlast's switch to its indirect path (m*n*k >= T^3; 1: every
+ * product), for tests and for devices where one of its paths is wrong (cl_clblast.c). */
 #include "cl_tune.h"
 
 #include <clblast_c.h>
@@ -34,7 +36,7 @@ typedef clg_cl_gemm_impl gemm_impl;
 #define GEMM_CLBLAST CLG_CL_GEMM_CLBLAST
 #define GEMM_OWN CLG_CL_GEMM_OWN
 
-/* rows x cols view -> (transpose flag, leading dimension) for row-major CLBlast, or -1. */
+/* rows x cols view -> (transpose flag, leading dimension) as a row-major matrix, or -1. */
 static int layout_of(const clg_view *v, gemm_layout *l)
 {
 	int nd = v->ndim;
@@ -76,42 +78,90 @@ static clg_status impl_from_env(clg_backend *be, gemm_impl *out)
 
 /* ---- CLBlast ----------------------------------------------------------------------------- */
 
+/* CLBlast's scratch for its indirect path (padded and transposed copies of the operands), at
+ * least bytes long: one buffer per backend, grown when a call needs more, released at close.
+ * Without it CLBlast creates (and releases) a buffer in every call that takes the indirect path.
+ * Replacing it while a GEMM that uses it is queued is safe: OpenCL frees a released buffer only
+ * once the commands that use it have completed, and the in-order queue runs later GEMMs after. */
+static clg_status gemm_scratch(clg_backend *be, size_t bytes, cl_mem *out)
+{
+	clg_cl *cl = clg_cl_of(be);
+	cl_int err = CL_SUCCESS;
+	cl_mem m;
+
+	*out = NULL;
+	if (!bytes)
+		return CLG_OK;
+	if (cl->gemm_tmp_size < bytes) {
+		m = clCreateBuffer(cl->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+		if (err != CL_SUCCESS)
+			return clg_cl_fail(be, "gemm", err, "clCreateBuffer(CLBlast scratch, %zu bytes)", bytes);
+		if (cl->gemm_tmp)
+			clReleaseMemObject(cl->gemm_tmp);
+		cl->gemm_tmp = m;
+		cl->gemm_tmp_size = bytes;
+	}
+	*out = cl->gemm_tmp;
+	return CLG_OK;
+}
+
+/* CLBlast is called column-major: row-major C (M, N) = op(A) op(B) is, read column-major, C^T =
+ * op(B)^T op(A)^T, so the operands, M and N swap and every transpose flag and leading dimension
+ * stays. Called row-major, CLBlast's indirect path transposes C there and back and A as well
+ * (its kernels are column-major), and pads more. */
 static clg_status gemm_clblast(clg_backend *be, const clg_op_call *c, size_t M, size_t N, size_t K, size_t batch,
 			       const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc)
 {
 	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
+	const CLBlastLayout col = CLBlastLayoutColMajor;
 	cl_command_queue q = clg_cl_of(be)->queue;
-	cl_mem a = (cl_mem)A->buf->handle, b = (cl_mem)B->buf->handle, cm = (cl_mem)C->buf->handle;
-	size_t oa = (size_t)A->offset, ob = (size_t)B->offset, oc = (size_t)C->offset;
+	cl_mem a = (cl_mem)A->buf->handle, b = (cl_mem)B->buf->handle, cm = (cl_mem)C->buf->handle, tmp = NULL;
+	size_t oa = (size_t)A->offset, ob = (size_t)B->offset, oc = (size_t)C->offset, need = 0;
 	size_t sa = batch > 1 ? (size_t)A->stride[0] : 0, sb = batch > 1 ? (size_t)B->stride[0] : 0;
 	size_t sc = batch > 1 ? (size_t)C->stride[0] : 0;
+	int f64 = C->dtype == CLG_F64;
 	CLBlastStatusCode s;
+	clg_status st;
 	char s0[64], s1[64], s2[64];
 
-	if (C->dtype == CLG_F64) {
+	/* after the tune file's parameters (applied at the first lookup): the variable wins */
+	if ((st = clg_cl_clblast_env_min_indirect(be)))
+		return st;
+	if (batch == 1) {
+		/* 0 bytes where the direct kernel runs: no scratch then */
+		s = f64 ? CLBlastDGemmTempBufferSize(col, lb->trans, la->trans, N, M, K, ob, lb->ld, oa, la->ld, oc, lc->ld,
+						     &q, &need)
+			: CLBlastSGemmTempBufferSize(col, lb->trans, la->trans, N, M, K, ob, lb->ld, oa, la->ld, oc, lc->ld,
+						     &q, &need);
+		if (s != CLBlastSuccess)
+			goto fail;
+		if ((st = gemm_scratch(be, need, &tmp)))
+			return st;
+	}
+	if (f64) {
 		double alpha = c->f[0], beta = c->f[1];
-		s = batch == 1 ? CLBlastDgemm(CLBlastLayoutRowMajor, la->trans, lb->trans, M, N, K, alpha, a, oa, la->ld,
-					      b, ob, lb->ld, beta, cm, oc, lc->ld, &q, NULL)
-			       : CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, la->trans, lb->trans, M, N, K, alpha,
-							    a, oa, la->ld, sa, b, ob, lb->ld, sb, beta, cm, oc, lc->ld,
-							    sc, batch, &q, NULL);
+		s = batch == 1 ? CLBlastDgemmWithTempBuffer(col, lb->trans, la->trans, N, M, K, alpha, b, ob, lb->ld, a, oa,
+							    la->ld, beta, cm, oc, lc->ld, &q, NULL, tmp)
+			       : CLBlastDgemmStridedBatched(col, lb->trans, la->trans, N, M, K, alpha, b, ob, lb->ld, sb, a,
+							    oa, la->ld, sa, beta, cm, oc, lc->ld, sc, batch, &q, NULL);
 	} else {
 		float alpha = (float)c->f[0], beta = (float)c->f[1];
-		s = batch == 1 ? CLBlastSgemm(CLBlastLayoutRowMajor, la->trans, lb->trans, M, N, K, alpha, a, oa, la->ld,
-					      b, ob, lb->ld, beta, cm, oc, lc->ld, &q, NULL)
-			       : CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, la->trans, lb->trans, M, N, K, alpha,
-							    a, oa, la->ld, sa, b, ob, lb->ld, sb, beta, cm, oc, lc->ld,
-							    sc, batch, &q, NULL);
+		s = batch == 1 ? CLBlastSgemmWithTempBuffer(col, lb->trans, la->trans, N, M, K, alpha, b, ob, lb->ld, a, oa,
+							    la->ld, beta, cm, oc, lc->ld, &q, NULL, tmp)
+			       : CLBlastSgemmStridedBatched(col, lb->trans, la->trans, N, M, K, alpha, b, ob, lb->ld, sb, a,
+							    oa, la->ld, sa, beta, cm, oc, lc->ld, sc, batch, &q, NULL);
 	}
 	if (s != CLBlastSuccess)
-		return clg_cl_fail(be, "gemm", (cl_int)s, "CLBlast %cGEMM %zux%zux%zu (batch %zu): A %s, B %s, C %s",
-				   C->dtype == CLG_F64 ? 'D' : 'S', M, N, K, batch, clg_shape_str(A, s0, sizeof(s0)),
-				   clg_shape_str(B, s1, sizeof(s1)), clg_shape_str(C, s2, sizeof(s2)));
+		goto fail;
 	clg_cl_of(be)->stats.n_launch++;
 	if (be->recorder) /* CLBlast's own kernels are not seen: the shape only */
 		clg_record_library(be, C->dtype == CLG_F64 ? "CLBlast DGEMM" : "CLBlast SGEMM", (int64_t)M, (int64_t)N,
 				   (int64_t)K, (int64_t)batch);
 	return CLG_OK;
+fail:
+	return clg_cl_fail(be, "gemm", (cl_int)s, "CLBlast %cGEMM %zux%zux%zu (batch %zu, called column-major): A %s, B %s, C %s",
+			   f64 ? 'D' : 'S', M, N, K, batch, clg_shape_str(A, s0, sizeof(s0)),
+			   clg_shape_str(B, s1, sizeof(s1)), clg_shape_str(C, s2, sizeof(s2)));
 }
 
 /* ---- own kernels (kernels_cl/gemm.cl) -------------------------------------------------------- */

@@ -18,6 +18,15 @@ typedef struct {
 	void *staging;   /* host copy kept alive until the upload completes */
 } clg_cl_pending;
 
+/* A pinned upload staging slot (cl_staging.c). */
+typedef struct {
+	cl_mem mem;      /* CL_MEM_ALLOC_HOST_PTR, mapped for its lifetime at host */
+	void *host;
+	size_t cap;
+	cl_event busy;   /* the last upload from it, until seen complete */
+} clg_cl_stage;
+#define CLG_CL_STAGE_SLOTS 4
+
 typedef struct {
 	uint64_t key;    /* hash of (program name, options) or (program, options, kernel) */
 	cl_program program;
@@ -49,9 +58,22 @@ typedef struct {
 	int fft_told;                    /* the FFT path was noted (CLGRAD_DEBUG) */
 	char workload[64];               /* the last clg_precompile's workload: new programs are listed under it */
 	int fault_armed;                 /* open complete: CLGRAD_FAULT counts this device's events */
+	cl_mem gemm_tmp;                 /* CLBlast's indirect GEMM scratch (cl_gemm.c), grown as needed */
+	size_t gemm_tmp_size;
+	clg_cl_stage stage[CLG_CL_STAGE_SLOTS]; /* pinned upload staging (cl_staging.c) */
+	int stage_next;
+	int gemm_env_applied;            /* $CLGRAD_GEMM_MIN_INDIRECT given to CLBlast (cl_clblast.c) */
 } clg_cl;
 
 static inline clg_cl *clg_cl_of(clg_backend *be) { return (clg_cl *)be->ctx; }
+
+/* Upload staging (cl_staging.c): host memory for an n-byte upload in a pinned slot (*slot), or
+ * NULL (too large, every slot in flight, or the driver refused): the caller copies privately. */
+void *clg_cl_stage_get(clg_backend *be, size_t n, int *slot);
+/* The upload from slot was enqueued as ev (the slot keeps ev and releases it). */
+void clg_cl_stage_busy(clg_backend *be, int slot, cl_event ev);
+/* Waits for and releases every slot (at close). */
+void clg_cl_stage_free(clg_backend *be);
 
 const char *clg_cl_error_name(cl_int err);
 /* Fails with CLG_ERR_OPENCL (or CLG_ERR_OOM for allocation failures), naming op, device and err. */

@@ -248,6 +248,45 @@ static clg_status poison_c(tuner *t, tshape *x)
 	return clg_run(t->be, &f);
 }
 
+/* Device seconds from marker a to marker b (both complete), or 0 where the queue cannot say. */
+static double marker_secs(cl_event a, cl_event b)
+{
+	cl_ulong ta = 0, tb = 0;
+
+	if (!a || !b || clGetEventProfilingInfo(a, CL_PROFILING_COMMAND_END, sizeof(ta), &ta, NULL) != CL_SUCCESS ||
+	    clGetEventProfilingInfo(b, CL_PROFILING_COMMAND_END, sizeof(tb), &tb, NULL) != CL_SUCCESS || tb <= ta)
+		return 0;
+	return 1e-9 * (double)(tb - ta);
+}
+
+/* One timed call: on a profiling queue (t->saved_queue set) the device's time between a marker
+ * before and one after the call (all of CLBlast's kernels and the gaps between them, but not the
+ * host's launch and wait), else, or where the driver gives no times, the wall time to a clFinish. */
+static clg_status timed_call(tuner *t, tshape *x, clg_cl_gemm_impl impl, const clg_cl_gemm_tile *tile, double *secs)
+{
+	cl_command_queue q = clg_cl_of(t->be)->queue;
+	cl_event e0 = NULL, e1 = NULL;
+	double w0 = now_s(), dev;
+	clg_status st;
+
+	if (t->saved_queue && clEnqueueMarkerWithWaitList(q, 0, NULL, &e0) != CL_SUCCESS)
+		e0 = NULL;
+	st = clg_cl_gemm_forced(t->be, &x->call, impl, tile);
+	if (!st && e0 && clEnqueueMarkerWithWaitList(q, 0, NULL, &e1) != CL_SUCCESS)
+		e1 = NULL;
+	if (!st)
+		st = clg_synchronize(t->be);
+	*secs = now_s() - w0;
+	dev = st ? 0 : marker_secs(e0, e1);
+	if (dev > 0)
+		*secs = dev;
+	if (e0)
+		clReleaseEvent(e0);
+	if (e1)
+		clReleaseEvent(e1);
+	return st;
+}
+
 /* Times one configuration on one shape: a warm-up (which builds kernels), then repetitions for
  * about 0.3 s (3 to 15), median. When the first timed run is over abort_over seconds (> 0),
  * stops there. Checks the result against the reference (or, for the reference itself, on the
@@ -255,7 +294,7 @@ static clg_status poison_c(tuner *t, tshape *x)
 void clg_cl_tune_measure(tuner *t, tshape *x, clg_cl_gemm_impl impl, const clg_cl_gemm_tile *tile, double abort_over,
 			 double *secs, const char **why)
 {
-	double times[15], t1;
+	double times[15];
 	int reps = 1;
 	float *c = NULL;
 	clg_status st;
@@ -265,19 +304,14 @@ void clg_cl_tune_measure(tuner *t, tshape *x, clg_cl_gemm_impl impl, const clg_c
 	if ((st = poison_c(t, x)) || (st = clg_cl_gemm_forced(t->be, &x->call, impl, tile)) ||
 	    (st = clg_synchronize(t->be)))
 		goto failed;
-	t1 = now_s();
-	if ((st = clg_cl_gemm_forced(t->be, &x->call, impl, tile)) || (st = clg_synchronize(t->be)))
+	if ((st = timed_call(t, x, impl, tile, &times[0])))
 		goto failed;
-	times[0] = now_s() - t1;
 	if (!(abort_over > 0 && times[0] > abort_over)) {
 		int want = times[0] > 0 ? (int)(0.3 / times[0]) : 15;
 		want = want < 3 ? 3 : want > 15 ? 15 : want;
-		for (; reps < want; reps++) {
-			t1 = now_s();
-			if ((st = clg_cl_gemm_forced(t->be, &x->call, impl, tile)) || (st = clg_synchronize(t->be)))
+		for (; reps < want; reps++)
+			if ((st = timed_call(t, x, impl, tile, &times[reps])))
 				goto failed;
-			times[reps] = now_s() - t1;
-		}
 	}
 	for (int i = 1; i < reps; i++) /* insertion sort for the median */
 		for (int j = i; j > 0 && times[j] < times[j - 1]; j--) {
@@ -498,13 +532,61 @@ static void choose(tuner *t, tune_data *d)
 	}
 }
 
+/* CLBlast's search (cl_tune_clblast.c): Xgemm, then XgemmDirect with the best Xgemm in force,
+ * until the given time, when its builds fit. */
+static void clblast_search(tuner *t, cb_search *xs, cb_search *ds, int cb_fits, double end, double *compile_est)
+{
+	double rest;
+
+	if (!cb_fits || clg_cl_tune_elapsed(t) + 2 * *compile_est >= end)
+		return;
+	rest = end - clg_cl_tune_elapsed(t);
+	clg_cl_tune_search_clblast_kernel(t, xs, clg_cl_tune_elapsed(t) + 0.6 * rest, compile_est);
+	if (xs->have && clg_cl_tune_clblast_set(t->be, "Xgemm", clg_cl_tune_xg_names, xs->best, NX) == CLG_OK)
+		clg_cl_tune_search_clblast_kernel(t, ds, end, compile_est);
+}
+
+/* CLBlast's parameters as this process is to go on with them, whatever the search did or how it
+ * ended: the tune result when it was stored and is now in use, else what was in force before
+ * (the earlier tune result's, and the GemmRoutine switch as read at the start). CLBlast 1.5 can
+ * neither say nor reset its built-in Xgemm / XgemmDirect parameters: where no tune result had
+ * set them, the search's best verified candidate stays in force (never a rejected one). */
+static void clblast_restore(tuner *t, const tune_data *now, const tune_data *prev, int have_gr0, size_t gr0,
+			    const cb_search *xs, const cb_search *ds)
+{
+	clg_backend *be = t->be;
+	const tune_data *d = t->r->stored && now->has_xg ? now : prev;
+	int bad = 0;
+
+	if (d->has_xg)
+		bad |= clg_cl_tune_clblast_set(be, "Xgemm", clg_cl_tune_xg_names, d->xg, NX) != CLG_OK;
+	else if (xs->touched && xs->have)
+		bad |= clg_cl_tune_clblast_set(be, "Xgemm", clg_cl_tune_xg_names, xs->best, NX) != CLG_OK;
+	if (d->has_xd)
+		bad |= clg_cl_tune_clblast_set(be, "XgemmDirect", clg_cl_tune_xd_names, d->xd, ND) != CLG_OK;
+	else if (ds->touched && ds->have)
+		bad |= clg_cl_tune_clblast_set(be, "XgemmDirect", clg_cl_tune_xd_names, ds->best, ND) != CLG_OK;
+	if (d->has_gr)
+		bad |= clg_cl_tune_clblast_set(be, "GemmRoutine", &clg_cl_tune_gr_name, &d->gr, 1) != CLG_OK;
+	else if (have_gr0)
+		bad |= clg_cl_clblast_set_min_indirect(be, CLG_F32, gr0) != CLG_OK;
+	if (bad)
+		clg_cl_tune_say(t, "clblast: parameters could not be set back: %s", clg_last_error());
+	if (!d->has_xg && ((xs->touched && !xs->have) || (ds->touched && !ds->have)))
+		clg_cl_tune_say(t, "clblast: no candidate of a searched kernel passed; its last one stays in force in "
+			    "this process (CLBlast cannot restore its built-in parameters)");
+}
+
 clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_report *r)
 {
 	tuner *t = NULL;
 	clg_tune_options defaults = {0};
-	tune_data d;
+	tune_data d, prev;
 	clg_status st = CLG_OK;
 	const int cpu = be && be->info.type == CLG_DEV_CPU;
+	size_t gr0 = 0;
+	int have_gr0;
+	char err[512];
 	double compile_est = 10.0; /* CLBlast: first build of its GEMM program, seconds (PoCL: ~7) */
 	cb_search xs = {0}, ds = {.direct = 1};
 	const char *why;
@@ -529,6 +611,23 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 	t->rng = opt->seed * 2654435761u + 1u;
 	clg_cl_tune_limits_of(be, &t->L);
 	clg_cl_gemm_default_tile(be, CLG_F32, &t->def_tile);
+	/* GPU-type devices: timed by profiling events, on a queue of the same context that profiles
+	 * (the backend's does not), swapped in while the tuner runs */
+	if (!cpu && clFinish(clg_cl_of(be)->queue) == CL_SUCCESS) {
+		cl_int qerr;
+		cl_command_queue pq = clCreateCommandQueue(clg_cl_of(be)->context, clg_cl_of(be)->device,
+							   CL_QUEUE_PROFILING_ENABLE, &qerr);
+		if (qerr == CL_SUCCESS) {
+			t->saved_queue = clg_cl_of(be)->queue;
+			clg_cl_of(be)->queue = pq;
+		}
+	}
+	clg_cl_tune_say(t, "timing: %s", t->saved_queue ? "device time between profiling markers"
+							  : "wall time to a clFinish per call");
+	/* what CLBlast runs with before the search, to go back to (clblast_restore) */
+	clg_cl_tune_current(be, &prev);
+	have_gr0 = clg_cl_clblast_min_indirect(be, CLG_F32, &gr0) == CLG_OK;
+	clg_clear_error();
 	if (clg_tune_file_path(be, r->path, sizeof(r->path)))
 		clg_clear_error();
 	shape_set(t, opt->shapes ? opt->shapes : CLG_TUNE_SHAPES_ALL);
@@ -585,22 +684,22 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 	for (int i = 0; i < t->n; i++)
 		t->s[i].r->default_gflops = clg_cl_tune_gflops_of(t->s[i].r, t->s[i].t_default);
 
-	/* 3. own tiles: on CPUs, where they are the default, most of the time, or all of it when
-	 *    CLBlast's builds do not fit (its defaults, two kernels' candidates and a final check) */
+	/* 3. the default implementation's search first: on GPU-type devices CLBlast's (Xgemm then
+	 *    XgemmDirect), leaving the own tiles 0.15 of the budget after it; on CPUs the own tiles,
+	 *    most of the time, or all of it when CLBlast's builds do not fit (its defaults, two
+	 *    kernels' candidates and a final check), then CLBlast. The final check on every shape
+	 *    costs about what measuring the defaults did. */
 	cb_fits = clg_cl_tune_elapsed(t) + 4 * compile_est < t->budget;
-	search_own(t, cb_fits ? fmin((cpu ? 0.45 : 0.15) * t->budget, t->budget - 3.2 * compile_est)
-			      : 0.9 * t->budget);
-	confirm_own(t);
-
-	/* 4. CLBlast: Xgemm then XgemmDirect, then the switch between them, then all shapes */
-	/* (the final check on every shape costs about what measuring the defaults did) */
 	search_end = t->budget - final_est;
-	if (cb_fits && clg_cl_tune_elapsed(t) + 2 * compile_est < search_end) {
-		double rest = search_end - clg_cl_tune_elapsed(t);
-		clg_cl_tune_search_clblast_kernel(t, &xs, clg_cl_tune_elapsed(t) + 0.6 * rest, &compile_est);
-		if (xs.have && clg_cl_tune_clblast_set(be, "Xgemm", clg_cl_tune_xg_names, xs.best, NX) == CLG_OK)
-			clg_cl_tune_search_clblast_kernel(t, &ds, search_end, &compile_est);
-	}
+	if (!cpu)
+		clblast_search(t, &xs, &ds, cb_fits, search_end - 0.15 * t->budget, &compile_est);
+	search_own(t, !cb_fits ? 0.9 * t->budget
+			       : cpu ? fmin(0.45 * t->budget, t->budget - 3.2 * compile_est) : search_end);
+	confirm_own(t);
+	if (cpu)
+		clblast_search(t, &xs, &ds, cb_fits, search_end, &compile_est);
+
+	/* 4. CLBlast's best parameters with the switch between its kernels, on all shapes */
 	if (xs.have && ds.have) {
 		size_t T = clg_cl_tune_pick_threshold(t);
 		double gsum_t = 0, gsum_d = 0, score;
@@ -653,8 +752,19 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 		clg_cl_tune_use(be, &d, r->path);
 	}
 out:
+	if (st)
+		snprintf(err, sizeof(err), "%s", clg_last_error());
+	clblast_restore(t, &d, &prev, have_gr0, gr0, &xs, &ds);
 	for (int i = 0; i < t->n; i++)
 		shape_release(&t->s[i]);
+	if (t->saved_queue) { /* the backend's own queue back, the profiling one drained first */
+		clFinish(clg_cl_of(be)->queue);
+		clReleaseCommandQueue(clg_cl_of(be)->queue);
+		clg_cl_of(be)->queue = t->saved_queue;
+	}
 	free(t);
+	if (st)
+		return clg_fail(st, "%s", err);
+	clg_clear_error();
 	return st;
 }

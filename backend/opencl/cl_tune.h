@@ -32,4 +32,13 @@ clg_status clg_cl_gemm_forced(clg_backend *be, const clg_op_call *c, clg_cl_gemm
 int clg_cl_tune_lookup(clg_backend *be, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t batch,
 		       clg_cl_gemm_impl *impl, clg_cl_gemm_tile *tile);
 
+/* CLBlast's GemmRoutine switch (cl_clblast.c): products with m*n*k < T^3 run its XgemmDirect
+ * kernel, larger ones its indirect path. The T in force for be's device and dtype (float32 or
+ * float64), tune file or override included. */
+clg_status clg_cl_clblast_min_indirect(clg_backend *be, clg_dtype t, size_t *T);
+/* Sets T (CLBlastOverrideParameters; 1 sends every product to the indirect path). */
+clg_status clg_cl_clblast_set_min_indirect(clg_backend *be, clg_dtype t, size_t T);
+/* Applies $CLGRAD_GEMM_MIN_INDIRECT=T (float32 and float64), if set, once per backend. */
+clg_status clg_cl_clblast_env_min_indirect(clg_backend *be);
+
 #endif

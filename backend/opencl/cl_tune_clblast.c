@@ -121,6 +121,7 @@ void clg_cl_tune_search_clblast_kernel(tuner *t, cb_search *cs, double until, do
 	size_t slot = cs->direct ? offsetof(tshape, t_dir_cand) : offsetof(tshape, t_ind_cand);
 	char ps[400];
 
+	cs->touched = 1;
 	if (clg_cl_tune_clblast_set(t->be, "GemmRoutine", &clg_cl_tune_gr_name, &route, 1)) {
 		clg_cl_tune_say(t, "clblast: cannot set GemmRoutine: %s", clg_last_error());
 		return;

@@ -509,6 +509,24 @@ int clg_cl_tune_lookup(clg_backend *be, int ta, int tb, int64_t M, int64_t N, in
 	return e != NULL;
 }
 
+int clg_cl_tune_current(clg_backend *be, tune_data *out)
+{
+	dev_state *s;
+	int loaded = 0;
+
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&g_lock);
+	s = state_of(be);
+	if (s) {
+		load_once(be, s);
+		loaded = s->st.loaded;
+		if (loaded)
+			*out = s->d;
+	}
+	pthread_mutex_unlock(&g_lock);
+	return loaded;
+}
+
 /* From now on this process uses d (just stored at path) for be's device. */
 void clg_cl_tune_use(clg_backend *be, const tune_data *d, const char *path)
 {

@@ -62,6 +62,7 @@ typedef struct {
 	clg_cl_gemm_tile def_tile;
 	dev_limits L;
 	unsigned rng;
+	cl_command_queue saved_queue; /* the backend's queue, while the tuner runs on a profiling one */
 } tuner;
 
 typedef struct {
@@ -69,6 +70,7 @@ typedef struct {
 	size_t best[NX];        /* best parameters (ND used for direct) */
 	double best_score;      /* geometric mean GFLOP/s */
 	int have;
+	int touched;            /* CLBlast's parameters were overridden by the search */
 } cb_search;
 
 /* cl_tune_file.c */
@@ -85,6 +87,8 @@ clg_status clg_cl_tune_clblast_set(clg_backend *be, const char *kernel, const ch
 				   int n);
 /* Writes d (with the shapes' labels as comments) to path atomically. */
 clg_status clg_cl_tune_store_file(clg_backend *be, const char *path, const tune_data *d);
+/* The tune result this process uses for be's device (loading it first): 1 and *out, else 0. */
+int clg_cl_tune_current(clg_backend *be, tune_data *out);
 /* From now on this process uses d (just stored at path) for be's device. */
 void clg_cl_tune_use(clg_backend *be, const tune_data *d, const char *path);
 /* Whether be is an OpenCL device (not the reference backend). */

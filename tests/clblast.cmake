@@ -1,0 +1,18 @@
+# CLBlast's two GEMM paths (backend/opencl/cl_clblast.c, cl_gemm.c, cl_selftest.c).
+# test_clblast_switch: the switch between them read back as set, the self-test's run on the
+# indirect path leaves it as it was, $CLGRAD_GEMM_MIN_INDIRECT, GEMMs on either path (a folder of
+# its own: the self-test must run cold). test_ops_gemm_clblast_indirect: every GEMM case of the op
+# suite (transposes, offsets, batches) with CLBlast on its indirect path, where the small shapes
+# of the suite never go by default.
+clg_test(test_clblast_switch)
+target_include_directories(test_clblast_switch PRIVATE ${CMAKE_SOURCE_DIR}/backend/opencl)
+set_tests_properties(test_clblast_switch PROPERTIES TIMEOUT 900
+  ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/clblast-switch-cache")
+add_test(NAME test_ops_gemm_clblast_indirect COMMAND test_ops --op gemm)
+set_tests_properties(test_ops_gemm_clblast_indirect PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;CLGRAD_GEMM=clblast;CLGRAD_GEMM_MIN_INDIRECT=1")
+# test_tune_clblast_restore: a tune run that fails at its end (CLGRAD_CACHE_DIR=0 inside) after
+# CLBlast's search leaves CLBlast's switch as it was (first OpenCL device; about 30 s).
+add_test(NAME test_tune_clblast_restore COMMAND test_clblast_switch --tune)
+set_tests_properties(test_tune_clblast_restore PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
