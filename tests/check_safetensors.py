@@ -31,6 +31,8 @@ EXPECTED = {
     "empty": ("F32", [0, 3], []),
     'layers.0/w"q': ("F32", [1], [7.0]),
     "bf": ("BF16", [3], [1.0, -2.5, 0.15625]),
+    # float16: the largest finite half, the smallest subnormal, a negative zero
+    "hf": ("F16", [6], [1.0, -2.0, 0.5, 65504.0, 2.0 ** -24, -0.0]),
 }
 EXPECTED_META = {"format": "pt", "epoch": "3", "note": 'tab\tquote"backslash\\ \u00e9 \u2713'}
 

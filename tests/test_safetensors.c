@@ -75,6 +75,8 @@ static float weight[6], bias[3] = {1.5f, -2.0f, 3.25f}, wq[1] = {7.0f};
 static int32_t step[1] = {42}, idx[4] = {-1, 0, 7, 2147483647};
 static double dbl[4];
 static uint16_t bf[3] = {0x3f80, 0xc020, 0x3e20}; /* bfloat16 1, -2.5, 0.15625 */
+/* float16 1, -2, 0.5, 65504 (largest), 2^-24 (smallest subnormal), -0 */
+static uint16_t hf[6] = {0x3c00, 0xc000, 0x3800, 0x7bff, 0x0001, 0x8000};
 static const char *note = "tab\tquote\"backslash\\ \xc3\xa9 \xe2\x9c\x93";
 
 static clg_st_writer *expected_writer(void)
@@ -94,6 +96,7 @@ static clg_st_writer *expected_writer(void)
 	CHECK_OK(clg_st_writer_add(w, "empty", CLG_F32, CLG_SHAPE(0, 3), NULL));
 	CHECK_OK(clg_st_writer_add(w, "layers.0/w\"q", CLG_F32, CLG_SHAPE(1), wq));
 	CHECK_OK(clg_st_writer_add(w, "bf", CLG_BF16, CLG_SHAPE(3), bf));
+	CHECK_OK(clg_st_writer_add(w, "hf", CLG_F16, CLG_SHAPE(6), hf));
 	CHECK_OK(clg_st_writer_meta(w, "format", "pt"));
 	CHECK_OK(clg_st_writer_meta(w, "epoch", "3"));
 	CHECK_OK(clg_st_writer_meta(w, "note", note));
@@ -117,8 +120,9 @@ static void check_tensor(const clg_st_file *f, const char *name, clg_dtype dt, i
 
 static void check_expected(const clg_st_file *f)
 {
-	CHECK(clg_st_count(f) == 8, "8 tensors, got %d", clg_st_count(f));
+	CHECK(clg_st_count(f) == 9, "9 tensors, got %d", clg_st_count(f));
 	check_tensor(f, "bf", CLG_BF16, 1, (int64_t[]){3}, bf, sizeof(bf));
+	check_tensor(f, "hf", CLG_F16, 1, (int64_t[]){6}, hf, sizeof(hf));
 	check_tensor(f, "weight", CLG_F32, 2, (int64_t[]){2, 3}, weight, sizeof(weight));
 	check_tensor(f, "bias", CLG_F32, 1, (int64_t[]){3}, bias, sizeof(bias));
 	check_tensor(f, "step", CLG_I32, 0, NULL, step, sizeof(step));
@@ -177,8 +181,8 @@ static void test_roundtrip(void)
 			hlen |= (uint64_t)raw[i] << (8 * i);
 		CHECK((8 + hlen) % 8 == 0 && raw[8] == '{', "header padded to 8 bytes and starting with '{'");
 		/* data: F64 (32) + 4-byte tensors bias, idx, layers, step, weight (12+16+4+4+24) + the
-		 * bfloat16 bf (6) + empty */
-		CHECK(len == 8 + hlen + 32 + 60 + 6, "file size %zu", len);
+		 * bfloat16 bf (6) + the float16 hf (12) + empty */
+		CHECK(len == 8 + hlen + 32 + 60 + 6 + 12, "file size %zu", len);
 		free(raw);
 	}
 	CHECK_OK(clg_st_open(tpath("rt.safetensors"), &f));
