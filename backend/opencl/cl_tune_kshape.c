@@ -1,7 +1,7 @@
 /* `clgrad tune`'s kernel shapes: per family that has both shapes (backend/kernel_shape.c), one
  * representative op at a training size is run under the CPU and under the GPU shape (set with
  * clg_backend_set_kernel_shape), its result compared with the reference backend's, and the
- * median time of a few calls after a warm-up taken. The faster shape that computes right is kept
+ * median time of a few calls after a warm-up taken, the shapes alternating call by call. The faster shape that computes right is kept
  * (a `kshape` line of the tune file, applied at device open). */
 #include "cl_tune_internal.h"
 
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define KS_MAXOPS 5
-#define KS_REPS 5
+#define KS_REPS 7
 #define KS_MARGIN 0.9
 
 typedef struct {
@@ -133,41 +133,49 @@ static int close_enough(const float *got, const float *want, size_t n)
 	return 1;
 }
 
-/* Median microseconds of the case under the shape in force, after checking one run on fresh
- * inputs against want; 0 and *why when it fails or computes wrong numbers. */
-static double time_shape(clg_backend *be, const kcase *c, kops *o, const float *want, size_t nwant,
-			 const char **why)
+/* Runs the case once on fresh inputs under the shape in force and compares with want: NULL, or
+ * why the shape is not usable. A second call warms up. */
+static const char *check_shape(clg_backend *be, const kcase *c, kops *o, const float *want, size_t nwant)
 {
-	double t[KS_REPS], t0;
+	const char *why = NULL;
 	float *got = NULL;
 	size_t n = 0;
-	double us = 0;
 
-	*why = NULL;
-	if (kops_fill(be, c, o) || clg_run(be, &o->call) || clg_synchronize(be) || kops_read(c, o, &got, &n)) {
-		*why = "failed";
-		goto out;
-	}
-	if (n != nwant || !close_enough(got, want, n)) {
-		*why = "wrong result";
-		goto out;
-	}
-	for (int r = 0; r < KS_REPS; r++) {
-		t0 = clg_now();
-		if (clg_run(be, &o->call) || clg_synchronize(be)) {
-			*why = "failed";
-			goto out;
-		}
-		t[r] = clg_now() - t0;
-	}
-	us = clg_measure_median(t, KS_REPS) * 1e6;
-	if (!(us > 0))
-		us = 0.1; /* below the clock's resolution */
-out:
-	if (*why)
+	if (kops_fill(be, c, o) || clg_run(be, &o->call) || clg_synchronize(be) || kops_read(c, o, &got, &n))
+		why = "failed";
+	else if (n != nwant || !close_enough(got, want, n))
+		why = "wrong result";
+	else if (clg_run(be, &o->call) || clg_synchronize(be))
+		why = "failed";
+	if (why)
 		clg_clear_error();
 	free(got);
-	return us;
+	return why;
+}
+
+/* Median microseconds per call of each shape, the two interleaved call by call (so a slow spell
+ * of a shared machine, or a runtime's threads waking, favours neither); 0 on a failure. */
+static void time_shapes(clg_backend *be, clg_kernel_family fam, kops *o, double us[2])
+{
+	double t[2][KS_REPS];
+
+	us[0] = us[1] = 0;
+	for (int r = 0; r < KS_REPS; r++)
+		for (int s = 0; s < 2; s++) {
+			double t0;
+			clg_backend_set_kernel_shape(be, fam, (clg_kernel_shape)s, "clgrad tune (measuring)");
+			t0 = clg_now();
+			if (clg_run(be, &o->call) || clg_synchronize(be)) {
+				clg_clear_error();
+				return;
+			}
+			t[s][r] = clg_now() - t0;
+		}
+	for (int s = 0; s < 2; s++) {
+		us[s] = clg_measure_median(t[s], KS_REPS) * 1e6;
+		if (!(us[s] > 0))
+			us[s] = 0.1; /* below the clock's resolution */
+	}
 }
 
 void clg_cl_tune_kernel_shapes(tuner *t, double until, tune_data *d)
@@ -211,8 +219,11 @@ void clg_cl_tune_kernel_shapes(tuner *t, double until, tune_data *d)
 		}
 		for (int s = 0; s < 2; s++) {
 			clg_backend_set_kernel_shape(be, c->fam, (clg_kernel_shape)s, "clgrad tune (measuring)");
-			us[s] = time_shape(be, c, &o, want, nwant, &why[s]);
+			why[s] = check_shape(be, c, &o, want, nwant);
 		}
+		us[0] = us[1] = 0;
+		if (!why[0] && !why[1])
+			time_shapes(be, c->fam, &o, us);
 		clg_cl_tune_say(t, "kernel shape %s, %s: cpu %s%.0f us, gpu %s%.0f us", fam, c->what, why[0] ? why[0] : "",
 				us[0], why[1] ? why[1] : "", us[1]);
 		if (us[0] > 0 && us[1] > 0) {
