@@ -230,7 +230,7 @@ struct clg_backend {
 };
 
 /* The shape backend be uses for family f; *why (may be NULL) says where the choice came from
- * ("CLGRAD_KERNEL_SHAPE", "tuned: ...", "device type CPU"). */
+ * ("CLGRAD_KERNEL_SHAPE", "measured by clgrad tune: gpu 123 us vs cpu 456 us", "device type cpu"). */
 clg_kernel_shape clg_backend_kernel_shape(const clg_backend *be, clg_kernel_family f, const char **why);
 /* Sets the shape of family f for this backend unless CLGRAD_KERNEL_SHAPE forces it (the
  * variable wins); why is copied. For `clgrad tune`'s stored choices and for tools. */

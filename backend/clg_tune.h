@@ -13,9 +13,11 @@
  * The result is a small text file in the cache folder ($CLGRAD_CACHE_DIR, else
  * $XDG_CACHE_HOME/clgrad, else ~/.cache/clgrad), named after a hash of the platform, its version,
  * the device name and the driver version (which the file repeats and the loader checks), written
- * to a temporary name and renamed. The OpenCL backend loads it at its first GEMM on the device
- * and applies it: CLBlast parameters, and per shape (a stored shape or a near one with the same
- * layout) the implementation and tile. A missing, corrupt or foreign file is ignored (with a
+ * to a temporary name and renamed. The OpenCL backend loads it when it opens the device and
+ * applies it: CLBlast parameters, per shape (a stored shape or a near one with the same layout)
+ * the GEMM implementation and tile, and per kernel family the shape measured faster (before the
+ * GEMM search, each family's representative op is timed under both kernel shapes and checked
+ * against the reference backend; backend/opencl/cl_tune_kshape.c). A missing, corrupt or foreign file is ignored (with a
  * CLGRAD_DEBUG message). $CLGRAD_TUNE=0 ignores stored results; $CLGRAD_GEMM and
  * $CLGRAD_GEMM_TILE still win over them.
  *

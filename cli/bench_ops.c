@@ -203,6 +203,11 @@ int bench_ops(int argc, char **argv)
 		clg_backend_kernel_shape(be, CLG_KFAM_ROW, &why);
 		printf("device: %s; peer: the reference backend (plain C); row kernels: %s (%s)\n", be->info.name,
 		       clg_kernel_shape_name(clg_backend_kernel_shape(be, CLG_KFAM_ROW, NULL)), why);
+		for (int f = 0; f < CLG_KFAM_COUNT; f++) {
+			clg_kernel_shape k = clg_backend_kernel_shape(be, (clg_kernel_family)f, &why);
+			printf("kernel shape %s=%s (%s)\n", clg_kernel_family_name((clg_kernel_family)f),
+			       clg_kernel_shape_name(k), why);
+		}
 		printf("%-11s %-44s %-8s %10s %9s %10s %9s %8s\n", "op", "size", "shape", "dev us", "dev GB/s", "ref us",
 		       "ref GB/s", "speed-up");
 	}

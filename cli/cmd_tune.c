@@ -37,6 +37,12 @@ static int print_status(clg_backend *be)
 		printf("not loaded: %s\n", s.note);
 	clg_tune_gemm_choice(be, 1024, 1024, 1024, 1, 0, 0, choice, sizeof(choice));
 	printf("GEMM 1024x1024x1024 runs with: %s\n", choice);
+	for (int f = 0; f < CLG_KFAM_COUNT; f++) {
+		const char *why = NULL;
+		clg_kernel_shape k = clg_backend_kernel_shape(be, (clg_kernel_family)f, &why);
+		printf("kernel shape %s: %s (%s)\n", clg_kernel_family_name((clg_kernel_family)f), clg_kernel_shape_name(k),
+		       why);
+	}
 	return 0;
 }
 

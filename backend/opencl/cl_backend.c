@@ -1,5 +1,6 @@
 /* One OpenCL backend instance per device: context, in-order queue, transfers. */
 #include "cl_internal.h"
+#include "cl_tune.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,7 @@ clg_status clg_cl_open(int index, clg_backend **out)
 		st = clg_cl_fault_check();
 	if (st)
 		goto err_release_queue;
+	clg_cl_tune_apply_shapes(be); /* shapes measured by `clgrad tune`, when stored */
 	/* 256 suits most GPUs (CPU devices run one work-item per lane anyway), or the largest power
 	 * of two the device allows (cl_launch.c) */
 	cl->wg_size = clg_cl_local_size(be, NULL, 256);

@@ -635,6 +635,9 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 	clg_cl_tune_say(t, "tuning GEMM on '%s' (%s), %d shapes, budget %.0f s", be->info.name, clg_device_type_name(be->info.type),
 	    t->n, t->budget);
 
+	/* 0. the kernel shape of each family (a few seconds; a small part of the budget) */
+	clg_cl_tune_kernel_shapes(t, 0.4 * t->budget, &d);
+
 	/* 1. the reference result of each shape (own kernels, default tile, checked on the host) and
 	 *    the untuned time */
 	for (int i = 0; i < t->n; i++) {

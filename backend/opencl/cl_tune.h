@@ -32,6 +32,11 @@ clg_status clg_cl_gemm_forced(clg_backend *be, const clg_op_call *c, clg_cl_gemm
 int clg_cl_tune_lookup(clg_backend *be, int ta, int tb, int64_t M, int64_t N, int64_t K, int64_t batch,
 		       clg_cl_gemm_impl *impl, clg_cl_gemm_tile *tile);
 
+/* Applies the kernel shapes the tune file of be's device stores (loading it first) through
+ * clg_backend_set_kernel_shape; CLGRAD_KERNEL_SHAPE still wins, CLGRAD_TUNE=0 skips them. At
+ * device open. */
+void clg_cl_tune_apply_shapes(clg_backend *be);
+
 /* CLBlast's GemmRoutine switch (cl_clblast.c): products with m*n*k < T^3 run its XgemmDirect
  * kernel, larger ones its indirect path. The T in force for be's device and dtype (float32 or
  * float64), tune file or override included. */

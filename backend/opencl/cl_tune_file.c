@@ -6,6 +6,8 @@
  *   platform <name>            platform_version <v>        device <name>      driver <v>
  *   clblast Xgemm GEMMK=0 KREG=1 ...   (all 16 parameters; likewise XgemmDirect's 10, GemmRoutine's 1)
  *   shape <ta> <tb> <m> <n> <k> <batch> <own|clblast> <tm> <tn> <vw> <dm> <dn> <default GF/s> <tuned GF/s>
+ *   kshape <family> <cpu|gpu> <us cpu shape> <us gpu shape>   (the faster kernel shape of a family,
+ *          applied at device open through clg_backend_set_kernel_shape; older readers ignore the file)
  *   # comments
  *   end <FNV-1a 64 of every byte before this line, hex>
  * A file whose header names another platform, device or driver, whose checksum does not match,
@@ -247,6 +249,10 @@ clg_status clg_cl_tune_store_file(clg_backend *be, const char *path, const tune_
 			  e->impl == CLG_CL_GEMM_CLBLAST ? "clblast" : "own", e->tile.tm, e->tile.tn, e->tile.vw,
 			  e->tile.dm, e->tile.dn, e->default_gflops, e->tuned_gflops);
 	}
+	for (int f = 0; f < CLG_KFAM_COUNT; f++)
+		if (d->ks[f].has)
+			sb_printf(&b, "kshape %s %s %.1f %.1f\n", clg_kernel_family_name((clg_kernel_family)f),
+				  clg_kernel_shape_name(d->ks[f].shape), d->ks[f].us_cpu, d->ks[f].us_gpu);
 	if (b.oom) {
 		st = clg_fail(CLG_ERR_OOM, "tune: out of host memory writing %s", path);
 		goto out;
@@ -316,6 +322,28 @@ static int parse_shape(const char *s, tune_entry *e)
 	return 0;
 }
 
+/* "<family> <cpu|gpu> <us_cpu> <us_gpu>" into d->ks[family]. */
+static int parse_kshape(const char *s, tune_data *d)
+{
+	char fam[16], shape[8];
+	double uc, ug;
+	int used = 0, f;
+
+	if (sscanf(s, "%15s %7s %lf %lf%n", fam, shape, &uc, &ug, &used) != 4 || s[used] != 0 || !(uc > 0) ||
+	    !(ug > 0) || (strcmp(shape, "cpu") && strcmp(shape, "gpu")))
+		return -1;
+	for (f = 0; f < CLG_KFAM_COUNT; f++)
+		if (!strcmp(fam, clg_kernel_family_name((clg_kernel_family)f)))
+			break;
+	if (f == CLG_KFAM_COUNT)
+		return -1;
+	d->ks[f].has = 1;
+	d->ks[f].shape = !strcmp(shape, "gpu") ? CLG_SHAPE_GPU : CLG_SHAPE_CPU;
+	d->ks[f].us_cpu = uc;
+	d->ks[f].us_gpu = ug;
+	return 0;
+}
+
 /* Parses a tune file's text into d; returns NULL or why it is rejected. */
 static const char *parse_file(clg_backend *be, char *text, size_t len, tune_data *d, const dev_limits *L)
 {
@@ -375,6 +403,11 @@ static const char *parse_file(clg_backend *be, char *text, size_t len, tune_data
 				goto out;
 			}
 			d->ne++;
+		} else if (!strncmp(line, "kshape ", 7)) {
+			if (parse_kshape(line + 7, d)) {
+				why = "bad kshape line";
+				goto out;
+			}
 		} else {
 			why = "unknown line";
 			goto out;
@@ -527,6 +560,22 @@ int clg_cl_tune_current(clg_backend *be, tune_data *out)
 	return loaded;
 }
 
+/* Caller holds g_lock. */
+static void apply_shapes_of(clg_backend *be, const tune_data *d)
+{
+	for (int f = 0; f < CLG_KFAM_COUNT; f++) {
+		const tune_kshape *k = &d->ks[f];
+		char why[128];
+		if (!k->has)
+			continue;
+		snprintf(why, sizeof(why), "measured by clgrad tune: %s %.0f us vs %s %.0f us",
+			 clg_kernel_shape_name(k->shape), k->shape == CLG_SHAPE_GPU ? k->us_gpu : k->us_cpu,
+			 clg_kernel_shape_name(k->shape == CLG_SHAPE_GPU ? CLG_SHAPE_CPU : CLG_SHAPE_GPU),
+			 k->shape == CLG_SHAPE_GPU ? k->us_cpu : k->us_gpu);
+		clg_backend_set_kernel_shape(be, (clg_kernel_family)f, k->shape, why);
+	}
+}
+
 /* From now on this process uses d (just stored at path) for be's device. */
 void clg_cl_tune_use(clg_backend *be, const tune_data *d, const char *path)
 {
@@ -541,7 +590,22 @@ void clg_cl_tune_use(clg_backend *be, const tune_data *d, const char *path)
 			s->st.nshapes = d->ne;
 			s->st.clblast_params = d->has_xg;
 			snprintf(s->st.path, sizeof(s->st.path), "%s", path);
+			apply_shapes_of(be, d);
 		}
+	}
+	pthread_mutex_unlock(&g_lock);
+}
+
+void clg_cl_tune_apply_shapes(clg_backend *be)
+{
+	dev_state *s;
+
+	pthread_mutex_lock(&g_lock);
+	s = state_of(be);
+	if (s) {
+		load_once(be, s);
+		if (s->st.loaded)
+			apply_shapes_of(be, &s->d);
 	}
 	pthread_mutex_unlock(&g_lock);
 }

@@ -29,11 +29,19 @@ typedef struct {
 	char label[40]; /* written as a comment; not read back */
 } tune_entry;
 
+/* A measured kernel shape of one family (`kshape` line): the faster shape, both times in us */
+typedef struct {
+	int has;
+	clg_kernel_shape shape;
+	double us_cpu, us_gpu;
+} tune_kshape;
+
 typedef struct {
 	int has_xg, has_xd, has_gr;
 	size_t xg[NX], xd[ND], gr;
 	tune_entry e[TUNE_MAX_ENTRIES];
 	int ne;
+	tune_kshape ks[CLG_KFAM_COUNT];
 } tune_data;
 
 typedef struct {
@@ -117,5 +125,10 @@ double clg_cl_tune_clblast_pass(tuner *t, size_t slot, int all, double lo_mnk, d
 void clg_cl_tune_search_clblast_kernel(tuner *t, cb_search *cs, double until, double *compile_est);
 /* The GemmRoutine threshold T (m*n*k < T^3 runs XgemmDirect) the measured times favour. */
 size_t clg_cl_tune_pick_threshold(const tuner *t);
+
+/* cl_tune_kshape.c */
+/* Measures each kernel family's two shapes (checked against the reference backend) until the
+ * given time and records the faster right one in d->ks; the shapes in force are restored. */
+void clg_cl_tune_kernel_shapes(tuner *t, double until, tune_data *d);
 
 #endif
