@@ -106,4 +106,9 @@ void ops_cases_index(op_case_adder add)
 	index_case(add, iadd, S(100, 64), S(1000, 64), S(1000), 100, "large");
 	index_case(add, iadd, S(3, 4099), S(50, 4099), S(50), 3, "long rows"); /* rows split in chunks */
 	index_case(add, iadd, S(8, 31, 17), S(8, 50, 17), S(8, 50), 33, "large batched");
+	/* V * M past the counting-sort threshold (cl_ops_index.c): the sort path, unless forced off */
+	index_case(add, iadd, S(5000, 8), S(3000, 8), S(3000), 5200, "sorted, out of range");
+	index_case(add, iadd, S(5000, 8), S(3000, 8), S(3000), 40, "sorted, long buckets"); /* merge sort */
+	index_case(add, iadd, S(2, 3000, 4), S(2, 2500, 4), S(2, 2500), 3100, "sorted batched");
+	index_case(add, iadd, S(3000, 5), S(40, 60, 5), S(40, 60), 3000, "sorted 2-D indices");
 }
