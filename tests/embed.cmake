@@ -17,3 +17,8 @@ foreach(case embedding embedding_transposed_idx)
   set_tests_properties(test_grad_${case}_sort PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
     ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_INDEX_ADD=sort;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
 endforeach()
+# the sort path's kernels under Oclgrind (races, out-of-bounds and uninitialised reads), small cases
+add_test(NAME test_ops_oclgrind_index_add_sort
+  COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op index_add)
+set_tests_properties(test_ops_oclgrind_index_add_sort PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_INDEX_ADD=sort;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")

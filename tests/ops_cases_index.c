@@ -100,6 +100,7 @@ void ops_cases_index(op_case_adder add)
 	index_case(add, iadd, S(5, 3), S(11, 3), S(11), 5, "repeats");
 	index_case(add, iadd, S(4, 3), S(9, 3), S(9), 7, "out of range");   /* indices 4..6 add nowhere */
 	index_case(add, iadd, S(1, 1), S(1, 1), S(1), 1, "1x1");
+	index_case(add, iadd, S(1, 3), S(20, 3), S(20), 1, "one row"); /* a bucket past insertion sort's */
 	index_case(add, iadd, S(6, 4), S(3, 5, 4), S(3, 5), 6, "2-D indices");
 	index_case(add, iadd, S(2, 5, 3), S(2, 9, 3), S(2, 9), 5, "batched");
 	index_case(add, iadd, S(4, 9, 1), S(4, 3, 1), S(4, 3), 9, "scatter-like");
