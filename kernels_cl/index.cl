@@ -6,7 +6,8 @@
  *                 indices in order and adds each matching source row into its own chunk, so every
  *                 dst element receives its additions in index order, with no atomics: the result
  *                 is deterministic and bit-identical to the reference backend's. An index outside
- *                 [0, V) adds nowhere.
+ *                 [0, V) adds nowhere. For tiny calls only: larger ones take the counting sort
+ *                 (index_add_count ... index_add_sorted, below), same order, same bits.
  * B... are batch dims (none for a plain (V, D) table): each batch looks up rows in its own table.
  * The host describes each operand by strides over the dims of the work-item's decomposition (see
  * sgeom / ageom), so any layout works, including stride-0 (broadcast) tables and indices.

@@ -1,6 +1,7 @@
 /* OpenCL launchers of the index family: RAND_UNIFORM and RAND_NORMAL (kernels_cl/random.cl),
- * INDEX_SELECT and INDEX_ADD (kernels_cl/index.cl). Shapes are checked by clg_index_check (shared
- * with the reference backend); every operand may be a strided view. */
+ * INDEX_SELECT and INDEX_ADD (kernels_cl/index.cl; INDEX_ADD by a scan of the indices per dst row
+ * for tiny calls, by a counting sort of them by dst row for the rest). Shapes are checked by
+ * clg_index_check (shared with the reference backend); every operand may be a strided view. */
 #include "cl_internal.h"
 
 #include <stdio.h>
