@@ -6,7 +6,8 @@
  *                 indices in order and adds each matching source row into its own chunk, so every
  *                 dst element receives its additions in index order, with no atomics: the result
  *                 is deterministic and bit-identical to the reference backend's. An index outside
- *                 [0, V) adds nowhere.
+ *                 [0, V) adds nowhere. For tiny calls only: larger ones take the counting sort
+ *                 (index_add_count ... index_add_sorted, below), same order, same bits.
  * B... are batch dims (none for a plain (V, D) table): each batch looks up rows in its own table.
  * The host describes each operand by strides over the dims of the work-item's decomposition (see
  * sgeom / ageom), so any layout works, including stride-0 (broadcast) tables and indices.
@@ -91,5 +92,151 @@ __kernel void index_add(const ageom g, __global T *d, __global const T *src, __g
 			os -= g.mst[0][dim] * (g.mshape[dim] - 1);
 			oi -= g.mst[1][dim] * (g.mshape[dim] - 1);
 		}
+	}
+}
+
+/* ---- index_add by counting sort: for V * M too large to scan (cl_ops_index.c picks) ----
+ * Rows r = b * V + v over all batches, positions p = b * M + m. The buckets of a row come out of
+ * four passes: index_add_count (atomic histogram: the counts are deterministic), index_add_scan
+ * (their exclusive sum, the start of each bucket), index_add_place (each position into its row's
+ * bucket through an atomic cursor: the order within a bucket is not deterministic) and
+ * index_add_sort (each bucket back into ascending m). index_add_sorted then adds each row's source
+ * rows in ascending m, the reference's order: the sums are bit-identical to index_add's. */
+
+/* Offset of index position (b, m) in idx (which 1) or src (which 0). */
+static int pos_offset(const ageom *g, int which, int b, int m)
+{
+	int o = g->off[which ? 2 : 1];
+	for (int dim = g->nb - 1; dim >= 0; dim--) {
+		o += (b % g->bshape[dim]) * g->bst[which ? 2 : 1][dim];
+		b /= g->bshape[dim];
+	}
+	for (int dim = g->mnd - 1; dim >= 0; dim--) {
+		o += (m % g->mshape[dim]) * g->mst[which ? 1 : 0][dim];
+		m /= g->mshape[dim];
+	}
+	return o;
+}
+
+/* The row of position p, or -1 where its index is outside [0, V). */
+static int pos_row(const ageom *g, __global const int *idx, int p)
+{
+	int b = p / g->M, j = idx[pos_offset(g, 1, b, p % g->M)];
+	return j >= 0 && j < g->V ? b * g->V + j : -1;
+}
+
+__kernel void index_add_zero(int n, __global int *a)
+{
+	int i = get_global_id(0);
+	if (i < n)
+		a[i] = 0;
+}
+
+/* one work-item per position: cnt (rows) */
+__kernel void index_add_count(const ageom g, int n, __global const int *idx, __global int *cnt)
+{
+	int p = get_global_id(0);
+	if (p >= n)
+		return;
+	int r = pos_row(&g, idx, p);
+	if (r >= 0)
+		atomic_inc(&cnt[r]);
+}
+
+/* one work-group: start (rows + 1) = exclusive sum of cnt (rows), start[rows] the total. Each
+ * work-item sums a contiguous stretch, work-item 0 scans those partial sums (a group's worth). */
+__kernel void index_add_scan(int rows, __global const int *cnt, __global int *start, __local int *part)
+{
+	int l = get_local_id(0), L = get_local_size(0);
+	int per = (rows + L - 1) / L, a = min(l * per, rows), e = min(a + per, rows);
+	int s = 0;
+	for (int i = a; i < e; i++)
+		s += cnt[i];
+	part[l] = s;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (l == 0) {
+		int t = 0;
+		for (int i = 0; i < L; i++) {
+			int x = part[i];
+			part[i] = t;
+			t += x;
+		}
+		start[rows] = t;
+	}
+	barrier(CLK_LOCAL_MEM_FENCE);
+	s = part[l];
+	for (int i = a; i < e; i++) {
+		start[i] = s;
+		s += cnt[i];
+	}
+}
+
+/* one work-item per position: pos[bucket] = m; counts cnt back down to 0 as its cursor */
+__kernel void index_add_place(const ageom g, int n, __global const int *idx, __global int *cnt,
+			      __global const int *start, __global int *pos)
+{
+	int p = get_global_id(0);
+	if (p >= n)
+		return;
+	int r = pos_row(&g, idx, p);
+	if (r >= 0)
+		pos[start[r] + atomic_dec(&cnt[r]) - 1] = p % g.M;
+}
+
+/* one work-item per row: its bucket of pos into ascending order, tmp (as long as pos) the scratch.
+ * Insertion sort for the usual few entries; a bottom-up merge sort (n log n) for long buckets, such
+ * as a padding token's, that would be quadratic. */
+__kernel void index_add_sort(int rows, __global const int *start, __global int *pos, __global int *tmp)
+{
+	int r = get_global_id(0);
+	if (r >= rows)
+		return;
+	int s = start[r], n = start[r + 1] - s;
+	__global int *a = pos + s, *b = tmp + s;
+	if (n <= 16) {
+		for (int i = 1; i < n; i++) {
+			int x = a[i], j = i - 1;
+			for (; j >= 0 && a[j] > x; j--)
+				a[j + 1] = a[j];
+			a[j + 1] = x;
+		}
+		return;
+	}
+	for (int w = 1; w < n; w *= 2) {
+		for (int lo = 0; lo < n; lo += 2 * w) {
+			int mid = min(lo + w, n), hi = min(lo + 2 * w, n), i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				b[k++] = a[i] <= a[j] ? a[i++] : a[j++];
+			while (i < mid)
+				b[k++] = a[i++];
+			while (j < hi)
+				b[k++] = a[j++];
+		}
+		__global int *t = a;
+		a = b, b = t;
+	}
+	if (a != pos + s)
+		for (int i = 0; i < n; i++)
+			pos[s + i] = a[i];
+}
+
+/* one work-item per (row, chunk of the row): adds its bucket's source rows in ascending m */
+__kernel void index_add_sorted(const ageom g, __global T *d, __global const T *src, __global const int *start,
+			       __global const int *pos)
+{
+	int i = get_global_id(0);
+	if (i >= g.items)
+		return;
+	int c = i % g.nchunk, r = i / g.nchunk, v = r % g.V, b = r / g.V;
+	int od = g.off[0] + v * g.dst_row_st;
+	for (int dim = g.nb - 1, q = b; dim >= 0; dim--) {
+		od += (q % g.bshape[dim]) * g.bst[0][dim];
+		q /= g.bshape[dim];
+	}
+	int e0 = c * g.DC, e1 = min(e0 + g.DC, g.D);
+	for (int k = start[r]; k < start[r + 1]; k++) {
+		int os = pos_offset(&g, 0, b, pos[k]);
+		for (int e = e0; e < e1; e++)
+			d[od + e * g.dst_el_st] += src[os + e * g.src_el_st];
 	}
 }

@@ -100,10 +100,16 @@ void ops_cases_index(op_case_adder add)
 	index_case(add, iadd, S(5, 3), S(11, 3), S(11), 5, "repeats");
 	index_case(add, iadd, S(4, 3), S(9, 3), S(9), 7, "out of range");   /* indices 4..6 add nowhere */
 	index_case(add, iadd, S(1, 1), S(1, 1), S(1), 1, "1x1");
+	index_case(add, iadd, S(1, 3), S(20, 3), S(20), 1, "one row"); /* a bucket past insertion sort's */
 	index_case(add, iadd, S(6, 4), S(3, 5, 4), S(3, 5), 6, "2-D indices");
 	index_case(add, iadd, S(2, 5, 3), S(2, 9, 3), S(2, 9), 5, "batched");
 	index_case(add, iadd, S(4, 9, 1), S(4, 3, 1), S(4, 3), 9, "scatter-like");
 	index_case(add, iadd, S(100, 64), S(1000, 64), S(1000), 100, "large");
 	index_case(add, iadd, S(3, 4099), S(50, 4099), S(50), 3, "long rows"); /* rows split in chunks */
 	index_case(add, iadd, S(8, 31, 17), S(8, 50, 17), S(8, 50), 33, "large batched");
+	/* V * M past the counting-sort threshold (cl_ops_index.c): the sort path, unless forced off */
+	index_case(add, iadd, S(5000, 8), S(3000, 8), S(3000), 5200, "sorted, out of range");
+	index_case(add, iadd, S(5000, 8), S(3000, 8), S(3000), 40, "sorted, long buckets"); /* merge sort */
+	index_case(add, iadd, S(2, 3000, 4), S(2, 2500, 4), S(2, 2500), 3100, "sorted batched");
+	index_case(add, iadd, S(3000, 5), S(40, 60, 5), S(40, 60), 3000, "sorted 2-D indices");
 }
