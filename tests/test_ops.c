@@ -87,6 +87,9 @@ int main(int argc, char **argv)
 	}
 	printf("op cases: %d passed, %d failed, %d unsupported on %d device(s)\n", total_pass, total_fail, total_unsup,
 	       tested_devices);
+	/* a misspelt --op (or an op whose cases all went) must not pass as "0 failed" */
+	CHECK(tested_devices == 0 || total_pass + total_fail + total_unsup > 0, "--op %s%s ran no case",
+	      opts.op ? opts.op : "(all)", opts.small ? " --small" : "");
 	clg_backend_close(ref);
 	return t_finish("test_ops");
 }
