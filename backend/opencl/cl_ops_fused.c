@@ -23,8 +23,8 @@ typedef union {
 	double d;
 } scalar;
 
-/* fills g and mem from the call's operands (dst first) */
-static clg_status fused_geometry(clg_backend *be, const clg_op_call *c, fgeom *g, cl_mem *mem)
+/* fills g and mem from the call's operands (dst first), and p with f[0] in the dst's precision */
+static clg_status fused_geometry(clg_backend *be, const clg_op_call *c, fgeom *g, cl_mem *mem, scalar *p)
 {
 	int nsrc = clg_op_nsrc(c->op);
 	clg_status st = clg_fused_check(be, c);
@@ -48,6 +48,10 @@ static clg_status fused_geometry(clg_backend *be, const clg_op_call *c, fgeom *g
 		g->C = (cl_int)rows->shape[1];
 	}
 	g->act = (cl_int)c->i[0];
+	if (c->dst.dtype == CLG_F64)
+		p->d = c->f[0];
+	else
+		p->f = (float)c->f[0];
 	return CLG_OK;
 }
 
@@ -64,14 +68,10 @@ static clg_status xent_run(clg_backend *be, const clg_op_call *c)
 	fgeom g;
 	char opts[256], kname[48];
 	cl_kernel k;
-	clg_status st = fused_geometry(be, c, &g, mem);
+	clg_status st = fused_geometry(be, c, &g, mem, &p);
 
 	if (st)
 		return st;
-	if (f64)
-		p.d = c->f[0];
-	else
-		p.f = (float)c->f[0];
 	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts));
 	snprintf(kname, sizeof(kname), "%s_rows%s", op, cpu ? "_cpu" : "");
 	st = clg_cl_kernel(be, "fused", opts, kname, &k);
@@ -189,14 +189,10 @@ static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 	char opts[256], kname[40];
 	int exact;
 	cl_kernel k;
-	clg_status st = fused_geometry(be, c, &g, mem);
+	clg_status st = fused_geometry(be, c, &g, mem, &p);
 
 	if (st)
 		return st;
-	if (f64)
-		p.d = c->f[0];
-	else
-		p.f = (float)c->f[0];
 	if (c->op == CLG_OP_BIAS_ACT_BACKWARD && clg_backend_kernel_shape(be, CLG_KFAM_FUSED, NULL) == CLG_SHAPE_GPU)
 		return bias_act_backward_tiles(be, c, &g, mem, &p, ps);
 	/* the work: elements (bias_act) or columns (its backward) */
