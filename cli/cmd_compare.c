@@ -179,7 +179,10 @@ int cmd_compare(int argc, char **argv)
 			fprintf(stderr, "clgrad compare: cannot create %s: %s\n", r->opt.out_dir, strerror(errno));
 			return 1;
 		}
-		rc = (rc = load_baseline(r)) ? rc : cmp_load_reports(r, merge, nmerge) ? 1 : write_reports(r);
+		if (!(rc = load_baseline(r))) { /* a refusal (workloads or versions differ) is a usage error: 2 */
+			rc = cmp_load_reports(r, merge, nmerge);
+			rc = rc == -2 ? 2 : rc ? 1 : write_reports(r);
+		}
 		cmp_free(r);
 		return rc;
 	}

@@ -10,7 +10,7 @@
 
 #define CMP_MAX_DEVICES 32
 #define CMP_SCHEMA "clgrad-compare/1"
-#define CMP_SCHEMA_VERSION 1
+#define CMP_SCHEMA_VERSION 2 /* 2: clgrad_version and workload */
 #define CMP_DEVICE_SCHEMA "clgrad-compare-device/1"
 
 /* suite bits */
@@ -74,6 +74,8 @@ typedef struct {
 	const char *merged_files[CMP_MAX_DEVICES];
 	char created[32];
 	jv *baseline;             /* parsed --baseline file */
+	int from_dir;             /* --render-only: the run's workload is what its report.json recorded */
+	jv *source;               /* --render-only: that report.json, NULL when there was none */
 } cmp_run;
 
 /* compare_worker.c: the child; returns its exit code */
@@ -89,10 +91,20 @@ int cmp_load_dir(cmp_run *r, const char *dir);   /* --render-only */
 /* --merge: every device of each report.json (from other machines, say), renumbered in order,
  * side by side in one run; the reports' own reference devices stay in (the first one is the
  * reference for the train divergence). */
-int cmp_load_reports(cmp_run *r, char *const *paths, int n);
+int cmp_load_reports(cmp_run *r, char *const *paths, int n);  /* -2: refused (cmp_workload_check) */
 void cmp_merge(cmp_run *r);                      /* divergence + scores */
 int cmp_write_json(const cmp_run *r, const char *path);
 void cmp_free(cmp_run *r);
+/* compare_workload.c: report.json's "clgrad_version" and "workload" (computed for a run, copied
+ * for --render-only and --merge), and --merge's check that the reports ran the same */
+void cmp_workload_json(const cmp_run *r, json_writer *w);
+void cmp_suites_json(int bits, json_writer *w);  /* ["peak", "ops", ...] */
+/* 0 when report b (file bfile) has a's clgrad version and workload; else -1 after one line on
+ * stderr that names both files and what differs */
+int cmp_workload_check(const jv *a, const char *afile, const jv *b, const char *bfile);
+/* --merge: a table of the machines (hostname, CPU, OS, devices, report) in the terminal, markdown, HTML */
+void cmp_machines_print(const cmp_run *r, FILE *f, int markdown);
+void cmp_machines_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char *));
 /* compare_scores.c */
 void cmp_score_device(const cmp_run *r, cmp_device *d);
 /* compare_report_text.c: terminal table and report.md */

@@ -148,6 +148,7 @@ int cmp_load_dir(cmp_run *r, const char *dir)
 					 jv_str(jv_at(suites, i), ""));
 		if (used)
 			cmp_suite_parse(list, &r->opt.suites);
+		r->source = prev; /* its workload is the report's (cmp_workload_json) */
 		for (int i = 0; i < jv_len(devs); i++) {
 			const jv *o = jv_at(devs, i);
 			cmp_device *d = find_or_add(r, (int)jv_num(jv_get(o, "index")));
@@ -161,8 +162,8 @@ int cmp_load_dir(cmp_run *r, const char *dir)
 			d->exit_code = isfinite(jv_num(jv_get(o, "exit"))) ? (int)jv_num(jv_get(o, "exit")) : -1;
 			d->elapsed_s = jv_num(jv_get(o, "elapsed_s"));
 		}
-		jv_free(prev);
 	}
+	r->from_dir = 1;
 	if (!(dp = opendir(dir))) {
 		fprintf(stderr, "clgrad compare: cannot open %s\n", dir);
 		return -1;
@@ -218,6 +219,10 @@ int cmp_load_reports(cmp_run *r, char *const *paths, int n)
 				rep ? "not a clgrad compare report.json (schema)" : err);
 			jv_free(rep);
 			return -1;
+		}
+		if (k > 0 && cmp_workload_check(r->merged[0], r->merged_files[0], rep, paths[k])) {
+			jv_free(rep);
+			return -2;
 		}
 		if (r->n_merged == CMP_MAX_DEVICES) {
 			jv_free(rep);
@@ -340,7 +345,7 @@ static void write_scores(json_writer *w, const cmp_scores *s)
 
 int cmp_write_json(const cmp_run *r, const char *path)
 {
-	char tmp[1200], host[256] = "", cpu[256], suites[64];
+	char tmp[1200], host[256] = "", cpu[256];
 	struct utsname u;
 	json_writer w;
 	FILE *f = cmp_open_atomic(path, tmp, sizeof(tmp));
@@ -355,6 +360,7 @@ int cmp_write_json(const cmp_run *r, const char *path)
 	json_key_int(&w, "schema_version", CMP_SCHEMA_VERSION);
 	json_key_str(&w, "created", r->created);
 	json_key_str(&w, "command", r->opt.command);
+	cmp_workload_json(r, &w);
 	json_key(&w, "machine");
 	json_begin_object(&w);
 	json_key_str(&w, "hostname", host);
@@ -368,15 +374,7 @@ int cmp_write_json(const cmp_run *r, const char *path)
 	json_end_object(&w);
 	json_key_bool(&w, "quick", r->opt.quick);
 	json_key(&w, "suites");
-	json_begin_array(&w);
-	cmp_suite_str(r->opt.suites, suites, sizeof(suites));
-	for (char *s = suites, *c; *s; s = c + (*c == ',')) {
-		c = s + strcspn(s, ",");
-		char one[16];
-		snprintf(one, sizeof(one), "%.*s", (int)(c - s), s);
-		json_str(&w, one);
-	}
-	json_end_array(&w);
+	cmp_suites_json(r->opt.suites, &w);
 	json_key(&w, "devices");
 	json_begin_array(&w);
 	for (int i = 0; i < r->n; i++) {
@@ -456,4 +454,6 @@ void cmp_free(cmp_run *r)
 	for (int k = 0; k < r->n_merged; k++)
 		jv_free(r->merged[k]);
 	r->n_merged = 0;
+	jv_free(r->source);
+	r->source = NULL;
 }

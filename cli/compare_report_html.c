@@ -360,6 +360,7 @@ int cmp_write_html(const cmp_run *r, const char *path)
 	fprintf(f, "</table>\n<p class=\"meta\">Scores 0..100, - where a category has no data; the rules are in "
 		   "docs/COMPARE.md.</p>\n");
 	section_notes(f, r);
+	cmp_machines_html(r, f, esc);
 	cmp_vendors_html(r, f, esc);
 
 	fprintf(f, "<h2 id=\"peaks\">Peaks</h2>\n<div class=\"charts\">\n");

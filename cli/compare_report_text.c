@@ -123,6 +123,7 @@ void cmp_print_table(const cmp_run *r, FILE *f)
 				fprintf(f, "device %d: kernel program %s failed to build (build log in report.md)\n",
 					d->index, jv_str(jv_get(jv_at(progs, k), "name"), "?"));
 	}
+	cmp_machines_print(r, f, 0);
 	cmp_vendors_print(r, f, 0);
 	fprintf(f, "scores 0..100 (docs/COMPARE.md): feat features, comp compile, corr correctness, perf "
 		   "performance vs own peak, stab stability\n");
@@ -358,6 +359,7 @@ int cmp_write_markdown(const cmp_run *r, const char *path)
 				r->dev[i].detail, r->dev[i].log);
 
 	fputc('\n', f);
+	cmp_machines_print(r, f, 1);
 	cmp_vendors_print(r, f, 1);
 	fprintf(f, "## Capabilities\n\n");
 	md_section_errors(f, r, "capabilities");

@@ -196,6 +196,32 @@ static void write_run(json_writer *w, const run_spec *spec, const run_result *a,
 	json_end_object(w);
 }
 
+/* The runs of a mode, as report.json's workload lists them: what --merge requires to be equal. */
+void compare_train_workload(int quick, json_writer *w)
+{
+	const run_spec *runs = quick ? quick_runs : full_runs;
+	int nruns = (int)(quick ? sizeof(quick_runs) / sizeof(quick_runs[0]) : sizeof(full_runs) / sizeof(full_runs[0]));
+
+	json_key_int(w, "train_seed", TRAIN_SEED);
+	json_key(w, "train");
+	json_begin_array(w);
+	for (int k = 0; k < nruns; k++) {
+		const run_spec *spec = &runs[k];
+		json_begin_object(w);
+		json_key_str(w, "model", spec->model.name);
+		json_key_int(w, "steps", spec->steps);
+		json_key_int(w, "batch", spec->batch);
+		if (clg_model_is_lm(&spec->model)) {
+			json_key_int(w, "seq_len", spec->model.seq_len);
+			json_key_int(w, "dim", spec->model.dim);
+			json_key_int(w, "heads", spec->model.heads);
+			json_key_int(w, "layers", spec->model.layers);
+		}
+		json_end_object(w);
+	}
+	json_end_array(w);
+}
+
 int compare_train(clg_backend *ref, clg_backend *dev, const compare_opts *o, json_writer *w)
 {
 	int tiny = o->tiny; /* the worker sets it for a simulator */

@@ -667,6 +667,24 @@ int op_suite_case_count(void)
 	return build_table() ? -1 : ncases;
 }
 
+uint64_t op_suite_case_hash(void)
+{
+	uint64_t h = 14695981039346656037ull;
+	char name[OP_SUITE_NAME_LEN];
+
+	if (build_table())
+		return 0;
+	for (int ci = 0; ci < ncases; ci++) {
+		case_name(&cases[ci], name, sizeof(name));
+		for (const char *p = name; ; p++) { /* the NUL too: "ab","c" differs from "a","bc" */
+			h = (h ^ (unsigned char)*p) * 1099511628211ull;
+			if (!*p)
+				break;
+		}
+	}
+	return h;
+}
+
 static int selected(const op_suite_opts *o, const op_case *c)
 {
 	if (o->op && strcmp(o->op, clg_op_name(c->op)) != 0)

@@ -11,6 +11,7 @@
 #include <clgrad.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum { OP_CASE_PASS, OP_CASE_FAIL, OP_CASE_UNSUPPORTED } op_case_outcome;
 
@@ -71,5 +72,9 @@ void op_suite_report_free(op_suite_report *rep);
 /* The number of cases in the table (every op, both dtypes), building it if needed; -1 when it
  * could not be built. */
 int op_suite_case_count(void);
+
+/* A hash (FNV-1a, 64 bits) of every case's name, which holds its op, shapes, layout and dtype:
+ * equal on two builds that run the same cases. 0 when the table could not be built. */
+uint64_t op_suite_case_hash(void);
 
 #endif

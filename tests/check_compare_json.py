@@ -82,6 +82,11 @@ REPORT = {
     "quick": BOOL, "suites": [("peak", "compile", "ops", "train")], "devices": [DEVICE],
     "vendors": [VENDOR], "baseline": opt(BASELINE),
 }
+# what --merge requires to be equal (cli/compare_workload.c): written by every run, absent only in
+# a re-render of a run that never had them
+WORKLOAD = {"clgrad_version": STR,
+            "workload": {"fingerprint": STR, "mode": ("quick", "full"),
+                         "suites": [("peak", "compile", "ops", "train")]}}
 
 
 def check_vendors(report, errors):
@@ -191,6 +196,8 @@ def main(argv):
         report = json.load(f)
     errors, unfilled = [], []
     check(report, REPORT, "report", errors)
+    if "workload" in report or "--finished" in args:
+        check(report, WORKLOAD, "report", errors)
     selected = ["capabilities"] + [s for suite in report.get("suites", []) for s in SUITE_SECTIONS.get(suite, [])]
     for dev in report.get("devices", []):
         where = f"device {dev.get('index')}"

@@ -153,16 +153,22 @@ PY
 	grep -q "Changes against the baseline" "$work/f/report.md" || fail "baseline not in report.md"
 	"$clgrad" compare --render-only "$work/f" --baseline "$work/f/device-0.json" >/dev/null 2>&1
 	[ $? = 2 ] || fail "a baseline that is not a report must be refused"
-	# --merge: this report and "another machine's" (its first three devices), side by side
-	python3 - "$work/f/report.json" "$work/b.json" <<'PY'
+	# --merge: this report and "another machine's" (its first three devices), side by side. The
+	# fixtures predate the workload fields (a re-render copies none): both get the same ones
+	# (refusals: tests/test_compare_merge.sh).
+	grep -q '"workload"' "$work/f/report.json" && fail "a re-rendered run without report.json got a workload"
+	python3 - "$work/f/report.json" "$work/a.json" "$work/b.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
+r["clgrad_version"], r["workload"] = "0.1.0", {"fingerprint": "0123456789abcdef", "mode": "full",
+                                         "suites": r["suites"]}
+json.dump(r, open(sys.argv[2], "w"))
 r["machine"]["hostname"] = "other-host"
 r["devices"] = r["devices"][:3]
-json.dump(r, open(sys.argv[2], "w"))
+json.dump(r, open(sys.argv[3], "w"))
 PY
 	host=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["machine"]["hostname"])' "$work/f/report.json")
-	run_compare --merge "$work/f/report.json" "$work/b.json" --out "$work/m"
+	run_compare --merge "$work/a.json" "$work/b.json" --out "$work/m"
 	[ $rc = 3 ] || fail "merge: a device that is not ok must give exit status 3, got $rc"
 	$check "$work/m/report.json" --status 3=error --status 4=error --status 7=ok || fail "merged report.json (see above)"
 	python3 - "$work/m/report.json" "$host" <<'PY' || fail "merged report: devices, machines or vendor groups wrong"
