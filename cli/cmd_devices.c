@@ -1,13 +1,57 @@
 /* clgrad devices [--json]: every device and what it offers. */
 #include "cli.h"
+#include "device_auto.h"
 #include "opts.h"
 
 #include <clgrad.h>
+#include <math.h>
 #include <string.h>
+
+/* The jobs whose auto pick is shown: `clgrad train --model M` with the default configuration
+ * (the job key holds the batch and sizes: another batch is another job, picked the same way). */
+static const char *const auto_models[] = {"mlp", "cnn", "transformer"};
+#define N_AUTO (sizeof(auto_models) / sizeof(auto_models[0]))
+
+static void auto_choices(char job[][200], auto_choice *c)
+{
+	for (size_t m = 0; m < N_AUTO; m++) {
+		clg_train_config cfg = clg_train_config_default();
+		auto_job j = {.job = job[m], .unit = "samples/s"};
+		cfg.model.name = auto_models[m];
+		device_auto_train_job(job[m], 200, &cfg, 0);
+		if (device_auto_stored(&j, &c[m]))
+			snprintf(c[m].why, sizeof(c[m].why), "%s", clg_last_error());
+	}
+}
+
+static void print_auto_json(void)
+{
+	char job[N_AUTO][200];
+	auto_choice c[N_AUTO];
+
+	auto_choices(job, c);
+	printf("  \"auto\": [\n");
+	for (size_t m = 0; m < N_AUTO; m++) {
+		printf("    {\"model\": \"%s\", \"job\": ", auto_models[m]);
+		json_string(stdout, job[m]);
+		printf(", \"device\": %d, \"basis\": \"%s\", \"why\": ", c[m].index,
+		       c[m].measured ? "measured" : "no measurement");
+		json_string(stdout, c[m].why);
+		printf(", \"samples_per_s\": {");
+		for (int k = 0, sep = 0; k < c[m].n; k++)
+			if (isfinite(c[m].rate[k]))
+				printf("%s\"%d\": %.6g", sep++ ? ", " : "", c[m].dev[k], c[m].rate[k]);
+		printf("}}%s\n", m + 1 < N_AUTO ? "," : "");
+	}
+	printf("  ],\n");
+}
 
 static void print_json(const clg_device_info *list, int n, int selected)
 {
-	printf("{\n  \"schema\": 1,\n  \"default\": %d,\n  \"devices\": [\n", selected);
+	printf("{\n  \"schema\": 1,\n  \"default\": %d,\n", selected);
+	/* what train, eval and bench use when no device is named: per job */
+	print_auto_json();
+	printf("  \"devices\": [\n");
 	for (int i = 0; i < n; i++) {
 		const clg_device_info *d = &list[i];
 		printf("    {\"index\": %d, \"type\": ", d->index);
@@ -115,6 +159,19 @@ static void print_table(const clg_device_info *list, int n, int selected)
 	printf("* default device (CLGRAD_DEVICE selects another)\n");
 }
 
+static void print_auto_table(const clg_device_info *list)
+{
+	char job[N_AUTO][200];
+	auto_choice c[N_AUTO];
+
+	auto_choices(job, c);
+	printf("auto: the device train, eval and bench use when none is named (--device auto measures the\n"
+	       "figures that are missing and stores them in auto-device.txt in the cache folder):\n");
+	for (size_t m = 0; m < N_AUTO; m++)
+		printf("  %-42s device %d (%s): %s\n", job[m], c[m].index, c[m].index >= 0 ? list[c[m].index].name : "?",
+		       c[m].why);
+}
+
 int cmd_devices(int argc, char **argv)
 {
 	const clg_device_info *list;
@@ -130,7 +187,9 @@ int cmd_devices(int argc, char **argv)
 		return report_error("devices");
 	if (json)
 		print_json(list, n, selected);
-	else
+	else {
 		print_table(list, n, selected);
+		print_auto_table(list);
+	}
 	return 0;
 }

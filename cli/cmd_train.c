@@ -498,25 +498,27 @@ static clg_status auto_train_rate(clg_backend *be, void *user, double *rate)
 	return st;
 }
 
-/* "--device auto": loads the data first (it is measured on) and picks the device */
-static clg_status auto_device(train_opts *o, data_sets *d, int eval, int *idx)
+/* One device named by --device, or auto: "--device auto" (or CLGRAD_DEVICE=auto) loads the data
+ * first (it is measured on) and picks the fastest; no device named picks from the stored figures
+ * without measuring (device_select_for). */
+static clg_status select_device(train_opts *o, data_sets *d, int eval, int *idx)
 {
-	char job[200], sizes[96] = "";
+	char job[200];
+	const char *spec = o->device && *o->device ? o->device : getenv("CLGRAD_DEVICE");
 	auto_train a = {.cfg = &o->cfg, .eval = eval};
 	auto_job j = {.job = job, .unit = "samples/s", .rate = auto_train_rate, .user = &a};
-	clg_status st = load_data(o, d);
+	clg_status st;
 
-	if (st)
-		return st;
-	d->loaded = 1;
-	a.data = &d->train;
-	if (clg_model_is_lm(&o->cfg.model))
-		snprintf(sizes, sizeof(sizes), " d%lld h%lld l%lld t%lld", (long long)o->cfg.model.dim,
-			 (long long)o->cfg.model.heads, (long long)o->cfg.model.layers, (long long)o->cfg.model.seq_len);
-	/* the precision is part of the job: mixed runs float16 where a device has it natively */
-	snprintf(job, sizeof(job), "%s %s%s batch %lld%s", eval ? "eval" : "train", o->cfg.model.name, sizes,
-		 (long long)o->cfg.batch, o->cfg.precision == CLG_PRECISION_MIXED ? " mixed" : "");
-	return device_select_for("auto", &j, idx);
+	if (spec && *spec && strcmp(spec, "auto"))
+		return clg_device_select(spec, idx);
+	device_auto_train_job(job, sizeof(job), &o->cfg, eval);
+	if (spec && !strcmp(spec, "auto")) {
+		if ((st = load_data(o, d)))
+			return st;
+		d->loaded = 1;
+		a.data = &d->train;
+	}
+	return device_select_for(spec, &j, idx);
 }
 
 /* The devices to train on: --devices (a comma list of specs, or "all" OpenCL devices), else
@@ -654,9 +656,9 @@ int cmd_train(int argc, char **argv)
 		if (clg_ckpt_read_meta(o.resume, &meta) || clg_train_config_from_meta(&meta, &o.cfg))
 			return report_error("train");
 	}
-	if (!o.mpi && !o.devices && o.device && !strcmp(o.device, "auto")) {
+	if (!o.mpi && !o.devices) {
 		n = 1;
-		if (auto_device(&o, &d, 0, &idx[0])) {
+		if (select_device(&o, &d, 0, &idx[0])) {
 			rc = report_error("train");
 			goto out;
 		}
@@ -723,7 +725,7 @@ int cmd_eval(int argc, char **argv)
 	if (clg_ckpt_read_meta(o.checkpoint, &meta) || clg_train_config_from_meta(&meta, &o.cfg))
 		return report_error("eval");
 	o.cfg.batch = batch; /* evaluation's batch is the command line's */
-	if ((o.device && !strcmp(o.device, "auto") ? auto_device(&o, &d, 1, &idx) : clg_device_select(o.device, &idx)) ||
+	if (select_device(&o, &d, 1, &idx) ||
 	    clg_backend_open(idx, &be)) {
 		free_data(&d);
 		return report_error("eval");

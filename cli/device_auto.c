@@ -124,6 +124,23 @@ static clg_status measure(int index, const auto_job *job, double *rate)
 	return st;
 }
 
+static int is_candidate(const clg_device_info *d)
+{
+	return !clg_contains_nocase(d->name, "oclgrind") && !clg_contains_nocase(d->platform, "oclgrind");
+}
+
+/* GPU before CPU before any other type, never a simulator; 0 (the reference) when none */
+static int gpu_before_cpu(const clg_device_info *devs, int n)
+{
+	static const clg_device_type order[] = {CLG_DEV_GPU, CLG_DEV_CPU, CLG_DEV_ACCEL, CLG_DEV_OTHER};
+
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+		for (int i = 1; i < n; i++)
+			if (devs[i].type == order[k] && is_candidate(&devs[i]))
+				return i;
+	return 0;
+}
+
 static clg_status pick(const auto_job *job, int *index)
 {
 	FILE *out = job->out ? job->out : stdout;
@@ -140,7 +157,7 @@ static clg_status pick(const auto_job *job, int *index)
 	text = read_cache(path);
 	fprintf(out, "device auto: the fastest for %s among", job->job);
 	for (int i = 1; i < n; i++) {
-		if (!clg_contains_nocase(devs[i].name, "oclgrind") && !clg_contains_nocase(devs[i].platform, "oclgrind")) {
+		if (is_candidate(&devs[i])) {
 			fprintf(out, " %d", i);
 			candidates++;
 		}
@@ -150,7 +167,7 @@ static clg_status pick(const auto_job *job, int *index)
 		const clg_device_info *d = &devs[i];
 		double rate;
 		const char *how = "cached";
-		if (clg_contains_nocase(d->name, "oclgrind") || clg_contains_nocase(d->platform, "oclgrind"))
+		if (!is_candidate(d))
 			continue;
 		identity(id, sizeof(id), job->job, d);
 		rate = text ? lookup(text, id) : NAN;
@@ -170,9 +187,9 @@ static clg_status pick(const auto_job *job, int *index)
 			best = i, best_rate = rate;
 	}
 	free(text);
-	if (best < 0) { /* nothing measured: the default device (the reference when there is no other) */
-		st = clg_device_select(NULL, index);
-		fprintf(out, "device auto: device %d, the default: %s\n", *index,
+	if (best < 0) { /* nothing measured: GPU before CPU (the reference when there is no other) */
+		*index = gpu_before_cpu(devs, n);
+		fprintf(out, "device auto: device %d, GPU before CPU: %s\n", *index,
 			candidates ? "no candidate could run the job" : "no OpenCL device");
 		return st;
 	}
@@ -182,9 +199,93 @@ static clg_status pick(const auto_job *job, int *index)
 	return CLG_OK;
 }
 
+/* A rate as the reasons show it: 2 decimals below 100 */
+static int rate_digits(double rate) { return rate < 100 ? 2 : 0; }
+
+clg_status device_auto_stored(const auto_job *job, auto_choice *c)
+{
+	const clg_device_info *devs;
+	char path[2200], id[1024], missing[160] = "", figures[400] = "";
+	size_t nm = 0, nf = 0;
+	char *text;
+	int n, unmeasured = 0;
+	double best_rate = 0;
+	clg_status st = clg_devices(&devs, &n);
+
+	memset(c, 0, sizeof(*c));
+	c->index = -1;
+	if (st)
+		return st;
+	cache_path(path, sizeof(path));
+	text = read_cache(path);
+	for (int i = 1; i < n && c->n < (int)(sizeof(c->dev) / sizeof(c->dev[0])); i++) {
+		double rate;
+		if (!is_candidate(&devs[i]))
+			continue;
+		identity(id, sizeof(id), job->job, &devs[i]);
+		rate = text ? lookup(text, id) : NAN;
+		c->dev[c->n] = i;
+		c->rate[c->n++] = rate;
+		if (!isfinite(rate)) {
+			unmeasured++;
+			if (nm < sizeof(missing))
+				nm += (size_t)snprintf(missing + nm, sizeof(missing) - nm, "%s%d", nm ? ", " : "", i);
+			continue;
+		}
+		if (nf < sizeof(figures))
+			nf += (size_t)snprintf(figures + nf, sizeof(figures) - nf, "%sdevice %d %.*f", nf ? ", " : "", i,
+					       rate_digits(rate), rate);
+		if (rate > best_rate)
+			c->index = i, best_rate = rate;
+	}
+	free(text);
+	if (c->n == 0) {
+		c->index = 0;
+		snprintf(c->why, sizeof(c->why), "no OpenCL device: the reference");
+	} else if (unmeasured) { /* one candidate unmeasured (a new driver, say) could be the fastest */
+		c->index = gpu_before_cpu(devs, n);
+		c->measured = 0;
+		snprintf(c->why, sizeof(c->why), "no measurement on device%s %s: GPU before CPU", unmeasured > 1 ? "s" : "",
+			 missing);
+	} else {
+		c->measured = 1;
+		snprintf(c->why, sizeof(c->why), "fastest by the stored figures (%s): %s", job->unit, figures);
+	}
+	return CLG_OK;
+}
+
 clg_status device_select_for(const char *spec, const auto_job *job, int *index)
 {
+	FILE *out = job->out ? job->out : stdout;
+	const clg_device_info *devs;
+	auto_choice c;
+	int n;
+	clg_status st;
+
+	if (!spec || !*spec)
+		spec = getenv("CLGRAD_DEVICE");
 	if (spec && !strcmp(spec, "auto"))
 		return pick(job, index);
-	return clg_device_select(spec, index);
+	if (spec && *spec)
+		return clg_device_select(spec, index);
+	/* no device named: auto without measuring (opening every device, building its kernels and
+	 * running the job there would slow down, or crash, a plain run; --device auto measures) */
+	if ((st = device_auto_stored(job, &c)) || (st = clg_devices(&devs, &n)))
+		return st;
+	*index = c.index;
+	fprintf(out, "device auto (the default; --device auto measures): device %d %s (%s) for %s: %s\n", c.index,
+		devs[c.index].name, devs[c.index].platform, job->job, c.why);
+	return CLG_OK;
+}
+
+void device_auto_train_job(char *buf, size_t len, const clg_train_config *cfg, int eval)
+{
+	char sizes[96] = "";
+
+	if (clg_model_is_lm(&cfg->model))
+		snprintf(sizes, sizeof(sizes), " d%lld h%lld l%lld t%lld", (long long)cfg->model.dim,
+			 (long long)cfg->model.heads, (long long)cfg->model.layers, (long long)cfg->model.seq_len);
+	/* the precision is part of the job: mixed runs float16 where a device has it natively */
+	snprintf(buf, len, "%s %s%s batch %lld%s", eval ? "eval" : "train", cfg->model.name, sizes,
+		 (long long)cfg->batch, cfg->precision == CLG_PRECISION_MIXED ? " mixed" : "");
 }

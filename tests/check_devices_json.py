@@ -99,6 +99,23 @@ def main():
     default = doc.get("default")
     if not isinstance(default, int) or isinstance(default, bool) or not 0 <= default < len(devices):
         errors.append("'default' is %r, not a device index" % (default,))
+    # what train/eval/bench use when no device is named, per model, and why (never a simulator)
+    auto = doc.get("auto")
+    if not isinstance(auto, list) or [a.get("model") for a in auto] != ["mlp", "cnn", "transformer"]:
+        errors.append("'auto' does not list the picks for mlp, cnn and transformer: %r" % (auto,))
+    else:
+        for a in auto:
+            i = a.get("device")
+            if not isinstance(i, int) or not 0 <= i < len(devices):
+                errors.append("auto %s: device %r is not a device index" % (a["model"], i))
+            elif "oclgrind" in (devices[i].get("name", "") + devices[i].get("platform", "")).lower():
+                errors.append("auto %s: picks the simulator" % a["model"])
+            if a.get("basis") not in ("measured", "no measurement") or not a.get("why"):
+                errors.append("auto %s: basis %r, why %r" % (a["model"], a.get("basis"), a.get("why")))
+            if not str(a.get("job", "")).startswith("train " + a["model"] + " "):
+                errors.append("auto %s: job %r" % (a["model"], a.get("job")))
+        if not all(a.get("why", "").split(":")[0] in table for a in auto if isinstance(a, dict)):
+            errors.append("`clgrad devices` does not give the auto picks' reasons")
     for dev in devices:
         print("%s %-4s %s | %s" % (dev.get("index"), dev.get("type"), dev.get("platform"), dev.get("name")))
     if errors:
