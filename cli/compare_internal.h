@@ -41,6 +41,7 @@ typedef struct {
 	char platform[128];       /* capabilities.platform: whose OpenCL stack, "" when unknown */
 	char driver[64];          /* capabilities.driver_version */
 	char label[360];          /* "platform · device · driver": which stack a row is */
+	char short_label[64];     /* "[machine: ]PoCL · device", cut to fit a chart's label */
 	char machine[64];         /* --merge: the hostname of the report it came from */
 	char status[16];          /* ok, partial, error, crashed, timeout, skipped */
 	char detail[160];         /* signal name, exit code or why the JSON was refused */

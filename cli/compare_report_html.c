@@ -56,7 +56,7 @@ static void score_cell(FILE *f, double s)
 
 static void bar_chart(FILE *f, const cmp_run *r, const char *title, const double *v, int lower_is_better)
 {
-	const int w = 470, label_w = 200, row_h = 22, top = 26;
+	const int w = 520, label_w = 250, row_h = 22, top = 26;
 	double max = 0;
 	char b[32];
 	int any = 0;
@@ -74,10 +74,8 @@ static void bar_chart(FILE *f, const cmp_run *r, const char *title, const double
 	for (int i = 0; i < r->n; i++) {
 		int y = top + i * row_h;
 		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"end\">%d: ", label_w - 6, y + 15, r->dev[i].index);
-		char name[40];
-		/* the label area holds about 26 characters */
-		snprintf(name, sizeof(name), "%.22s%s", r->dev[i].name, strlen(r->dev[i].name) > 22 ? "..." : "");
-		esc(f, name);
+		/* "PoCL · device": which stack, cut to the label area's 36 characters (the whole label on hover) */
+		esc(f, r->dev[i].short_label);
 		fprintf(f, "<title>");
 		esc(f, r->dev[i].label);
 		fprintf(f, "</title></text>\n");
@@ -125,9 +123,12 @@ static void roofline(FILE *f, const cmp_device *d)
 			xmin = fmin(xmin, peak / bw / 8), xmax = fmax(xmax, peak / bw * 8);
 	}
 	fprintf(f, "<figure class=\"roof\"><svg width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\">\n", W, H, W, H);
-	fprintf(f, "<text x=\"%d\" y=\"16\" class=\"t\">%d: ", L, d->index);
+	/* the label cut to the plot's width (the whole one on hover, and in the summary) */
+	fprintf(f, "<text x=\"4\" y=\"16\" class=\"t\">%d: ", d->index);
+	esc(f, d->short_label);
+	fprintf(f, "<title>");
 	esc(f, d->label);
-	fprintf(f, "</text>\n");
+	fprintf(f, "</title></text>\n");
 	if (!isfinite(xmin) || !isfinite(ymin)) {
 		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"na\">no roofline data</text></svg></figure>\n", L, H / 2);
 		return;
@@ -230,9 +231,11 @@ static void op_matrix(FILE *f, const cmp_run *r)
 		   "<span class=\"c uns\">unsupported</span> <span class=\"c routed\">routed (self-test / known-bad list)</span> "
 		   "<span class=\"c none\">no data</span>; cells show passing/all cases.</p>\n");
 	fprintf(f, "<div class=\"scroll\"><table class=\"matrix\"><tr><th>op</th>");
-	for (int i = 0; i < r->n; i++) {
-		fprintf(f, "<th>%d: ", r->dev[i].index);
+	for (int i = 0; i < r->n; i++) { /* columns of one width: the short label, the whole one on hover */
+		fprintf(f, "<th class=\"c\" title=\"");
 		esc(f, r->dev[i].label);
+		fprintf(f, "\">%d: ", r->dev[i].index);
+		esc(f, r->dev[i].short_label);
 		fprintf(f, "</th>");
 	}
 	fprintf(f, "</tr>\n");
@@ -308,14 +311,14 @@ static const char *css =
 	"h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}"
 	".meta{color:#555;font-size:12px}code{font-size:12px}"
 	"table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ddd;padding:3px 7px;text-align:right;font-size:13px}"
-	"th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}"
+	"th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}table.text td,table.text th{text-align:left}"
 	".ok{color:#1a7f37;font-weight:600}.warn{color:#b35900;font-weight:600}.bad{color:#c62828;font-weight:600}"
 	".na{color:#999}.charts{display:flex;flex-wrap:wrap;gap:8px 28px}"
 	"svg text{font:12px system-ui,sans-serif}svg .t{font-weight:600;font-size:13px}svg .na{fill:#999}svg .ax{fill:#555;font-size:11px}"
 	"svg .frame{fill:#fcfcfc;stroke:#bbb}svg .grid{stroke:#e6e6e6}svg .roofline{stroke:#c62828;stroke-width:2}"
 	".roofs{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-size:12px;color:#555;padding-left:56px}"
 	".dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin:0 3px 0 8px}"
-	".scroll{overflow-x:auto}table.matrix td.c{text-align:center;min-width:90px}td.op{font-family:monospace}"
+	".scroll{overflow-x:auto}table.matrix td.c,table.matrix th.c{text-align:center;min-width:90px}td.op{font-family:monospace}"
 	".c.pass{background:#c8e6c9}.c.fail{background:#ef9a9a}.c.uns{background:#e0e0e0;color:#666}"
 	".c.routed{background:#ffcc80}.c.none{background:#fafafa;color:#aaa}.legend .c{padding:1px 8px;border:1px solid #ddd}"
 	"ul.notes li{margin:2px 0}pre{background:#f6f6f6;padding:6px;font-size:12px;overflow-x:auto;max-height:12em}";

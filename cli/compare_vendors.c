@@ -61,6 +61,52 @@ static int vendor_findings(const cmp_run *r, const cmp_vendor *v, int kind, find
 	return n;
 }
 
+/* A platform as a chart label shows it: its usual short name where it has one, else the name
+ * without (R) and (TM) */
+static void short_platform(const char *plat, char *buf, size_t len)
+{
+	static const char *const known[][2] = {
+		{"Portable Computing Language", "PoCL"},
+		{"AMD Accelerated Parallel Processing", "AMD APP"},
+		{"Intel(R) OpenCL Graphics", "Intel GPU"},
+		{"Intel(R) OpenCL", "Intel"},
+		{"NVIDIA CUDA", "NVIDIA"},
+	};
+	size_t used = 0;
+
+	for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+		if (!strcmp(plat, known[k][0])) {
+			snprintf(buf, len, "%s", known[k][1]);
+			return;
+		}
+	for (const char *p = plat; *p && used + 1 < len; p++) {
+		if (!strncmp(p, "(R)", 3) || !strncmp(p, "(TM)", 4)) {
+			p += p[1] == 'R' ? 2 : 3;
+			continue;
+		}
+		buf[used++] = *p;
+	}
+	buf[used] = 0;
+}
+
+/* "[machine: ]platform · device", cut to the chart label's room (36 characters) with "..." */
+static void short_label(cmp_device *d)
+{
+	char plat[64], full[300];
+	size_t room = 36, cut = 0, chars = 0;
+
+	short_platform(d->platform, plat, sizeof(plat));
+	snprintf(full, sizeof(full), "%.20s%s%.14s%s%s", d->machine, d->machine[0] ? ": " : "", plat,
+		 plat[0] ? " \u00b7 " : "", d->name);
+	for (size_t i = 0; full[i]; i++) /* count characters, not UTF-8 bytes */
+		if (((unsigned char)full[i] & 0xC0) != 0x80 && ++chars == room - 2)
+			cut = i;
+	if (chars > room)
+		snprintf(d->short_label, sizeof(d->short_label), "%.*s...", (int)cut, full);
+	else
+		snprintf(d->short_label, sizeof(d->short_label), "%.60s", full);
+}
+
 void cmp_label_devices(cmp_run *r)
 {
 	r->n_vendors = 0;
@@ -84,6 +130,8 @@ void cmp_label_devices(cmp_run *r)
 			snprintf(d->label, sizeof(d->label), "%s \u00b7 %s", d->platform, d->name);
 		else
 			snprintf(d->label, sizeof(d->label), "%s", d->name);
+
+		short_label(d);
 
 		for (int k = 0; k < r->n_vendors && !v; k++)
 			if (!strcmp(r->vendors[k].platform, d->platform[0] ? d->platform : "unknown"))
@@ -149,7 +197,7 @@ void cmp_vendors_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char 
 {
 	static finding fs[MAX_FINDINGS];
 
-	fprintf(f, "<h2 id=\"vendors\">Findings by vendor</h2>\n<table><tr><th>platform</th><th>devices</th>"
+	fprintf(f, "<h2 id=\"vendors\">Findings by vendor</h2>\n<table class=\"text\"><tr><th>platform</th><th>devices</th>"
 		   "<th>failed</th><th>routed (unsupported)</th><th>fallback</th></tr>\n");
 	for (int k = 0; k < r->n_vendors; k++) {
 		const cmp_vendor *v = &r->vendors[k];

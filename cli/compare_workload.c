@@ -223,7 +223,7 @@ void cmp_machines_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char
 	esc(f, jv_str(jv_get(w, "fingerprint"), "?"));
 	fprintf(f, "</code> (");
 	esc(f, jv_str(jv_get(w, "mode"), "?"));
-	fprintf(f, "). Each device row keeps its machine's driver in its label.</p>\n<table><tr><th>machine</th>"
+	fprintf(f, "). Each device row keeps its machine's driver in its label.</p>\n<table class=\"text\"><tr><th>machine</th>"
 		   "<th>CPU</th><th>OS</th><th>devices</th><th>report</th><th>created</th></tr>\n");
 	for (int k = 0; k < r->n_merged; k++, first = last + 1) {
 		const jv *m = jv_get(r->merged[k], "machine");
