@@ -31,7 +31,7 @@ ACC act_(int a, ACC u)
 	if (a == 1)
 		return u > (ACC)0 ? u : (ACC)0;
 	if (a == 2)
-		return K(0.5) * u * erfc(-u * K(0.70710678118654752440));
+		return K(0.5) * u * (ACC)ERFC(-u * K(0.70710678118654752440));
 	return u;
 }
 
@@ -40,7 +40,7 @@ ACC act_grad_(int a, ACC u)
 	if (a == 1)
 		return u > (ACC)0 ? (ACC)1 : (ACC)0;
 	if (a == 2)
-		return K(0.5) * erfc(-u * K(0.70710678118654752440)) +
+		return K(0.5) * (ACC)ERFC(-u * K(0.70710678118654752440)) +
 		       u * exp(-K(0.5) * u * u) * K(0.39894228040143267794);
 	return (ACC)1;
 }
