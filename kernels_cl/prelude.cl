@@ -49,16 +49,23 @@ inline ushort bf16_store(float v)
 #if !defined(INT_ONLY) && !defined(CAST_SRC)
 #ifdef USE_FP64
 #define ERFC(x) erfc(x)
+#define ERFC4(x) erfc(x)
 #else
-float clg_erfc(float x)
-{
-	float z = fabs(x), t = 1.0f / (1.0f + 0.5f * z);
-	float p = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f + t * (-0.18628806f +
-		  t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
-	float y = t * exp(-z * z + p);
-	return x >= 0.0f ? y : 2.0f - y;
-}
+/* one body for float and float4 (fused.cl's CPU-shaped bias_act_backward works on four columns) */
+#define CLG_ERFC_DEF(name, type)                                                                  \
+	type name(type x)                                                                          \
+	{                                                                                          \
+		type z = fabs(x), t = 1.0f / (1.0f + 0.5f * z);                                    \
+		type p = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f +   \
+			 t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f +                \
+			 t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));           \
+		type y = t * exp(-z * z + p);                                                      \
+		return select(2.0f - y, y, isgreaterequal(x, (type)0.0f));                         \
+	}
+CLG_ERFC_DEF(clg_erfc, float)
+CLG_ERFC_DEF(clg_erfc4, float4)
 #define ERFC(x) clg_erfc((float)(x))
+#define ERFC4(x) clg_erfc4(x)
 #endif
 #endif
 
