@@ -227,6 +227,8 @@ struct clg_backend {
 	char shape_why[CLG_KFAM_COUNT][64];
 	/* launch recorder of `clgrad bench step` (clg_record.h); NULL, the default: nothing recorded */
 	struct clg_recorder *recorder;
+	/* per-op timer of `train --profile` (clg_op_timer.h); NULL, the default: ops not timed */
+	struct clg_op_timer *op_timer;
 };
 
 /* The shape backend be uses for family f; *why (may be NULL) says where the choice came from

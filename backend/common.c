@@ -1,5 +1,6 @@
 /* Status messages, dtypes, views, and the checked entry point clg_run(). */
 #include "clg_internal.h"
+#include "clg_op_timer.h"
 #include "clg_record.h"
 
 #include <stdio.h>
@@ -411,6 +412,16 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 		st = be->ops[c->op](be, c);
 		clg_record_op_done(be->recorder, c, first);
 		be->recorder->op = outer;
+	} else if (be->op_timer) { /* waits before and after: the op's own time (clg_op_timer.h) */
+		double t0;
+		st = clg_synchronize(be);
+		t0 = clg_now();
+		if (!st)
+			st = be->ops[c->op](be, c);
+		if (!st)
+			st = clg_synchronize(be);
+		if (!st)
+			clg_op_timer_add(be->op_timer, c, clg_now() - t0);
 	} else {
 		st = be->ops[c->op](be, c);
 	}

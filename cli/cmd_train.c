@@ -7,6 +7,7 @@
 #include "train_mpi.h"
 
 #include <clg_measure.h>
+#include <clg_op_timer.h>
 #include <clgrad_train.h>
 #include <errno.h>
 #include <math.h>
@@ -301,6 +302,10 @@ typedef struct {
 	char label[64];
 	long steps, fault_at;  /* tests: CLGRAD_TEST_TRAIN_FAULT=crash:N|hang:N at this process's Nth step */
 	int fault_hang;
+	/* --profile: the ops of a few steps an epoch timed on the first device (clg_op_timer.h) */
+	clg_backend *prof_be;
+	clg_op_timer prof;
+	int64_t prof_from, prof_to; /* steps (1-based, this epoch) timed */
 } run_view;
 
 static void test_fault_init(run_view *v)
@@ -324,10 +329,22 @@ static void test_fault(run_view *v)
 	raise(SIGSEGV);
 }
 
+/* --profile times PROF_STEPS steps an epoch op by op, after PROF_SKIP untimed ones (the first
+ * builds kernels and allocates); an epoch shorter than that is timed whole. */
+#define PROF_SKIP 2
+#define PROF_STEPS 3
+#define PROF_TOP 12
+
 static void on_epoch_begin(void *user, int64_t epoch, int64_t epochs, int64_t steps)
 {
 	run_view *v = user;
 	snprintf(v->label, sizeof(v->label), "epoch %lld/%lld", (long long)epoch, (long long)epochs);
+	if (v->prof_be) {
+		v->prof_from = steps >= PROF_SKIP + PROF_STEPS ? PROF_SKIP + 1 : 1;
+		v->prof_to = v->prof_from + PROF_STEPS - 1 < steps ? v->prof_from + PROF_STEPS - 1 : steps;
+		clg_op_timer_clear(&v->prof);
+		clg_backend_set_op_timer(v->prof_be, v->prof_from == 1 ? &v->prof : NULL);
+	}
 	clg_progress_begin(&v->pr, stdout, v->label, steps);
 }
 
@@ -338,6 +355,8 @@ static void on_step_end(void *user, const clg_step_info *s)
 	run_view *v = user;
 	if (!isnan(s->loss))
 		clg_progress_update(&v->pr, s->step, s->samples, s->loss);
+	if (v->prof_be && (s->step == v->prof_from - 1 || s->step == v->prof_to))
+		clg_backend_set_op_timer(v->prof_be, s->step == v->prof_to ? NULL : &v->prof);
 	test_fault(v);
 }
 
@@ -375,11 +394,39 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 			e->exchange_bytes, e->exchange_seconds, e->exchange_buckets,
 			(unsigned long long)e->checksum, e->replicas_identical ? "true" : "false");
 	}
+	if (v->prof_be && v->prof.n > 0 && v->prof_to >= v->prof_from) { /* sorted: printed before */
+		double steps = (double)(v->prof_to - v->prof_from + 1);
+		fprintf(f, ", \"op_profile\": [");
+		for (int i = 0; i < v->prof.n && i < PROF_TOP; i++) {
+			fprintf(f, "%s{\"op\": ", i ? ", " : "");
+			json_string(f, v->prof.e[i].key);
+			fprintf(f, ", \"calls_per_step\": %.1f, \"ms_per_step\": %.4f}", (double)v->prof.e[i].calls / steps,
+				1e3 * v->prof.e[i].seconds / steps);
+		}
+		fprintf(f, "]");
+	}
 	if (e->first) /* this process's start */
 		fprintf(f, ", \"first_step_begun_s\": %.3f, \"first_step_done_s\": %.3f, \"programs_ready_s\": %.3f",
 			v->fs->begun_s, v->fs->done_s, v->fs->ready_s);
 	fprintf(f, "}\n");
 	fflush(f);
+}
+
+/* The ops that took longest in the timed steps, each waited for (a step is slower than untimed). */
+static void print_op_profile(run_view *v)
+{
+	int64_t steps = v->prof_to - v->prof_from + 1;
+	const clg_op_timer *t = &v->prof;
+
+	if (!v->prof_be || t->n == 0 || steps < 1)
+		return;
+	clg_op_timer_sort(&v->prof);
+	printf("  ops of %lld step(s) on device %d, each op waited for: %.2f ms a step%s\n", (long long)steps, v->idx[0],
+	       1e3 * t->total / (double)steps, t->n > PROF_TOP ? "; the longest:" : "");
+	printf("    %-44s %8s %10s %6s\n", "op (dst shape)", "calls", "ms a step", "share");
+	for (int i = 0; i < t->n && i < PROF_TOP; i++)
+		printf("    %-44s %8.1f %10.3f %5.1f%%\n", t->e[i].key, (double)t->e[i].calls / (double)steps,
+		       1e3 * t->e[i].seconds / (double)steps, t->total > 0 ? 100 * t->e[i].seconds / t->total : 0);
 }
 
 static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
@@ -411,6 +458,7 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 		       (double)e->uploads / (double)e->steps, (double)e->downloads / (double)e->steps, e->host_seconds * per,
 		       e->seconds * per, e->seconds > 0 ? 100 * e->host_seconds / e->seconds : 0,
 		       e->replicas > 1 || v->o->cfg.comm ? ", the exchange's waits included" : "; near 100%: the host sets the pace");
+		print_op_profile(v);
 	}
 	if (e->replicas > 1 || v->o->cfg.comm) {
 		printf("  data parallel:");
@@ -674,6 +722,8 @@ int cmd_train(int argc, char **argv)
 	}
 	view.device = be[0]->info.name;
 	view.idx = idx;
+	if (o.profile)
+		view.prof_be = be[0];
 	if (clg_trainer_new_multi(be, n, &o.cfg, &d.train, &d.test, &t)) {
 		rc = report_error("train");
 		goto out;
@@ -696,6 +746,9 @@ int cmd_train(int argc, char **argv)
 out:
 	if (view.log)
 		fclose(view.log);
+	if (view.prof_be)
+		clg_backend_set_op_timer(view.prof_be, NULL);
+	clg_op_timer_clear(&view.prof);
 	clg_trainer_free(t);
 	free_data(&d);
 	for (int i = 0; i < CLG_TRAIN_MAX_DEVICES; i++)

@@ -149,8 +149,9 @@ clg_status fe_accumulate(clg_tensor *x, clg_tensor *g)
 	target = x->grad_fn ? &x->grad_fn->gout : &x->grad;
 	if (*target)
 		return add_into(target, g);
-	/* the first gradient: leaves get a private contiguous copy, nodes may share */
-	if (!x->grad_fn || !clg_view_is_contiguous(&g->v)) {
+	/* the first gradient: leaves get a private contiguous copy; nodes may share one that covers its
+	 * elements once (contiguous or permuted: the attention's head gradients, see fe_new_like) */
+	if (!x->grad_fn || !fe_view_is_dense(&g->v)) {
 		clg_op_call c = {.op = CLG_OP_COPY};
 		clg_tensor *copy = fe_new(g->v.buf->backend, g->v.dtype, g->v.ndim, g->v.shape);
 		if (!copy)

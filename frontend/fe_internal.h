@@ -55,6 +55,13 @@ clg_tensor *fe_fail(clg_status s);
 int fe_check_inputs(const char *op, int n, clg_tensor *const *ts);
 
 clg_tensor *fe_new(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape);
+/* A new tensor of like's shape laid out in like's order of strides where like is a permutation of a
+ * dense layout (a head view (B, H, T, Dh) of a (B, T, H, Dh) tensor gets the (B, T, H, Dh) order),
+ * so that permuting the result back needs no copy; otherwise contiguous, as fe_new. */
+clg_tensor *fe_new_like(clg_backend *be, clg_dtype dt, const clg_view *like);
+/* 1 where v is a permutation of a dense layout (every element once, no gaps): contiguous, or a
+ * permuted view of a contiguous tensor; 0 for broadcast (stride 0) and sliced views. */
+int fe_view_is_dense(const clg_view *v);
 /* A tensor object over t's storage with the given view geometry (no graph). */
 clg_tensor *fe_view_of(clg_tensor *t, const clg_view *v);
 /* Backward of ops that pass the gradient through unchanged (one input). */

@@ -37,7 +37,10 @@ static clg_tensor *block_forward(clg_module *m, clg_tensor *x)
 	clg_tensor *x1 = clg_add(x, clg_reshape(clg_module_forward(c[WO], a2), CLG_SHAPE(B, T, D)));
 	/* MLP sub-block */
 	clg_tensor *h2 = clg_reshape(clg_module_forward(c[LN2], x1), CLG_SHAPE(B * T, D));
-	clg_tensor *f = clg_module_forward(c[FC2], clg_gelu(clg_module_forward(c[FC1], h2)));
+	/* the GELU in FC1's epilogue (clg_linear_act): bias, activation and their backward fused */
+	clg_module *fc1 = c[FC1];
+	clg_tensor *g = clg_linear_act(h2, fc1->tensors[0], fc1->ntensors > 1 ? fc1->tensors[1] : NULL, CLG_ACT_GELU);
+	clg_tensor *f = clg_module_forward(c[FC2], g);
 	out = clg_keep(clg_add(x1, clg_reshape(f, CLG_SHAPE(B, T, D))));
 	clg_scope_end();
 	return out;

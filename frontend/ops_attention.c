@@ -26,9 +26,10 @@ static clg_status attention_backward(clg_node *n, clg_tensor *g)
 
 	if (n->nsaved != 2)
 		return clg_fail(CLG_ERR_OOM, "op 'attention' backward: the saved tensors were not kept (out of host memory)");
-	dq = fe_new(be, q->v.dtype, q->v.ndim, q->v.shape);
-	dk = dq ? fe_new(be, k->v.dtype, k->v.ndim, k->v.shape) : NULL;
-	dv = dk ? fe_new(be, v->v.dtype, v->v.ndim, v->v.shape) : NULL;
+	/* each gradient in its input's layout: the heads' permute back to (B, T, H, Dh) then copies nothing */
+	dq = fe_new_like(be, q->v.dtype, &q->v);
+	dk = dq ? fe_new_like(be, k->v.dtype, &k->v) : NULL;
+	dv = dk ? fe_new_like(be, v->v.dtype, &v->v) : NULL;
 	if (!dv) {
 		st = clg_last_status();
 		goto out;
@@ -71,7 +72,8 @@ clg_tensor *fe_attention_fused(clg_tensor *q, clg_tensor *k, clg_tensor *v, int 
 	for (int d = 0; d < nd - 1; d++)
 		oshape[d] = q->v.shape[d];
 	oshape[nd - 1] = Dv;
-	o = fe_new(be, q->v.dtype, nd, oshape); /* (B, H, Tq, Dv) */
+	/* (B, H, Tq, Dv), in q's layout where its rows are as long (see attention_backward) */
+	o = Dv == q->v.shape[nd - 1] ? fe_new_like(be, q->v.dtype, &q->v) : fe_new(be, q->v.dtype, nd, oshape);
 	lse = o ? fe_new(be, q->v.dtype, nd - 1, q->v.shape) : NULL; /* (B, H, Tq) */
 	if (!lse)
 		goto fail;

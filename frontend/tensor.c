@@ -235,6 +235,57 @@ clg_tensor *fe_view_of(clg_tensor *t, const clg_view *v)
 	return wrap(t->st, v);
 }
 
+/* The dims of v by stride, largest first (insertion sort: stable, at most six), and whether v is a
+ * permutation of a dense layout: no gaps, no overlaps (size-1 dims may have any stride). */
+static int dense_order(const clg_view *v, int *order)
+{
+	int64_t want = 1;
+
+	for (int d = 0; d < v->ndim; d++) {
+		int i = d;
+		for (; i > 0 && v->stride[order[i - 1]] < v->stride[d]; i--)
+			order[i] = order[i - 1];
+		order[i] = d;
+	}
+	for (int i = v->ndim - 1; i >= 0; i--) {
+		int64_t n = v->shape[order[i]];
+		if (n != 1 && v->stride[order[i]] != want)
+			return 0;
+		want *= n;
+	}
+	return 1;
+}
+
+int fe_view_is_dense(const clg_view *v)
+{
+	int order[CLG_MAX_DIMS];
+	return dense_order(v, order);
+}
+
+clg_tensor *fe_new_like(clg_backend *be, clg_dtype dt, const clg_view *like)
+{
+	int nd = like->ndim, order[CLG_MAX_DIMS];
+	int64_t shape[CLG_MAX_DIMS];
+	clg_tensor *base, *r;
+	clg_view v;
+
+	if (clg_view_is_contiguous(like) || !dense_order(like, order))
+		return fe_new(be, dt, nd, like->shape);
+	for (int i = 0; i < nd; i++)
+		shape[i] = like->shape[order[i]];
+	base = fe_new(be, dt, nd, shape);
+	if (!base)
+		return NULL;
+	v = base->v;
+	for (int i = 0; i < nd; i++) {
+		v.shape[order[i]] = base->v.shape[i];
+		v.stride[order[i]] = base->v.stride[i];
+	}
+	r = fe_view_of(base, &v);
+	clg_free(base);
+	return r;
+}
+
 /* ---- creation ---- */
 
 clg_tensor *clg_empty(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape)

@@ -31,7 +31,7 @@ ACC act_(int a, ACC u)
 	if (a == 1)
 		return u > (ACC)0 ? u : (ACC)0;
 	if (a == 2)
-		return K(0.5) * u * erfc(-u * K(0.70710678118654752440));
+		return K(0.5) * u * (ACC)ERFC(-u * K(0.70710678118654752440));
 	return u;
 }
 
@@ -40,7 +40,7 @@ ACC act_grad_(int a, ACC u)
 	if (a == 1)
 		return u > (ACC)0 ? (ACC)1 : (ACC)0;
 	if (a == 2)
-		return K(0.5) * erfc(-u * K(0.70710678118654752440)) +
+		return K(0.5) * (ACC)ERFC(-u * K(0.70710678118654752440)) +
 		       u * exp(-K(0.5) * u * u) * K(0.39894228040143267794);
 	return (ACC)1;
 }
@@ -96,6 +96,37 @@ __kernel void bias_act_backward_x(const fgeom g, __global T *dz, __global const 
 {
 	int j = get_global_id(0);
 	BIAS_ACT_BACKWARD_BODY
+}
+
+/* CPU shape of bias_act_backward where the columns are contiguous and C % 4 == 0: a work-item per
+ * four columns, as one ACC4 (explicit vectors: PoCL does not vectorise across work-items around a
+ * loop over rows, and the per-column kernel above ran 4-7x slower than an elementwise gelu_backward). */
+ACC4 act_grad4_(int a, ACC4 u)
+{
+	if (a == 1)
+		return select((ACC4)0, (ACC4)1, isgreater(u, (ACC4)0));
+	return K(0.5) * ERFC4(-u * K(0.70710678118654752440)) + u * exp(-K(0.5) * u * u) * K(0.39894228040143267794);
+}
+
+__kernel void bias_act_backward_v4(const fgeom g, __global T *dz, __global const T *gr, __global const T *t,
+				   __global T *db, const ACC beta)
+{
+	int j = 4 * (int)get_global_id(0);
+	ACC4 acc = (ACC4)0;
+
+	if (j >= g.C)
+		return;
+	for (int n = 0; n < g.N; n++) {
+		ACC4 v = VLOAD4(gr, AT(1, n, j));
+		if (g.act)
+			v *= act_grad4_(g.act, VLOAD4(t, AT(2, n, j)));
+		VSTORE4(dz, AT(0, n, j), v);
+		acc += v;
+	}
+	for (int q = 0; q < 4; q++) {
+		ACC old = beta != (ACC)0 ? beta * (ACC)db[AT1(3, j + q)] : (ACC)0;
+		db[AT1(3, j + q)] = (T)(old + (q == 0 ? acc.s0 : q == 1 ? acc.s1 : q == 2 ? acc.s2 : acc.s3));
+	}
 }
 
 /* GPU shape of bias_act_backward (CLG_KFAM_FUSED = gpu): 2-D work-groups of (TC, TR) work-items,

@@ -75,6 +75,9 @@ static const gcase cases[] = {
 	{"linear_act_none", 3, {2, 2, 1}, {{4, 5}, {3, 5}, {3}}, -1, 1, f_linear_none},
 	/* 40 rows: the GPU shape of bias_act_backward sums db over several row blocks (a second pass) */
 	{"linear_relu_tall", 3, {2, 2, 1}, {{40, 5}, {3, 5}, {3}}, -1, 1, f_linear_relu},
+	/* 8 outputs: the CPU shape's four-column vector kernel (bias_act_backward_v4) and its db */
+	{"linear_gelu_wide", 3, {2, 2, 1}, {{6, 5}, {8, 5}, {8}}, -1, 1, f_linear_gelu},
+	{"linear_relu_wide", 3, {2, 2, 1}, {{6, 5}, {8, 5}, {8}}, -1, 1, f_linear_relu},
 	{"linear_relu_nobias", 2, {2, 2}, {{4, 5}, {3, 5}}, -1, 1, f_linear_relu_nobias},
 	{"linear_gelu_strided", 3, {2, 2, 1}, {{5, 4}, {3, 5}, {3}}, -1, 1, f_linear_gelu_strided},
 	{"xent_soft_targets", 1, {2}, {{4, 6}}, -2, 2, f_xent_soft},

@@ -26,6 +26,23 @@ common=(--model mlp --limit 1000 --batch 100 --seed 3 --optimizer sgd --lr 0.05 
 grep -q "epoch 2: train loss" "$work/a.out" || fail "no epoch summary line"
 grep -q "profile: .* kernel launches, .* uploads, .* downloads a step; the host queues a step in" "$work/a.out" ||
 	{ cat "$work/a.out"; fail "--profile printed no profile line"; }
+# --profile's op table: steps 3-5 of each epoch timed op by op (clg_op_timer.h); the GEMMs are
+# there, the shares add up to at most 100%, and the log holds the same entries
+python3 - "$work/a.out" "$work/a.jsonl" <<'PY' || { cat "$work/a.out"; fail "--profile's op table"; }
+import json, re, sys
+out = open(sys.argv[1]).read()
+heads = re.findall(r"ops of 3 step\(s\) on device \d+, each op waited for: ([0-9.]+) ms a step", out)
+assert len(heads) == 2, "one op table an epoch expected, got %d" % len(heads)
+rows = re.findall(r"^    (\S+) \(([0-9, ]+)\)(?: K \d+)?\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)%$", out, re.M)
+assert any(r[0] == "gemm" for r in rows), "no gemm row in %r" % rows
+for t in (rows[:len(rows) // 2], rows[len(rows) // 2:]):
+    share = sum(float(r[4]) for r in t)
+    assert 20 < share <= 100.5, "shares add up to %.1f%%" % share
+logs = [json.loads(l) for l in open(sys.argv[2])]
+assert all(l["op_profile"] and all(e["ms_per_step"] >= 0 and e["calls_per_step"] > 0 for e in l["op_profile"])
+           for l in logs), "op_profile missing from the log"
+assert any(e["op"].startswith("gemm (") for e in logs[0]["op_profile"])
+PY
 "$clgrad" train "${common[@]}" --epochs 2 --stop-after 1 --log "$work/b.jsonl" --save "$work/b.safetensors" > "$work/b1.out" 2>&1 ||
 	{ cat "$work/b1.out"; fail "training run b, first epoch"; }
 # the resumed run names no training options: the checkpoint restores them (optimizer, lr, schedule...)

@@ -1,6 +1,7 @@
 /* OpenCL launchers of the fused hot-path ops (kernels_cl/fused.cl; semantics in clg_ops.def):
  * BIAS_ACT one work-item per element, BIAS_ACT_BACKWARD one per column on CPUs (it walks the rows,
- * so the bias gradient needs no second pass) and 2-D tiles on GPUs (bias_act_backward_tiles, family
+ * so the bias gradient needs no second pass; four columns as one vector where they are contiguous)
+ * and 2-D tiles on GPUs (bias_act_backward_tiles, family
  * "fused"). SOFTMAX_XENT and its backward are row kernels in the shape of family "row": a
  * work-group per row (GPU) or a work-item per row (CPU); the forward leaves each row's loss term in
  * a temporary buffer that a second kernel adds in a fixed order. Operands at any strides. */
@@ -177,6 +178,33 @@ static clg_status bias_act_backward_tiles(clg_backend *be, const clg_op_call *c,
 	return st;
 }
 
+/* CPU shape of BIAS_ACT_BACKWARD over contiguous columns, C % 4 == 0 (fused.cl,
+ * bias_act_backward_v4): a work-item per four columns, in groups small enough that every compute
+ * unit gets several (one group of 256 columns had left one core of two idle). */
+static clg_status bias_act_backward_v4(clg_backend *be, const clg_op_call *c, const fgeom *g, cl_mem *mem,
+				       const scalar *p, size_t ps)
+{
+	const char *op = clg_op_name(c->op);
+	size_t items = (size_t)g->C / 4, local, ms = sizeof(cl_mem);
+	char opts[256];
+	cl_kernel k;
+	clg_status st;
+
+	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts)); /* the build of fused.cl that fused_run uses */
+	st = clg_cl_kernel(be, "fused", opts, "bias_act_backward_v4", &k);
+	if (st)
+		return st;
+	local = clg_cl_cpu_group_size(be, k, (int64_t)items);
+	{
+		size_t sizes[] = {sizeof(*g), ms, ms, ms, ms, ps};
+		const void *vals[] = {g, &mem[0], &mem[1], &mem[2], &mem[3], p};
+		st = clg_cl_set_args(be, k, op, 6, sizes, vals);
+	}
+	if (!st)
+		st = clg_cl_launch_1d(be, k, (items + local - 1) / local * local, local, op);
+	return st;
+}
+
 static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 {
 	static const char *const names[] = {"bias_act", "bias_act_backward"};
@@ -195,6 +223,8 @@ static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 		return st;
 	if (c->op == CLG_OP_BIAS_ACT_BACKWARD && clg_backend_kernel_shape(be, CLG_KFAM_FUSED, NULL) == CLG_SHAPE_GPU)
 		return bias_act_backward_tiles(be, c, &g, mem, &p, ps);
+	if (c->op == CLG_OP_BIAS_ACT_BACKWARD && g.C % 4 == 0 && g.cs[0] == 1 && g.cs[1] == 1 && (g.cs[2] == 1 || !g.act))
+		return bias_act_backward_v4(be, c, &g, mem, &p, ps);
 	/* the work: elements (bias_act) or columns (its backward) */
 	items = c->op == CLG_OP_BIAS_ACT ? (size_t)g.N * (size_t)g.C : (size_t)g.C;
 	if (local > items) /* small launches: one small group */
