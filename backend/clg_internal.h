@@ -29,6 +29,14 @@ clg_status clg_cl_open(int device_index, clg_backend **out);
 /* Fills be->shape from CLGRAD_KERNEL_SHAPE and the device type (kernel_shape.c); fails on a bad
  * variable. Called by each backend's open before its ops are registered. */
 clg_status clg_kernel_shape_init(clg_backend *be);
+/* Crash records (opencl/cl_crash.c): an in-progress marker for a device's self-test and program builds
+ * (they nest), the record a crashed earlier run left (fills d->crashed), its removal after a
+ * complete forced open, and whether CLGRAD_FORCE_DEVICE asks to use a crashed device anyway. */
+void clg_crash_marker_begin(const clg_device_info *d, const char *what);
+void clg_crash_marker_end(const clg_device_info *d);
+void clg_crash_state(clg_device_info *d);
+void clg_crash_clear(const clg_device_info *d);
+int clg_force_device(void);
 /* Fills the OpenCL part of the device list (indices from first_index on). */
 clg_status clg_cl_enumerate(clg_device_info **list, int *count, int first_index);
 

@@ -380,6 +380,8 @@ static clg_status make_program(clg_backend *be, const char *name, const char *op
 	*out = NULL;
 	if (st)
 		return st;
+	clg_crash_marker_begin(&be->info, "a kernel program build"); /* before the breadcrumb: it may crash */
+	clg_crumb("building ", name, ".cl with '", options, "'");
 	clg_cl_cache_dir(dir, sizeof(dir));
 	if (dir[0]) {
 		disk_key(be, src, len, options, dkey);
@@ -398,6 +400,7 @@ static clg_status make_program(clg_backend *be, const char *name, const char *op
 				store_cached(be, prog, dir, path, dkey);
 		}
 	}
+	clg_crash_marker_end(&be->info);
 	free(owned);
 	*out = prog;
 	return st;
