@@ -11,7 +11,7 @@
 
 clg_status clg_read_text_file(const char *path, size_t max, char **out, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = clg_fopen_read(path, "rb");
 	struct stat sb;
 	char *buf = NULL;
 	size_t cap = 65536 + 1, n = 0;
@@ -19,7 +19,7 @@ clg_status clg_read_text_file(const char *path, size_t max, char **out, size_t *
 
 	*out = NULL;
 	if (!f)
-		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s%s", path, strerror(errno), clg_fault_note());
 	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0) {
 		if ((uint64_t)sb.st_size > (uint64_t)max) {
 			st = clg_fail(CLG_ERR_FORMAT, "%s: %lld bytes, larger than the %zu-byte limit of a text file", path,

@@ -51,7 +51,7 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 	if (!staging)
 		return clg_fail(CLG_ERR_OOM, "upload of %zu bytes to device '%s': out of host memory", n, be->info.name);
 	memcpy(staging, src, n);
-	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
 		err = clEnqueueWriteBuffer(cl->queue, (cl_mem)dst->handle, CL_FALSE, offset, n, staging, 0, NULL, &ev);
 	if (err != CL_SUCCESS) {
@@ -72,7 +72,7 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 
 static clg_status cl_download(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n)
 {
-	cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	cl_int err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
 		err = clEnqueueReadBuffer(clg_cl_of(be)->queue, (cl_mem)src->handle, CL_TRUE, offset, n, dst, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
@@ -86,7 +86,7 @@ static clg_status cl_download_start(clg_backend *be, clg_buffer *src, size_t off
 {
 	clg_cl *cl = clg_cl_of(be);
 	cl_event ev = NULL;
-	cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	cl_int err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
 		err = clEnqueueReadBuffer(cl->queue, (cl_mem)src->handle, CL_FALSE, offset, n, dst, 0, NULL, &ev);
 	if (err != CL_SUCCESS)

@@ -40,7 +40,7 @@ const char *const *clg_cl_program_names(void) { return clg_embedded_kernel_names
 
 static clg_status read_file(const char *path, char **data, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = clg_fopen_read(path, "rb");
 	long n;
 	char *buf;
 
@@ -263,6 +263,14 @@ int clg_cl_write_atomic(const char *path, const void *head, size_t head_len, con
 	clg_remove_stale_temps(path);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
 	f = fopen(tmp, "wb");
+	if (f && clg_fault_file(CLG_FAULT_WRITE)) { /* a failing disk, half way: the temporary must go */
+		if (head_len)
+			fwrite(head, 1, head_len / 2, f);
+		fclose(f);
+		unlink(tmp);
+		snprintf(err, errlen, "cannot write %s: %s%s", tmp, strerror(EIO), clg_fault_note());
+		return -1;
+	}
 	if (!f || (head_len && fwrite(head, 1, head_len, f) != head_len) ||
 	    (body_len && fwrite(body, 1, body_len, f) != body_len) || fflush(f) != 0 || fsync(fileno(f)) != 0) {
 		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
@@ -375,9 +383,14 @@ static clg_status make_program(clg_backend *be, const char *name, const char *op
 	char *owned = NULL, dir[4096], path[4300];
 	size_t len;
 	cl_program prog = NULL;
-	clg_status st = clg_cl_program_source(name, &src, &len, &owned);
+	cl_int fault = clg_cl_fault(be, CLG_FAULT_BUILD);
+	clg_status st;
 
 	*out = NULL;
+	if (fault != CL_SUCCESS)
+		return clg_fail(CLG_ERR_BUILD, "op 'build' on device '%s': kernel program '%s' with options '%s' failed to build (%s)%s",
+				be->info.name, name, options, clg_cl_error_name(fault), clg_cl_fault_note());
+	st = clg_cl_program_source(name, &src, &len, &owned);
 	if (st)
 		return st;
 	clg_crash_marker_begin(&be->info, "a kernel program build"); /* before the breadcrumb: it may crash */

@@ -455,7 +455,7 @@ static void load_once(clg_backend *be, dev_state *s)
 		clg_clear_error();
 		return;
 	}
-	f = fopen(s->st.path, "rb");
+	f = clg_fopen_read(s->st.path, "rb");
 	if (!f) {
 		snprintf(s->st.note, sizeof(s->st.note), "no tune file (run `clgrad tune`)");
 		clg_debug("tune: no tune file %s for '%s'", s->st.path, be->info.name);
