@@ -112,6 +112,9 @@ void clg_cl_release_programs(clg_backend *be);
 /* The cache folder (CLGRAD_CACHE_DIR, else $XDG_CACHE_HOME/clgrad, else ~/.cache/clgrad), or ""
  * when disabled; shared by the program cache, the self-test result and the tuning result. */
 void clg_cl_cache_dir(char *buf, size_t len);
+/* Why a program-cache entry read from disk (a 48-byte header: magic, format, key, payload size
+ * and hash; then the binary) is rejected for key, or NULL when it may be handed to the driver. */
+const char *clg_cl_cache_entry_check(const char *data, size_t len, const uint64_t key[2]);
 /* mkdir -p; 0 on success. */
 int clg_cl_mkdir_p(const char *path);
 /* Writes head then body to path atomically: a temporary file in the same folder, fsync, rename.

@@ -195,6 +195,24 @@ static void entry_path(const char *dir, const uint64_t key[2], char *buf, size_t
 }
 
 /* Loads a cached binary; returns NULL (and says why in debug output) when absent or unusable. */
+const char *clg_cl_cache_entry_check(const char *data, size_t len, const uint64_t key[2])
+{
+	cache_header h;
+
+	if (len < sizeof(h))
+		return "truncated header";
+	memcpy(&h, data, sizeof(h));
+	if (memcmp(h.magic, cache_magic, sizeof(cache_magic)) != 0 || h.format != CACHE_FORMAT_VERSION)
+		return "not a clgrad cache entry of this format";
+	if (h.key[0] != key[0] || h.key[1] != key[1])
+		return "entry belongs to another source, device or driver";
+	if (h.payload_size != len - sizeof(h))
+		return "truncated binary";
+	if (clg_hash64(CLG_HASH_SEED, data + sizeof(h), len - sizeof(h)) != h.payload_hash)
+		return "checksum mismatch";
+	return NULL;
+}
+
 static cl_program load_cached(clg_backend *be, const char *path, const uint64_t key[2], const char *options)
 {
 	clg_cl *cl = clg_cl_of(be);
@@ -211,20 +229,7 @@ static cl_program load_cached(clg_backend *be, const char *path, const uint64_t 
 		why = clg_last_error();
 		goto reject;
 	}
-	if (len < sizeof(h)) {
-		why = "truncated header";
-		goto reject;
-	}
-	memcpy(&h, data, sizeof(h));
-	if (memcmp(h.magic, cache_magic, sizeof(cache_magic)) != 0 || h.format != CACHE_FORMAT_VERSION) {
-		why = "not a clgrad cache entry of this format";
-	} else if (h.key[0] != key[0] || h.key[1] != key[1]) {
-		why = "entry belongs to another source, device or driver";
-	} else if (h.payload_size != len - sizeof(h)) {
-		why = "truncated binary";
-	} else if (clg_hash64(CLG_HASH_SEED, data + sizeof(h), len - sizeof(h)) != h.payload_hash) {
-		why = "checksum mismatch";
-	}
+	why = clg_cl_cache_entry_check(data, len, key);
 	if (why)
 		goto reject;
 	{

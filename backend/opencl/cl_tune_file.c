@@ -345,7 +345,7 @@ static int parse_kshape(const char *s, tune_data *d)
 }
 
 /* Parses a tune file's text into d; returns NULL or why it is rejected. */
-static const char *parse_file(clg_backend *be, char *text, size_t len, tune_data *d, const dev_limits *L)
+const char *clg_cl_tune_parse(clg_backend *be, char *text, size_t len, tune_data *d, const dev_limits *L)
 {
 	strbuf want = {0};
 	char *end_line, *line, *next;
@@ -472,7 +472,7 @@ static void load_once(clg_backend *be, dev_state *s)
 	}
 	text[len] = 0;
 	clg_cl_tune_limits_of(be, &L);
-	why = parse_file(be, text, (size_t)len, &s->d, &L);
+	why = clg_cl_tune_parse(be, text, (size_t)len, &s->d, &L);
 	if (why)
 		goto reject;
 	if (apply_clblast(be, &s->d)) {
