@@ -3,8 +3,8 @@
 # backend/opencl/cl_crash.c, cli/crash_guard.c). CLGRAD_TEST_CRASH=TEXT (test builds) faults with a
 # real SIGSEGV at the first breadcrumb containing TEXT, as a crashing driver would:
 #   1. the run dies by SIGSEGV, stderr names the step, no core is dumped (ulimit -c unlimited here);
-#   2. the next `clgrad devices` shows the device crashed with that step, `train` and `smoke`
-#      refuse it with one line and exit status 1;
+#   2. the next `clgrad devices` shows the device crashed with that step, `train`, `smoke`,
+#      `bench` and `eval` refuse it with one line and exit status 1;
 #   3. CLGRAD_FORCE_DEVICE=1 retries it (printing the self-test's progress), and a complete open
 #      clears the record;
 #   4. a crash in a program build outside the self-test, and CLGRAD_SYNC=1 blaming the op, the same;
@@ -53,7 +53,9 @@ expect_refused() { # what, expected reason
 d=[x for x in json.load(sys.stdin)["devices"] if x["index"] == int(sys.argv[1])][0]
 sys.exit(0 if d["crashed"] and re.match("SIGSEGV while " + sys.argv[2], d["crashed"]) else 1)' "$dev" "$2" ||
 		fail "$1: devices --json has no 'crashed' reason"
-	for cmd in "train --model mlp --epochs 1 --device $dev" "smoke --device $dev"; do
+	cmds=("train --model mlp --epochs 1 --device $dev" "smoke --device $dev" "bench gemm --m 8 --n 8 --k 8 --device $dev")
+	[ -e "$work/ref.safetensors" ] && cmds+=("eval --model mlp --checkpoint $work/ref.safetensors --data $data --device $dev")
+	for cmd in "${cmds[@]}"; do
 		# shellcheck disable=SC2086
 		"$clgrad" $cmd > "$work/out" 2> "$work/err"
 		rc=$?
@@ -64,6 +66,13 @@ sys.exit(0 if d["crashed"] and re.match("SIGSEGV while " + sys.argv[2], d["crash
 	done
 	echo "ok: $1: refused: $(cat "$work/err")"
 }
+
+# a checkpoint for `clgrad eval`, from the reference device (where the data is installed)
+data=/usr/share/datasets/fashion-mnist
+if [ -e "$data/train-images-idx3-ubyte.gz" ]; then
+	"$clgrad" train --model mlp --limit 100 --batch 50 --epochs 1 --device 0 --data "$data" \
+		--save "$work/ref.safetensors" > /dev/null 2>&1 || fail "training on the reference device"
+fi
 
 # 1-3: a crash in the first-use self-test
 expect_crash "self-test crash" "self-test im2col case 1 on '" \
