@@ -2,8 +2,8 @@
  * an OpenCL call) ends clgrad with one line naming the step it was at, the library's breadcrumb
  * (backend/opencl/cl_crash.c), and records the crash in the in-progress markers, so that the next run
  * marks the device crashed instead of crashing again. The handler runs on an alternate stack (a
- * stack overflow still reports), uses write() only, then restores the default action and
- * re-raises, so the exit status is the signal's. Core dumps are turned off (RLIMIT_CORE 0, and the
+ * stack overflow still reports), uses write() only, then restores the action before it (the
+ * default, or a sanitizer's) and lets the signal reach it, so the exit status is the signal's. Core dumps are turned off (RLIMIT_CORE 0, and the
  * process made undumpable in the handler: a driver's core is large and of no use to a user)
  * unless CLGRAD_CORE_DUMP=1. */
 #define _GNU_SOURCE
@@ -17,16 +17,19 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
+#define NSIG_FATAL 5
+static const int fatal_signals[NSIG_FATAL] = {SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE};
+static struct sigaction previous[NSIG_FATAL]; /* the default, or a sanitizer's handler */
 static char alt_stack[64 * 1024];
 static int dump; /* CLGRAD_CORE_DUMP=1 */
 
 static void say(const char *s) { (void)!write(2, s, strlen(s)); }
 
-static void on_fatal(int sig)
+static void on_fatal(int sig, siginfo_t *info, void *uctx)
 {
 	const char *step = clg_crumb_text();
 
+	(void)uctx;
 	say("clgrad: fatal signal ");
 	say(clg_crash_signal_name(sig));
 	say(" while ");
@@ -36,8 +39,13 @@ static void on_fatal(int sig)
 	say("\n");
 	if (!dump)
 		prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* also where core_pattern pipes to a program, which ignores RLIMIT_CORE */
-	signal(sig, SIG_DFL);
-	raise(sig);
+	/* hand the signal to what was there before (the default action, or ASan's report): a fault
+	 * returns and repeats, a raised signal is raised again */
+	for (int i = 0; i < NSIG_FATAL; i++)
+		if (fatal_signals[i] == sig)
+			sigaction(sig, &previous[i], NULL);
+	if (info->si_code <= 0)
+		raise(sig);
 }
 
 void cli_crash_guard(void)
@@ -53,9 +61,9 @@ void cli_crash_guard(void)
 	}
 	sigaltstack(&ss, NULL);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_fatal;
-	sa.sa_flags = SA_ONSTACK | SA_RESETHAND | SA_NODEFER;
+	sa.sa_sigaction = on_fatal;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
-		sigaction(fatal_signals[i], &sa, NULL);
+	for (int i = 0; i < NSIG_FATAL; i++)
+		sigaction(fatal_signals[i], &sa, &previous[i]);
 }

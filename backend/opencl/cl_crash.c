@@ -83,11 +83,8 @@ static uint64_t device_key(const clg_device_info *d)
 /* The cache folder, or 0 when there is none (caching off): then nothing is remembered. */
 static int folder(char *dir, size_t len)
 {
-	if (clg_cache_folder(dir, len) != CLG_OK) {
-		clg_clear_error();
-		return 0;
-	}
-	return 1;
+	clg_cl_cache_dir(dir, len);
+	return dir[0] && clg_cl_mkdir_p(dir) == 0;
 }
 
 static void write_all(int fd, const char *s, size_t n)
