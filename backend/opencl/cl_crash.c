@@ -80,11 +80,12 @@ static uint64_t device_key(const clg_device_info *d)
 	return clg_hash64(h, d->driver_version, strlen(d->driver_version) + 1);
 }
 
-/* The cache folder, or 0 when there is none (caching off): then nothing is remembered. */
-static int folder(char *dir, size_t len)
+/* The cache folder (made when create is set), or 0 when there is none (caching off): then
+ * nothing is remembered. */
+static int folder(char *dir, size_t len, int create)
 {
 	clg_cl_cache_dir(dir, len);
-	return dir[0] && clg_cl_mkdir_p(dir) == 0;
+	return dir[0] && (!create || clg_cl_mkdir_p(dir) == 0);
 }
 
 static void write_all(int fd, const char *s, size_t n)
@@ -117,7 +118,7 @@ void clg_crash_marker_begin(const clg_device_info *d, const char *what)
 		goto out; /* more devices opening at once than slots: this one goes unguarded */
 	markers[free_slot].key = key;
 	markers[free_slot].depth = 1;
-	if (!folder(dir, sizeof(dir)))
+	if (!folder(dir, sizeof(dir), 1))
 		goto out;
 	snprintf(markers[free_slot].path, sizeof(markers[free_slot].path), "%s/inprogress-%016llx-%ld.txt", dir,
 		 (unsigned long long)key, (long)getpid());
@@ -253,7 +254,7 @@ void clg_crash_state(clg_device_info *d)
 	const char *r;
 
 	d->crashed[0] = 0;
-	if (!folder(dir, sizeof(dir)))
+	if (!folder(dir, sizeof(dir), 0))
 		return;
 	settle_markers(dir, key);
 	snprintf(path, sizeof(path), "%s/crashed-%016llx.txt", dir, (unsigned long long)key);
@@ -267,7 +268,7 @@ void clg_crash_clear(const clg_device_info *d)
 {
 	char dir[4096], path[4400];
 
-	if (!folder(dir, sizeof(dir)))
+	if (!folder(dir, sizeof(dir), 0))
 		return;
 	snprintf(path, sizeof(path), "%s/crashed-%016llx.txt", dir, (unsigned long long)device_key(d));
 	if (unlink(path) == 0)
