@@ -194,7 +194,6 @@ static void entry_path(const char *dir, const uint64_t key[2], char *buf, size_t
 	snprintf(buf, len, "%s/%016llx%016llx.bin", dir, (unsigned long long)key[0], (unsigned long long)key[1]);
 }
 
-/* Loads a cached binary; returns NULL (and says why in debug output) when absent or unusable. */
 const char *clg_cl_cache_entry_check(const char *data, size_t len, const uint64_t key[2])
 {
 	cache_header h;
@@ -213,6 +212,7 @@ const char *clg_cl_cache_entry_check(const char *data, size_t len, const uint64_
 	return NULL;
 }
 
+/* Loads a cached binary; returns NULL (and says why in debug output) when absent or unusable. */
 static cl_program load_cached(clg_backend *be, const char *path, const uint64_t key[2], const char *options)
 {
 	clg_cl *cl = clg_cl_of(be);
