@@ -89,6 +89,8 @@ typedef struct {
 	int has_subgroups;        /* cl_khr_subgroups or cl_intel_subgroups */
 	int has_int_dot;          /* cl_khr_integer_dot_product */
 	int has_il;               /* cl_khr_il_program or an IL version */
+	char crashed[256];        /* "" or how an earlier run crashed on it ("SIGSEGV while ..."): not used
+				   * again unless CLGRAD_FORCE_DEVICE=1 (backend/opencl/cl_crash.c) */
 } clg_device_info;
 
 const char *clg_device_type_name(clg_device_type t);
@@ -108,6 +110,16 @@ clg_status clg_device_select(const char *spec, int *index);
 clg_status clg_cache_folder(char *buf, size_t len);
 /* Writes n bytes to path atomically: a temporary file in the same folder, fsync, rename. */
 clg_status clg_write_file_atomic(const char *path, const void *data, size_t n);
+
+/* Crash breadcrumbs (opencl/cl_crash.c): the step the library is at, set as it builds programs, runs the
+ * self-test and enqueues ops (the five parts are concatenated into a fixed global). For a
+ * fatal-signal handler: the text, a signal's name, and clg_crash_note_signal, which appends
+ * "crashed: SIG while <step>" to this process's in-progress markers so that the next run marks
+ * the device crashed. The last two are async-signal-safe. */
+void clg_crumb(const char *a, const char *b, const char *c, const char *d, const char *e);
+const char *clg_crumb_text(void);
+const char *clg_crash_signal_name(int sig);
+int clg_crash_note_signal(int sig); /* how many markers it wrote to */
 
 /* ---- backends and buffers --------------------------------------------------------------- */
 

@@ -3,6 +3,8 @@
 #define CLG_INTERNAL_H
 
 #include "clg_backend.h"
+
+#include <stdio.h>
 #include <stdarg.h>
 
 #if defined(__GNUC__)
@@ -29,6 +31,24 @@ clg_status clg_cl_open(int device_index, clg_backend **out);
 /* Fills be->shape from CLGRAD_KERNEL_SHAPE and the device type (kernel_shape.c); fails on a bad
  * variable. Called by each backend's open before its ops are registered. */
 clg_status clg_kernel_shape_init(clg_backend *be);
+/* Fault injection for tests (opencl/cl_fault.c, CLGRAD_FAULT=KIND:N): the kinds of events counted. */
+typedef enum { CLG_FAULT_ALLOC, CLG_FAULT_ENQUEUE, CLG_FAULT_BUILD, CLG_FAULT_READ, CLG_FAULT_WRITE,
+	       CLG_FAULT_KINDS } clg_fault_kind;
+/* Counts one file read or write (CLG_FAULT_READ, CLG_FAULT_WRITE); 1 when it is to fail: the caller
+ * fails as with EIO and adds clg_fault_note() to its message. */
+int clg_fault_file(clg_fault_kind kind);
+/* " [injected by CLGRAD_FAULT]" when this thread's last fault check fired, else "". */
+const char *clg_fault_note(void);
+/* fopen for reading, counted as a file read (NULL with EIO when injected). */
+FILE *clg_fopen_read(const char *path, const char *mode);
+/* Crash records (opencl/cl_crash.c): an in-progress marker for a device's self-test and program builds
+ * (they nest), the record a crashed earlier run left (fills d->crashed), its removal after a
+ * complete forced open, and whether CLGRAD_FORCE_DEVICE asks to use a crashed device anyway. */
+void clg_crash_marker_begin(const clg_device_info *d, const char *what);
+void clg_crash_marker_end(const clg_device_info *d);
+void clg_crash_state(clg_device_info *d);
+void clg_crash_clear(const clg_device_info *d);
+int clg_force_device(void);
 /* Fills the OpenCL part of the device list (indices from first_index on). */
 clg_status clg_cl_enumerate(clg_device_info **list, int *count, int first_index);
 

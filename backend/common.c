@@ -369,6 +369,17 @@ static clg_status check_shapes(clg_backend *be, const clg_op_call *c, int nsrc)
 			nsrc > 1 ? clg_shape_str(b, s1, sizeof(s1)) : "-", clg_shape_str(d, s2, sizeof(s2)));
 }
 
+/* CLGRAD_SYNC=1: every op waits for the device before it returns (read once). */
+static int sync_each_op(void)
+{
+	static int v = -1;
+	if (v < 0) {
+		const char *e = getenv("CLGRAD_SYNC");
+		v = e && *e && strcmp(e, "0") != 0;
+	}
+	return v;
+}
+
 clg_status clg_run(clg_backend *be, const clg_op_call *c)
 {
 	static const char *roles[] = {"src0", "src1", "src2", "src3", "src4", "src5", "src6", "src7"};
@@ -405,6 +416,7 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 	if (!be->ops[c->op])
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' is not supported on device '%s'",
 				clg_op_name(c->op), be->info.name);
+	clg_crumb("enqueue ", clg_op_name(c->op), " on '", be->info.name, "'");
 	if (be->recorder) { /* bench step: the op's launches get its bytes and FLOPs (clg_record.h) */
 		const clg_op_call *outer = be->recorder->op;
 		int first = be->recorder->n;
@@ -424,6 +436,12 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 			clg_op_timer_add(be->op_timer, c, clg_now() - t0);
 	} else {
 		st = be->ops[c->op](be, c);
+	}
+	if (!st && sync_each_op()) { /* a fault is blamed on the op that caused it, not the next read */
+		clg_crumb("finishing the queue after ", clg_op_name(c->op), " (CLGRAD_SYNC=1) on '", be->info.name, "'");
+		st = be->iface->synchronize(be);
+		if (st)
+			clg_fail_prefix(st, "op '%s' (CLGRAD_SYNC=1 finished the queue after it): ", clg_op_name(c->op));
 	}
 	if (st) { /* a device failure (an enqueue, an allocation): say on which shapes */
 		char shapes[512];

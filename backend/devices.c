@@ -46,6 +46,8 @@ static void enumerate(void)
 	devices[0].has_fp64 = 1;
 	if (ncl)
 		memcpy(devices + 1, cl, (size_t)ncl * sizeof(*cl));
+	for (int i = 1; i <= ncl; i++)
+		clg_crash_state(&devices[i]); /* a crash an earlier run left on record (cl_crash.c) */
 	ndevices = ncl + 1;
 	free(cl);
 }

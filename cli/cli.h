@@ -25,5 +25,8 @@ int train_check_option(const char *cmd, const char *name, const char *value);
 
 /* Prints "clgrad <cmd>: <message>" for the last library error; returns 1. */
 int report_error(const char *cmd);
+/* Fatal signals end the process with the library's breadcrumb on stderr and are recorded for
+ * the next run (cli/crash_guard.c); no core dump unless CLGRAD_CORE_DUMP=1. */
+void cli_crash_guard(void);
 
 #endif

@@ -84,6 +84,11 @@ static void print_json(const clg_device_info *list, int n, int selected)
 		       d->has_subgroups ? "true" : "false", d->has_int_dot ? "true" : "false",
 		       d->has_il ? "true" : "false");
 		json_string(stdout, d->il_version);
+		printf(", \"crashed\": ");
+		if (d->crashed[0])
+			json_string(stdout, d->crashed);
+		else
+			printf("null");
 		printf(", \"extensions\": [");
 		for (const char *e = d->extensions, *sep = ""; *e; sep = ", ") {
 			char one[128];
@@ -154,6 +159,9 @@ static void print_table(const clg_device_info *list, int n, int selected)
 			       d->vendor, d->cl_version, d->clc_version, d->driver_version,
 			       (unsigned long long)d->timer_resolution_ns, clg_half_native(d) ? "native" : "storage only");
 			print_extensions(d->extensions);
+			if (d->crashed[0])
+				printf("    CRASHED clgrad in an earlier run: %s; not used unless CLGRAD_FORCE_DEVICE=1\n",
+				       d->crashed);
 		}
 	}
 	printf("* default device (CLGRAD_DEVICE selects another)\n");

@@ -63,7 +63,9 @@ typedef struct {
 } compare_peak_values;
 
 /* ref: the reference backend (always open); dev: the device under test (may be ref itself). */
-int compare_capabilities(clg_backend *dev, const compare_opts *o, json_writer *w);
+/* dev NULL: only what the device list knows (written before the device is opened, so that a
+ * device that crashes while opening still reports its capabilities) */
+int compare_capabilities(const clg_device_info *d, clg_backend *dev, const compare_opts *o, json_writer *w);
 int compare_peaks(clg_backend *dev, const compare_opts *o, json_writer *w, compare_peak_values *out);
 int compare_compile(clg_backend *dev, const compare_opts *o, json_writer *w);
 int compare_roofline(clg_backend *dev, const compare_opts *o, const compare_peak_values *peaks,

@@ -9,9 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-int compare_capabilities(clg_backend *dev, const compare_opts *o, json_writer *w)
+int compare_capabilities(const clg_device_info *d, clg_backend *dev, const compare_opts *o, json_writer *w)
 {
-	const clg_device_info *d = &dev->info;
 	char note[512];
 	int ok = -1;
 	clg_status st;
@@ -52,6 +51,14 @@ int compare_capabilities(clg_backend *dev, const compare_opts *o, json_writer *w
 	/* (the reference backend reports its host memory, or 0: then there is no ratio) */
 	json_key_num(w, "max_alloc_ratio", d->global_mem ? (double)d->max_alloc / (double)d->global_mem : NAN);
 
+	if (d->crashed[0])
+		json_key_str(w, "crashed", d->crashed);
+	if (!dev) { /* written before the device is opened: what the device list knows */
+		json_key(w, "binary_roundtrip");
+		json_null(w);
+		json_key_str(w, "binary_roundtrip_note", "not tried: the device was not open yet");
+		return 0;
+	}
 	st = clg_binary_roundtrip(dev, &ok, note, sizeof(note));
 	if (st) {
 		ok = 0;

@@ -129,7 +129,7 @@ static void run_section(worker_state *s, int which)
 	json_init(&w, mem, 1);
 	json_begin_object(&w);
 	switch (which) {
-	case SEC_CAPS: rc = compare_capabilities(s->dev, &s->co, &w); break;
+	case SEC_CAPS: rc = compare_capabilities(s->info, s->dev, &s->co, &w); break;
 	case SEC_PEAKS: rc = compare_peaks(s->dev, &s->co, &w, &s->peaks); break;
 	case SEC_COMPILE: rc = compare_compile(s->dev, &s->co, &w); break;
 	case SEC_ROOFLINE: rc = compare_roofline(s->dev, &s->co, &s->peaks, &w); break;
@@ -174,11 +174,16 @@ int cmp_worker(const cmp_opts *o, int index)
 	s.info = &list[index];
 	s.co = (compare_opts){.quick = o->quick, .out_dir = o->out_dir, .data_dir = o->data_dir,
 			      .device_index = index, .tiny = is_simulator(&list[index])};
+	/* the capabilities the device list holds go to the partial file before any kernel runs (the
+	 * open runs the self-test): a device that crashes there still reports them */
+	run_section(&s, SEC_CAPS);
 	if (clg_backend_open(0, &s.ref) || (index == 0 ? (s.dev = s.ref, 0) : clg_backend_open(index, &s.dev))) {
 		s.error = clg_last_error();
 		fprintf(stderr, "clgrad compare --worker: %s\n", s.error);
 		goto write_file;
 	}
+	free(s.text[SEC_CAPS]); /* again, with what needs the open device */
+	s.text[SEC_CAPS] = NULL;
 	run_section(&s, SEC_CAPS);
 	plant(fault);
 	if (o->suites & CMP_PEAK)

@@ -38,6 +38,7 @@ int report_error(const char *cmd)
 
 int main(int argc, char **argv)
 {
+	cli_crash_guard();
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

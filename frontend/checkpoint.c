@@ -95,9 +95,11 @@ clg_status clg_ckpt_read_meta(const char *path, clg_ckpt_meta *m)
 		return st;
 	fmt = clg_st_meta(f, "format");
 	if (!fmt || strcmp(fmt, "clgrad-checkpoint-1") != 0) {
+		/* fmt lives in f: the message is made before f is closed (found by fuzz_checkpoint) */
+		st = clg_fail(CLG_ERR_FORMAT, "checkpoint '%s': not a clgrad checkpoint (format %s)", path,
+			      fmt ? fmt : "missing");
 		clg_st_close(f);
-		return clg_fail(CLG_ERR_FORMAT, "checkpoint '%s': not a clgrad checkpoint (format %s)", path,
-				fmt ? fmt : "missing");
+		return st;
 	}
 	v = clg_st_meta(f, "model");
 	snprintf(m->model_name, sizeof(m->model_name), "%s", v ? v : "");

@@ -97,6 +97,8 @@ typedef struct {
 	int64_t n_train;             /* ids[0, n_train) is the training part, ids[n_train, n) validation */
 } clg_text;
 /* Reads a file as bytes; the last val_fraction (in [0, 1)) of it becomes the validation part. */
+/* Reads a text file of at most CLG_TEXT_MAX_BYTES (its ids take four times that) with no NUL byte. */
+#define CLG_TEXT_MAX_BYTES ((size_t)1 << 30)
 clg_status clg_text_load(const char *path, double val_fraction, clg_text *t);
 void clg_text_free(clg_text *t);
 /* Encodes len bytes of s (CLG_ERR_INVALID for a byte outside the vocabulary); decodes ids back

@@ -33,12 +33,12 @@ static clg_status file_records(const char *path, int64_t *nrec)
 /* Reads nrec records of path into x (floats in [0, 1]) and y. */
 static clg_status read_records(const char *path, int64_t nrec, float *x, int32_t *y)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = clg_fopen_read(path, "rb");
 	unsigned char rec[REC_BYTES];
 	clg_status st = CLG_OK;
 
 	if (!f)
-		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s%s", path, strerror(errno), clg_fault_note());
 	for (int64_t r = 0; r < nrec; r++) {
 		if (fread(rec, 1, REC_BYTES, f) != REC_BYTES) {
 			st = ferror(f) ? clg_fail(CLG_ERR_IO, "%s: read error: %s", path, strerror(errno))

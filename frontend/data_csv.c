@@ -9,71 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define CSV_MAX_LABEL (1 << 20)
-
-/* The whole file, NUL-terminated. A regular file's buffer is its size (one allocation); a pipe's
- * grows with what arrives. A NUL byte stops the read at once: /dev/zero is not a CSV file. */
-static clg_status read_all(const char *path, char **out, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	struct stat sb;
-	char *buf = NULL;
-	size_t cap = 65536 + 1, n = 0;
-	clg_status st = CLG_OK;
-
-	*out = NULL;
-	if (!f)
-		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-	if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 &&
-	    (uint64_t)sb.st_size < (uint64_t)SIZE_MAX / 4)
-		cap = (size_t)sb.st_size + 1;
-	for (;;) {
-		size_t got, want;
-		if (buf && n + 1 == cap) { /* full: a byte more means the file goes on (it grew, or a pipe) */
-			int c = fgetc(f);
-			char *p;
-			if (c == EOF)
-				break;
-			if (!(p = realloc(buf, 2 * cap))) {
-				st = clg_fail(CLG_ERR_OOM, "%s: out of host memory for %zu bytes", path, 2 * cap);
-				goto out;
-			}
-			buf = p;
-			cap *= 2;
-			buf[n++] = (char)c;
-			if (!c) {
-				st = clg_fail(CLG_ERR_FORMAT, "%s: a NUL byte: not a text file", path);
-				goto out;
-			}
-		} else if (!buf && !(buf = malloc(cap))) {
-			st = clg_fail(CLG_ERR_OOM, "%s: out of host memory for %zu bytes", path, cap);
-			goto out;
-		}
-		want = cap - n - 1;
-		got = fread(buf + n, 1, want, f);
-		if (memchr(buf + n, '\0', got)) {
-			st = clg_fail(CLG_ERR_FORMAT, "%s: a NUL byte: not a text file", path);
-			goto out;
-		}
-		n += got;
-		if (got < want) /* the end, or an error */
-			break;
-	}
-	if (ferror(f))
-		st = clg_fail(CLG_ERR_IO, "%s: read error: %s", path, strerror(errno));
-out:
-	fclose(f);
-	if (st) {
-		free(buf);
-		return st;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return CLG_OK;
-}
 
 /* Splits one line (NUL-terminated, no '\n') into cells in place: unquotes, trims blanks. The
  * array *cells grows as needed. Returns the number of cells, -1 for a bad quote, -2 without memory. */
@@ -188,7 +125,7 @@ clg_status clg_csv_read(const char *path, const clg_csv_opts *opts, clg_dataset 
 	    o.label_col < CLG_CSV_NO_LABEL)
 		return clg_fail(CLG_ERR_INVALID, "csv %s: bad options (delimiter %d, header %d, label column %d)", path,
 				o.delim, o.header, o.label_col);
-	st = read_all(path, &buf, &len);
+	st = clg_read_text_file(path, SIZE_MAX / 4, &buf, &len);
 	if (st)
 		return st;
 	line = buf;

@@ -26,9 +26,9 @@ static clg_status in_open(idx_in *in, const char *path)
 
 	memset(in, 0, sizeof(*in));
 	in->path = path;
-	in->f = fopen(path, "rb");
+	in->f = clg_fopen_read(path, "rb");
 	if (!in->f)
-		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s%s", path, strerror(errno), clg_fault_note());
 	got = fread(m, 1, 2, in->f);
 	if (got == 2 && m[0] == 0x1f && m[1] == 0x8b) { /* gzip magic */
 		fclose(in->f);

@@ -13,9 +13,9 @@
 
 clg_status clg_text_load(const char *path, double val_fraction, clg_text *t)
 {
-	FILE *f;
-	unsigned char *buf = NULL;
-	size_t cap = 0, n = 0;
+	char *text = NULL;
+	const unsigned char *buf;
+	size_t n = 0;
 	int seen[256] = {0};
 	clg_status st = CLG_OK;
 
@@ -26,31 +26,11 @@ clg_status clg_text_load(const char *path, double val_fraction, clg_text *t)
 		return clg_fail(CLG_ERR_INVALID, "text: NULL path");
 	if (!(val_fraction >= 0.0 && val_fraction < 1.0))
 		return clg_fail(CLG_ERR_INVALID, "text %s: validation fraction %g outside [0, 1)", path, val_fraction);
-	f = fopen(path, "rb");
-	if (!f)
-		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-	for (;;) {
-		size_t got;
-		if (cap == n) {
-			size_t ncap = cap ? 2 * cap : 65536;
-			unsigned char *p = realloc(buf, ncap);
-			if (!p) {
-				st = clg_fail(CLG_ERR_OOM, "%s: out of host memory", path);
-				goto out;
-			}
-			buf = p;
-			cap = ncap;
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0) {
-			if (ferror(f))
-				st = clg_fail(CLG_ERR_IO, "%s: read error: %s", path, strerror(errno));
-			break;
-		}
-	}
+	/* bounded: the file's size, CLG_TEXT_MAX_BYTES, the first NUL byte (/dev/zero grows no buffer) */
+	st = clg_read_text_file(path, CLG_TEXT_MAX_BYTES, &text, &n);
 	if (st)
-		goto out;
+		return st;
+	buf = (const unsigned char *)text;
 	if (n < 2) {
 		st = clg_fail(CLG_ERR_FORMAT, "%s: %zu bytes: too short for a language model", path, n);
 		goto out;
@@ -74,8 +54,7 @@ clg_status clg_text_load(const char *path, double val_fraction, clg_text *t)
 	t->n = (int64_t)n;
 	t->n_train = t->n - (int64_t)floor((double)t->n * val_fraction);
 out:
-	fclose(f);
-	free(buf);
+	free(text);
 	if (st)
 		clg_text_free(t);
 	return st;

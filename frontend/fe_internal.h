@@ -70,6 +70,10 @@ clg_status fe_identity_backward(clg_node *n, clg_tensor *g);
 clg_tensor *fe_alias(clg_tensor *t);
 /* Runs a backend op; on failure sets the status and returns it. */
 clg_status fe_run(clg_backend *be, clg_op_call *c);
+/* The whole text file at path, NUL-terminated (data_file.c). A regular file's buffer is its size
+ * (one allocation, refused over max); a pipe's grows with what arrives, up to max bytes. A NUL
+ * byte stops the read at once (CLG_ERR_FORMAT): /dev/zero is no text file. */
+clg_status clg_read_text_file(const char *path, size_t max, char **out, size_t *len);
 
 /* Graph recording: returns 1 if out must get a node (grad enabled and an input requires grad). */
 int fe_needs_grad(int n, clg_tensor *const *ins);

@@ -426,6 +426,11 @@ clg_status clg_st_write(clg_st_writer *w, const char *path)
 		close(fd);
 		goto out_unlink;
 	}
+	if (clg_fault_file(CLG_FAULT_WRITE)) { /* a failing disk, half way: the temporary must go */
+		fwrite(lenbytes, 1, 8, f);
+		errno = EIO;
+		goto write_error;
+	}
 	if (fwrite(lenbytes, 1, 8, f) != 8 || fwrite(hb.p, 1, hb.n, f) != hb.n)
 		goto write_error;
 	for (int i = 0; i < w->n; i++)
@@ -459,7 +464,8 @@ clg_status clg_st_write(clg_st_writer *w, const char *path)
 	goto out;
 
 write_error:
-	st = clg_fail(CLG_ERR_IO, "safetensors write %s: writing %s: %s", path, tmp, errno ? strerror(errno) : "short write");
+	st = clg_fail(CLG_ERR_IO, "safetensors write %s: writing %s: %s%s", path, tmp, errno ? strerror(errno) : "short write",
+		      clg_fault_note());
 	if (f)
 		fclose(f);
 out_unlink:
@@ -845,9 +851,9 @@ clg_status clg_st_open(const char *path, clg_st_file **out)
 	*out = NULL;
 	if (!path)
 		return clg_fail(CLG_ERR_INVALID, "safetensors open: NULL path");
-	fp = fopen(path, "rb");
+	fp = clg_fopen_read(path, "rb");
 	if (!fp)
-		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+		return clg_fail(CLG_ERR_IO, "%s: cannot open: %s%s", path, strerror(errno), clg_fault_note());
 	if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
 		st = clg_fail(CLG_ERR_IO, "%s: not a regular file", path);
 		goto out;

@@ -9,3 +9,6 @@ target_include_directories(test_stale_tmp PRIVATE ${CMAKE_SOURCE_DIR}/backend/op
 add_test(NAME test_fault COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_fault.sh $<TARGET_FILE:clgrad_cli>)
 set_tests_properties(test_fault PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
   ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+# The fault walk: every build and file write, sampled allocations and reads of a 2-epoch run.
+add_test(NAME test_fault_walk COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_fault_walk.sh $<TARGET_FILE:clgrad_cli>)
+set_tests_properties(test_fault_walk PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)

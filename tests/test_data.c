@@ -6,9 +6,11 @@
 #define _GNU_SOURCE
 #include "test_util.h"
 #include <data.h>
+#include <fe_internal.h> /* clg_read_text_file */
 
 #include <math.h>
 #include <stdint.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -452,6 +454,56 @@ static void test_text(void)
 	write_text(tpath("one.txt"), "a");
 	CHECK_FAILS(clg_text_load(tpath("one.txt"), 0.1, &t), CLG_ERR_FORMAT, "one.txt");
 	CHECK_FAILS(clg_text_load(tpath("none.txt"), 0.1, &t), CLG_ERR_IO, "none.txt");
+	/* bounded: a device that never ends stops at its first NUL, as does a file holding one */
+	if (access("/dev/zero", R_OK) == 0)
+		CHECK_FAILS(clg_text_load("/dev/zero", 0.1, &t), CLG_ERR_FORMAT, "NUL byte");
+	{
+		FILE *f = fopen(tpath("nul.txt"), "wb");
+		fwrite("abc\0def", 1, 7, f);
+		fclose(f);
+		CHECK_FAILS(clg_text_load(tpath("nul.txt"), 0.1, &t), CLG_ERR_FORMAT, "NUL byte");
+	}
+	/* the limit: a regular file over it is refused from its size, a pipe once it has sent that much */
+	{
+		char *buf = NULL, big[5000];
+		size_t len = 0;
+		pid_t pid;
+		memset(big, 'a', sizeof(big));
+		big[sizeof(big) - 1] = 0;
+		write_text(tpath("big.txt"), big);
+		CHECK_FAILS(clg_read_text_file(tpath("big.txt"), 1000, &buf, &len), CLG_ERR_FORMAT, "limit");
+		CHECK_OK(clg_read_text_file(tpath("big.txt"), 4999, &buf, &len));
+		CHECK(len == 4999 && buf && buf[4998] == 'a' && !buf[4999], "a file at the limit is read whole");
+		free(buf);
+		buf = NULL;
+		unlink(tpath("fifo"));
+		CHECK(mkfifo(tpath("fifo"), 0600) == 0, "mkfifo");
+		pid = fork();
+		if (pid == 0) { /* 299940 bytes into the pipe, then an end */
+			FILE *w = fopen(tpath("fifo"), "wb");
+			for (int i = 0; w && i < 60; i++)
+				fwrite(big, 1, 4999, w);
+			if (w)
+				fclose(w);
+			_exit(0);
+		}
+		CHECK_FAILS(clg_read_text_file(tpath("fifo"), 100000, &buf, &len), CLG_ERR_FORMAT, "limit");
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+		pid = fork();
+		if (pid == 0) {
+			FILE *w = fopen(tpath("fifo"), "wb");
+			for (int i = 0; w && i < 60; i++)
+				fwrite(big, 1, 4999, w);
+			if (w)
+				fclose(w);
+			_exit(0);
+		}
+		CHECK_OK(clg_read_text_file(tpath("fifo"), 300000, &buf, &len));
+		CHECK(len == 60 * 4999, "a pipe under the limit is read whole (%zu bytes)", len);
+		free(buf);
+		waitpid(pid, NULL, 0);
+	}
 }
 
 static void test_norm_onehot(void)

@@ -44,7 +44,7 @@ static jv *run_section(int which, clg_backend *be, const compare_opts *o, compar
 	json_init(&w, f, 0);
 	json_begin_object(&w);
 	switch (which) {
-	case S_CAPS: rc = compare_capabilities(be, o, &w); break;
+	case S_CAPS: rc = compare_capabilities(&be->info, be, o, &w); break;
 	case S_PEAKS: rc = compare_peaks(be, o, &w, pk); break;
 	case S_COMPILE: rc = compare_compile(be, o, &w); break;
 	default: rc = compare_roofline(be, o, pk, &w); break;

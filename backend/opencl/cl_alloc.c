@@ -51,7 +51,7 @@ clg_status clg_cl_alloc(clg_backend *be, size_t size, clg_buffer **out)
 				be->info.name, size, (unsigned long long)be->info.max_alloc);
 	if (cap > be->info.max_alloc)
 		cap = size;
-	if (clg_cl_fault(be, CLG_CL_FAULT_ALLOC) != CL_SUCCESS)
+	if (clg_cl_fault(be, CLG_FAULT_ALLOC) != CL_SUCCESS)
 		return clg_cl_fail(be, "alloc", CL_MEM_OBJECT_ALLOCATION_FAILURE, "buffer of %zu bytes (%llu in use)%s", size,
 				   (unsigned long long)cl->stats.bytes_in_use, clg_cl_fault_note());
 	cl->stats.n_alloc++;

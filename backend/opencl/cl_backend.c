@@ -51,7 +51,7 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 	if (!staging)
 		return clg_fail(CLG_ERR_OOM, "upload of %zu bytes to device '%s': out of host memory", n, be->info.name);
 	memcpy(staging, src, n);
-	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
 		err = clEnqueueWriteBuffer(cl->queue, (cl_mem)dst->handle, CL_FALSE, offset, n, staging, 0, NULL, &ev);
 	if (err != CL_SUCCESS) {
@@ -72,7 +72,7 @@ static clg_status cl_upload(clg_backend *be, clg_buffer *dst, size_t offset, con
 
 static clg_status cl_download(clg_backend *be, clg_buffer *src, size_t offset, void *dst, size_t n)
 {
-	cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	cl_int err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
 		err = clEnqueueReadBuffer(clg_cl_of(be)->queue, (cl_mem)src->handle, CL_TRUE, offset, n, dst, 0, NULL, NULL);
 	if (err != CL_SUCCESS)
@@ -86,7 +86,7 @@ static clg_status cl_download_start(clg_backend *be, clg_buffer *src, size_t off
 {
 	clg_cl *cl = clg_cl_of(be);
 	cl_event ev = NULL;
-	cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	cl_int err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
 		err = clEnqueueReadBuffer(cl->queue, (cl_mem)src->handle, CL_FALSE, offset, n, dst, 0, NULL, &ev);
 	if (err != CL_SUCCESS)
@@ -212,6 +212,11 @@ clg_status clg_cl_open(int index, clg_backend **out)
 	be->iface = &cl_iface;
 	be->info = list[index];
 	be->ctx = cl;
+	if (be->info.crashed[0] && !clg_force_device()) {
+		st = clg_fail(CLG_ERR_DEVICE, "device '%s' crashed clgrad in an earlier run (%s); it is not used again "
+			      "unless CLGRAD_FORCE_DEVICE=1", be->info.name, be->info.crashed);
+		goto err_free;
+	}
 	st = clg_cl_device_ids(index, &cl->platform, &cl->device);
 	if (st)
 		goto err_free;
@@ -236,7 +241,12 @@ clg_status clg_cl_open(int index, clg_backend **out)
 	cl->wg_size = clg_cl_local_size(be, NULL, 256);
 	cl->subgroups = probe_subgroups(be);
 	clg_cl_register_ops(be);
+	/* a crash in the self-test's builds and launches is remembered, not repeated (cl_crash.c) */
+	clg_crash_marker_begin(&be->info, "the first-use self-test");
 	clg_cl_selftest_open(be); /* may clear or reroute op table entries */
+	clg_crash_marker_end(&be->info);
+	if (be->info.crashed[0]) /* forced, and it went through: the record goes */
+		clg_crash_clear(&be->info);
 	cl->fault_armed = 1;
 	*out = be;
 	return CLG_OK;

@@ -224,7 +224,7 @@ static clg_status set_and_launch(clg_backend *be, cl_kernel k, const char *kname
 
 	if (st)
 		return st;
-	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
 		err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
 	if (err != CL_SUCCESS)

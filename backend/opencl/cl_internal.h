@@ -87,13 +87,13 @@ clg_status clg_cl_alloc(clg_backend *be, size_t size, clg_buffer **out);
 void clg_cl_free(clg_backend *be, clg_buffer *buf);
 void clg_cl_trim(clg_backend *be);
 
-/* Fault injection (tests, cl_fault.c): CLGRAD_FAULT=alloc:N|enqueue:N|count. */
-typedef enum { CLG_CL_FAULT_ALLOC, CLG_CL_FAULT_ENQUEUE } clg_cl_fault_kind;
-/* A bad CLGRAD_FAULT value fails the open. */
+/* Fault injection (tests, cl_fault.c): CLGRAD_FAULT=alloc:N|enqueue:N|build:N|read:N|write:N|count
+ * (the kinds in clg_internal.h). A bad CLGRAD_FAULT value fails the open. */
 clg_status clg_cl_fault_check(void);
-/* Counts one event; the error to report instead of calling the driver, or CL_SUCCESS. */
-cl_int clg_cl_fault(clg_backend *be, clg_cl_fault_kind kind);
-/* " [injected by CLGRAD_FAULT]" when this thread's last clg_cl_fault fired, else "". */
+/* Counts one device event (once the open is complete); the error to report instead of calling
+ * the driver, or CL_SUCCESS. */
+cl_int clg_cl_fault(clg_backend *be, clg_fault_kind kind);
+/* " [injected by CLGRAD_FAULT]" when this thread's last fault check fired, else "". */
 const char *clg_cl_fault_note(void);
 /* CLGRAD_FAULT=count: the tallies on stderr. */
 void clg_cl_fault_report(clg_backend *be);
@@ -112,6 +112,9 @@ void clg_cl_release_programs(clg_backend *be);
 /* The cache folder (CLGRAD_CACHE_DIR, else $XDG_CACHE_HOME/clgrad, else ~/.cache/clgrad), or ""
  * when disabled; shared by the program cache, the self-test result and the tuning result. */
 void clg_cl_cache_dir(char *buf, size_t len);
+/* Why a program-cache entry read from disk (a 48-byte header: magic, format, key, payload size
+ * and hash; then the binary) is rejected for key, or NULL when it may be handed to the driver. */
+const char *clg_cl_cache_entry_check(const char *data, size_t len, const uint64_t key[2]);
 /* mkdir -p; 0 on success. */
 int clg_cl_mkdir_p(const char *path);
 /* Writes head then body to path atomically: a temporary file in the same folder, fsync, rename.

@@ -76,7 +76,7 @@ clg_status clg_cl_launch_2d(clg_backend *be, cl_kernel k, const size_t items[2],
 		return CLG_OK;
 	for (int d = 0; d < 2; d++)
 		global[d] = (items[d] + local[d] - 1) / local[d] * local[d];
-	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
 		err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 2, NULL, global, local, 0, NULL, NULL);
 	if (err != CL_SUCCESS)

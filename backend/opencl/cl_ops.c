@@ -84,7 +84,7 @@ clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t l
 	if (items == 0)
 		return CLG_OK;
 	global = (items + local - 1) / local * local;
-	err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+	err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
 		err = clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
 	if (err != CL_SUCCESS)

@@ -146,7 +146,7 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 	if (with_2x2) { /* work-items (ow, oh, plane), a group per plane: no index division */
 		size_t global[3] = {(size_t)cg.OW, (size_t)cg.OH, (size_t)(cg.N * cg.C)};
 		size_t local[3] = {global[0], global[1], 1};
-		cl_int err = clg_cl_fault(be, CLG_CL_FAULT_ENQUEUE);
+		cl_int err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 		if (err == CL_SUCCESS)
 			err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
 		if (err != CL_SUCCESS)

@@ -40,7 +40,7 @@ const char *const *clg_cl_program_names(void) { return clg_embedded_kernel_names
 
 static clg_status read_file(const char *path, char **data, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = clg_fopen_read(path, "rb");
 	long n;
 	char *buf;
 
@@ -194,6 +194,24 @@ static void entry_path(const char *dir, const uint64_t key[2], char *buf, size_t
 	snprintf(buf, len, "%s/%016llx%016llx.bin", dir, (unsigned long long)key[0], (unsigned long long)key[1]);
 }
 
+const char *clg_cl_cache_entry_check(const char *data, size_t len, const uint64_t key[2])
+{
+	cache_header h;
+
+	if (len < sizeof(h))
+		return "truncated header";
+	memcpy(&h, data, sizeof(h));
+	if (memcmp(h.magic, cache_magic, sizeof(cache_magic)) != 0 || h.format != CACHE_FORMAT_VERSION)
+		return "not a clgrad cache entry of this format";
+	if (h.key[0] != key[0] || h.key[1] != key[1])
+		return "entry belongs to another source, device or driver";
+	if (h.payload_size != len - sizeof(h))
+		return "truncated binary";
+	if (clg_hash64(CLG_HASH_SEED, data + sizeof(h), len - sizeof(h)) != h.payload_hash)
+		return "checksum mismatch";
+	return NULL;
+}
+
 /* Loads a cached binary; returns NULL (and says why in debug output) when absent or unusable. */
 static cl_program load_cached(clg_backend *be, const char *path, const uint64_t key[2], const char *options)
 {
@@ -211,20 +229,7 @@ static cl_program load_cached(clg_backend *be, const char *path, const uint64_t 
 		why = clg_last_error();
 		goto reject;
 	}
-	if (len < sizeof(h)) {
-		why = "truncated header";
-		goto reject;
-	}
-	memcpy(&h, data, sizeof(h));
-	if (memcmp(h.magic, cache_magic, sizeof(cache_magic)) != 0 || h.format != CACHE_FORMAT_VERSION) {
-		why = "not a clgrad cache entry of this format";
-	} else if (h.key[0] != key[0] || h.key[1] != key[1]) {
-		why = "entry belongs to another source, device or driver";
-	} else if (h.payload_size != len - sizeof(h)) {
-		why = "truncated binary";
-	} else if (clg_hash64(CLG_HASH_SEED, data + sizeof(h), len - sizeof(h)) != h.payload_hash) {
-		why = "checksum mismatch";
-	}
+	why = clg_cl_cache_entry_check(data, len, key);
 	if (why)
 		goto reject;
 	{
@@ -263,6 +268,14 @@ int clg_cl_write_atomic(const char *path, const void *head, size_t head_len, con
 	clg_remove_stale_temps(path);
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
 	f = fopen(tmp, "wb");
+	if (f && clg_fault_file(CLG_FAULT_WRITE)) { /* a failing disk, half way: the temporary must go */
+		if (head_len)
+			fwrite(head, 1, head_len / 2, f);
+		fclose(f);
+		unlink(tmp);
+		snprintf(err, errlen, "cannot write %s: %s%s", tmp, strerror(EIO), clg_fault_note());
+		return -1;
+	}
 	if (!f || (head_len && fwrite(head, 1, head_len, f) != head_len) ||
 	    (body_len && fwrite(body, 1, body_len, f) != body_len) || fflush(f) != 0 || fsync(fileno(f)) != 0) {
 		snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
@@ -375,11 +388,18 @@ static clg_status make_program(clg_backend *be, const char *name, const char *op
 	char *owned = NULL, dir[4096], path[4300];
 	size_t len;
 	cl_program prog = NULL;
-	clg_status st = clg_cl_program_source(name, &src, &len, &owned);
+	cl_int fault = clg_cl_fault(be, CLG_FAULT_BUILD);
+	clg_status st;
 
 	*out = NULL;
+	if (fault != CL_SUCCESS)
+		return clg_fail(CLG_ERR_BUILD, "op 'build' on device '%s': kernel program '%s' with options '%s' failed to build (%s)%s",
+				be->info.name, name, options, clg_cl_error_name(fault), clg_cl_fault_note());
+	st = clg_cl_program_source(name, &src, &len, &owned);
 	if (st)
 		return st;
+	clg_crash_marker_begin(&be->info, "a kernel program build"); /* before the breadcrumb: it may crash */
+	clg_crumb("building ", name, ".cl with '", options, "'");
 	clg_cl_cache_dir(dir, sizeof(dir));
 	if (dir[0]) {
 		disk_key(be, src, len, options, dkey);
@@ -398,6 +418,7 @@ static clg_status make_program(clg_backend *be, const char *name, const char *op
 				store_cached(be, prog, dir, path, dkey);
 		}
 	}
+	clg_crash_marker_end(&be->info);
 	free(owned);
 	*out = prog;
 	return st;

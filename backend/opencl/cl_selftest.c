@@ -363,7 +363,7 @@ static void result_key(clg_backend *be, uint64_t key[2])
 /* Reads a cached result: routes to apply. Returns 0 when the file exists and is complete. */
 static int load_result(clg_backend *be, const char *path, const uint64_t key[2])
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = clg_fopen_read(path, "r");
 	char line[512], want[64];
 	int ok = 0;
 	struct {

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define NOPS (1 + CLG_MAX_SRC) /* dst, then the sources */
 
@@ -455,12 +457,33 @@ static int build_cases(case_list *l)
 	return 0;
 }
 
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Progress of a long first-use self-test on stderr: on a terminal, or CLGRAD_PROGRESS=1 (=0: never). */
+static int progress_on(void)
+{
+	const char *e = getenv("CLGRAD_PROGRESS");
+	return e && *e ? strcmp(e, "0") != 0 : isatty(2);
+}
+
 void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref, clg_op only, clg_st_result *res,
 		      clg_selftest_info *info)
 {
+	int progress = only == CLG_OP_COUNT && progress_on(), nth = 0;
+	double t0 = now_s(), told = t0;
+
+	if (progress)
+		fprintf(stderr, "clgrad: first-use self-test of device '%s' (%d cases; its result is cached)\n",
+			dev->info.name, l->n);
 	for (int j = 0; j < l->n; j++) {
 		const st_case *c = &l->c[j];
 		clg_st_result *r = &res[c->op];
+		char nb[24];
 		double err;
 		int on_dev;
 		clg_status st;
@@ -469,6 +492,15 @@ void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref,
 			continue;
 		if (!dev->ops[c->op]) /* unsupported already (a route, or the device lacks it) */
 			continue;
+		/* the case's number among its op's cases, for the breadcrumb */
+		nth = j > 0 && l->c[j - 1].op == c->op ? nth + 1 : 1;
+		snprintf(nb, sizeof(nb), " case %d on '", nth);
+		clg_crumb("self-test ", clg_op_name(c->op), nb, dev->info.name, "'");
+		if (progress && now_s() - told >= 2.0) {
+			told = now_s();
+			fprintf(stderr, "clgrad: self-test of '%s': case %d of %d (%s), %.0f s\n", dev->info.name, j + 1, l->n,
+				clg_op_name(c->op), told - t0);
+		}
 		st = run_case(dev, ref, c, &err, &on_dev);
 		info->cases_run++;
 		if (st) {
@@ -493,6 +525,8 @@ void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref,
 			r->worst = err;
 		r->tol = c->tol;
 	}
+	if (progress)
+		fprintf(stderr, "clgrad: self-test of '%s' done in %.1f s\n", dev->info.name, now_s() - t0);
 }
 
 clg_st_cases *clg_st_cases_new(void)

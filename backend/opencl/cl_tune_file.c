@@ -345,7 +345,7 @@ static int parse_kshape(const char *s, tune_data *d)
 }
 
 /* Parses a tune file's text into d; returns NULL or why it is rejected. */
-static const char *parse_file(clg_backend *be, char *text, size_t len, tune_data *d, const dev_limits *L)
+const char *clg_cl_tune_parse(clg_backend *be, char *text, size_t len, tune_data *d, const dev_limits *L)
 {
 	strbuf want = {0};
 	char *end_line, *line, *next;
@@ -455,7 +455,7 @@ static void load_once(clg_backend *be, dev_state *s)
 		clg_clear_error();
 		return;
 	}
-	f = fopen(s->st.path, "rb");
+	f = clg_fopen_read(s->st.path, "rb");
 	if (!f) {
 		snprintf(s->st.note, sizeof(s->st.note), "no tune file (run `clgrad tune`)");
 		clg_debug("tune: no tune file %s for '%s'", s->st.path, be->info.name);
@@ -472,7 +472,7 @@ static void load_once(clg_backend *be, dev_state *s)
 	}
 	text[len] = 0;
 	clg_cl_tune_limits_of(be, &L);
-	why = parse_file(be, text, (size_t)len, &s->d, &L);
+	why = clg_cl_tune_parse(be, text, (size_t)len, &s->d, &L);
 	if (why)
 		goto reject;
 	if (apply_clblast(be, &s->d)) {

@@ -86,6 +86,9 @@ typedef struct {
 int clg_cl_tune_xg_legal(const size_t *p, const dev_limits *L);
 /* Whether XgemmDirect parameters p are legal (CLBlast's rules) and fit the device's limits. */
 int clg_cl_tune_xd_legal(const size_t *p, const dev_limits *L);
+/* Parses a tune file's text (len bytes, modified in place) into d for be's device (its info only)
+ * and limits L; NULL, or why the file is rejected. */
+const char *clg_cl_tune_parse(clg_backend *be, char *text, size_t len, tune_data *d, const dev_limits *L);
 /* The work-group and local memory limits of be's device. */
 void clg_cl_tune_limits_of(clg_backend *be, dev_limits *L);
 /* "NAME=V NAME=V ..." of n parameters into buf. */
