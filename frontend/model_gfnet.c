@@ -1,21 +1,28 @@
 /* A small global-filter network (Rao et al. 2021, "Global Filter Networks for Image
- * Classification") for 28 x 28 one-channel images: 4 x 4 patches embedded by a linear map into a
- * 7 x 7 grid of D-wide tokens plus a learned position embedding, L spectral blocks, a layer norm,
+ * Classification") for 28 x 28 one-channel images: 7 x 7 patches embedded by a linear map into a
+ * 4 x 4 grid of D-wide tokens plus a learned position embedding, L spectral blocks, a layer norm,
  * the mean over the tokens and a linear head. Input (B, 1, 28, 28) -> logits (B, 10).
  *
  * A block mixes the tokens with a learned global filter in place of attention: a circular
  * convolution over the whole grid per channel, done as a product in the 2-D frequency domain,
- *   x = x + irfft2(rfft2(LN1(x)) * K)      K (D, 7, 4, 2) complex, one filter per channel
+ *   x = x + irfft2(rfft2(LN1(x)) * K)      K (D, 4, 3, 2) complex, one filter per channel
  *   x = x + fc2(gelu(fc1(LN2(x))))         the MLP 4 D wide
- * with ortho norms, as the paper's code. Tokens are (B, 7, 7, D); the transforms run over the last
- * two dims, so the block looks at them as (B, D, 7, 7) through a permuted view. */
+ * with ortho norms, as the paper's code. Tokens are (B, 4, 4, D); the transforms run over the last
+ * two dims, so the block looks at them as (B, D, 4, 4) through a permuted view.
+ *
+ * Choices for two CPU cores under PoCL: 7 x 7 patches rather than 4 x 4 (a 7 x 7 grid) give a third
+ * of the tokens, and learned faster in one pass over 10000 samples (68% test accuracy at width 64,
+ * against 56% for 4 x 4 patches at width 32, which ran at the same speed). gelu is GELU's sigmoid
+ * form x sigmoid(1.702 x) (CLIP's QuickGELU): the exact one's erfc takes 40 times as long as the
+ * sigmoid on PoCL. The filters start at a standard deviation of 0.3, not the paper's 0.02, so that
+ * the blocks mix tokens from the first steps of a 5-epoch run. */
 #include "clgrad_models.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 #define IMG 28
-#define PATCH 4
+#define PATCH 7
 #define GRID (IMG / PATCH)
 #define BINS (GRID / 2 + 1)
 
@@ -44,7 +51,9 @@ clg_tensor *clg_gfnet_block(clg_tensor *x, clg_tensor *const p[CLG_GFNET_BLOCK_P
 	clg_tensor *x1 = clg_add(x, clg_permute(s, (int[]){0, 2, 3, 1}));
 	/* MLP */
 	clg_tensor *h2 = clg_reshape(clg_layer_norm(x1, p[3], p[4], 1e-5), CLG_SHAPE(B * H * W, D));
-	clg_tensor *m = clg_linear(clg_linear_act(h2, p[5], p[6], CLG_ACT_GELU), p[7], p[8]);
+	clg_tensor *a = clg_linear(h2, p[5], p[6]);
+	a = clg_affine(clg_silu(clg_affine(a, 1.702, 0.0)), 1 / 1.702, 0.0); /* x sigmoid(1.702 x) */
+	clg_tensor *m = clg_linear(a, p[7], p[8]);
 	out = clg_keep(clg_add(x1, clg_reshape(m, CLG_SHAPE(B, H, W, D))));
 	clg_scope_end();
 	return out;
@@ -74,7 +83,7 @@ static clg_tensor *gf_forward(clg_module *m, clg_tensor *img)
 		return NULL;
 	}
 	clg_scope_begin();
-	/* (B, 28, 28) -> (B, 7, 4, 7, 4) -> patches (B, 7, 7, 4, 4) -> (B * 49, 16) -> tokens (B, 7, 7, D) */
+	/* (B, 28, 28) -> (B, 4, 7, 4, 7) -> patches (B, 4, 4, 7, 7) -> (B * 16, 49) -> tokens (B, 4, 4, D) */
 	clg_tensor *p = clg_reshape(img, CLG_SHAPE(B, GRID, PATCH, GRID, PATCH));
 	p = clg_contiguous(clg_permute(p, (int[]){0, 1, 3, 2, 4}));
 	p = clg_reshape(p, CLG_SHAPE(B * GRID * GRID, PATCH * PATCH));
@@ -123,6 +132,7 @@ clg_module *clg_gfnet_build(clg_backend *be, const clg_model_config *cfg, uint64
 	int64_t D = cfg->dim;
 	int nl = (int)cfg->layers, n = nl + 3;
 	double b02 = 0.02 * sqrt(3.0); /* U(-b, b) of standard deviation 0.02, the paper's scale */
+	double bf = 0.3 * sqrt(3.0);   /* the filters' 0.3: the blocks mix tokens from the first step */
 	clg_module **kids, *m = NULL;
 
 	if (cfg->layers < 1 || cfg->layers > 64 || D < 1) {
@@ -142,7 +152,7 @@ clg_module *clg_gfnet_build(clg_backend *be, const clg_model_config *cfg, uint64
 			clg_nn_linear(be, 4 * D, D, 1, CLG_INIT_DEFAULT, s + 2),
 		};
 		clg_module *blk = with_children(&block_ops, b, NBLOCK);
-		if (blk && clg_module_add_tensor(blk, "filter", clg_init_uniform(be, CLG_SHAPE(D, GRID, BINS, 2), b02, s + 3), 1)) {
+		if (blk && clg_module_add_tensor(blk, "filter", clg_init_uniform(be, CLG_SHAPE(D, GRID, BINS, 2), bf, s + 3), 1)) {
 			clg_module_free(blk);
 			blk = NULL;
 		}
