@@ -1,8 +1,11 @@
-/* clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real]
+/* clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real] [--2d]
  * Batched float32 transforms along the last dim through clg_run (FFT_C2C forward, or FFT_R2C with
- * --real) on one device: for each length and batch, the first call (plan creation and baking, or
+ * --real) on one device; with --2d, N x N transforms over the last two dims through clg_fft2 (or
+ * clg_rfft2), which compose two 1-D passes and the transposing copies between them (lengths 64 and
+ * 256, batches 1 and 16 unless given): for each length and batch, the first call (plan creation and baking, or
  * the kernels' build, included) and the median of R warm calls, each followed by clg_synchronize.
- * GFLOP/s counts 5 N log2 N per complex transform (2.5 N log2 N per real one), the usual
+ * GFLOP/s counts 5 N log2 N per complex transform (2.5 N log2 N per real one; N = the points of a
+ * 2-D plane, so 5 N^2 log2 N^2 for N x N), the usual
  * convention, whatever the algorithm (the own kernels' direct sum does far more work). The path
  * column says which implementation ran (clg_fft.h), "own kernels" included where clFFT's kernels
  * failed on the device; such plans are listed at the end too. */
@@ -81,10 +84,50 @@ out:
 	return rc;
 }
 
+/* the same for one N x N transform over the last two dims of (batch, N, N[, 2]), through the frontend */
+static int time_2d(clg_backend *be, int real, int64_t n, int64_t batch, int reps, double *first, double *median)
+{
+	int64_t in_elems = batch * n * n * (real ? 1 : 2);
+	float *h = malloc(sizeof(float) * (size_t)in_elems);
+	double *t = malloc(sizeof(double) * (size_t)reps);
+	clg_tensor *x = NULL;
+	int rc = -1;
+
+	clg_no_grad_begin();
+	if (!h || !t)
+		goto out;
+	for (int64_t i = 0; i < in_elems; i++)
+		h[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
+	x = real ? clg_from_host(be, CLG_F32, CLG_SHAPE(batch, n, n), h) : clg_from_host(be, CLG_F32, CLG_SHAPE(batch, n, n, 2), h);
+	if (!x || clg_synchronize(be))
+		goto out;
+	for (int r = -1; r < reps; r++) {
+		double t0 = clg_now();
+		clg_tensor *y = real ? clg_rfft2(x, CLG_FFT_NORM_BACKWARD) : clg_fft2(x, CLG_FFT_NORM_BACKWARD);
+		int bad = !y || clg_synchronize(be);
+		clg_free(y);
+		if (bad)
+			goto out;
+		if (r < 0)
+			*first = clg_now() - t0;
+		else
+			t[r] = clg_now() - t0;
+	}
+	qsort(t, (size_t)reps, sizeof(double), cmp_double);
+	*median = t[reps / 2];
+	rc = 0;
+out:
+	clg_free(x);
+	clg_no_grad_end();
+	free(h);
+	free(t);
+	return rc;
+}
+
 int bench_fft(int argc, char **argv)
 {
 	int64_t lengths[MAX_LIST] = {64, 256, 1000, 1024, 4096, 17, 257}, batches[MAX_LIST] = {1, 16, 256, 1024};
-	int nl = 7, nb = 4, reps = 10, real = 0, idx, rc = 0;
+	int nl = 7, nb = 4, reps = 10, real = 0, two = 0, given_l = 0, given_b = 0, idx, rc = 0;
 	const char *spec = NULL;
 	clg_backend *be = NULL;
 	char plans[16384];
@@ -93,30 +136,37 @@ int bench_fft(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--real")) {
 			real = 1;
+		} else if (!strcmp(a, "--2d")) {
+			two = 1;
 		} else if (!strcmp(a, "--device") && v) {
 			spec = v, i++;
 		} else if (!strcmp(a, "--reps") && v && atoi(v) > 0) {
 			reps = atoi(v), i++;
 		} else if (!strcmp(a, "--lengths") && v && !parse_list(v, lengths, &nl)) {
-			i++;
+			i++, given_l = 1;
 		} else if (!strcmp(a, "--batches") && v && !parse_list(v, batches, &nb)) {
-			i++;
+			i++, given_b = 1;
 		} else {
 			fprintf(stderr, "clgrad bench fft: bad argument '%s'\nusage: clgrad bench fft [--device SPEC] "
-				"[--lengths N,...] [--batches B,...] [--reps R] [--real]\n", a);
+				"[--lengths N,...] [--batches B,...] [--reps R] [--real] [--2d]\n", a);
 			return 2;
 		}
 	}
+	if (two && !given_l)
+		lengths[0] = 64, lengths[1] = 256, nl = 2;
+	if (two && !given_b)
+		batches[0] = 1, batches[1] = 16, nb = 2;
 	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be))
 		return report_error("bench fft");
-	printf("fft on %s: float32 %s, forward; GFLOP/s as %s N log2 N per transform; median of %d warm calls\n",
-	       be->info.name, real ? "real-to-complex (rfft)" : "complex-to-complex", real ? "2.5" : "5", reps);
+	printf("fft on %s: float32 %s%s, forward; GFLOP/s as %s N log2 N per transform%s; median of %d warm calls\n",
+	       be->info.name, real ? "real-to-complex (rfft)" : "complex-to-complex", two ? ", 2-D (length x length)" : "",
+	       real ? "2.5" : "5", two ? " of N = length^2 points" : "", reps);
 	printf("%8s %7s  %-12s %12s %12s %10s\n", "length", "batch", "path", "first ms", "warm ms", "GFLOP/s");
 	for (int l = 0; l < nl; l++) {
 		for (int b = 0; b < nb; b++) {
-			double first = 0, warm = 0, n = (double)lengths[l];
+			double first = 0, warm = 0, n = (double)lengths[l] * (two ? (double)lengths[l] : 1);
 			double fl = (real ? 2.5 : 5.0) * n * (n > 1 ? log2(n) : 0) * (double)batches[b];
-			if (time_one(be, real, lengths[l], batches[b], reps, &first, &warm)) {
+			if ((two ? time_2d : time_one)(be, real, lengths[l], batches[b], reps, &first, &warm)) {
 				fprintf(stderr, "clgrad bench fft: length %lld batch %lld: %s\n", (long long)lengths[l],
 					(long long)batches[b], clg_last_error());
 				rc = 1;

@@ -31,6 +31,21 @@ clg_tensor *clg_rfft(clg_tensor *x, clg_fft_norm norm);
 /* x (..., M, 2) -> (..., n) real. n <= 0 means 2 (M - 1), as numpy; the spectrum is cut to
  * n/2 + 1 bins or padded with zeros to that many. */
 clg_tensor *clg_irfft(clg_tensor *x, int64_t n, clg_fft_norm norm);
+/* 2-D transforms over the last two dims, as numpy.fft's fft2 / ifft2 / rfft2 / irfft2 (axes (-2, -1)),
+ * every leading dim a batch dim, the scales the products of the 1-D ones (BACKWARD: ifft2 divides by
+ * H W; ORTHO: both by sqrt(H W); FORWARD: fft2 divides by H W). Composed of the 1-D ops along one
+ * dim and then the other, the second-last dim reached through a transposed view (frontend/ops_fft2.c:
+ * no native 2-D plan), so they take any strides and batches and their gradients are the 1-D ones'.
+ * Results are contiguous. */
+/* x (..., H, W, 2) -> (..., H, W, 2) */
+clg_tensor *clg_fft2(clg_tensor *x, clg_fft_norm norm);
+clg_tensor *clg_ifft2(clg_tensor *x, clg_fft_norm norm);
+/* x (..., H, W) real -> (..., H, W/2 + 1, 2) */
+clg_tensor *clg_rfft2(clg_tensor *x, clg_fft_norm norm);
+/* x (..., H, M, 2) -> (..., h, w) real, numpy's irfft2(x, s=(h, w)): the rows cut or zero-padded
+ * to h before the inverse along H, then irfft along W to w (the bins cut or padded to w/2 + 1).
+ * h <= 0 means H; w <= 0 means 2 (M - 1). */
+clg_tensor *clg_irfft2(clg_tensor *x, int64_t h, int64_t w, clg_fft_norm norm);
 /* Elementwise complex product a * b (a * conj(b) when conj_b is set) of (..., 2) tensors that
  * broadcast (the last dim of both is 2). */
 clg_tensor *clg_complex_mul(clg_tensor *a, clg_tensor *b, int conj_b);

@@ -5,12 +5,12 @@
 #include <clgrad.h>
 
 typedef struct {
-	const char *name;     /* "mlp", "cnn", "transformer" */
+	const char *name;     /* "mlp", "cnn", "transformer", "gfnet" */
 	int64_t vocab;        /* transformer: vocabulary size */
 	int64_t seq_len;      /* transformer: context length */
-	int64_t dim;          /* transformer: model width */
+	int64_t dim;          /* transformer, gfnet: model width */
 	int64_t heads;        /* transformer: attention heads */
-	int64_t layers;       /* transformer: blocks */
+	int64_t layers;       /* transformer, gfnet: blocks */
 } clg_model_config;
 
 /* Builds the model on be with parameters initialised from seed. NULL (with the library's error
@@ -18,5 +18,11 @@ typedef struct {
 clg_module *clg_model_build(clg_backend *be, const clg_model_config *cfg, uint64_t seed);
 /* Whether the model takes token ids (language model) rather than images. */
 int clg_model_is_lm(const clg_model_config *cfg);
+
+/* One spectral block of the gfnet model (frontend/model_gfnet.c) on tokens x (B, H, W, D), as a
+ * function of its parameters: p = layer norm 1 weight, bias (D); the complex filter (D, H, W/2+1, 2);
+ * layer norm 2 weight, bias (D); fc1 weight (4D, D), bias (4D); fc2 weight (D, 4D), bias (D). */
+#define CLG_GFNET_BLOCK_PARAMS 9
+clg_tensor *clg_gfnet_block(clg_tensor *x, clg_tensor *const p[CLG_GFNET_BLOCK_PARAMS]);
 
 #endif

@@ -1,5 +1,6 @@
 /* Op-suite cases of the FFT ops (clg_ops.def, FFT_* and COMPLEX_MUL): lengths 1, 2, 8, 12, 17 (a
- * prime clFFT cannot do: the own kernels), 60, 1024 and 1000 (through clFFT) and 97 (the own kernels
+ * prime clFFT cannot do: the own kernels), 60, 1024 and 1000 (through clFFT), 5, 7 and 28 (the
+ * sides of the 2-D cases, whose transforms are these ops) and 97 (the own kernels
  * again, long enough to show their rounding), batch 1 and many (3 x 5 rows, one leading dim of
  * 64 at 1024), each of numpy's three norms as the op's scale (1, 1/sqrt(N), 1/N), both directions
  * of fft_c2c, packed operands and offset / padded ones (which go through temporaries). */
@@ -55,7 +56,7 @@ static op_case cmul_case(int nd, const int64_t *shape, int conj, enum layout l)
 
 void ops_cases_fft(op_case_adder add)
 {
-	static const int64_t lengths[] = {1, 2, 8, 12, 17, 60, 97, 1000, 1024};
+	static const int64_t lengths[] = {1, 2, 5, 7, 8, 12, 17, 28, 60, 97, 1000, 1024};
 	static const clg_op ops[] = {CLG_OP_FFT_C2C, CLG_OP_FFT_R2C, CLG_OP_FFT_C2R};
 	static const int64_t many[] = {3, 5}, wide[] = {64};
 	static const int64_t cshapes[][4] = {{1, 2}, {2, 7, 2}, {3, 3, 5, 2}, {2, 300, 2}, {3, 4, 33, 2}};
