@@ -11,7 +11,8 @@
 extern "C" {
 #endif
 
-/* "clFFT", "own kernels", "unsupported" (CLGRAD_FFT=clfft and a length clFFT cannot do) or
+/* "clFFT", "clFFT planar", "Bluestein" (chirp-z over clFFT transforms of a power of two), "own
+ * kernels", "unsupported" (CLGRAD_FFT=clfft and a length clFFT cannot do) or
  * "reference" for transform op (CLG_OP_FFT_*; for C2C the forward direction) of length n on be;
  * *why (may be NULL) gets the reason, e.g. that clFFT's kernels for it failed on this device. */
 const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why);

@@ -136,7 +136,7 @@ void clg_cl_register_quant(clg_backend *be); /* cl_ops_quant.c */
 void clg_cl_register_fft(clg_backend *be);   /* cl_ops_fft.c */
 void clg_cl_fft_free(clg_backend *be);       /* destroys the backend's clFFT plans */
 /* Which implementation runs an FFT of length n on this device, and why (static text). */
-typedef enum { CLG_CL_FFT_CLFFT, CLG_CL_FFT_OWN, CLG_CL_FFT_NONE } clg_cl_fft_path;
+typedef enum { CLG_CL_FFT_CLFFT, CLG_CL_FFT_OWN, CLG_CL_FFT_NONE, CLG_CL_FFT_BLUESTEIN } clg_cl_fft_path;
 clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why);
 /* The plans made so far, one line each with the path it runs on, into buf; returns how many. */
 int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len);

@@ -43,6 +43,7 @@
 
 #include <clFFT.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,19 @@ int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len)
 
 /* ---- path choice ---------------------------------------------------------------------------- */
 
+/* The shortest length clFFT cannot do that auto sends through Bluestein rather than the direct
+ * kernels: $CLGRAD_FFT_BLUESTEIN_MIN, else CLG_FFT_BLUESTEIN_MIN. Measured with `clgrad bench fft
+ * --lengths 17,31,61,127,257,509 --batches 1,64,1024` (float32 C2C): below ~60 the direct sum
+ * wins on PoCL and Intel's CPU runtime (the chirp-z's five launches and two transforms of 2n
+ * cost more than its n^2 work); from 127 on Bluestein wins at every batch. */
+#define CLG_FFT_BLUESTEIN_MIN 64
+
+static int64_t bluestein_min(void)
+{
+	const char *e = getenv("CLGRAD_FFT_BLUESTEIN_MIN");
+	return e && *e ? strtoll(e, NULL, 10) : CLG_FFT_BLUESTEIN_MIN;
+}
+
 clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
 {
 	const char *e = getenv("CLGRAD_FFT");
@@ -329,8 +343,16 @@ clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
 		*why = "clfftSetup failed";
 		return CLG_CL_FFT_OWN;
 	}
+	if (e && !strcmp(e, "bluestein")) {
+		*why = "CLGRAD_FFT=bluestein";
+		return CLG_CL_FFT_BLUESTEIN;
+	}
 	if (!clg_fft_radices_ok(n)) {
-		*why = "a prime factor above 13";
+		if (n >= bluestein_min()) {
+			*why = "a prime factor above 13, long: Bluestein over clFFT";
+			return CLG_CL_FFT_BLUESTEIN;
+		}
+		*why = "a prime factor above 13, short: the direct sum";
 		return CLG_CL_FFT_OWN;
 	}
 	*why = "radices 2, 3, 5, 7, 11, 13";
@@ -502,14 +524,129 @@ static clg_status run_planar(clg_backend *be, const clg_op_call *c, const clg_ff
 	return st;
 }
 
+static clg_status fft_exec(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, clg_cl_fft_path path,
+			   int strict);
+
+/* Bluestein's chirp-z transform of the packed operands in -> out (kernels_cl/fft.cl, bluestein_*):
+ * a (batch, m, 2) = x w, zero-padded to m, the smallest power of two >= 2n - 1; its transform times
+ * that of the chirp's conjugate (m, 2), taken back; y = scale / m * w q. The length-m transforms
+ * run on clFFT (interleaved, else planar, else the direct kernels, as any other). */
+static clg_status bluestein(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, cl_mem in, cl_mem out)
+{
+	const char *op = clg_op_name(c->op);
+	clg_dtype dt = c->dst.dtype;
+	int f64 = dt == CLG_F64;
+	int mode = c->op == CLG_OP_FFT_C2C ? 0 : c->op == CLG_OP_FFT_R2C ? 1 : 2;
+	double sign64 = c->op == CLG_OP_FFT_C2R || (c->op == CLG_OP_FFT_C2C && c->i[0]) ? 1 : -1, scale64;
+	float sign32 = (float)sign64, scale32;
+	int64_t m = 1;
+	clg_buffer *chirp = NULL, *cspec = NULL, *ta = NULL, *tb = NULL;
+	clg_view va, vb, vc, vs;
+	clg_fft_geom gm = {0}, g1 = {0};
+	clg_op_call t = {.op = CLG_OP_FFT_C2C};
+	size_t es = clg_dtype_size(dt);
+	char opts[256], s0[128];
+	cl_kernel k;
+	cl_int n32, m32, b32, mode32 = mode;
+	clg_status st;
+
+	while (m < 2 * g->n - 1)
+		m *= 2;
+	if (g->batch * m * 2 > INT32_MAX)
+		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': src0 %s: Bluestein's padded rows (%lld x %lld "
+				"complex) exceed 32-bit indexing", op, be->info.name, clg_shape_str(&c->src[0], s0, sizeof(s0)),
+				(long long)g->batch, (long long)m);
+	n32 = (cl_int)g->n, m32 = (cl_int)m, b32 = (cl_int)g->batch;
+	scale64 = c->f[0] / (double)m;
+	scale32 = (float)scale64;
+	gm.n = gm.bins = m, gm.batch = g->batch, gm.nb = 1;
+	g1 = gm;
+	g1.batch = 1, g1.nb = 0;
+	st = clg_buffer_alloc(be, (size_t)m * 2 * es, &chirp);
+	if (!st)
+		st = clg_buffer_alloc(be, (size_t)m * 2 * es, &cspec);
+	if (!st)
+		st = clg_buffer_alloc(be, (size_t)(g->batch * m) * 2 * es, &ta);
+	if (!st)
+		st = clg_buffer_alloc(be, (size_t)(g->batch * m) * 2 * es, &tb);
+	if (st)
+		goto free_bufs;
+	clg_view_contiguous(&vc, chirp, dt, 2, (int64_t[]){m, 2});
+	clg_view_contiguous(&vs, cspec, dt, 2, (int64_t[]){m, 2});
+	clg_view_contiguous(&va, ta, dt, 3, (int64_t[]){g->batch, m, 2});
+	clg_view_contiguous(&vb, tb, dt, 3, (int64_t[]){g->batch, m, 2});
+	clg_cl_dtype_options(be, dt, opts, sizeof(opts));
+	/* the chirp's conjugate and its spectrum (m, 2) */
+	st = clg_cl_kernel(be, "fft", opts, "bluestein_chirp", &k);
+	if (!st) {
+		cl_mem mc = (cl_mem)chirp->handle;
+		size_t sizes[] = {sizeof(cl_int), sizeof(cl_int), f64 ? sizeof(double) : sizeof(float), sizeof(cl_mem)};
+		const void *vals[] = {&n32, &m32, f64 ? (const void *)&sign64 : &sign32, &mc};
+		st = clg_cl_set_args(be, k, op, 4, sizes, vals);
+	}
+	if (!st)
+		st = clg_cl_launch_1d(be, k, (size_t)m, clg_cl_of(be)->wg_size, op);
+	t.f[0] = 1;
+	t.src[0] = vc, t.dst = vs;
+	t.src[0].ndim = t.dst.ndim = 2;
+	if (!st)
+		st = fft_exec(be, &t, &g1, CLG_CL_FFT_CLFFT, 0);
+	/* a = x w (batch, m, 2), then its spectrum into b */
+	if (!st)
+		st = clg_cl_kernel(be, "fft", opts, "bluestein_pre", &k);
+	if (!st) {
+		cl_mem mi = in, ma = (cl_mem)ta->handle;
+		size_t is = sizeof(cl_int), fs = f64 ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
+		size_t sizes[] = {is, is, is, is, fs, ms, ms};
+		const void *vals[] = {&n32, &m32, &b32, &mode32, f64 ? (const void *)&sign64 : &sign32, &mi, &ma};
+		st = clg_cl_set_args(be, k, op, 7, sizes, vals);
+	}
+	if (!st)
+		st = clg_cl_launch_1d(be, k, (size_t)(g->batch * m), clg_cl_of(be)->wg_size, op);
+	t.src[0] = va, t.dst = vb;
+	if (!st)
+		st = fft_exec(be, &t, &gm, CLG_CL_FFT_CLFFT, 0);
+	/* b *= the chirp's spectrum (broadcast over the batch), back into a */
+	if (!st) {
+		clg_op_call cm = {.op = CLG_OP_COMPLEX_MUL};
+		cm.dst = vb;
+		cm.src[0] = vb;
+		cm.src[1] = vb;
+		cm.src[1].buf = cspec; /* (m, 2) as (batch, m, 2): stride 0 over the batch */
+		cm.src[1].stride[0] = 0;
+		st = clg_run(be, &cm);
+	}
+	t.i[0] = 1;
+	t.src[0] = vb, t.dst = va;
+	if (!st)
+		st = fft_exec(be, &t, &gm, CLG_CL_FFT_CLFFT, 0);
+	/* y = scale / m * w q */
+	if (!st)
+		st = clg_cl_kernel(be, "fft", opts, "bluestein_post", &k);
+	if (!st) {
+		cl_mem ma = (cl_mem)ta->handle, mo = out;
+		size_t is = sizeof(cl_int), fs = f64 ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
+		size_t sizes[] = {is, is, is, is, fs, fs, ms, ms};
+		const void *vals[] = {&n32, &m32, &b32, &mode32, f64 ? (const void *)&sign64 : &sign32,
+				      f64 ? (const void *)&scale64 : &scale32, &ma, &mo};
+		st = clg_cl_set_args(be, k, op, 8, sizes, vals);
+	}
+	if (!st)
+		st = clg_cl_launch_1d(be, k, (size_t)(g->batch * (mode == 1 ? g->bins : g->n)), clg_cl_of(be)->wg_size, op);
+free_bufs:
+	clg_buffer_free(chirp);
+	clg_buffer_free(cspec);
+	clg_buffer_free(ta);
+	clg_buffer_free(tb);
+	return st;
+}
+
 static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 {
 	const char *why, *op = clg_op_name(c->op);
+	const char *e = getenv("CLGRAD_FFT");
 	clg_fft_geom g;
 	clg_cl_fft_path path;
-	clg_buffer *tin = NULL, *tout = NULL;
-	clg_view vin, vout;
-	int done = 0;
 	char s0[128];
 	clg_status st = clg_fft_check(be, c, &g);
 
@@ -529,37 +666,50 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 	if (clg_debug_enabled() && !clg_cl_of(be)->fft_told) {
 		clg_cl_of(be)->fft_told = 1;
 		clg_debug("fft on '%s': length %lld by %s (%s)", be->info.name, (long long)g.n,
-			  path == CLG_CL_FFT_CLFFT ? "clFFT" : "own kernels", why);
+			  path == CLG_CL_FFT_CLFFT ? "clFFT" : path == CLG_CL_FFT_BLUESTEIN ? "Bluestein" : "own kernels", why);
 	}
+	return fft_exec(be, c, &g, path, e && (!strcmp(e, "clfft") || !strcmp(e, "planar")));
+}
+
+/* Runs the checked transform c (geometry g) on path (CLFFT, BLUESTEIN or OWN); strict: a clFFT
+ * failure is an error rather than a fall-back. */
+static clg_status fft_exec(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, clg_cl_fft_path path,
+			   int strict)
+{
+	clg_buffer *tin = NULL, *tout = NULL;
+	clg_view vin, vout;
+	clg_status st = CLG_OK;
+
 	vin = c->src[0];
 	vout = c->dst;
 	/* (a source sharing the dst's buffer is copied too: every path reads and writes apart) */
 	if (!packed(&vin) || vin.buf == vout.buf || (c->op == CLG_OP_FFT_C2R && path == CLG_CL_FFT_CLFFT))
 		st = temp_like(be, &c->src[0], 1, &tin, &vin);
 	if (!st && c->op == CLG_OP_FFT_C2R && path == CLG_CL_FFT_CLFFT)
-		st = zero_hermitian_imag(be, &g, &vin);
+		st = zero_hermitian_imag(be, g, &vin);
 	if (!st && !packed(&vout))
 		st = temp_like(be, &c->dst, 0, &tout, &vout);
 	if (!st && path == CLG_CL_FFT_CLFFT) {
 		const char *e = getenv("CLGRAD_FFT");
 		int fall_back = 0;
-		int strict = e && (!strcmp(e, "clfft") || !strcmp(e, "planar"));
 		cl_mem in = (cl_mem)vin.buf->handle, out = (cl_mem)vout.buf->handle;
 		if (e && !strcmp(e, "planar") && c->op == CLG_OP_FFT_C2C)
 			fall_back = 1;
 		else
-			st = run_clfft(be, c, &g, &in, &out, 0, strict, &fall_back);
+			st = run_clfft(be, c, g, &in, &out, 0, strict, &fall_back);
 		if (!st && fall_back && c->op == CLG_OP_FFT_C2C) {
-			st = run_planar(be, c, &g, strict, &fall_back);
-			if (!st && !fall_back)
-				done = 1; /* the planes went straight into the dst */
+			clg_op_call pc = *c; /* the packed operands */
+			pc.src[0] = vin, pc.dst = vout;
+			st = run_planar(be, &pc, g, strict, &fall_back);
 		}
 		if (!st && fall_back)
 			path = CLG_CL_FFT_OWN;
 	}
-	if (!st && !done && path == CLG_CL_FFT_OWN)
-		st = run_own(be, c, &g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle);
-	if (!st && !done && tout) {
+	if (!st && path == CLG_CL_FFT_BLUESTEIN)
+		st = bluestein(be, c, g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle);
+	if (!st && path == CLG_CL_FFT_OWN)
+		st = run_own(be, c, g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle);
+	if (!st && tout) {
 		clg_op_call cc = {.op = CLG_OP_COPY};
 		cc.dst = c->dst;
 		cc.src[0] = vout;
@@ -675,6 +825,7 @@ const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why
 		}
 		return "clFFT";
 	case CLG_CL_FFT_OWN: return "own kernels";
+	case CLG_CL_FFT_BLUESTEIN: return "Bluestein";
 	default: return "unsupported";
 	}
 }
