@@ -123,7 +123,7 @@ int bench_fft(int argc, char **argv)
 				continue;
 			}
 			/* asked after the run: a clFFT plan that failed on the device ran on the own kernels */
-			const char *path = clg_fft_path(be, real ? CLG_OP_FFT_R2C : CLG_OP_FFT_C2C, lengths[l], NULL);
+			const char *path = clg_fft_path_batch(be, real ? CLG_OP_FFT_R2C : CLG_OP_FFT_C2C, lengths[l], batches[b], NULL);
 			printf("%8lld %7lld  %-12s %12.3f %12.4f %10.2f\n", (long long)lengths[l], (long long)batches[b], path,
 			       first * 1e3, warm * 1e3, warm > 0 ? fl / warm * 1e-9 : 0.0);
 			fflush(stdout);

@@ -2,7 +2,8 @@
  * of numpy's norms, at lengths clFFT does (8, 12, 60) and one it does not (17: the own kernels),
  * odd and even real lengths (the Nyquist bin is single only for even ones), irfft cutting and
  * padding the spectrum, a strided input, complex_mul (broadcast, conjugated), a circular
- * convolution irfft(rfft(x) * rfft(w)) and conv1d_fft end to end; length 67 (Bluestein's path). */
+ * convolution irfft(rfft(x) * rfft(w)) and conv1d_fft end to end; length 101 x 4 rows
+ * (Bluestein's path). */
 #include "test_grad.h"
 
 static clg_tensor *f_fft_b(clg_tensor **x) { return clg_fft(x[0], CLG_FFT_NORM_BACKWARD); }
@@ -17,7 +18,7 @@ static clg_tensor *f_rfft_f(clg_tensor **x) { return clg_rfft(x[0], CLG_FFT_NORM
 static clg_tensor *f_irfft_b(clg_tensor **x) { return clg_irfft(x[0], 0, CLG_FFT_NORM_BACKWARD); }
 static clg_tensor *f_irfft_o17(clg_tensor **x) { return clg_irfft(x[0], 17, CLG_FFT_NORM_ORTHO); }
 static clg_tensor *f_irfft_f(clg_tensor **x) { return clg_irfft(x[0], 0, CLG_FFT_NORM_FORWARD); }
-static clg_tensor *f_irfft_o67(clg_tensor **x) { return clg_irfft(x[0], 67, CLG_FFT_NORM_ORTHO); }
+static clg_tensor *f_irfft_o101(clg_tensor **x) { return clg_irfft(x[0], 101, CLG_FFT_NORM_ORTHO); }
 static clg_tensor *f_irfft_cut(clg_tensor **x) { return clg_irfft(x[0], 6, CLG_FFT_NORM_BACKWARD); }
 static clg_tensor *f_irfft_pad(clg_tensor **x) { return clg_irfft(x[0], 10, CLG_FFT_NORM_ORTHO); }
 static clg_tensor *f_cmul(clg_tensor **x) { return clg_complex_mul(x[0], x[1], 0); }
@@ -82,10 +83,10 @@ static const gcase cases[] = {
 	{"complex_mul_broadcast", 2, {4, 2}, {{2, 3, 4, 2}, {4, 2}}, -1, 1, f_cmul},
 	{"complex_mul_conj", 2, {2, 3}, {{4, 2}, {3, 4, 2}}, -1, 1, f_cmul_conj},
 	{"fft_circular_conv", 2, {3, 2}, {{2, 3, 12}, {3, 12}}, -1, 1, f_circular_conv},
-	/* a prime clFFT cannot do, long enough for Bluestein's chirp-z (CLG_FFT_BLUESTEIN_MIN) */
-	{"fft_bluestein", 1, {3}, {{2, 67, 2}}, -1, 1, f_fft_o},
-	{"rfft_bluestein", 1, {2}, {{2, 67}}, -1, 1, f_rfft_b},
-	{"irfft_bluestein", 1, {3}, {{2, 34, 2}}, -1, 1, f_irfft_o67},
+	/* a prime clFFT cannot do, with n^2 batch above CLG_FFT_DIRECT_MAX: Bluestein's chirp-z */
+	{"fft_bluestein", 1, {3}, {{4, 101, 2}}, -1, 1, f_fft_o},
+	{"rfft_bluestein", 1, {2}, {{4, 101}}, -1, 1, f_rfft_b},
+	{"irfft_bluestein", 1, {3}, {{4, 51, 2}}, -1, 1, f_irfft_o101},
 	{"conv1d_fft", 3, {3, 3, 1}, {{2, 3, 10}, {4, 3, 5}, {4}}, -1, 1, f_conv1d_fft},
 };
 

@@ -1,13 +1,15 @@
 /* OpenCL FFT ops (clg_ops.def, FFT_* and COMPLEX_MUL).
  *
- * Transforms go through clFFT where it can do the length, else through our direct-sum kernels
- * (kernels_cl/fft.cl):
+ * Transforms go through clFFT where it can do the length, else through Bluestein's chirp-z or our
+ * direct-sum kernels (kernels_cl/fft.cl):
  *   - clFFT implements lengths whose prime factors are 2, 3, 5, 7, 11 and 13; any other length
- *     (17, 1009, ...) runs the O(N^2) kernels, correct at any length but slow for long ones;
- *   - $CLGRAD_FFT=clfft|planar|own|auto (default auto) forces a path: clfft fails with
+ *     (17, 1009, ...) runs Bluestein's chirp-z (bluestein(): a convolution through clFFT transforms
+ *     of a power of two >= 2n - 1, O(n log n)), or the O(n^2) direct sum where its work n^2 batch
+ *     is small (CLG_FFT_DIRECT_MAX, measured);
+ *   - $CLGRAD_FFT=clfft|planar|own|bluestein|auto (default auto) forces a path: clfft fails with
  *     CLG_ERR_UNSUPPORTED on a length it cannot do, planar is clfft with complex-to-complex
  *     transforms on clFFT's planar layout (the fallback below, for tests), own runs the kernels
- *     at every length;
+ *     at every length, bluestein runs the chirp-z at every length (its inner transforms on clFFT);
  *   - where clfftSetup fails (the library cannot start on this machine), auto uses the kernels;
  *   - where clFFT's generated kernels do not build on a device, auto tries clFFT's planar layout
  *     (complex-to-complex: re and im copied into separate planes and back), then the own kernels,
@@ -305,20 +307,27 @@ int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len)
 
 /* ---- path choice ---------------------------------------------------------------------------- */
 
-/* The shortest length clFFT cannot do that auto sends through Bluestein rather than the direct
- * kernels: $CLGRAD_FFT_BLUESTEIN_MIN, else CLG_FFT_BLUESTEIN_MIN. Measured with `clgrad bench fft
- * --lengths 17,31,61,127,257,509 --batches 1,64,1024` (float32 C2C): below ~60 the direct sum
- * wins on PoCL and Intel's CPU runtime (the chirp-z's five launches and two transforms of 2n
- * cost more than its n^2 work); from 127 on Bluestein wins at every batch. */
-#define CLG_FFT_BLUESTEIN_MIN 64
+/* Lengths clFFT cannot do run the direct O(n^2) sum while its work n^2 batch is below
+ * $CLGRAD_FFT_DIRECT_MAX, else CLG_FFT_DIRECT_MAX, and Bluestein's chirp-z from there. Measured with
+ * `clgrad bench fft --lengths 17,31,61,127,257 --batches 1,64,1024` (float32 C2C; CLGRAD_FFT=bluestein
+ * for the other side) on PoCL: one row of 17 or 61, direct 0.02 / 0.05 ms against Bluestein's
+ * 0.25-0.29 ms (its five launches and three transforms); one row of 127 (16129) 0.20 against 0.28
+ * ms; 64 rows of 17 (18496) a tie at 0.22 ms; 64 rows of 31 (61504) 0.76 against 0.16 ms; beyond,
+ * Bluestein by far (257 x 1024: 238 ms against seconds). */
+#define CLG_FFT_DIRECT_MAX 32768
 
-static int64_t bluestein_min(void)
+static int64_t direct_max(void)
 {
-	const char *e = getenv("CLGRAD_FFT_BLUESTEIN_MIN");
-	return e && *e ? strtoll(e, NULL, 10) : CLG_FFT_BLUESTEIN_MIN;
+	const char *e = getenv("CLGRAD_FFT_DIRECT_MAX");
+	return e && *e ? strtoll(e, NULL, 10) : CLG_FFT_DIRECT_MAX;
 }
 
 clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
+{
+	return clg_cl_fft_path_batch(be, n, 1, why);
+}
+
+clg_cl_fft_path clg_cl_fft_path_batch(clg_backend *be, int64_t n, int64_t batch, const char **why)
 {
 	const char *e = getenv("CLGRAD_FFT");
 	const char *dummy;
@@ -348,11 +357,11 @@ clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
 		return CLG_CL_FFT_BLUESTEIN;
 	}
 	if (!clg_fft_radices_ok(n)) {
-		if (n >= bluestein_min()) {
-			*why = "a prime factor above 13, long: Bluestein over clFFT";
+		if ((double)n * (double)n * (double)(batch > 1 ? batch : 1) >= (double)direct_max()) {
+			*why = "a prime factor above 13, n^2 batch large: Bluestein over clFFT";
 			return CLG_CL_FFT_BLUESTEIN;
 		}
-		*why = "a prime factor above 13, short: the direct sum";
+		*why = "a prime factor above 13, n^2 batch small: the direct sum";
 		return CLG_CL_FFT_OWN;
 	}
 	*why = "radices 2, 3, 5, 7, 11, 13";
@@ -658,7 +667,7 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 		st = clg_cl_check_int_range(be, c, &c->dst);
 	if (st || g.batch == 0)
 		return st;
-	path = clg_cl_fft_path_of(be, g.n, &why);
+	path = clg_cl_fft_path_batch(be, g.n, g.batch, &why);
 	if (path == CLG_CL_FFT_NONE)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': length %lld of src0 %s has a prime factor "
 				"clFFT cannot do (only 2, 3, 5, 7, 11, 13), and %s", op, be->info.name, (long long)g.n,
@@ -794,6 +803,11 @@ void clg_cl_register_fft(clg_backend *be)
 
 const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why)
 {
+	return clg_fft_path_batch(be, op, n, 1, why);
+}
+
+const char *clg_fft_path_batch(clg_backend *be, clg_op op, int64_t n, int64_t batch, const char **why)
+{
 	struct clg_cl_fft *f;
 	int broken = 0;
 
@@ -802,7 +816,7 @@ const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why
 			*why = "the reference backend (double precision DFT)";
 		return "reference";
 	}
-	switch (clg_cl_fft_path_of(be, n, why)) {
+	switch (clg_cl_fft_path_batch(be, n, batch, why)) {
 	case CLG_CL_FFT_CLFFT:
 		pthread_mutex_lock(&plan_lock);
 		f = clg_cl_of(be)->fft;
