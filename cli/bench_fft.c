@@ -1,11 +1,12 @@
-/* clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real]
+/* clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real] [--conv]
  * Batched float32 transforms along the last dim through clg_run (FFT_C2C forward, or FFT_R2C with
  * --real) on one device: for each length and batch, the first call (plan creation and baking, or
  * the kernels' build, included) and the median of R warm calls, each followed by clg_synchronize.
  * GFLOP/s counts 5 N log2 N per complex transform (2.5 N log2 N per real one), the usual
  * convention, whatever the algorithm (the own kernels' direct sum does far more work). The path
  * column says which implementation ran (clg_fft.h), "own kernels" included where clFFT's kernels
- * failed on the device; such plans are listed at the end too. */
+ * failed on the device; such plans are listed at the end too. --conv instead times conv1d through
+ * the FFT against im2col + GEMM over kernel sizes 3 to 31 (cli/conv_fft_time.c), side by side. */
 #include "cli.h"
 
 #include <clg_fft.h>
@@ -81,10 +82,33 @@ out:
 	return rc;
 }
 
+/* FFT conv against im2col conv over kernel sizes 3 to 31, and which one conv1d runs with */
+static int bench_conv(clg_backend *be, int reps)
+{
+	int64_t k[CONV_FFT_NK];
+	double f[CONV_FFT_NK], i[CONV_FFT_NK];
+	const char *why;
+	int n = conv_fft_sweep(be, reps, stdout, k, f, i), from;
+
+	if (n < 0) {
+		if (clg_last_status())
+			report_error("bench fft --conv");
+		return 1;
+	}
+	from = conv_fft_crossover(k, f, i, n);
+	if (from)
+		printf("measured here: the FFT is faster from K = %d on\n", from);
+	else
+		printf("measured here: im2col is faster at every K\n");
+	from = clg_conv1d_fft_from(be, &why);
+	printf("conv1d on this device runs through the FFT from K = %d (%s; 0: never)\n", from, why);
+	return 0;
+}
+
 int bench_fft(int argc, char **argv)
 {
 	int64_t lengths[MAX_LIST] = {64, 256, 1000, 1024, 4096, 17, 257}, batches[MAX_LIST] = {1, 16, 256, 1024};
-	int nl = 7, nb = 4, reps = 10, real = 0, idx, rc = 0;
+	int nl = 7, nb = 4, reps = 10, real = 0, conv = 0, idx, rc = 0;
 	const char *spec = NULL;
 	clg_backend *be = NULL;
 	char plans[16384];
@@ -93,6 +117,8 @@ int bench_fft(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--real")) {
 			real = 1;
+		} else if (!strcmp(a, "--conv")) {
+			conv = 1;
 		} else if (!strcmp(a, "--device") && v) {
 			spec = v, i++;
 		} else if (!strcmp(a, "--reps") && v && atoi(v) > 0) {
@@ -103,12 +129,17 @@ int bench_fft(int argc, char **argv)
 			i++;
 		} else {
 			fprintf(stderr, "clgrad bench fft: bad argument '%s'\nusage: clgrad bench fft [--device SPEC] "
-				"[--lengths N,...] [--batches B,...] [--reps R] [--real]\n", a);
+				"[--lengths N,...] [--batches B,...] [--reps R] [--real] [--conv]\n", a);
 			return 2;
 		}
 	}
 	if (clg_device_select(spec, &idx) || clg_backend_open(idx, &be))
 		return report_error("bench fft");
+	if (conv) {
+		rc = bench_conv(be, reps);
+		clg_backend_close(be);
+		return rc;
+	}
 	printf("fft on %s: float32 %s, forward; GFLOP/s as %s N log2 N per transform; median of %d warm calls\n",
 	       be->info.name, real ? "real-to-complex (rfft)" : "complex-to-complex", real ? "2.5" : "5", reps);
 	printf("%8s %7s  %-12s %12s %12s %10s\n", "length", "batch", "path", "first ms", "warm ms", "GFLOP/s");

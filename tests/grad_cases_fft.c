@@ -59,6 +59,8 @@ static clg_tensor *f_circular_conv(clg_tensor **x)
 /* conv1d through the FFT (x (2, 3, 10), w (4, 3, 5), b (4), padding 2): pad, rfft, conjugate
  * product summed over channels, irfft, slice, bias */
 static clg_tensor *f_conv1d_fft(clg_tensor **x) { return clg_conv1d_fft(x[0], x[1], x[2], 2); }
+/* the same through im2col + GEMM (conv1d's other path, frontend/conv_choice.c) */
+static clg_tensor *f_conv1d_im2col(clg_tensor **x) { return clg_conv1d_im2col(x[0], x[1], x[2], 2); }
 
 static const gcase cases[] = {
 	{"fft", 1, {3}, {{3, 8, 2}}, -1, 1, f_fft_b},
@@ -88,6 +90,7 @@ static const gcase cases[] = {
 	{"rfft_bluestein", 1, {2}, {{4, 101}}, -1, 1, f_rfft_b},
 	{"irfft_bluestein", 1, {3}, {{4, 51, 2}}, -1, 1, f_irfft_o101},
 	{"conv1d_fft", 3, {3, 3, 1}, {{2, 3, 10}, {4, 3, 5}, {4}}, -1, 1, f_conv1d_fft},
+	{"conv1d_im2col", 3, {3, 3, 1}, {{2, 3, 10}, {4, 3, 5}, {4}}, -1, 1, f_conv1d_im2col},
 };
 
 const gcase *grad_cases_fft(int *n)

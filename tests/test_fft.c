@@ -183,7 +183,7 @@ static void conv1d_against_conv2d(clg_backend *be, int64_t N, int64_t C, int64_t
 	w = clg_from_host(be, CLG_F32, CLG_SHAPE(OC, C, K), h + nx);
 	b = clg_from_host(be, CLG_F32, CLG_SHAPE(OC), h + nx + nw);
 	y1 = clg_conv1d_fft(x, w, b, pad);
-	y2 = clg_conv2d(clg_reshape(x, CLG_SHAPE(N, C, 1, L)), clg_reshape(w, CLG_SHAPE(OC, C, 1, K)), b, 1, 1, 0, pad, 1, 1, 1);
+	y2 = clg_conv1d_im2col(x, w, b, pad); /* conv2d of rows, kept to im2col whatever the crossover */
 	CHECK(y1 && y2, "conv1d_fft / conv2d on %s: %s", dev, clg_last_error());
 	if (!y1 || !y2 || clg_to_host(y1, a, sizeof(float) * (size_t)ny) || clg_to_host(y2, r, sizeof(float) * (size_t)ny))
 		goto out;
