@@ -42,6 +42,12 @@ int conv_fft_sweep(clg_backend *be, int reps, FILE *out, int64_t *k, double *us_
 /* The smallest of the n kernel sizes k from which the FFT is faster at every larger one; 0: none. */
 int conv_fft_crossover(const int64_t *k, const double *us_fft, const double *us_im2col, int n);
 
+/* FFTW (bench_fft_fftw.c): the median seconds of reps batched single-precision transforms (C2C
+ * forward, or R2C when real) of length n; -1 without FFTW at build time or on a failure. The
+ * version string, or NULL without FFTW. */
+int bench_fftw_time(int real, int64_t n, int64_t batch, int reps, double *median);
+const char *bench_fftw_version(void);
+
 /* Prints "clgrad <cmd>: <message>" for the last library error; returns 1. */
 int report_error(const char *cmd);
 
