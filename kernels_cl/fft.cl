@@ -172,20 +172,32 @@ typedef struct {
 	int st[3][MAXD]; /* element strides per complex dim */
 } cgeom;
 
-/* d = a * b, or a * conj(b) when conj_b is -1 (1 otherwise) */
-__kernel void complex_mul(const cgeom g, __global T *d, __global const T *a, __global const T *b, const ACC conj_b)
+/* d = a * b, or a * conj(b) when conj_b is -1 (1 otherwise). Each work-item takes CMUL_RUN
+ * consecutive elements of one row of the innermost complex dim (chunks = its count of runs per row),
+ * so the index arithmetic over the outer dims is paid once per run rather than per element. */
+#define CMUL_RUN 16
+__kernel void complex_mul(const cgeom g, const int chunks, __global T *d, __global const T *a, __global const T *b,
+			  const ACC conj_b)
 {
-	int i = get_global_id(0), o0 = g.off[0], o1 = g.off[1], o2 = g.off[2];
-	if (i >= g.n)
+	int id = get_global_id(0), in = g.nd - 1, len = g.shape[in], row, j0, j1;
+	int o0 = g.off[0], o1 = g.off[1], o2 = g.off[2];
+	if (id >= (g.n / len) * chunks)
 		return;
-	for (int dim = g.nd - 1; dim >= 0; dim--) {
-		int q = i % g.shape[dim];
-		i /= g.shape[dim];
+	row = id / chunks;
+	j0 = (id % chunks) * CMUL_RUN;
+	j1 = min(j0 + CMUL_RUN, len);
+	for (int dim = in - 1; dim >= 0; dim--) {
+		int q = row % g.shape[dim];
+		row /= g.shape[dim];
 		o0 += q * g.st[0][dim];
 		o1 += q * g.st[1][dim];
 		o2 += q * g.st[2][dim];
 	}
-	ACC ar = LOAD(a, o1), ai = LOAD(a, o1 + g.cs[1]), br = LOAD(b, o2), bi = conj_b * LOAD(b, o2 + g.cs[2]);
-	STORE(d, o0, ar * br - ai * bi);
-	STORE(d, o0 + g.cs[0], ar * bi + ai * br);
+	o0 += j0 * g.st[0][in], o1 += j0 * g.st[1][in], o2 += j0 * g.st[2][in];
+	for (int j = j0; j < j1; j++) {
+		ACC ar = LOAD(a, o1), ai = LOAD(a, o1 + g.cs[1]), br = LOAD(b, o2), bi = conj_b * LOAD(b, o2 + g.cs[2]);
+		STORE(d, o0, ar * br - ai * bi);
+		STORE(d, o0 + g.cs[0], ar * bi + ai * br);
+		o0 += g.st[0][in], o1 += g.st[1][in], o2 += g.st[2][in];
+	}
 }

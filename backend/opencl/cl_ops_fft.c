@@ -744,11 +744,15 @@ typedef struct {
 	cl_int st[3][CLG_MAX_DIMS];
 } cgeom;
 
+/* Must match CMUL_RUN in kernels_cl/fft.cl: elements of the innermost dim per work-item. */
+#define CMUL_RUN 16
+
 static clg_status complex_mul_run(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *v[3] = {&c->dst, &c->src[0], &c->src[1]};
 	const char *op = clg_op_name(c->op);
 	int f64 = c->dst.dtype == CLG_F64, nd;
+	cl_int chunks;
 	double conj64 = c->i[0] ? -1 : 1;
 	float conj32 = (float)conj64;
 	cl_mem mem[3];
@@ -780,19 +784,24 @@ static clg_status complex_mul_run(clg_backend *be, const clg_op_call *c)
 	}
 	if (g.n == 0)
 		return CLG_OK;
+	if (nd == 0) { /* one complex number: a row of one */
+		g.nd = nd = 1;
+		g.shape[0] = 1;
+	}
+	chunks = (cl_int)((g.shape[nd - 1] + CMUL_RUN - 1) / CMUL_RUN);
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
 	st = clg_cl_kernel(be, "fft", opts, "complex_mul", &k);
 	if (st)
 		return st;
 	{
 		size_t ms = sizeof(cl_mem);
-		size_t sizes[] = {sizeof(g), ms, ms, ms, f64 ? sizeof(double) : sizeof(float)};
-		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], f64 ? (const void *)&conj64 : &conj32};
-		st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+		size_t sizes[] = {sizeof(g), sizeof(cl_int), ms, ms, ms, f64 ? sizeof(double) : sizeof(float)};
+		const void *vals[] = {&g, &chunks, &mem[0], &mem[1], &mem[2], f64 ? (const void *)&conj64 : &conj32};
+		st = clg_cl_set_args(be, k, op, 6, sizes, vals);
 	}
 	if (st)
 		return st;
-	return clg_cl_launch_1d(be, k, (size_t)g.n, clg_cl_of(be)->wg_size, op);
+	return clg_cl_launch_1d(be, k, (size_t)(g.n / g.shape[nd - 1]) * (size_t)chunks, clg_cl_of(be)->wg_size, op);
 }
 
 void clg_cl_register_fft(clg_backend *be)
