@@ -53,7 +53,8 @@ static int print_status(clg_backend *be)
 		if (clg_tune_fft_conv_of(be, &c))
 			printf("fft conv: stored crossover K = %d (0: never; at K = %d fft %.0f us, im2col %.0f us)\n", c.min_k,
 			       c.k_max, c.us_fft, c.us_im2col);
-		printf("conv1d through the FFT from K = %d (%s; 0: never)\n", clg_conv1d_fft_from(be, &why), why);
+		int from = clg_conv1d_fft_from(be, &why);
+		printf("conv1d through the FFT from K = %d (%s; 0: never)\n", from, why);
 	}
 	return 0;
 }
