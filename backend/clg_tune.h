@@ -106,6 +106,22 @@ clg_status clg_tune_state_of(clg_backend *be, clg_tune_state *out);
 clg_status clg_tune_gemm_choice(clg_backend *be, int64_t m, int64_t n, int64_t k, int64_t batch, int ta, int tb,
 				char *buf, size_t len);
 
+/* The FFT convolution crossover of a device (`clgrad tune`, cli/conv_fft_time.c): conv1d of a
+ * kernel size >= min_k runs through the FFT (frontend/conv_choice.c), below it im2col + GEMM;
+ * min_k = 0: the FFT was slower at every kernel size measured. Stored as a `fftconv` line of the
+ * tune file; the times at the largest kernel size measured are kept for reports. */
+typedef struct {
+	int min_k;
+	int k_max;              /* the largest kernel size measured */
+	double us_fft, us_im2col; /* at k_max */
+} clg_tune_fft_conv;
+
+/* Stores c in the device's tune file (keeping what it holds) and uses it from now on in this
+ * process; CLG_ERR_UNSUPPORTED on the reference backend. */
+clg_status clg_tune_store_fft_conv(clg_backend *be, const clg_tune_fft_conv *c);
+/* The stored crossover of be's device: 1 and *c, else 0 (none stored, CLGRAD_TUNE=0, reference). */
+int clg_tune_fft_conv_of(clg_backend *be, clg_tune_fft_conv *c);
+
 /* A float32 GEMM operand view over buf: (rows, cols), stored transposed when trans, rows ld
  * apart (0: packed), with a leading batch dim of batch_stride when batch > 1 (the layouts
  * clgrad tune and clgrad bench measure). */

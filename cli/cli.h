@@ -4,6 +4,8 @@
 
 #include "json_write.h"
 
+#include <clg_backend.h>
+
 #include <stdio.h>
 
 int cmd_devices(int argc, char **argv);
@@ -22,6 +24,29 @@ int bench_select_device(const char *spec, int *idx);
 /* Checks one value of a train option as `clgrad train` would (cmd_train.c): 0, or 2 after one line
  * on stderr. An option train does not know passes. */
 int train_check_option(const char *cmd, const char *name, const char *value);
+
+/* FFT conv against im2col conv (conv_fft_time.c): x (n, c, l), w (c, c, K), padding K / 2. */
+typedef struct {
+	int64_t n, c, l;
+} conv_fft_shape;
+#define CONV_FFT_SHAPE {8, 16, 512}
+#define CONV_FFT_KMIN 3
+#define CONV_FFT_KMAX 31
+/* Medians of reps steps (forward and backward) of each path at kernel size k, after checking
+ * one against the other; 0, or -1 with the library's error (or a line on stderr) set. */
+int conv_fft_time(clg_backend *be, const conv_fft_shape *sh, int64_t k, int reps, double *us_fft, double *us_im2col);
+/* conv_fft_time over kernel sizes CONV_FFT_KMIN, +2, .. CONV_FFT_KMAX (at most 16) into k, us_fft,
+ * us_im2col, a table row each to out (NULL: quiet); how many, or -1. */
+#define CONV_FFT_NK 16
+int conv_fft_sweep(clg_backend *be, int reps, FILE *out, int64_t *k, double *us_fft, double *us_im2col);
+/* The smallest of the n kernel sizes k from which the FFT is faster at every larger one; 0: none. */
+int conv_fft_crossover(const int64_t *k, const double *us_fft, const double *us_im2col, int n);
+
+/* FFTW (bench_fft_fftw.c): the median seconds of reps batched single-precision transforms (C2C
+ * forward, or R2C when real) of length n; -1 without FFTW at build time or on a failure. The
+ * version string, or NULL without FFTW. */
+int bench_fftw_time(int real, int rank, int64_t n, int64_t batch, int reps, double *median);
+const char *bench_fftw_version(void);
 
 /* Prints "clgrad <cmd>: <message>" for the last library error; returns 1. */
 int report_error(const char *cmd);

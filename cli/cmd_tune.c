@@ -1,8 +1,12 @@
 /* clgrad tune [--device SPEC] [--budget SECONDS] [--shapes training|square|all|small] [--dry-run]
- *             [--seed N] [--status]
+ *             [--seed N] [--status] [--fft-conv]
  * Tunes float32 GEMM for one OpenCL device (backend/clg_tune.h): a progress line per candidate,
- * then a table of the default against the tuned rate per shape, and where the result was stored.
- * --status prints what a process would load for the device, and tunes nothing. */
+ * then a table of the default against the tuned rate per shape, and where the result was stored;
+ * then the FFT conv crossover: conv1d through the FFT against im2col + GEMM (the tuned GEMM) over
+ * kernel sizes 3 to 31 (cli/conv_fft_time.c), the smallest size from which the FFT wins stored in
+ * the tune file (clg_tune_store_fft_conv), which conv1d then follows (frontend/conv_choice.c).
+ * --fft-conv measures the crossover only. --status prints what a process would load for the
+ * device, and tunes nothing. */
 #include "cli.h"
 #include "opts.h"
 
@@ -20,7 +24,7 @@ static void progress(void *user, const char *line)
 
 static const char usage[] =
 	"usage: clgrad tune [--device SPEC] [--budget SECONDS] [--shapes training|square|all|small] [--dry-run]\n"
-	"                   [--seed N] [--status]\n";
+	"                   [--seed N] [--status] [--fft-conv]\n";
 
 static int print_status(clg_backend *be)
 {
@@ -43,6 +47,45 @@ static int print_status(clg_backend *be)
 		printf("kernel shape %s: %s (%s)\n", clg_kernel_family_name((clg_kernel_family)f), clg_kernel_shape_name(k),
 		       why);
 	}
+	{
+		clg_tune_fft_conv c;
+		const char *why;
+		if (clg_tune_fft_conv_of(be, &c))
+			printf("fft conv: stored crossover K = %d (0: never; at K = %d fft %.0f us, im2col %.0f us)\n", c.min_k,
+			       c.k_max, c.us_fft, c.us_im2col);
+		int from = clg_conv1d_fft_from(be, &why);
+		printf("conv1d through the FFT from K = %d (%s; 0: never)\n", from, why);
+	}
+	return 0;
+}
+
+/* The FFT conv crossover, measured and (unless dry_run) stored. */
+static int tune_fft_conv(clg_backend *be, int dry_run)
+{
+	int64_t k[CONV_FFT_NK];
+	double f[CONV_FFT_NK], i[CONV_FFT_NK];
+	clg_tune_fft_conv c = {0};
+	int n;
+
+	printf("\n");
+	n = conv_fft_sweep(be, 5, stdout, k, f, i);
+	if (n <= 0) {
+		if (clg_last_status())
+			report_error("tune");
+		return 1;
+	}
+	c.min_k = conv_fft_crossover(k, f, i, n);
+	c.k_max = (int)k[n - 1];
+	c.us_fft = f[n - 1];
+	c.us_im2col = i[n - 1];
+	printf("fft conv crossover: %s%d\n", c.min_k ? "the FFT from K = " : "none, im2col at every K: ", c.min_k);
+	if (dry_run) {
+		printf("dry run: crossover not stored\n");
+		return 0;
+	}
+	if (clg_tune_store_fft_conv(be, &c))
+		return report_error("tune");
+	printf("stored with the tune file\n");
 	return 0;
 }
 
@@ -52,7 +95,7 @@ int cmd_tune(int argc, char **argv)
 	clg_tune_options o = {.budget_s = 60, .shapes = CLG_TUNE_SHAPES_ALL, .progress = progress};
 	clg_tune_report *r = NULL;
 	clg_backend *be = NULL;
-	int idx, rc, status = 0;
+	int idx, rc, status = 0, fft_conv = 0;
 	int64_t seed = 0;
 	const char *shapes = "all";
 	const cli_opt opts[] = {
@@ -62,6 +105,7 @@ int cmd_tune(int argc, char **argv)
 		CLI_OPT_I64("seed", &seed, 0, UINT32_MAX),
 		CLI_OPT_FLAG("dry-run", &o.dry_run),
 		CLI_OPT_FLAG("status", &status),
+		CLI_OPT_FLAG("fft-conv", &fft_conv),
 	};
 	cli_spec cs = {.cmd = "tune", .usage = usage, .opts = opts, .n = CLI_N(opts)};
 
@@ -75,6 +119,10 @@ int cmd_tune(int argc, char **argv)
 		return report_error("tune");
 	if (status) {
 		rc = print_status(be);
+		goto out;
+	}
+	if (fft_conv) {
+		rc = tune_fft_conv(be, o.dry_run);
 		goto out;
 	}
 	r = calloc(1, sizeof(*r));
@@ -111,7 +159,7 @@ int cmd_tune(int argc, char **argv)
 		printf("stored: %s\n", r->path);
 	else
 		printf("dry run: nothing stored (would write %s)\n", r->path);
-	rc = 0;
+	rc = tune_fft_conv(be, o.dry_run);
 out:
 	free(r);
 	clg_backend_close(be);

@@ -22,11 +22,14 @@
  *   has_int_dot, has_il), plus "max_alloc_ratio" (max_alloc / global_mem) and
  *   "binary_roundtrip" (true / false / null when not applicable) with "binary_roundtrip_note".
  * peaks: "fp32_gflops", "fp16_gflops", "fp64_gflops" (null where the type is absent),
- *   "bandwidth_gbs", "h2d_gbs", "d2h_gbs", "launch_latency_us", and "rejected": array of
+ *   "bandwidth_gbs", "h2d_gbs", "d2h_gbs", "launch_latency_us", "fft_gflops" (float32 C2C of
+ *   length 1024, "fft_batch" rows) and "fft_path" ("clfft"|"planar"|"own"|"bluestein"|
+ *   "reference": the FFT implementation the device runs it with; null with "fft_error" when it
+ *   failed), and "rejected": array of
  *   {"what", "value", "why"} for timings thrown away as impossible (above the measured peak).
  * compile: "programs": array of {"name", "ok", "cold_s", "warm_s", "log"} (log: build log when
  *   the build failed, else null), "total_cold_s", "total_warm_s", "driver_cache_disabled" (bool).
- * roofline: "points": array of {"name", "kind" ("gemm"|"conv"|"ew"), "flops", "bytes",
+ * roofline: "points": array of {"name", "kind" ("gemm"|"conv"|"ew"|"fft"), "flops", "bytes",
  *   "seconds", "gflops", "gbs", "intensity" (flops/byte), "fraction_of_peak" (of the roofline
  *   bound min(fp32 peak, intensity * bandwidth))}.
  * ops: "ops": array of {"op" (name; " f16" suffix for the float16 cases), "pass", "fail",

@@ -372,6 +372,7 @@ int cmp_write_html(const cmp_run *r, const char *path)
 	bars_from_path(f, r, "host to device GB/s", "peaks.h2d_gbs", 0);
 	bars_from_path(f, r, "device to host GB/s", "peaks.d2h_gbs", 0);
 	bars_from_path(f, r, "launch latency us", "peaks.launch_latency_us", 1);
+	bars_from_path(f, r, "fft GFLOP/s (c2c 1024)", "peaks.fft_gflops", 0);
 	fprintf(f, "</div>\n<h2 id=\"train\">Training</h2>\n<div class=\"charts\">\n");
 	for (int m = 0; m < 3; m++) {
 		char title[64];

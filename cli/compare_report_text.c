@@ -391,6 +391,8 @@ int cmp_write_markdown(const cmp_run *r, const char *path)
 	md_row_num(f, r, "host to device GB/s", "peaks.h2d_gbs", -1);
 	md_row_num(f, r, "device to host GB/s", "peaks.d2h_gbs", -1);
 	md_row_num(f, r, "launch latency us", "peaks.launch_latency_us", -1);
+	md_row_num(f, r, "fft GFLOP/s (c2c 1024)", "peaks.fft_gflops", -1);
+	md_row_json(f, r, "fft path", "peaks.fft_path");
 	md_row_json(f, r, "timings rejected", "peaks.rejected");
 
 	fprintf(f, "\n## Compile\n\n");

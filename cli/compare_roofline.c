@@ -1,6 +1,6 @@
-/* compare section "roofline": GEMM at several shapes, the CNN's second convolution and a large
- * elementwise add, run through the frontend (clgrad.h) and timed after a warm-up, each with a
- * synchronize. Each point gets its flops, bytes (what must cross memory at least: operands read
+/* compare section "roofline": GEMM at several shapes, the CNN's second convolution, a large
+ * elementwise add and a batched FFT (float32 C2C of length 1024, 5 N log2 N flops), run through
+ * the frontend (clgrad.h) and timed after a warm-up, each with a synchronize. Each point gets its flops, bytes (what must cross memory at least: operands read
  * once, the result written once), rates, intensity and fraction of the roofline bound
  * min(fp32 peak, intensity x bandwidth) from the peaks section. A point above 1.1 x its bound is
  * a measurement error: listed under "rejected", not among the points. */
@@ -13,15 +13,16 @@
 #include <stdio.h>
 #include <string.h>
 
-typedef enum { P_GEMM, P_CONV, P_EW } point_kind;
+typedef enum { P_GEMM, P_CONV, P_EW, P_FFT } point_kind;
 
 typedef struct {
 	point_kind kind;
-	int64_t a, b, c; /* gemm: M, N, K; conv: N (batch), C, OC (14 x 14 images, 3 x 3, pad 1); ew: n */
+	int64_t a, b, c; /* gemm: M, N, K; conv: N (batch), C, OC (14 x 14 images, 3 x 3, pad 1); ew: n;
+			  * fft: length, rows (float32 complex-to-complex, forward) */
 	int64_t hw;      /* conv: image side */
 } point;
 
-static const char *const kind_names[] = {"gemm", "conv", "ew"};
+static const char *const kind_names[] = {"gemm", "conv", "ew", "fft"};
 
 /* Full, quick and tiny (simulator) sets. The MLP (784-512-512-10, batch 128) trains on
  * 128x512x784 (layer 1 forward), 128x784x512 (its input gradient), 784x512x128 (its weight
@@ -30,15 +31,17 @@ static const point full_set[] = {
 	{P_GEMM, 256, 256, 256, 0},   {P_GEMM, 512, 512, 512, 0},   {P_GEMM, 1024, 1024, 1024, 0},
 	{P_GEMM, 128, 512, 784, 0},   {P_GEMM, 128, 784, 512, 0},   {P_GEMM, 784, 512, 128, 0},
 	{P_GEMM, 128, 512, 512, 0},   {P_CONV, 128, 32, 64, 14},    {P_EW, 1 << 24, 0, 0, 0},
+	{P_FFT, 1024, 256, 0, 0},
 };
 static const point quick_set[] = {
 	{P_GEMM, 256, 256, 256, 0}, {P_GEMM, 512, 512, 512, 0}, {P_GEMM, 128, 512, 784, 0},
-	{P_CONV, 16, 32, 64, 14},   {P_EW, 1 << 22, 0, 0, 0},
+	{P_CONV, 16, 32, 64, 14},   {P_EW, 1 << 22, 0, 0, 0},   {P_FFT, 1024, 64, 0, 0},
 };
 static const point tiny_set[] = {
 	{P_GEMM, 32, 32, 32, 0},
 	{P_CONV, 1, 4, 8, 8},
 	{P_EW, 4096, 0, 0, 0},
+	{P_FFT, 64, 4, 0, 0},
 };
 
 static void point_name(const point *p, char *buf, size_t len)
@@ -48,6 +51,8 @@ static void point_name(const point *p, char *buf, size_t len)
 	else if (p->kind == P_CONV)
 		snprintf(buf, len, "conv2d N=%lld C=%lld->%lld %lldx%lld 3x3 pad 1", (long long)p->a, (long long)p->b,
 			 (long long)p->c, (long long)p->hw, (long long)p->hw);
+	else if (p->kind == P_FFT)
+		snprintf(buf, len, "fft c2c %lld x %lld rows", (long long)p->a, (long long)p->b);
 	else
 		snprintf(buf, len, "add %lld floats", (long long)p->a);
 }
@@ -62,6 +67,9 @@ static void point_work(const point *p, double *flops, double *bytes)
 		double n = (double)p->a, c = (double)p->b, oc = (double)p->c, hw = (double)(p->hw * p->hw);
 		*flops = 2 * n * oc * hw * c * 9 + n * oc * hw; /* + bias */
 		*bytes = 4 * (n * c * hw + oc * c * 9 + oc + n * oc * hw);
+	} else if (p->kind == P_FFT) { /* the 5 N log2 N convention; complex float32 read and written once */
+		*flops = 5 * (double)p->a * log2((double)p->a) * (double)p->b;
+		*bytes = 16 * (double)p->a * (double)p->b;
 	} else {
 		*flops = (double)p->a;
 		*bytes = 12 * (double)p->a;
@@ -83,11 +91,13 @@ static clg_status make_inputs(clg_backend *be, const point *p, inputs *in)
 		in->x = clg_rand(be, CLG_F32, CLG_SHAPE(p->a, p->b, p->hw, p->hw), 1);
 		in->y = clg_rand(be, CLG_F32, CLG_SHAPE(p->c, p->b, 3, 3), 2);
 		in->z = clg_rand(be, CLG_F32, CLG_SHAPE(p->c), 3);
+	} else if (p->kind == P_FFT) {
+		in->x = clg_rand(be, CLG_F32, CLG_SHAPE(p->b, p->a, 2), 1);
 	} else {
 		in->x = clg_rand(be, CLG_F32, CLG_SHAPE(p->a), 1);
 		in->y = clg_rand(be, CLG_F32, CLG_SHAPE(p->a), 2);
 	}
-	if (!in->x || !in->y || (p->kind == P_CONV && !in->z))
+	if (!in->x || (p->kind != P_FFT && !in->y) || (p->kind == P_CONV && !in->z))
 		return clg_last_status();
 	return clg_synchronize(be);
 }
@@ -110,6 +120,8 @@ static clg_status run_once(clg_backend *be, const point *p, const inputs *in, do
 		r = clg_matmul(in->x, in->y);
 	else if (p->kind == P_CONV)
 		r = clg_conv2d(in->x, in->y, in->z, 1, 1, 1, 1, 1, 1, 1);
+	else if (p->kind == P_FFT)
+		r = clg_fft(in->x, CLG_FFT_NORM_BACKWARD);
 	else
 		r = clg_add(in->x, in->y);
 	if (!r)
@@ -242,7 +254,7 @@ int compare_roofline(clg_backend *dev, const compare_opts *o, const compare_peak
 	json_key_str(w, "note",
 		     o->tiny ? "tiny shapes (a simulator); float32 through the frontend, best of a few runs after a "
 			       "warm-up, each ending in a synchronize; rejected (value in GFLOP/s) = above 1.1 x the bound"
-		     : o->quick ? "--quick: three GEMM shapes, conv2d with N=16, add of 4M floats; float32 through the "
+		     : o->quick ? "--quick: three GEMM shapes, conv2d with N=16, add of 4M floats, fft of 64 rows; float32 through the "
 				  "frontend, best of up to 3 runs after a warm-up, each ending in a synchronize; rejected "
 				  "(value in GFLOP/s) = above 1.1 x the bound"
 				: "float32 through the frontend, best of up to 5 runs after a warm-up, each ending in a "

@@ -20,6 +20,19 @@ extern "C" {
 clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
 		       int64_t pad_h, int64_t pad_w, int64_t dil_h, int64_t dil_w, int64_t groups);
 
+/* 1-D convolution (cross-correlation, stride 1, dilation 1, one group): x (N, C, L), w (OC, C, K),
+ * b (OC) or NULL, zero padding p on both sides -> (N, OC, L + 2p - K + 1). Runs through the FFT
+ * (clg_conv1d_fft, clgrad_fft.h) when K is at least the device's measured crossover (`clgrad
+ * tune`; clg_conv1d_fft_from), else as clg_conv1d_im2col; $CLGRAD_CONV1D=fft|im2col|auto forces
+ * or restores the choice (frontend/conv_choice.c). conv2d of rows (H = KH = 1, unit strides and
+ * W dilation, one group, pad_h 0) takes the same choice. */
+clg_tensor *clg_conv1d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t padding);
+/* conv1d as conv2d (im2col + GEMM) of rows of height 1, whatever the crossover. */
+clg_tensor *clg_conv1d_im2col(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t padding);
+/* The kernel size from which conv1d on be runs through the FFT (0: never; 1: always, as with
+ * CLGRAD_CONV1D=fft), and where that comes from (*why: static text). */
+int clg_conv1d_fft_from(clg_backend *be, const char **why);
+
 /* Max pooling of x (N, C, H, W) over kh x kw windows -> (N, C, OH, OW); padding is ignored (never
  * the max), and must be at most half the kernel. The gradient goes to each window's first max. */
 clg_tensor *clg_max_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,

@@ -13,7 +13,8 @@
  * signal; irfft takes them back to a real signal of length n, reading the spectrum as Hermitian
  * (the imaginary parts of the DC bin, and of the Nyquist bin when n is even, are ignored, as
  * numpy does). Lengths with prime factors other than 2, 3, 5, 7, 11, 13 run on OpenCL devices
- * with a direct O(N^2) kernel (slow for long lengths; see backend/opencl/cl_ops_fft.c). */
+ * through Bluestein's chirp-z (O(N log N)), or a direct O(N^2) kernel where that is faster (short
+ * rows, few of them; see backend/opencl/cl_ops_fft.c). */
 #ifndef CLGRAD_FFT_H
 #define CLGRAD_FFT_H
 

@@ -121,4 +121,9 @@ int fe_promote(clg_tensor **a, clg_tensor **b, clg_tensor **tmp);
 int fe_attention_fused_ok(clg_tensor *q, int64_t Dh, int64_t Dv);
 clg_tensor *fe_attention_fused(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal, int64_t Dv);
 
+/* conv2d of rows (H = KH = 1 ...) through conv1d's FFT path when the device's crossover says so
+ * (conv_choice.c): *routed and the result (NULL on failure), else *routed = 0 and NULL. */
+clg_tensor *fe_conv2d_rows_fft(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
+			       int64_t pad_h, int64_t pad_w, int64_t dil_w, int64_t groups, int *routed);
+
 #endif

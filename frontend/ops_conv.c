@@ -426,6 +426,12 @@ clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stri
 		return NULL;
 	if ((st = conv_check(x, w, b, p6, groups, &s)))
 		return fe_fail(st);
+	{ /* rows with a long kernel: through the FFT (conv_choice.c) */
+		int routed;
+		clg_tensor *y = fe_conv2d_rows_fft(x, w, b, stride_h, stride_w, pad_h, pad_w, dil_w, groups, &routed);
+		if (routed)
+			return y;
+	}
 	be = x->v.buf->backend;
 	conv_half = fe_autocast_low(nin, ins); /* autocast: the GEMMs in 16-bit (run_gemm) */
 	kw = s.K + aug;

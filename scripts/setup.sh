@@ -16,6 +16,7 @@ PACKAGES=(
 	clinfo oclgrind                     # inspection; Oclgrind: a simulator platform that checks kernels
 	cmake gcc make pkg-config           # build
 	zlib1g-dev libopenblas-dev          # data loading; CPU BLAS baseline for benchmarks
+	libfftw3-dev                        # FFTW: clgrad bench fft's CPU baseline (optional at build time)
 	libcjson-dev                        # JSON: safetensors headers, reports, tune and sweep files
 	python3
 	dataset-fashion-mnist               # /usr/share/datasets/fashion-mnist

@@ -29,7 +29,8 @@ CAPABILITIES = {
 PEAKS = {
     "fp32_gflops": opt(NUM), "fp16_gflops": opt(NUM), "fp64_gflops": opt(NUM),
     "bandwidth_gbs": opt(NUM), "h2d_gbs": opt(NUM), "d2h_gbs": opt(NUM),
-    "launch_latency_us": opt(NUM),
+    "launch_latency_us": opt(NUM), "fft_gflops": opt(NUM),
+    "fft_path": opt("clfft", "planar", "own", "bluestein", "reference"),
     "rejected": [{"what": STR, "value": opt(NUM), "why": STR}],
 }
 COMPILE = {
@@ -37,7 +38,7 @@ COMPILE = {
     "total_cold_s": opt(NUM), "total_warm_s": opt(NUM), "driver_cache_disabled": BOOL,
 }
 ROOFLINE = {
-    "points": [{"name": STR, "kind": ("gemm", "conv", "ew"), "flops": NUM, "bytes": NUM,
+    "points": [{"name": STR, "kind": ("gemm", "conv", "ew", "fft"), "flops": NUM, "bytes": NUM,
                 "seconds": opt(NUM), "gflops": opt(NUM), "gbs": opt(NUM), "intensity": opt(NUM),
                 "fraction_of_peak": opt(NUM)}],
 }

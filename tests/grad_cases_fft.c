@@ -2,7 +2,8 @@
  * of numpy's norms, at lengths clFFT does (8, 12, 60) and one it does not (17: the own kernels),
  * odd and even real lengths (the Nyquist bin is single only for even ones), irfft cutting and
  * padding the spectrum, a strided input, complex_mul (broadcast, conjugated), a circular
- * convolution irfft(rfft(x) * rfft(w)) and conv1d_fft end to end. The 2-D transforms (composed of
+ * convolution irfft(rfft(x) * rfft(w)) and conv1d_fft end to end; length 101 x 4 rows
+ * (Bluestein's path). The 2-D transforms (composed of
  * the 1-D ones, frontend/ops_fft2.c) on odd and even planes (5 x 8, 7 x 7, 28 x 28, 1 x N, N x 1),
  * batches of 1 and 3, each norm, strided inputs, irfft2 cutting and padding; a 2-D global filter
  * irfft2(rfft2(x) * w) and one block of the gfnet model on a tiny shape. */
@@ -23,6 +24,7 @@ static clg_tensor *f_rfft_f(clg_tensor **x) { return clg_rfft(x[0], CLG_FFT_NORM
 static clg_tensor *f_irfft_b(clg_tensor **x) { return clg_irfft(x[0], 0, CLG_FFT_NORM_BACKWARD); }
 static clg_tensor *f_irfft_o17(clg_tensor **x) { return clg_irfft(x[0], 17, CLG_FFT_NORM_ORTHO); }
 static clg_tensor *f_irfft_f(clg_tensor **x) { return clg_irfft(x[0], 0, CLG_FFT_NORM_FORWARD); }
+static clg_tensor *f_irfft_o101(clg_tensor **x) { return clg_irfft(x[0], 101, CLG_FFT_NORM_ORTHO); }
 static clg_tensor *f_irfft_cut(clg_tensor **x) { return clg_irfft(x[0], 6, CLG_FFT_NORM_BACKWARD); }
 static clg_tensor *f_irfft_pad(clg_tensor **x) { return clg_irfft(x[0], 10, CLG_FFT_NORM_ORTHO); }
 static clg_tensor *f_cmul(clg_tensor **x) { return clg_complex_mul(x[0], x[1], 0); }
@@ -63,6 +65,8 @@ static clg_tensor *f_circular_conv(clg_tensor **x)
 /* conv1d through the FFT (x (2, 3, 10), w (4, 3, 5), b (4), padding 2): pad, rfft, conjugate
  * product summed over channels, irfft, slice, bias */
 static clg_tensor *f_conv1d_fft(clg_tensor **x) { return clg_conv1d_fft(x[0], x[1], x[2], 2); }
+/* the same through im2col + GEMM (conv1d's other path, frontend/conv_choice.c) */
+static clg_tensor *f_conv1d_im2col(clg_tensor **x) { return clg_conv1d_im2col(x[0], x[1], x[2], 2); }
 
 /* ---- 2-D ---- */
 static clg_tensor *f_fft2_b(clg_tensor **x) { return clg_fft2(x[0], CLG_FFT_NORM_BACKWARD); }
@@ -186,6 +190,10 @@ static const gcase cases[] = {
 	{"complex_mul_broadcast", 2, {4, 2}, {{2, 3, 4, 2}, {4, 2}}, -1, 1, f_cmul},
 	{"complex_mul_conj", 2, {2, 3}, {{4, 2}, {3, 4, 2}}, -1, 1, f_cmul_conj},
 	{"fft_circular_conv", 2, {3, 2}, {{2, 3, 12}, {3, 12}}, -1, 1, f_circular_conv},
+	/* a prime clFFT cannot do, with n^2 batch above CLG_FFT_DIRECT_MAX: Bluestein's chirp-z */
+	{"fft_bluestein", 1, {3}, {{4, 101, 2}}, -1, 1, f_fft_o},
+	{"rfft_bluestein", 1, {2}, {{4, 101}}, -1, 1, f_rfft_b},
+	{"irfft_bluestein", 1, {3}, {{4, 51, 2}}, -1, 1, f_irfft_o101},
 	{"conv1d_fft", 3, {3, 3, 1}, {{2, 3, 10}, {4, 3, 5}, {4}}, -1, 1, f_conv1d_fft},
 	{"fft2", 1, {4}, {{3, 5, 8, 2}}, -1, 1, f_fft2_b},
 	{"fft2_ortho_7x7", 1, {3}, {{7, 7, 2}}, -1, 1, f_fft2_o},
@@ -210,6 +218,7 @@ static const gcase cases[] = {
 	{"global_filter_7x7", 2, {3, 3}, {{1, 7, 7}, {7, 4, 2}}, -1, 1, f_filter_b},
 	{"global_filter_28x28", 2, {2, 3}, {{28, 28}, {28, 15, 2}}, -1, 1, f_filter_f},
 	{"gfnet_block", 3, {4, 4, 2}, {{2, 3, 3, 4}, {4, 3, 2, 2}, {16, 4}}, -1, 1, f_gfnet_block},
+	{"conv1d_im2col", 3, {3, 3, 1}, {{2, 3, 10}, {4, 3, 5}, {4}}, -1, 1, f_conv1d_im2col},
 };
 
 const gcase *grad_cases_fft(int *n)

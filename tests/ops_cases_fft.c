@@ -3,7 +3,8 @@
  * sides of the 2-D cases, whose transforms are these ops) and 97 (the own kernels
  * again, long enough to show their rounding), batch 1 and many (3 x 5 rows, one leading dim of
  * 64 at 1024), each of numpy's three norms as the op's scale (1, 1/sqrt(N), 1/N), both directions
- * of fft_c2c, packed operands and offset / padded ones (which go through temporaries). */
+ * of fft_c2c, packed operands and offset / padded ones (which go through temporaries); and lengths
+ * with prime factors above 13 long enough for Bluestein's path (131, 257, 272 = 17 x 16, 1031, 4099). */
 #include "test_ops.h"
 
 #include <math.h>
@@ -72,6 +73,19 @@ void ops_cases_fft(op_case_adder add)
 							add(fft_case(ops[o], n, b ? (n >= 1000 ? 1 : 2) : 0, n >= 1000 ? wide : many,
 								     norm, inv, l ? L_OFFSET : L_CONTIG));
 						}
+	/* lengths clFFT cannot do with n^2 batch above CLG_FFT_DIRECT_MAX (Bluestein's path): primes
+	 * of each size, 4 rows (the chirp's spectrum broadcast over them), a composite with factor 17,
+	 * 1031 (one row) and 4099, on every op, packed and offset */
+	for (size_t o = 0; o < 3; o++)
+		for (int l = 0; l < 2; l++) {
+			static const int64_t four[] = {4};
+			static const int64_t plen[] = {131, 257, 17 * 16};
+			for (size_t s = 0; s < sizeof(plen) / sizeof(plen[0]); s++)
+				for (int inv = 0; inv <= (ops[o] == CLG_OP_FFT_C2C); inv++)
+					add(fft_case(ops[o], plen[s], 1, four, NORM_BACKWARD, inv, l ? L_OFFSET : L_CONTIG));
+			add(fft_case(ops[o], 1031, 0, four, NORM_ORTHO, 0, l ? L_OFFSET : L_CONTIG));
+			add(fft_case(ops[o], 4099, 1, four, NORM_FORWARD, ops[o] == CLG_OP_FFT_C2C, l ? L_OFFSET : L_CONTIG));
+		}
 	for (size_t s = 0; s < sizeof(cshapes) / sizeof(cshapes[0]); s++)
 		for (int conj = 0; conj < 2; conj++)
 			for (int l = 0; l < 2; l++)

@@ -105,6 +105,10 @@ PY
 	grep -q "$label" "$work/out.txt" && grep -q "$label" "$work/f/report.md" && grep -q "$label" "$work/f/report.html" ||
 		fail "a report lacks the label '$label'"
 	grep -q "Portable Computing Language · pthread-haswell-AMD EPYC 7B13 · 6.0" "$work/out.txt" || fail "PoCL's label"
+	# the FFT row of the peaks: its rate and which FFT implementation each device runs
+	grep -q "fft path.*clfft.*planar" "$work/f/report.md" || grep -q "fft path.*planar.*clfft" "$work/f/report.md" ||
+		fail "report.md lacks the fft path row (clfft, planar)"
+	grep -q "fft GFLOP/s" "$work/f/report.md" && grep -q "fft GFLOP/s" "$work/f/report.html" || fail "a report lacks the fft rate"
 	grep -q "^### Fake Vendor OpenCL (Fake Vendor Inc.)" "$work/f/report.md" || fail "report.md lacks the vendor group"
 	grep -q "^- fallback: \`layer_norm\`: known-bad" "$work/f/report.md" || fail "report.md: fallback not under its vendor"
 	grep -q "^    routed   argmax" "$work/out.txt" || fail "terminal: routed op not under its vendor"

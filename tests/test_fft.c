@@ -119,6 +119,12 @@ static void paths(clg_backend *be)
 	CHECK(clg_cl_fft_path_of(be, 1024, &why) == CLG_CL_FFT_CLFFT, "length 1024 on %s: not clFFT (%s)", dev, why);
 	CHECK(clg_cl_fft_path_of(be, 17, &why) == CLG_CL_FFT_OWN, "length 17 on %s: not the own kernels (%s)", dev, why);
 	CHECK(clg_cl_fft_path_of(be, 2 * 3 * 5 * 7 * 11 * 13, &why) == CLG_CL_FFT_CLFFT, "length 30030 on %s: not clFFT", dev);
+	/* beyond 13, the direct sum or Bluestein by the work n^2 batch */
+	CHECK(clg_cl_fft_path_batch(be, 17, 64, &why) == CLG_CL_FFT_OWN, "17 x 64 rows on %s: not the direct sum (%s)", dev, why);
+	CHECK(clg_cl_fft_path_batch(be, 257, 4, &why) == CLG_CL_FFT_BLUESTEIN, "257 x 4 rows on %s: not Bluestein (%s)", dev, why);
+	CHECK(clg_cl_fft_path_of(be, 4099, &why) == CLG_CL_FFT_BLUESTEIN, "length 4099 on %s: not Bluestein (%s)", dev, why);
+	CHECK(!strcmp(clg_fft_path_batch(be, CLG_OP_FFT_R2C, 1031, 8, NULL), "Bluestein"), "1031 x 8 rows on %s: %s", dev,
+	      clg_fft_path_batch(be, CLG_OP_FFT_R2C, 1031, 8, NULL));
 	setenv("CLGRAD_FFT", "own", 1);
 	CHECK(clg_cl_fft_path_of(be, 1024, &why) == CLG_CL_FFT_OWN, "CLGRAD_FFT=own, 1024 on %s: not the own kernels", dev);
 	setenv("CLGRAD_FFT", "clfft", 1);
@@ -177,7 +183,7 @@ static void conv1d_against_conv2d(clg_backend *be, int64_t N, int64_t C, int64_t
 	w = clg_from_host(be, CLG_F32, CLG_SHAPE(OC, C, K), h + nx);
 	b = clg_from_host(be, CLG_F32, CLG_SHAPE(OC), h + nx + nw);
 	y1 = clg_conv1d_fft(x, w, b, pad);
-	y2 = clg_conv2d(clg_reshape(x, CLG_SHAPE(N, C, 1, L)), clg_reshape(w, CLG_SHAPE(OC, C, 1, K)), b, 1, 1, 0, pad, 1, 1, 1);
+	y2 = clg_conv1d_im2col(x, w, b, pad); /* conv2d of rows, kept to im2col whatever the crossover */
 	CHECK(y1 && y2, "conv1d_fft / conv2d on %s: %s", dev, clg_last_error());
 	if (!y1 || !y2 || clg_to_host(y1, a, sizeof(float) * (size_t)ny) || clg_to_host(y2, r, sizeof(float) * (size_t)ny))
 		goto out;

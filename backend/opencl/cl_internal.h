@@ -139,8 +139,10 @@ void clg_cl_register_quant(clg_backend *be); /* cl_ops_quant.c */
 void clg_cl_register_fft(clg_backend *be);   /* cl_ops_fft.c */
 void clg_cl_fft_free(clg_backend *be);       /* destroys the backend's clFFT plans */
 /* Which implementation runs an FFT of length n on this device, and why (static text). */
-typedef enum { CLG_CL_FFT_CLFFT, CLG_CL_FFT_OWN, CLG_CL_FFT_NONE } clg_cl_fft_path;
-clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why);
+typedef enum { CLG_CL_FFT_CLFFT, CLG_CL_FFT_OWN, CLG_CL_FFT_NONE, CLG_CL_FFT_BLUESTEIN } clg_cl_fft_path;
+clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why); /* batch 1 */
+/* ... for batch rows of length n (the direct sum and Bluestein split by the work n^2 batch) */
+clg_cl_fft_path clg_cl_fft_path_batch(clg_backend *be, int64_t n, int64_t batch, const char **why);
 /* The plans made so far, one line each with the path it runs on, into buf; returns how many. */
 int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len);
 void clg_cl_register_attention(clg_backend *be); /* cl_ops_attention.c */

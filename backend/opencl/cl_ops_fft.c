@@ -1,13 +1,15 @@
 /* OpenCL FFT ops (clg_ops.def, FFT_* and COMPLEX_MUL).
  *
- * Transforms go through clFFT where it can do the length, else through our direct-sum kernels
- * (kernels_cl/fft.cl):
+ * Transforms go through clFFT where it can do the length, else through Bluestein's chirp-z or our
+ * direct-sum kernels (kernels_cl/fft.cl):
  *   - clFFT implements lengths whose prime factors are 2, 3, 5, 7, 11 and 13; any other length
- *     (17, 1009, ...) runs the O(N^2) kernels, correct at any length but slow for long ones;
- *   - $CLGRAD_FFT=clfft|planar|own|auto (default auto) forces a path: clfft fails with
+ *     (17, 1009, ...) runs Bluestein's chirp-z (bluestein(): a convolution through clFFT transforms
+ *     of a power of two >= 2n - 1, O(n log n)), or the O(n^2) direct sum where its work n^2 batch
+ *     is small (CLG_FFT_DIRECT_MAX, measured);
+ *   - $CLGRAD_FFT=clfft|planar|own|bluestein|auto (default auto) forces a path: clfft fails with
  *     CLG_ERR_UNSUPPORTED on a length it cannot do, planar is clfft with complex-to-complex
  *     transforms on clFFT's planar layout (the fallback below, for tests), own runs the kernels
- *     at every length;
+ *     at every length, bluestein runs the chirp-z at every length (its inner transforms on clFFT);
  *   - where clfftSetup fails (the library cannot start on this machine), auto uses the kernels;
  *   - where clFFT's generated kernels do not build on a device, auto tries clFFT's planar layout
  *     (complex-to-complex: re and im copied into separate planes and back), then the own kernels,
@@ -43,6 +45,7 @@
 
 #include <clFFT.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,7 +307,31 @@ int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len)
 
 /* ---- path choice ---------------------------------------------------------------------------- */
 
+/* Lengths clFFT cannot do run the direct O(n^2) sum while its work n^2 batch is below
+ * $CLGRAD_FFT_DIRECT_MAX, else CLG_FFT_DIRECT_MAX, and Bluestein's chirp-z from there. Measured with
+ * `clgrad bench fft --lengths 17,31,61,127,257 --batches 1,64,1024` (float32 C2C; CLGRAD_FFT=bluestein
+ * for the other side) on PoCL: one row of 17 or 61, direct 0.02 / 0.05 ms against Bluestein's
+ * 0.25-0.29 ms (its five launches and three transforms); one row of 127 (16129) 0.20 against 0.28
+ * ms; 64 rows of 17 (18496) a tie at 0.22 ms; 64 rows of 31 (61504) 0.76 against 0.16 ms; beyond,
+ * Bluestein by far (257 x 1024: 151 against 1972 ms; 4099 x 64: 211 ms against 74 s). Intel's CPU
+ * runtime vectorises the direct sum well: there the two meet near n^2 batch = 1e6 (127 x 64: 1.19
+ * against 0.97 ms; 61 x 64, 238e3: 0.28 against 0.45 ms), so between 32768 and 1e6 it loses up to
+ * 1.6x; beyond, Bluestein wins there too (257 x 1024: 226 against 272 ms; 4099 x 64: 228 ms
+ * against 5.1 s). */
+#define CLG_FFT_DIRECT_MAX 32768
+
+static int64_t direct_max(void)
+{
+	const char *e = getenv("CLGRAD_FFT_DIRECT_MAX");
+	return e && *e ? strtoll(e, NULL, 10) : CLG_FFT_DIRECT_MAX;
+}
+
 clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
+{
+	return clg_cl_fft_path_batch(be, n, 1, why);
+}
+
+clg_cl_fft_path clg_cl_fft_path_batch(clg_backend *be, int64_t n, int64_t batch, const char **why)
 {
 	const char *e = getenv("CLGRAD_FFT");
 	const char *dummy;
@@ -329,8 +356,16 @@ clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
 		*why = "clfftSetup failed";
 		return CLG_CL_FFT_OWN;
 	}
+	if (e && !strcmp(e, "bluestein")) {
+		*why = "CLGRAD_FFT=bluestein";
+		return CLG_CL_FFT_BLUESTEIN;
+	}
 	if (!clg_fft_radices_ok(n)) {
-		*why = "a prime factor above 13";
+		if ((double)n * (double)n * (double)(batch > 1 ? batch : 1) >= (double)direct_max()) {
+			*why = "a prime factor above 13, n^2 batch large: Bluestein over clFFT";
+			return CLG_CL_FFT_BLUESTEIN;
+		}
+		*why = "a prime factor above 13, n^2 batch small: the direct sum";
 		return CLG_CL_FFT_OWN;
 	}
 	*why = "radices 2, 3, 5, 7, 11, 13";
@@ -502,14 +537,129 @@ static clg_status run_planar(clg_backend *be, const clg_op_call *c, const clg_ff
 	return st;
 }
 
+static clg_status fft_exec(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, clg_cl_fft_path path,
+			   int strict);
+
+/* Bluestein's chirp-z transform of the packed operands in -> out (kernels_cl/fft.cl, bluestein_*):
+ * a (batch, m, 2) = x w, zero-padded to m, the smallest power of two >= 2n - 1; its transform times
+ * that of the chirp's conjugate (m, 2), taken back; y = scale / m * w q. The length-m transforms
+ * run on clFFT (interleaved, else planar, else the direct kernels, as any other). */
+static clg_status bluestein(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, cl_mem in, cl_mem out)
+{
+	const char *op = clg_op_name(c->op);
+	clg_dtype dt = c->dst.dtype;
+	int f64 = dt == CLG_F64;
+	int mode = c->op == CLG_OP_FFT_C2C ? 0 : c->op == CLG_OP_FFT_R2C ? 1 : 2;
+	double sign64 = c->op == CLG_OP_FFT_C2R || (c->op == CLG_OP_FFT_C2C && c->i[0]) ? 1 : -1, scale64;
+	float sign32 = (float)sign64, scale32;
+	int64_t m = 1;
+	clg_buffer *chirp = NULL, *cspec = NULL, *ta = NULL, *tb = NULL;
+	clg_view va, vb, vc, vs;
+	clg_fft_geom gm = {0}, g1 = {0};
+	clg_op_call t = {.op = CLG_OP_FFT_C2C};
+	size_t es = clg_dtype_size(dt);
+	char opts[256], s0[128];
+	cl_kernel k;
+	cl_int n32, m32, b32, mode32 = mode;
+	clg_status st;
+
+	while (m < 2 * g->n - 1)
+		m *= 2;
+	if (g->batch * m * 2 > INT32_MAX)
+		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': src0 %s: Bluestein's padded rows (%lld x %lld "
+				"complex) exceed 32-bit indexing", op, be->info.name, clg_shape_str(&c->src[0], s0, sizeof(s0)),
+				(long long)g->batch, (long long)m);
+	n32 = (cl_int)g->n, m32 = (cl_int)m, b32 = (cl_int)g->batch;
+	scale64 = c->f[0] / (double)m;
+	scale32 = (float)scale64;
+	gm.n = gm.bins = m, gm.batch = g->batch, gm.nb = 1;
+	g1 = gm;
+	g1.batch = 1, g1.nb = 0;
+	st = clg_buffer_alloc(be, (size_t)m * 2 * es, &chirp);
+	if (!st)
+		st = clg_buffer_alloc(be, (size_t)m * 2 * es, &cspec);
+	if (!st)
+		st = clg_buffer_alloc(be, (size_t)(g->batch * m) * 2 * es, &ta);
+	if (!st)
+		st = clg_buffer_alloc(be, (size_t)(g->batch * m) * 2 * es, &tb);
+	if (st)
+		goto free_bufs;
+	clg_view_contiguous(&vc, chirp, dt, 2, (int64_t[]){m, 2});
+	clg_view_contiguous(&vs, cspec, dt, 2, (int64_t[]){m, 2});
+	clg_view_contiguous(&va, ta, dt, 3, (int64_t[]){g->batch, m, 2});
+	clg_view_contiguous(&vb, tb, dt, 3, (int64_t[]){g->batch, m, 2});
+	clg_cl_dtype_options(be, dt, opts, sizeof(opts));
+	/* the chirp's conjugate and its spectrum (m, 2) */
+	st = clg_cl_kernel(be, "fft", opts, "bluestein_chirp", &k);
+	if (!st) {
+		cl_mem mc = (cl_mem)chirp->handle;
+		size_t sizes[] = {sizeof(cl_int), sizeof(cl_int), f64 ? sizeof(double) : sizeof(float), sizeof(cl_mem)};
+		const void *vals[] = {&n32, &m32, f64 ? (const void *)&sign64 : &sign32, &mc};
+		st = clg_cl_set_args(be, k, op, 4, sizes, vals);
+	}
+	if (!st)
+		st = clg_cl_launch_1d(be, k, (size_t)m, clg_cl_of(be)->wg_size, op);
+	t.f[0] = 1;
+	t.src[0] = vc, t.dst = vs;
+	t.src[0].ndim = t.dst.ndim = 2;
+	if (!st)
+		st = fft_exec(be, &t, &g1, CLG_CL_FFT_CLFFT, 0);
+	/* a = x w (batch, m, 2), then its spectrum into b */
+	if (!st)
+		st = clg_cl_kernel(be, "fft", opts, "bluestein_pre", &k);
+	if (!st) {
+		cl_mem mi = in, ma = (cl_mem)ta->handle;
+		size_t is = sizeof(cl_int), fs = f64 ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
+		size_t sizes[] = {is, is, is, is, fs, ms, ms};
+		const void *vals[] = {&n32, &m32, &b32, &mode32, f64 ? (const void *)&sign64 : &sign32, &mi, &ma};
+		st = clg_cl_set_args(be, k, op, 7, sizes, vals);
+	}
+	if (!st)
+		st = clg_cl_launch_1d(be, k, (size_t)(g->batch * m), clg_cl_of(be)->wg_size, op);
+	t.src[0] = va, t.dst = vb;
+	if (!st)
+		st = fft_exec(be, &t, &gm, CLG_CL_FFT_CLFFT, 0);
+	/* b *= the chirp's spectrum (broadcast over the batch), back into a */
+	if (!st) {
+		clg_op_call cm = {.op = CLG_OP_COMPLEX_MUL};
+		cm.dst = vb;
+		cm.src[0] = vb;
+		cm.src[1] = vb;
+		cm.src[1].buf = cspec; /* (m, 2) as (batch, m, 2): stride 0 over the batch */
+		cm.src[1].stride[0] = 0;
+		st = clg_run(be, &cm);
+	}
+	t.i[0] = 1;
+	t.src[0] = vb, t.dst = va;
+	if (!st)
+		st = fft_exec(be, &t, &gm, CLG_CL_FFT_CLFFT, 0);
+	/* y = scale / m * w q */
+	if (!st)
+		st = clg_cl_kernel(be, "fft", opts, "bluestein_post", &k);
+	if (!st) {
+		cl_mem ma = (cl_mem)ta->handle, mo = out;
+		size_t is = sizeof(cl_int), fs = f64 ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem);
+		size_t sizes[] = {is, is, is, is, fs, fs, ms, ms};
+		const void *vals[] = {&n32, &m32, &b32, &mode32, f64 ? (const void *)&sign64 : &sign32,
+				      f64 ? (const void *)&scale64 : &scale32, &ma, &mo};
+		st = clg_cl_set_args(be, k, op, 8, sizes, vals);
+	}
+	if (!st)
+		st = clg_cl_launch_1d(be, k, (size_t)(g->batch * (mode == 1 ? g->bins : g->n)), clg_cl_of(be)->wg_size, op);
+free_bufs:
+	clg_buffer_free(chirp);
+	clg_buffer_free(cspec);
+	clg_buffer_free(ta);
+	clg_buffer_free(tb);
+	return st;
+}
+
 static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 {
 	const char *why, *op = clg_op_name(c->op);
+	const char *e = getenv("CLGRAD_FFT");
 	clg_fft_geom g;
 	clg_cl_fft_path path;
-	clg_buffer *tin = NULL, *tout = NULL;
-	clg_view vin, vout;
-	int done = 0;
 	char s0[128];
 	clg_status st = clg_fft_check(be, c, &g);
 
@@ -521,7 +671,7 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 		st = clg_cl_check_int_range(be, c, &c->dst);
 	if (st || g.batch == 0)
 		return st;
-	path = clg_cl_fft_path_of(be, g.n, &why);
+	path = clg_cl_fft_path_batch(be, g.n, g.batch, &why);
 	if (path == CLG_CL_FFT_NONE)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': length %lld of src0 %s has a prime factor "
 				"clFFT cannot do (only 2, 3, 5, 7, 11, 13), and %s", op, be->info.name, (long long)g.n,
@@ -529,37 +679,50 @@ static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 	if (clg_debug_enabled() && !clg_cl_of(be)->fft_told) {
 		clg_cl_of(be)->fft_told = 1;
 		clg_debug("fft on '%s': length %lld by %s (%s)", be->info.name, (long long)g.n,
-			  path == CLG_CL_FFT_CLFFT ? "clFFT" : "own kernels", why);
+			  path == CLG_CL_FFT_CLFFT ? "clFFT" : path == CLG_CL_FFT_BLUESTEIN ? "Bluestein" : "own kernels", why);
 	}
+	return fft_exec(be, c, &g, path, e && (!strcmp(e, "clfft") || !strcmp(e, "planar")));
+}
+
+/* Runs the checked transform c (geometry g) on path (CLFFT, BLUESTEIN or OWN); strict: a clFFT
+ * failure is an error rather than a fall-back. */
+static clg_status fft_exec(clg_backend *be, const clg_op_call *c, const clg_fft_geom *g, clg_cl_fft_path path,
+			   int strict)
+{
+	clg_buffer *tin = NULL, *tout = NULL;
+	clg_view vin, vout;
+	clg_status st = CLG_OK;
+
 	vin = c->src[0];
 	vout = c->dst;
 	/* (a source sharing the dst's buffer is copied too: every path reads and writes apart) */
 	if (!packed(&vin) || vin.buf == vout.buf || (c->op == CLG_OP_FFT_C2R && path == CLG_CL_FFT_CLFFT))
 		st = temp_like(be, &c->src[0], 1, &tin, &vin);
 	if (!st && c->op == CLG_OP_FFT_C2R && path == CLG_CL_FFT_CLFFT)
-		st = zero_hermitian_imag(be, &g, &vin);
+		st = zero_hermitian_imag(be, g, &vin);
 	if (!st && !packed(&vout))
 		st = temp_like(be, &c->dst, 0, &tout, &vout);
 	if (!st && path == CLG_CL_FFT_CLFFT) {
 		const char *e = getenv("CLGRAD_FFT");
 		int fall_back = 0;
-		int strict = e && (!strcmp(e, "clfft") || !strcmp(e, "planar"));
 		cl_mem in = (cl_mem)vin.buf->handle, out = (cl_mem)vout.buf->handle;
 		if (e && !strcmp(e, "planar") && c->op == CLG_OP_FFT_C2C)
 			fall_back = 1;
 		else
-			st = run_clfft(be, c, &g, &in, &out, 0, strict, &fall_back);
+			st = run_clfft(be, c, g, &in, &out, 0, strict, &fall_back);
 		if (!st && fall_back && c->op == CLG_OP_FFT_C2C) {
-			st = run_planar(be, c, &g, strict, &fall_back);
-			if (!st && !fall_back)
-				done = 1; /* the planes went straight into the dst */
+			clg_op_call pc = *c; /* the packed operands */
+			pc.src[0] = vin, pc.dst = vout;
+			st = run_planar(be, &pc, g, strict, &fall_back);
 		}
 		if (!st && fall_back)
 			path = CLG_CL_FFT_OWN;
 	}
-	if (!st && !done && path == CLG_CL_FFT_OWN)
-		st = run_own(be, c, &g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle);
-	if (!st && !done && tout) {
+	if (!st && path == CLG_CL_FFT_BLUESTEIN)
+		st = bluestein(be, c, g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle);
+	if (!st && path == CLG_CL_FFT_OWN)
+		st = run_own(be, c, g, (cl_mem)vin.buf->handle, (cl_mem)vout.buf->handle);
+	if (!st && tout) {
 		clg_op_call cc = {.op = CLG_OP_COPY};
 		cc.dst = c->dst;
 		cc.src[0] = vout;
@@ -581,11 +744,15 @@ typedef struct {
 	cl_int st[3][CLG_MAX_DIMS];
 } cgeom;
 
+/* Must match CMUL_RUN in kernels_cl/fft.cl: elements of the innermost dim per work-item. */
+#define CMUL_RUN 16
+
 static clg_status complex_mul_run(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *v[3] = {&c->dst, &c->src[0], &c->src[1]};
 	const char *op = clg_op_name(c->op);
 	int f64 = c->dst.dtype == CLG_F64, nd;
+	cl_int chunks;
 	double conj64 = c->i[0] ? -1 : 1;
 	float conj32 = (float)conj64;
 	cl_mem mem[3];
@@ -617,19 +784,24 @@ static clg_status complex_mul_run(clg_backend *be, const clg_op_call *c)
 	}
 	if (g.n == 0)
 		return CLG_OK;
+	if (nd == 0) { /* one complex number: a row of one */
+		g.nd = nd = 1;
+		g.shape[0] = 1;
+	}
+	chunks = (cl_int)((g.shape[nd - 1] + CMUL_RUN - 1) / CMUL_RUN);
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
 	st = clg_cl_kernel(be, "fft", opts, "complex_mul", &k);
 	if (st)
 		return st;
 	{
 		size_t ms = sizeof(cl_mem);
-		size_t sizes[] = {sizeof(g), ms, ms, ms, f64 ? sizeof(double) : sizeof(float)};
-		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], f64 ? (const void *)&conj64 : &conj32};
-		st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+		size_t sizes[] = {sizeof(g), sizeof(cl_int), ms, ms, ms, f64 ? sizeof(double) : sizeof(float)};
+		const void *vals[] = {&g, &chunks, &mem[0], &mem[1], &mem[2], f64 ? (const void *)&conj64 : &conj32};
+		st = clg_cl_set_args(be, k, op, 6, sizes, vals);
 	}
 	if (st)
 		return st;
-	return clg_cl_launch_1d(be, k, (size_t)g.n, clg_cl_of(be)->wg_size, op);
+	return clg_cl_launch_1d(be, k, (size_t)(g.n / g.shape[nd - 1]) * (size_t)chunks, clg_cl_of(be)->wg_size, op);
 }
 
 void clg_cl_register_fft(clg_backend *be)
@@ -644,6 +816,11 @@ void clg_cl_register_fft(clg_backend *be)
 
 const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why)
 {
+	return clg_fft_path_batch(be, op, n, 1, why);
+}
+
+const char *clg_fft_path_batch(clg_backend *be, clg_op op, int64_t n, int64_t batch, const char **why)
+{
 	struct clg_cl_fft *f;
 	int broken = 0;
 
@@ -652,7 +829,7 @@ const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why
 			*why = "the reference backend (double precision DFT)";
 		return "reference";
 	}
-	switch (clg_cl_fft_path_of(be, n, why)) {
+	switch (clg_cl_fft_path_batch(be, n, batch, why)) {
 	case CLG_CL_FFT_CLFFT:
 		pthread_mutex_lock(&plan_lock);
 		f = clg_cl_of(be)->fft;
@@ -675,6 +852,7 @@ const char *clg_fft_path(clg_backend *be, clg_op op, int64_t n, const char **why
 		}
 		return "clFFT";
 	case CLG_CL_FFT_OWN: return "own kernels";
+	case CLG_CL_FFT_BLUESTEIN: return "Bluestein";
 	default: return "unsupported";
 	}
 }

@@ -742,6 +742,9 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 	if (!r->clblast_tuned)
 		d.has_xg = d.has_xd = d.has_gr = 0;
 	choose(t, &d);
+	/* the FFT conv crossover is measured apart (clg_tune_store_fft_conv): kept */
+	d.has_fftconv = prev.has_fftconv;
+	d.fftconv = prev.fftconv;
 	r->elapsed_s = clg_cl_tune_elapsed(t);
 	if (!opt->dry_run) {
 		if (!r->path[0]) {

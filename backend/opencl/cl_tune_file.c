@@ -8,6 +8,8 @@
  *   shape <ta> <tb> <m> <n> <k> <batch> <own|clblast> <tm> <tn> <vw> <dm> <dn> <default GF/s> <tuned GF/s>
  *   kshape <family> <cpu|gpu> <us cpu shape> <us gpu shape>   (the faster kernel shape of a family,
  *          applied at device open through clg_backend_set_kernel_shape; older readers ignore the file)
+ *   fftconv <min kernel size, 0: never> <largest size measured> <us fft> <us im2col>   (conv1d's
+ *          FFT crossover, clg_tune_store_fft_conv; older readers ignore the file)
  *   # comments
  *   end <FNV-1a 64 of every byte before this line, hex>
  * A file whose header names another platform, device or driver, whose checksum does not match,
@@ -253,6 +255,9 @@ clg_status clg_cl_tune_store_file(clg_backend *be, const char *path, const tune_
 		if (d->ks[f].has)
 			sb_printf(&b, "kshape %s %s %.1f %.1f\n", clg_kernel_family_name((clg_kernel_family)f),
 				  clg_kernel_shape_name(d->ks[f].shape), d->ks[f].us_cpu, d->ks[f].us_gpu);
+	if (d->has_fftconv)
+		sb_printf(&b, "fftconv %d %d %.1f %.1f\n", d->fftconv.min_k, d->fftconv.k_max, d->fftconv.us_fft,
+			  d->fftconv.us_im2col);
 	if (b.oom) {
 		st = clg_fail(CLG_ERR_OOM, "tune: out of host memory writing %s", path);
 		goto out;
@@ -403,6 +408,15 @@ const char *clg_cl_tune_parse(clg_backend *be, char *text, size_t len, tune_data
 				goto out;
 			}
 			d->ne++;
+		} else if (!strncmp(line, "fftconv ", 8)) {
+			clg_tune_fft_conv *c = &d->fftconv;
+			int used = 0;
+			if (sscanf(line + 8, "%d %d %lf %lf%n", &c->min_k, &c->k_max, &c->us_fft, &c->us_im2col, &used) != 4 ||
+			    line[8 + used] != 0 || c->min_k < 0 || c->k_max < 1 || !(c->us_fft > 0) || !(c->us_im2col > 0)) {
+				why = "bad fftconv line";
+				goto out;
+			}
+			d->has_fftconv = 1;
 		} else if (!strncmp(line, "kshape ", 7)) {
 			if (parse_kshape(line + 7, d)) {
 				why = "bad kshape line";
@@ -669,4 +683,46 @@ clg_status clg_tune_gemm_choice(clg_backend *be, int64_t m, int64_t n, int64_t k
 	else
 		snprintf(buf, len, "clblast (%s)", tuned ? "tuned" : "default");
 	return CLG_OK;
+}
+
+clg_status clg_tune_store_fft_conv(clg_backend *be, const clg_tune_fft_conv *c)
+{
+	char path[1024];
+	tune_data *d;
+	clg_status st;
+
+	if (!clg_cl_tune_is_opencl(be))
+		return clg_fail(CLG_ERR_UNSUPPORTED, "tune: device '%s' is not an OpenCL device", be ? be->info.name : "(none)");
+	if ((st = clg_tune_file_path(be, path, sizeof(path))))
+		return st;
+	if (!(d = malloc(sizeof(*d))))
+		return clg_fail(CLG_ERR_OOM, "tune: out of host memory");
+	clg_cl_tune_current(be, d); /* what is stored (or nothing), kept */
+	d->has_fftconv = 1;
+	d->fftconv = *c;
+	st = clg_cl_tune_store_file(be, path, d);
+	if (!st)
+		clg_cl_tune_use(be, d, path);
+	free(d);
+	return st;
+}
+
+int clg_tune_fft_conv_of(clg_backend *be, clg_tune_fft_conv *c)
+{
+	dev_state *s;
+	int has = 0;
+
+	if (!clg_cl_tune_is_opencl(be))
+		return 0;
+	pthread_mutex_lock(&g_lock);
+	s = state_of(be);
+	if (s) {
+		load_once(be, s);
+		if (s->st.loaded && s->d.has_fftconv) {
+			*c = s->d.fftconv;
+			has = 1;
+		}
+	}
+	pthread_mutex_unlock(&g_lock);
+	return has;
 }

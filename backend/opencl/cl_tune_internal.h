@@ -42,6 +42,8 @@ typedef struct {
 	tune_entry e[TUNE_MAX_ENTRIES];
 	int ne;
 	tune_kshape ks[CLG_KFAM_COUNT];
+	int has_fftconv;
+	clg_tune_fft_conv fftconv;  /* `fftconv` line: conv1d through the FFT from this kernel size */
 } tune_data;
 
 typedef struct {
