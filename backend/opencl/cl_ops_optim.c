@@ -45,7 +45,8 @@ static clg_status optim_run(clg_backend *be, const clg_op_call *c)
 	st = clg_cl_kernel(be, "optim", opts, kname, &k);
 	if (st)
 		return st;
-	local = clg_cl_local_size(be, k, local); /* a power of two dividing the last: still exact */
+	/* a power of two dividing the last: still exact */
+	local = clg_cl_spread(be, (size_t)n, clg_cl_local_size(be, k, local));
 	{
 		size_t ps = sc.f64 ? sizeof(double) : sizeof(float), is = sizeof(cl_int), ms = sizeof(cl_mem);
 		if (adam) {
