@@ -1,6 +1,6 @@
-/* OpenCL launchers of the fused optimizer updates (kernels_cl/optim.cl): one launch per parameter.
- * (A single launch for every parameter was considered: it saves a few launches of ~2 us per step
- * and no memory traffic, while the update itself is bandwidth-bound, so it is not done.) */
+/* OpenCL launchers of the fused optimizer updates (kernels_cl/optim.cl): one launch per call, over
+ * one parameter or, from frontend/optim.c, over the arena that holds all of them (on a GPU each
+ * launch costs ~5 us and small parameters leave most compute units idle). */
 #include "cl_internal.h"
 
 #include <stdio.h>
