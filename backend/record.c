@@ -65,6 +65,16 @@ void clg_record_library(clg_backend *be, const char *what, int64_t m, int64_t n,
 	l->batch = batch;
 }
 
+void clg_record_combine(clg_backend *be, int64_t work)
+{
+	clg_recorder *r = be->recorder;
+
+	if (!r || !r->n)
+		return;
+	r->rec[r->n - 1].combine = 1;
+	r->rec[r->n - 1].elems = work; /* kept by clg_record_op_done */
+}
+
 static double view_bytes(const clg_view *v)
 {
 	return (double)clg_view_numel(v) * (double)clg_dtype_size(v->dtype);
@@ -95,14 +105,16 @@ void clg_record_op_done(clg_recorder *r, const clg_op_call *c, int first)
 	for (int i = first; i < r->n; i++)
 		if (!r->rec[i].estimated) {
 			todo++;
-			last = i;
+			if (!r->rec[i].combine)
+				last = i;
 		}
 	for (int i = first; i < r->n; i++) {
 		clg_launch_record *l = &r->rec[i];
 		if (l->estimated)
 			continue;
 		l->estimated = 1;
-		l->elems = elems;
+		if (!l->combine)
+			l->elems = elems;
 		l->bytes = bytes / todo;
 		l->flops = c->op == CLG_OP_GEMM ? (i == last ? flops : 0) : flops / todo;
 		if (c->op == CLG_OP_GEMM && !l->m) {

@@ -127,6 +127,31 @@ static clg_status add_into(clg_tensor **dst, clg_tensor *g)
 	return CLG_OK;
 }
 
+/* A leaf whose optimizer keeps its gradients in one arena (frontend/optim.c): the first gradient
+ * is copied into its slot there, later ones added in place, so one optimizer launch updates all. */
+static clg_status into_slot(clg_tensor *x, clg_tensor *g)
+{
+	clg_tensor *s = x->grad_slot, *gx = NULL;
+	clg_op_call c = {.op = x->grad ? CLG_OP_ADD : CLG_OP_COPY};
+	clg_status st;
+
+	c.dst = s->v;
+	c.src[0] = g->v;
+	if (x->grad) {
+		if (!(gx = clg_expand(g, s->v.ndim, s->v.shape)))
+			return clg_last_status();
+		c.src[0] = s->v;
+		c.src[1] = gx->v;
+	}
+	st = fe_run(s->v.buf->backend, &c);
+	clg_free(gx);
+	if (!st && !x->grad) {
+		s->refs++;
+		x->grad = s;
+	}
+	return st;
+}
+
 clg_status fe_accumulate(clg_tensor *x, clg_tensor *g)
 {
 	clg_tensor **target;
@@ -147,6 +172,8 @@ clg_status fe_accumulate(clg_tensor *x, clg_tensor *g)
 		return clg_fail(CLG_ERR_SHAPE, "backward: gradient of shape %s for a tensor of shape %s",
 				clg_shape_str(&g->v, s0, sizeof(s0)), clg_shape_str(&x->v, s1, sizeof(s1)));
 	target = x->grad_fn ? &x->grad_fn->gout : &x->grad;
+	if (!x->grad_fn && x->grad_slot && (!*target || *target == x->grad_slot))
+		return into_slot(x, g);
 	if (*target)
 		return add_into(target, g);
 	/* the first gradient: leaves get a private contiguous copy; nodes may share one that covers its

@@ -19,6 +19,8 @@ struct clg_tensor {
 	int requires_grad;
 	clg_tensor *grad;      /* leaf gradient (contiguous, owned) */
 	clg_node *grad_fn;     /* the node that made this tensor (owned reference) */
+	clg_tensor *grad_slot; /* leaf: where its gradient goes (a view into an optimizer's arena,
+				* owned by the optimizer; frontend/optim.c), or NULL: a new tensor */
 	int scope_depth;       /* 0: not owned by a scope */
 	int scope_slot;
 };
@@ -64,6 +66,9 @@ clg_tensor *fe_new_like(clg_backend *be, clg_dtype dt, const clg_view *like);
 int fe_view_is_dense(const clg_view *v);
 /* A tensor object over t's storage with the given view geometry (no graph). */
 clg_tensor *fe_view_of(clg_tensor *t, const clg_view *v);
+/* Copies t into arena's storage at element offset off (contiguous, t's shape) and makes t a view
+ * there, releasing its old storage (the caller checked t owns it alone). */
+clg_status fe_rehome(clg_tensor *t, clg_tensor *arena, int64_t off);
 /* Backward of ops that pass the gradient through unchanged (one input). */
 clg_status fe_identity_backward(clg_node *n, clg_tensor *g);
 /* A new tensor object over t's view, differentiable as the identity. */

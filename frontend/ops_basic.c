@@ -554,8 +554,9 @@ fail:
 /* ---- linear + activation: y = act(x @ w^T + b), the bias and act in one pass after the GEMM ---- */
 
 /* Where a leaf parameter's gradient can be written directly, saving the copy (or the add) that
- * fe_accumulate would make: a new contiguous tensor made t's .grad (*beta 0: overwrite), or t's
- * own exclusive contiguous .grad (*beta 1: accumulate), on the conditions fe_accumulate adds in
+ * fe_accumulate would make: a new contiguous tensor (or t's slot in its optimizer's gradient
+ * arena) made t's .grad (*beta 0: overwrite), or t's own exclusive contiguous .grad, or its slot
+ * (*beta 1: accumulate), on the conditions fe_accumulate adds in
  * place. NULL otherwise (t not a leaf, its gradient shared; *made 0): then go through fe_give. */
 static clg_tensor *leaf_grad(clg_tensor *t, double *beta, int *made)
 {
@@ -564,6 +565,15 @@ static clg_tensor *leaf_grad(clg_tensor *t, double *beta, int *made)
 	*beta = 0;
 	if (t->grad_fn || !t->requires_grad)
 		return NULL;
+	if (t->grad_slot && (!g || g == t->grad_slot)) { /* its place in the optimizer's arena */
+		*beta = g ? 1 : 0;
+		*made = !g;
+		if (!g) {
+			t->grad = t->grad_slot;
+			t->grad->refs++;
+		}
+		return t->grad;
+	}
 	if (g) {
 		if (g->refs != 1 || g->st->refs != 1 || !clg_view_is_contiguous(&g->v))
 			return NULL;

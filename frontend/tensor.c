@@ -286,6 +286,26 @@ clg_tensor *fe_new_like(clg_backend *be, clg_dtype dt, const clg_view *like)
 	return r;
 }
 
+clg_status fe_rehome(clg_tensor *t, clg_tensor *arena, int64_t off)
+{
+	clg_op_call c = {.op = CLG_OP_COPY};
+	clg_view v;
+	clg_status st;
+
+	clg_view_contiguous(&v, arena->v.buf, t->v.dtype, t->v.ndim, t->v.shape);
+	v.offset = off;
+	c.dst = v;
+	c.src[0] = t->v;
+	if ((st = fe_run(arena->v.buf->backend, &c)))
+		return st;
+	/* the old buffer may go at once: the in-order queue runs its next user after the copy */
+	storage_release(t->st);
+	t->st = arena->st;
+	t->st->refs++;
+	t->v = v;
+	return CLG_OK;
+}
+
 /* ---- creation ---- */
 
 clg_tensor *clg_empty(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape)

@@ -70,6 +70,24 @@ int window_argmax(const cgeom *g, __global const T *x, int k, int n, int c, int 
  * walks it with additions only, so the integer divisions that split a work-item's index into
  * (n, c, ...) happen once per row instead of once per element (on CPU devices they dominated). */
 
+/* im2col_px, the GPU shape (CLG_KFAM_CONV = gpu) of im2col: work-item (l, i) writes element l of
+ * segment i, so adjacent lanes write adjacent columns of cols (coalesced where its stride along l
+ * is 1) and every launch has N * C * KH * KW * OH * OW work-items; the index divisions are per
+ * element, cheap on GPUs. */
+__kernel void im2col_px(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
+{
+	int l = get_global_id(0), i = get_global_id(1), L = g.OH * g.OW;
+	if (l >= L || i >= g.n)
+		return;
+	int kw = i % g.KW, t = i / g.KW;
+	int kh = t % g.KH;
+	t /= g.KH;
+	int c = t % g.C, n = t / g.C, oh = l / g.OW, ow = l - oh * g.OW;
+	int ih = oh * g.SH - g.PH + kh * g.DH, iw = ow * g.SW - g.PW + kw * g.DW;
+	int r = (c * g.KH + kh) * g.KW + kw;
+	d[at(&g, 0, n, r, l, 0)] = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? a[at(&g, 1, n, c, ih, iw)] : (T)0;
+}
+
 /* im2col: work-item i owns the segment of cols for image n and row r = (c, kh, kw): its OH * OW
  * values. Along each output row, columns [lo, hi) read inside the image and the rest is padding. */
 __kernel void im2col(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)

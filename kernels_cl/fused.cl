@@ -171,17 +171,28 @@ __kernel void bias_act_backward_tiles(const fgeom g, __global T *restrict dz, __
 
 /* db[j] = beta * db[j] + part[0 * C + j] + part[1 * C + j] + ... (nb row blocks), one work-item a column */
 __kernel void bias_act_backward_sum(const fgeom g, __global T *restrict db, const ACC beta, const int nb,
-				    __global const ACC *restrict part)
+				    __global const ACC *restrict part, __local ACC *scratch)
 {
+	/* groups of OT columns (dim 0) x LS lanes (dim 1, a power of two) over the blocks: lane l adds
+	 * blocks l, l + LS, ..., the group's tree the lanes (an order fixed by nb and LS) */
+	int lx = get_local_id(0), ly = get_local_id(1), ot = get_local_size(0), ls = get_local_size(1);
 	int j = get_global_id(0);
 	ACC acc = (ACC)0;
 
-	if (j >= g.C)
+	if (j < g.C)
+		for (int b = ly; b < nb; b += ls)
+			acc += part[b * g.C + j];
+	scratch[ly * ot + lx] = acc;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int h = ls / 2; h > 0; h >>= 1) {
+		if (ly < h)
+			scratch[ly * ot + lx] += scratch[(ly + h) * ot + lx];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (ly != 0 || j >= g.C)
 		return;
-	for (int b = 0; b < nb; b++)
-		acc += part[b * g.C + j];
 	ACC old = beta != (ACC)0 ? beta * (ACC)db[AT1(3, j)] : (ACC)0;
-	db[AT1(3, j)] = (T)(old + acc);
+	db[AT1(3, j)] = (T)(old + scratch[lx]);
 }
 
 /* ---- softmax cross-entropy --------------------------------------------------------------- */

@@ -262,27 +262,34 @@ __kernel void gemm_pack(const int K, const int Q, const int W, __global const T 
  * trusted, or CLGRAD_GEMM=own): the kernels above run one work-item per group there.
  *   gemm_tiles  D (M, N) = alpha * A (M, K) @ B (K, N) + beta * D, A, B and D at any strides
  * Work-groups of TS x TS work-items (-DTS, default 16) compute a TT x TT tile of D, TT = TS * WPT
- * (WPT = 4): work-item (x, y) the elements (m0 + y + i * TS, n0 + x + j * TS), i, j < WPT, so
+ * (-DWPT, default 4): work-item (x, y) the elements (m0 + y + i * TS, n0 + x + j * TS), i, j < WPT, so
  * adjacent lanes write adjacent columns of D. Per step of KT (16) along k the group stages the
  * TT x KT slice of A and the KT x TT slice of B in local memory, adjacent lanes loading adjacent
  * elements along k for A and along n for B (coalesced when those strides are 1); each element
  * is read once from global memory and WPT * TS times from local memory. Loads past the edges
- * give 0, so any M, N, K >= 1 works. The batch is get_global_id(2); a batch stride of 0 repeats
- * an operand. beta == 0 never reads D. */
+ * give 0, so any M, N, K >= 1 works. Dim 2 of the range is batch x ns: split-K, where the host
+ * finds too few tiles for the GPU's compute units, gives chunk sp of ns the k range
+ * [sp * kc, min(K, (sp + 1) * kc)) and its own slice of D, at d_ss * sp (the host then adds the
+ * slices with gemm_split_sum); ns = 1, kc = K is one product. A batch stride of 0 repeats an
+ * operand. beta == 0 never reads D. */
 #ifndef TS
 #define TS 16
 #endif
+#ifndef WPT
 #define WPT 4
+#endif
 #define KT 16
 #define TT (TS * WPT)
 
 __kernel void gemm_tiles(const int M, const int N, const int K, const T alpha, const T beta,
 			 __global const T *restrict A, const int a_off, const int a_sm, const int a_sk, const int a_sb,
 			 __global const T *restrict B, const int b_off, const int b_sk, const int b_sn, const int b_sb,
-			 __global T *restrict D, const int d_off, const int d_sm, const int d_sb)
+			 __global T *restrict D, const int d_off, const int d_sm, const int d_sb,
+			 const int ns, const int kc, const int d_ss)
 {
 	__local T As[KT][TT + 1], Bs[KT][TT + 1]; /* +1: the strided stores of As hit distinct banks */
-	int x = get_local_id(0), y = get_local_id(1), t = y * TS + x, bt = get_global_id(2);
+	int x = get_local_id(0), y = get_local_id(1), t = y * TS + x, z = get_global_id(2);
+	int bt = z / ns, sp = z % ns, kb = sp * kc, ke = min(K, kb + kc);
 	int m0 = get_group_id(1) * TT, n0 = get_group_id(0) * TT;
 	T acc[WPT][WPT], a[WPT], b[WPT];
 
@@ -291,11 +298,12 @@ __kernel void gemm_tiles(const int M, const int N, const int K, const T alpha, c
 			acc[i][j] = (T)0;
 	A += a_off + bt * a_sb;
 	B += b_off + bt * b_sb;
-	for (int k0 = 0; k0 < K; k0 += KT) {
+	D += sp * d_ss;
+	for (int k0 = kb; k0 < ke; k0 += KT) {
 		for (int e = t; e < TT * KT; e += TS * TS) {
 			int ak = e % KT, am = e / KT, bn = e % TT, bk = e / TT;
-			As[ak][am] = m0 + am < M && k0 + ak < K ? A[(m0 + am) * a_sm + (k0 + ak) * a_sk] : (T)0;
-			Bs[bk][bn] = k0 + bk < K && n0 + bn < N ? B[(k0 + bk) * b_sk + (n0 + bn) * b_sn] : (T)0;
+			As[ak][am] = m0 + am < M && k0 + ak < ke ? A[(m0 + am) * a_sm + (k0 + ak) * a_sk] : (T)0;
+			Bs[bk][bn] = k0 + bk < ke && n0 + bn < N ? B[(k0 + bk) * b_sk + (n0 + bn) * b_sn] : (T)0;
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
 		for (int kk = 0; kk < KT; kk++) {
@@ -316,5 +324,34 @@ __kernel void gemm_tiles(const int M, const int N, const int K, const T alpha, c
 			if (m < M && n < N)
 				D[o] = beta != (T)0 ? alpha * acc[i][j] + beta * D[o] : alpha * acc[i][j];
 		}
+	}
+}
+
+/* The slices of a split-K gemm_tiles added in order: D (M, N) = alpha * sum_sp P[sp] + beta * D
+ * for each of the batch's matrices, P (batch, ns, M, N) contiguous. Work-groups of OT outputs
+ * (dim 0, adjacent outputs in adjacent lanes) x LS lanes (dim 1, a power of two): lane l adds
+ * slices l, l + LS, ... and the group's tree adds the lanes, so the order is fixed by (ns, LS)
+ * and the result does not depend on timing. Expects local memory of OT * LS T. */
+__kernel void gemm_split_sum(const int M, const int N, const int nbat, const int ns, const T alpha, const T beta,
+			     __global const T *restrict P, __global T *restrict D, const int d_off, const int d_sm,
+			     const int d_sb, __local T *scratch)
+{
+	int lx = get_local_id(0), ly = get_local_id(1), ot = get_local_size(0), ls = get_local_size(1);
+	int o = get_global_id(0), mn = M * N, bt = o / mn, r = o - bt * mn;
+	T acc = (T)0;
+
+	if (o < nbat * mn)
+		for (int sp = ly; sp < ns; sp += ls)
+			acc += P[(bt * ns + sp) * mn + r];
+	scratch[ly * ot + lx] = acc;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int h = ls / 2; h > 0; h >>= 1) {
+		if (ly < h)
+			scratch[ly * ot + lx] += scratch[(ly + h) * ot + lx];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (ly == 0 && o < nbat * mn) {
+		int at = d_off + bt * d_sb + (r / N) * d_sm + r % N;
+		D[at] = beta != (T)0 ? alpha * scratch[lx] + beta * D[at] : alpha * scratch[lx];
 	}
 }

@@ -4,6 +4,7 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { N = 37, STEPS = 4 };
@@ -76,6 +77,78 @@ static void check_optimizer(clg_backend *be, const clg_opt_config *cfg, const ch
 	clg_scope_end();
 }
 
+/* Three parameters, in one launch (CLGRAD_OPTIM_LAUNCH unset: the parameters and gradients in
+ * arenas) and one launch each (=per-tensor), for STEPS steps; at step 1 the third has no gradient
+ * (that step goes parameter by parameter, skipping it). Both ways give the same parameters, the
+ * first also PyTorch's rule; a step with every gradient takes 1 launch, not 3. */
+static void check_multi(clg_backend *be, const clg_opt_config *cfg, const char *name)
+{
+	enum { N1 = 35, N2 = 1 };
+	float p0[N + N1 + N2], G[N + N1 + N2], got[2][N + N1 + N2], g0[N];
+	double want[N], worst = 0, diff = 0;
+	uint64_t launches[2] = {0, 0};
+
+	t_fill_uniform(p0, N + N1 + N2, 3, -1, 1);
+	t_fill_uniform(G, N + N1 + N2, 4, -1, 1);
+	host_reference(cfg, p0, G, want);
+	for (int mode = 0; mode < 2; mode++) {
+		clg_tensor *p[3];
+		clg_optimizer *opt;
+		if (mode)
+			setenv("CLGRAD_OPTIM_LAUNCH", "per-tensor", 1);
+		else
+			unsetenv("CLGRAD_OPTIM_LAUNCH");
+		clg_scope_begin();
+		p[0] = clg_from_host(be, CLG_F32, CLG_SHAPE(N), p0);
+		p[1] = clg_from_host(be, CLG_F32, CLG_SHAPE(5, 7), p0 + N);
+		p[2] = clg_from_host(be, CLG_F32, CLG_SHAPE(N2), p0 + N + N1);
+		for (int i = 0; i < 3; i++)
+			clg_set_requires_grad(p[i], 1);
+		opt = clg_optimizer_new(cfg, p, 3);
+		CHECK(opt != NULL, "%s: optimizer_new: %s", name, clg_last_error());
+		for (int t = 0; opt && t < STEPS; t++) {
+			float gt[N + N1 + N2];
+			clg_stats a, b;
+			for (int i = 0; i < N + N1 + N2; i++)
+				gt[i] = G[i] * (float)(t + 1);
+			clg_scope_begin();
+			clg_tensor *l = clg_sum(clg_mul(p[0], clg_from_host(be, CLG_F32, CLG_SHAPE(N), gt)), 0, NULL, 0);
+			l = clg_add(l, clg_sum(clg_mul(p[1], clg_from_host(be, CLG_F32, CLG_SHAPE(5, 7), gt + N)), 0, NULL, 0));
+			if (t != 1)
+				l = clg_add(l, clg_sum(clg_mul(p[2], clg_from_host(be, CLG_F32, CLG_SHAPE(N2), gt + N + N1)), 0, NULL, 0));
+			clg_optimizer_zero_grad(opt);
+			CHECK_OK(clg_backward(l));
+			clg_backend_stats(be, &a);
+			CHECK_OK(clg_optimizer_step(opt));
+			clg_backend_stats(be, &b);
+			if (t == STEPS - 1)
+				launches[mode] = b.n_launch - a.n_launch;
+			clg_scope_end();
+		}
+		for (int i = 0; i < 3; i++)
+			CHECK_OK(clg_to_host(p[i], got[mode] + (i ? N + (i - 1) * N1 : 0), (size_t)(i == 0 ? N : i == 1 ? N1 : N2) * sizeof(float)));
+		/* the last step's gradient of the first parameter, read through its slot in the arena */
+		CHECK_OK(clg_to_host(clg_grad(p[0]), g0, sizeof(g0)));
+		for (int i = 0; i < N; i++)
+			CHECK(fabsf(g0[i] - G[i] * STEPS) <= 1e-6f * (1 + fabsf(G[i] * STEPS)), "%s (%s): gradient %d is %g, want %g",
+			      name, mode ? "per-tensor" : "one launch", i, g0[i], G[i] * STEPS);
+		clg_optimizer_free(opt);
+		clg_scope_end();
+	}
+	unsetenv("CLGRAD_OPTIM_LAUNCH");
+	for (int i = 0; i < N; i++)
+		worst = fmax(worst, fabs(got[0][i] - want[i]) / (1 + fabs(want[i])));
+	for (int i = 0; i < N + N1 + N2; i++)
+		diff = fmax(diff, fabs((double)got[0][i] - got[1][i]) / (1 + fabs(got[1][i])));
+	CHECK(worst < 1e-5, "%s in one launch on %s: differs from PyTorch's rule by %.3g", name, be->info.name, worst);
+	CHECK(diff < 1e-6, "%s on %s: one launch and per-tensor launches differ by %.3g", name, be->info.name, diff);
+	if (be->info.type != CLG_DEV_REF)
+		CHECK(launches[0] == 1 && launches[1] == 3, "%s on %s: a step took %llu launches in one launch, %llu per tensor (want 1, 3)",
+		      name, be->info.name, (unsigned long long)launches[0], (unsigned long long)launches[1]);
+	printf("  %-24s %-28s 3 parameters: %llu launch vs %llu per tensor, difference %.2g\n", name, be->info.name,
+	       (unsigned long long)launches[0], (unsigned long long)launches[1], diff);
+}
+
 static void check_clipping(clg_backend *be)
 {
 	float a[3] = {3, 0, 0}, b[2] = {0, 4};
@@ -142,6 +215,8 @@ int main(void)
 			continue;
 		for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++)
 			check_optimizer(be, &cfgs[k], names[k]);
+		for (size_t k = 0; k < sizeof(cfgs) / sizeof(cfgs[0]); k++)
+			check_multi(be, &cfgs[k], names[k]);
 		check_clipping(be);
 		/* a parameter that is not a leaf is refused */
 		clg_scope_begin();

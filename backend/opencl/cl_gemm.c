@@ -282,9 +282,72 @@ static clg_status pack_operand(clg_backend *be, const char *opts, op_operand *x,
 	return CLG_OK;
 }
 
-/* GPU shape of the own GEMM (gemm.cl, gemm_tiles): TS x TS work-groups, each computing a 4TS x 4TS
- * tile of D through local memory; TS = 16, or 8, 4... where the device or the kernel allows fewer
- * than TS * TS work-items. */
+/* Split-K of gemm_tiles: the chunks of K when tiles output tiles (the batch's included) would leave
+ * some of the device's compute units idle: enough chunks that tiles x chunks covers them, each at
+ * least SPLIT_KMIN long; 1 (no split) where the tiles already cover them. $CLGRAD_GEMM_SPLIT=N
+ * forces N chunks (at most 64; for tests, where a CPU device's few compute units rarely split). */
+#define SPLIT_KMIN 8
+static int64_t split_chunks(clg_backend *be, int64_t tiles, int64_t K)
+{
+	const char *e = getenv("CLGRAD_GEMM_SPLIT");
+	int64_t cus = be->info.compute_units ? be->info.compute_units : 1, ns = 1, kc;
+
+	if (e && *e && atoi(e) > 0) {
+		ns = atoi(e) > 64 ? 64 : atoi(e);
+	} else if (tiles < cus && K >= 2 * SPLIT_KMIN) {
+		kc = K / ((cus + tiles - 1) / tiles); /* rounded down: ceil(K / kc) chunks cover the units */
+		ns = (K + (kc < SPLIT_KMIN ? SPLIT_KMIN : kc) - 1) / (kc < SPLIT_KMIN ? SPLIT_KMIN : kc);
+	}
+	return ns < 1 ? 1 : ns > K ? K : ns;
+}
+
+/* Adds the ns slices of P (batch, ns, M, N) into C as alpha * sum + beta * C (gemm_split_sum):
+ * groups of 64 (or the kernel's limit) as ot outputs x ls lanes over the slices, the outputs
+ * halved until there are a group per compute unit or one output a group. */
+static clg_status split_sum(clg_backend *be, const char *dt, const clg_op_call *c, cl_int M, cl_int N, cl_int nbat,
+			    cl_int ns, cl_mem pm, const gemm_layout *lc)
+{
+	const clg_view *C = &c->dst;
+	int f64 = C->dtype == CLG_F64;
+	double a64 = c->f[0], b64 = c->f[1];
+	float a32 = (float)c->f[0], b32 = (float)c->f[1];
+	size_t ts = f64 ? sizeof(double) : sizeof(float), G, ot, ls, nout = (size_t)nbat * (size_t)M * (size_t)N;
+	size_t cus = be->info.compute_units ? be->info.compute_units : 1, global[3], local[3];
+	cl_int d_off = (cl_int)C->offset, d_sm = (cl_int)lc->ld, d_sb = nbat > 1 ? (cl_int)C->stride[0] : 0;
+	cl_mem mc = (cl_mem)C->buf->handle;
+	const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
+	cl_kernel k;
+	clg_status st;
+
+	if ((st = clg_cl_kernel(be, "gemm", dt, "gemm_split_sum", &k)))
+		return st;
+	G = clg_cl_local_size(be, k, 64);
+	for (ot = G; ot > 1 && (nout + ot - 1) / ot < cus;)
+		ot /= 2;
+	for (ls = G / ot; ls > 1 && ls / 2 >= (size_t)ns;)
+		ls /= 2;
+	if ((st = clg_cl_check_local_mem(be, k, ot * ls * ts, "gemm")))
+		return st;
+	{
+		size_t sizes[] = {I, I, I, I, ts, ts, MEM, MEM, I, I, I, ot * ls * ts};
+		const void *vals[] = {&M, &N, &nbat, &ns, f64 ? (const void *)&a64 : (const void *)&a32,
+				      f64 ? (const void *)&b64 : (const void *)&b32, &pm, &mc, &d_off, &d_sm, &d_sb,
+				      NULL};
+		global[0] = (nout + ot - 1) / ot * ot, global[1] = ls, global[2] = 1;
+		local[0] = ot, local[1] = ls, local[2] = 1;
+		if ((st = set_and_launch(be, k, "gemm_split_sum", 12, sizes, vals, global, local)))
+			return st;
+	}
+	clg_record_combine(be, (int64_t)ns * (int64_t)nout);
+	return CLG_OK;
+}
+
+/* GPU shape of the own GEMM (gemm.cl, gemm_tiles): TS x TS work-groups, each computing a
+ * WPT TS x WPT TS tile of D through local memory. The tile is the largest of 64 x 64 (TS 16,
+ * WPT 4), 32 x 32 (8, 4) and 16 x 16 (8, 2) whose tiles give every compute unit a group; where
+ * none does, 32 x 32 with K split (split_chunks): each chunk's product goes to a slice of a
+ * scratch buffer and split_sum adds the slices into C (16 x 16 where K is too short to split).
+ * TS halves further (4...) where the device or the kernel allows fewer than TS * TS work-items. */
 static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
 			     const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc)
 {
@@ -296,12 +359,15 @@ static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, i
 	cl_int b_off = (cl_int)B->offset, b_sk = tb ? 1 : ldb, b_sn = tb ? ldb : 1;
 	cl_int b_sb = batch > 1 ? (cl_int)B->stride[0] : 0;
 	cl_int d_off = (cl_int)C->offset, d_sm = (cl_int)lc->ld, d_sb = batch > 1 ? (cl_int)C->stride[0] : 0;
+	cl_int ns = 1, kc = Ki, d_ss = 0, nbat = (cl_int)batch;
 	cl_mem ma = (cl_mem)A->buf->handle, mb = (cl_mem)B->buf->handle, mc = (cl_mem)C->buf->handle;
-	double a64 = c->f[0], b64 = c->f[1];
-	float a32 = (float)c->f[0], b32 = (float)c->f[1];
-	size_t ts = f64 ? sizeof(double) : sizeof(float), tile, L, global[3], local[3];
+	double a64 = c->f[0], b64 = c->f[1], one64 = 1, zero64 = 0;
+	float a32 = (float)c->f[0], b32 = (float)c->f[1], one32 = 1, zero32 = 0;
+	size_t ts = f64 ? sizeof(double) : sizeof(float), tile, wpt, L, global[3], local[3];
+	int64_t cus = be->info.compute_units ? be->info.compute_units : 1, tiles, nsplit;
 	const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
 	char opts[256], dt[128];
+	clg_buffer *part = NULL;
 	cl_kernel k = NULL;
 	clg_status st;
 
@@ -309,27 +375,52 @@ static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, i
 	L = clg_cl_local_size(be, NULL, 256);
 	for (tile = 16; tile > 1 && tile * tile > L; tile /= 2)
 		;
+#define TILES(t) (((M + (int64_t)(t) - 1) / (int64_t)(t)) * ((N + (int64_t)(t) - 1) / (int64_t)(t)) * batch)
+	wpt = 4;
+	if (tile == 16 && TILES(64) < cus)
+		tile = 8;
+	if (tile == 8 && TILES(32) < cus && (TILES(16) >= cus || K < 2 * SPLIT_KMIN))
+		wpt = 2;
 	for (;;) { /* the kernel itself may allow fewer work-items (registers): a smaller tile */
-		snprintf(opts, sizeof(opts), "%s -cl-mad-enable -DTS=%zu", dt, tile);
+		snprintf(opts, sizeof(opts), "%s -cl-mad-enable -DTS=%zu -DWPT=%zu", dt, tile, wpt);
 		if ((st = clg_cl_kernel(be, "gemm", opts, "gemm_tiles", &k)))
 			return st;
 		if (tile == 1 || clg_cl_local_size(be, k, tile * tile) == tile * tile)
 			break;
 		tile /= 2;
 	}
+	tiles = TILES(tile * wpt);
+#undef TILES
 	if ((st = clg_cl_check_local_mem(be, k, 0, "gemm")))
 		return st;
-	{
-		size_t sizes[] = {I, I, I, ts, ts, MEM, I, I, I, I, MEM, I, I, I, I, MEM, I, I, I};
-		const void *vals[] = {&Mi, &Ni, &Ki, f64 ? (const void *)&a64 : (const void *)&a32,
-				      f64 ? (const void *)&b64 : (const void *)&b32, &ma, &a_off, &a_sm, &a_sk, &a_sb,
-				      &mb, &b_off, &b_sk, &b_sn, &b_sb, &mc, &d_off, &d_sm, &d_sb};
-		global[0] = ((size_t)N + 4 * tile - 1) / (4 * tile) * tile; /* tiles of 4 * tile (WPT = 4) */
-		global[1] = ((size_t)M + 4 * tile - 1) / (4 * tile) * tile;
-		global[2] = (size_t)batch;
-		local[0] = local[1] = tile, local[2] = 1;
-		return set_and_launch(be, k, "gemm_tiles", 19, sizes, vals, global, local);
+	nsplit = split_chunks(be, tiles, K);
+	if (nsplit > 1 && batch * nsplit * M * N <= INT_MAX) { /* the chunks' products into slices of part */
+		kc = (cl_int)((K + nsplit - 1) / nsplit);
+		ns = (cl_int)((K + kc - 1) / kc);
+		if ((st = clg_buffer_alloc(be, (size_t)(batch * ns * M * N) * ts, &part)))
+			return st;
+		mc = (cl_mem)part->handle;
+		d_off = 0, d_sm = Ni, d_ss = Mi * Ni, d_sb = ns * Mi * Ni;
 	}
+	{
+		int sp = ns > 1; /* slices hold the plain products: alpha 1, beta 0 */
+		size_t sizes[] = {I, I, I, ts, ts, MEM, I, I, I, I, MEM, I, I, I, I, MEM, I, I, I, I, I, I};
+		const void *vals[] = {&Mi, &Ni, &Ki,
+				      f64 ? (const void *)(sp ? &one64 : &a64) : (const void *)(sp ? &one32 : &a32),
+				      f64 ? (const void *)(sp ? &zero64 : &b64) : (const void *)(sp ? &zero32 : &b32),
+				      &ma, &a_off, &a_sm, &a_sk, &a_sb, &mb, &b_off, &b_sk, &b_sn, &b_sb, &mc, &d_off,
+				      &d_sm, &d_sb, &ns, &kc, &d_ss};
+		global[0] = ((size_t)N + wpt * tile - 1) / (wpt * tile) * tile; /* tiles of wpt * tile */
+		global[1] = ((size_t)M + wpt * tile - 1) / (wpt * tile) * tile;
+		global[2] = (size_t)batch * (size_t)ns;
+		local[0] = local[1] = tile, local[2] = 1;
+		st = set_and_launch(be, k, "gemm_tiles", 22, sizes, vals, global, local);
+	}
+	if (!st && part)
+		st = split_sum(be, dt, c, Mi, Ni, nbat, ns, (cl_mem)part->handle, lc);
+	/* safe at once: the in-order queue runs any later user of the buffer after the sum */
+	clg_buffer_free(part);
+	return st;
 }
 
 static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,

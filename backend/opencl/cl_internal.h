@@ -189,6 +189,12 @@ clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t l
  * CL_DEVICE_MAX_WORK_ITEM_SIZES[0], else the largest power of two below those (a maximum of 192
  * gives 128), so a power-of-two want stays one. Never 0. */
 size_t clg_cl_local_size(clg_backend *be, cl_kernel k, size_t want);
+/* For launches of independent work-items (no local memory sized by the group): local halved, not
+ * below SPREAD_MIN (two NVIDIA warps, one AMD wavefront), while items would give fewer work-groups
+ * than the device has compute units, so a launch that could fill a GPU spreads over all of them
+ * (clgrad bench step --gpu counts the rest as idle). */
+#define SPREAD_MIN 64
+size_t clg_cl_spread(clg_backend *be, size_t items, size_t local);
 /* Work-group size for a kernel that reduces n elements per group: clg_cl_local_size of the
  * backend's default, halved while still at least twice n. */
 size_t clg_cl_group_size(clg_backend *be, cl_kernel k, int64_t n);

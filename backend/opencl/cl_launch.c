@@ -44,6 +44,15 @@ size_t clg_cl_group_size(clg_backend *be, cl_kernel k, int64_t n)
 	return local;
 }
 
+size_t clg_cl_spread(clg_backend *be, size_t items, size_t local)
+{
+	size_t cus = be->info.compute_units ? be->info.compute_units : 1;
+
+	while (local > SPREAD_MIN && (items + local - 1) / local < cus)
+		local /= 2;
+	return local;
+}
+
 size_t clg_cl_local_mem_free(clg_backend *be, cl_kernel k)
 {
 	cl_ulong used = 0;

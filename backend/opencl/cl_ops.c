@@ -210,7 +210,8 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 	}
 	if (st)
 		return st;
-	return clg_cl_launch_1d(be, k, (size_t)g.n, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size),
+	return clg_cl_launch_1d(be, k, (size_t)g.n,
+				clg_cl_spread(be, (size_t)g.n, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size)),
 				clg_op_name(c->op));
 }
 
@@ -244,10 +245,15 @@ static clg_status reduce_cols(clg_backend *be, const clg_op_call *c, const red_g
 		tr /= 2;
 	ctiles = (nout + tc - 1) / tc;
 	want = 4 * (size_t)(be->info.compute_units ? be->info.compute_units : 1);
-	nb = (want + ctiles - 1) / ctiles;
-	maxnb = ((size_t)g->R + 4 * tr - 1) / (4 * tr);
-	nb = nb > maxnb ? maxnb : nb;
-	nb = nb < 1 ? 1 : nb;
+	for (;;) { /* fewer rows a group where the row blocks leave compute units idle */
+		nb = (want + ctiles - 1) / ctiles;
+		maxnb = ((size_t)g->R + 4 * tr - 1) / (4 * tr);
+		nb = nb > maxnb ? maxnb : nb;
+		nb = nb < 1 ? 1 : nb;
+		if (tr == 1 || ctiles * nb >= want / 4)
+			break;
+		tr /= 2;
+	}
 	rb = ((size_t)g->R + nb - 1) / nb;
 	nb = g->R > 0 ? ((size_t)g->R + rb - 1) / rb : 1;
 	rb_i = (cl_int)rb, nb_i = (cl_int)nb;
@@ -275,7 +281,10 @@ static clg_status reduce_cols(clg_backend *be, const clg_op_call *c, const red_g
 		if (!st)
 			st = clg_cl_set_args(be, k, op, 5, sizes, vals);
 		if (!st)
-			st = clg_cl_launch_1d(be, k, nout, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), op);
+			st = clg_cl_launch_1d(be, k, nout,
+					      clg_cl_spread(be, nout, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size)), op);
+		if (!st)
+			clg_record_combine(be, (int64_t)(nb * nout));
 	}
 	/* safe at once: the in-order queue runs any later user of the buffer after these kernels */
 	clg_buffer_free(part);

@@ -85,6 +85,7 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 	cl_kernel k;
 	char opts[256];
 	int64_t n;
+	int px; /* im2col's GPU shape: a work-item per element */
 	clg_status st;
 
 	st = clg_conv_geometry(be, c, &cg);
@@ -114,6 +115,9 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 		return CLG_OK;
 	with_2x2 = pool_2x2_tiles(&cg, c);
 	n = pick_kernel(&cg, c, with_2x2, &kname);
+	px = c->op == CLG_OP_IM2COL && clg_backend_kernel_shape(be, CLG_KFAM_CONV, NULL) == CLG_SHAPE_GPU;
+	if (px)
+		kname = "im2col_px";
 	memset(&g, 0, sizeof(g));
 	g.N = (cl_int)cg.N, g.C = (cl_int)cg.C, g.H = (cl_int)cg.H, g.W = (cl_int)cg.W;
 	g.OH = (cl_int)cg.OH, g.OW = (cl_int)cg.OW;
@@ -156,6 +160,13 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 		if (be->recorder)
 			clg_cl_record(be, k, 3, global, local);
 		return CLG_OK;
+	}
+	if (px) { /* work-items (column l, segment): adjacent lanes write adjacent columns */
+		size_t L = (size_t)(cg.OH * cg.OW), items[2] = {L, (size_t)n}, local[2] = {1, 1};
+		local[0] = clg_cl_spread(be, L * (size_t)n, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size));
+		while (local[0] > SPREAD_MIN && local[0] / 2 >= L) /* short rows: not mostly idle lanes */
+			local[0] /= 2;
+		return clg_cl_launch_2d(be, k, items, local, op);
 	}
 	/* rows are long: small groups spread few rows over every compute unit */
 	return clg_cl_launch_1d(be, k, (size_t)n, clg_cl_local_size(be, k, CONV_GROUP), op);

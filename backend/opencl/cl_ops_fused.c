@@ -141,12 +141,19 @@ static clg_status bias_act_backward_tiles(clg_backend *be, const clg_op_call *c,
 		return st;
 	L = clg_cl_local_size(be, k, clg_cl_of(be)->wg_size);
 	tc = L < 32 ? L : 32; /* a warp's worth of adjacent columns */
+	while (tc > 1 && tc / 2 >= (size_t)g->C)
+		tc /= 2;
 	tr = L / tc;
 	ctiles = ((size_t)g->C + tc - 1) / tc;
 	want = 4 * (size_t)(be->info.compute_units ? be->info.compute_units : 1);
-	nb = (want + ctiles - 1) / ctiles;
-	maxnb = g->N > 0 ? ((size_t)g->N + tr - 1) / tr : 1; /* at least TR rows a block */
-	nb = nb < 1 ? 1 : nb > maxnb ? maxnb : nb;
+	for (;;) { /* fewer rows a group where the row blocks leave compute units idle */
+		nb = (want + ctiles - 1) / ctiles;
+		maxnb = g->N > 0 ? ((size_t)g->N + tr - 1) / tr : 1; /* at least TR rows a block */
+		nb = nb < 1 ? 1 : nb > maxnb ? maxnb : nb;
+		if (tr == 1 || ctiles * nb >= want / 4)
+			break;
+		tr /= 2;
+	}
 	rb = g->N > 0 ? ((size_t)g->N + nb - 1) / nb : 1;
 	nb = g->N > 0 ? ((size_t)g->N + rb - 1) / rb : 1;
 	rb_i = (cl_int)rb, nb_i = (cl_int)nb;
@@ -166,12 +173,23 @@ static clg_status bias_act_backward_tiles(clg_backend *be, const clg_op_call *c,
 	}
 	if (!st && nb > 1)
 		st = clg_cl_kernel(be, "fused", opts, "bias_act_backward_sum", &k);
-	if (!st && nb > 1) {
-		size_t sizes[] = {sizeof(*g), ms, ps, is, ms};
-		const void *vals[] = {g, &mem[3], p, &nb_i, &pm};
-		st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+	if (!st && nb > 1) { /* groups of ot columns x ls lanes over the blocks, a group per compute unit */
+		size_t G = clg_cl_local_size(be, k, 64), ot, ls;
+		size_t cus = be->info.compute_units ? be->info.compute_units : 1;
+		for (ot = G; ot > 1 && ((size_t)g->C + ot - 1) / ot < cus;)
+			ot /= 2;
+		for (ls = G / ot; ls > 1 && ls / 2 >= nb;)
+			ls /= 2;
+		size_t sizes[] = {sizeof(*g), ms, ps, is, ms, ot * ls * ps};
+		const void *vals[] = {g, &mem[3], p, &nb_i, &pm, NULL};
+		size_t items[2] = {(size_t)g->C, ls}, local[2] = {ot, ls};
+		st = clg_cl_check_local_mem(be, k, ot * ls * ps, op);
 		if (!st)
-			st = clg_cl_launch_1d(be, k, (size_t)g->C, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), op);
+			st = clg_cl_set_args(be, k, op, 6, sizes, vals);
+		if (!st)
+			st = clg_cl_launch_2d(be, k, items, local, op);
+		if (!st)
+			clg_record_combine(be, (int64_t)nb * g->C);
 	}
 	/* safe at once: the in-order queue runs any later user of the buffer after these kernels */
 	clg_buffer_free(part);

@@ -62,7 +62,8 @@ static clg_status run_kernel(clg_backend *be, const clg_op_call *c, const char *
 	if (!st)
 		st = clg_cl_set_args(be, k, op, nargs, sizes, vals);
 	if (!st)
-		st = clg_cl_launch_1d(be, k, items, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), op);
+		st = clg_cl_launch_1d(be, k, items,
+				      clg_cl_spread(be, items, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size)), op);
 	return st;
 }
 
@@ -163,7 +164,8 @@ static clg_status launch(clg_backend *be, const char *opts, const char *kname, i
 	if (!st)
 		st = clg_cl_set_args(be, k, "index_add", nargs, sizes, vals);
 	if (!st)
-		st = clg_cl_launch_1d(be, k, items, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), "index_add");
+		st = clg_cl_launch_1d(be, k, items,
+				      clg_cl_spread(be, items, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size)), "index_add");
 	return st;
 }
 

@@ -1,6 +1,6 @@
-/* OpenCL launchers of the fused optimizer updates (kernels_cl/optim.cl): one launch per parameter.
- * (A single launch for every parameter was considered: it saves a few launches of ~2 us per step
- * and no memory traffic, while the update itself is bandwidth-bound, so it is not done.) */
+/* OpenCL launchers of the fused optimizer updates (kernels_cl/optim.cl): one launch per call, over
+ * one parameter or, from frontend/optim.c, over the arena that holds all of them (on a GPU each
+ * launch costs ~5 us and small parameters leave most compute units idle). */
 #include "cl_internal.h"
 
 #include <stdio.h>
@@ -45,7 +45,8 @@ static clg_status optim_run(clg_backend *be, const clg_op_call *c)
 	st = clg_cl_kernel(be, "optim", opts, kname, &k);
 	if (st)
 		return st;
-	local = clg_cl_local_size(be, k, local); /* a power of two dividing the last: still exact */
+	/* a power of two dividing the last: still exact */
+	local = clg_cl_spread(be, (size_t)n, clg_cl_local_size(be, k, local));
 	{
 		size_t ps = sc.f64 ? sizeof(double) : sizeof(float), is = sizeof(cl_int), ms = sizeof(cl_mem);
 		if (adam) {
