@@ -253,6 +253,11 @@ void clg_backend_stats(clg_backend *be, clg_stats *out)
 	be->iface->stats(be, out);
 }
 
+void clg_backend_reset_peak(clg_backend *be)
+{
+	be->iface->reset_peak(be);
+}
+
 void clg_backend_close(clg_backend *be)
 {
 	if (be)

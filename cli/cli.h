@@ -4,6 +4,9 @@
 
 #include "json_write.h"
 
+#include <clgrad_models.h>
+#include <data.h>
+
 #include <stdio.h>
 
 int cmd_devices(int argc, char **argv);
@@ -22,6 +25,11 @@ int bench_select_device(const char *spec, int *idx);
 /* Checks one value of a train option as `clgrad train` would (cmd_train.c): 0, or 2 after one line
  * on stderr. An option train does not know passes. */
 int train_check_option(const char *cmd, const char *name, const char *value);
+
+/* n random samples in a named model's input shape (images 1x28x28 or token sequences of m's
+ * vocabulary), 10 classes or the vocabulary's (cli/bench_step.c; bench step and bench train). */
+clg_status bench_synthetic_data(const clg_model_config *m, int64_t n, clg_dataset *ds);
+int bench_train(int argc, char **argv); /* cli/bench_train.c */
 
 /* Prints "clgrad <cmd>: <message>" for the last library error; returns 1. */
 int report_error(const char *cmd);
