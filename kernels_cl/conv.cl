@@ -208,8 +208,7 @@ GATHER_KERNEL(avg_pool2d_backward, 2)
 /* col2im with unit stride along the width (the host picks col2im_pixels otherwise): work-item i
  * owns image row (n, c, y), zeroes it, then adds the columns of each tap (kh, kw) along the row
  * as one contiguous run. Each pixel still receives its terms in the order (kh, kw), starting from
- * 0, as in the gather. The row accumulates in T: the conv family runs in float32 and float64 only,
- * where T is ACC. */
+ * 0, as in the gather. The row accumulates in T: the host takes col2im_pixels for 16-bit storage. */
 __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
 {
 	int i = get_global_id(0);

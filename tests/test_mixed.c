@@ -4,7 +4,7 @@
  *   - gradients through the mixed path: a two-layer MLP's loss and gradients under autocast
  *     (float16 GEMMs, float32 loss) against float32, within half-precision tolerance; masters'
  *     gradients are float32; a backward run inside autocast does not autocast;
- *   - conv2d under autocast (float16 GEMMs inside) against float32;
+ *   - conv2d under autocast (float16 columns, GEMMs and output) against float32;
  *   - batch norm (float32 statistics), max and average pooling and the fused linear epilogue on
  *     float16 activations under autocast, against float32; attention on float16 q, k, v under
  *     autocast (the fused kernels in float32) against float32;
@@ -162,7 +162,7 @@ static void test_mixed_grads(clg_backend *be)
 	       rel_diff(mix.grad[2], f32.grad[2], f32.n[2]), rel_diff(mix.grad[3], f32.grad[3], f32.n[3]));
 }
 
-/* conv2d under autocast (float16 GEMMs inside, float32 output) against float32: loss and the
+/* conv2d under autocast (in float16: columns, GEMMs with float32 accumulation, output) against float32: loss and the
  * gradients of x, w and b */
 static void conv_run(clg_backend *be, int autocast, float *loss, float *gx, float *gw, float *gb, clg_dtype *out_dt)
 {
@@ -202,7 +202,7 @@ static void test_conv(clg_backend *be)
 
 	for (int k = 0; k < 2; k++)
 		conv_run(be, k, &l[k], gx[k], gw[k], gb[k], &dt[k]);
-	CHECK(dt[1] == CLG_F32, "%s: autocast conv2d output float32", be->info.name);
+	CHECK(dt[1] == CLG_F16, "%s: autocast conv2d output float16 (%s)", be->info.name, clg_dtype_name(dt[1]));
 	CHECK(fabs(l[1] - l[0]) <= 2e-3 * fabs(l[0]), "%s: conv loss mixed %.6f vs float32 %.6f", be->info.name, l[1], l[0]);
 	CHECK(rel_diff(gx[1], gx[0], 2 * 3 * 6 * 6) <= 1e-2 && rel_diff(gw[1], gw[0], 4 * 3 * 3 * 3) <= 1e-2 &&
 	      rel_diff(gb[1], gb[0], 4) <= 1e-2, "%s: conv gradients mixed vs float32: x %.3g, w %.3g, b %.3g",
