@@ -5,8 +5,8 @@
  *   - the trainer's per-step peak (clg_epoch_info.peak_bytes, reset as each step begins): above 0,
  *     at least the parameters' bytes, at least what lives between steps; in float32 and mixed;
  *   - a model whose activations dominate (an MLP at batch 1024, 128 wide: activations 1024 x 128,
- *     weights 128 x 128) needs less memory a step in mixed precision (16-bit activations) than in
- *     float32. */
+ *     weights 128 x 128; a small CNN at batch 64) needs less memory a step in mixed precision
+ *     (16-bit activations, and the conv's 16-bit columns) than in float32. */
 #include "test_util.h"
 
 #include <clgrad_train.h>
@@ -52,6 +52,17 @@ static clg_module *build_wide(clg_backend *be, uint64_t seed, void *user)
 	return clg_nn_sequential(m, 7);
 }
 
+/* a CNN on 1x16x16 images: conv 3x3 (16 channels), relu, 2x2 max pool, linear (activations of
+ * 64 x 16 x 16 x 16 values against 2.6 k parameters) */
+static clg_module *build_conv(clg_backend *be, uint64_t seed, void *user)
+{
+	clg_module *m[] = {clg_nn_conv2d(be, 1, 16, 3, 1, 1, 1, 1, CLG_INIT_DEFAULT, seed), clg_nn_relu(),
+			   clg_nn_max_pool2d(2, 2, 0), clg_nn_flatten(),
+			   clg_nn_linear(be, 16 * 8 * 8, NCLASS, 1, CLG_INIT_DEFAULT, seed + 1)};
+	(void)user;
+	return clg_nn_sequential(m, 5);
+}
+
 typedef struct {
 	uint64_t peak, live;
 	int n;
@@ -66,15 +77,15 @@ static clg_status log_end(void *u, const clg_epoch_info *e)
 	return CLG_OK;
 }
 
-static void run(clg_backend *be, clg_precision p, const clg_dataset *ds, mem_log *log, uint64_t *param_bytes)
+static void run(clg_backend *be, clg_precision p, const clg_dataset *ds, int conv, mem_log *log, uint64_t *param_bytes)
 {
 	clg_train_config c = clg_train_config_default();
 	clg_train_callbacks cb = {.user = log, .epoch_end = log_end};
 	clg_trainer *t = NULL;
 
-	c.model.name = "wide";
-	c.build = build_wide;
-	c.batch = NBATCH;
+	c.model.name = conv ? "conv" : "wide";
+	c.build = conv ? build_conv : build_wide;
+	c.batch = conv ? 64 : NBATCH;
 	c.epochs = 2;
 	c.precision = p;
 	CHECK_OK(clg_trainer_new(be, &c, ds, NULL, &t));
@@ -85,13 +96,14 @@ static void run(clg_backend *be, clg_precision p, const clg_dataset *ds, mem_log
 	clg_trainer_free(t);
 }
 
-static void test_trainer(clg_backend *be, const clg_dataset *ds)
+static void test_trainer(clg_backend *be, const clg_dataset *ds, int conv)
 {
 	mem_log f32 = {0}, mix = {0};
 	uint64_t params = 0;
+	const char *model = conv ? "CNN conv3x3x16-pool-linear batch 64" : "MLP 16-128-128-128-4 batch 1024";
 
-	run(be, CLG_PRECISION_FP32, ds, &f32, &params);
-	run(be, CLG_PRECISION_MIXED, ds, &mix, &params);
+	run(be, CLG_PRECISION_FP32, ds, conv, &f32, &params);
+	run(be, CLG_PRECISION_MIXED, ds, conv, &mix, &params);
 	CHECK(f32.n == 2 && mix.n == 2, "%s: two epochs each", be->info.name);
 	for (int i = 0; i < 2; i++) {
 		const mem_log *l = i ? &mix : &f32;
@@ -105,22 +117,27 @@ static void test_trainer(clg_backend *be, const clg_dataset *ds)
 	}
 	CHECK(mix.peak < f32.peak, "%s: activations dominate, yet mixed needs %llu bytes a step, float32 %llu",
 	      be->info.name, (unsigned long long)mix.peak, (unsigned long long)f32.peak);
-	printf("%s: MLP %d-%d-%d-%d-%d batch %d: peak a step float32 %.2f MiB, mixed %.2f MiB (%.2fx); live %.2f / %.2f MiB; "
-	       "parameters %.2f MiB\n", be->info.name, NFEAT, NHID, NHID, NHID, NCLASS, NBATCH, f32.peak / 1048576.0,
+	printf("%s: %s: peak a step float32 %.2f MiB, mixed %.2f MiB (%.2fx); live %.2f / %.2f MiB; "
+	       "parameters %.2f MiB\n", be->info.name, model, f32.peak / 1048576.0,
 	       mix.peak / 1048576.0, (double)mix.peak / (double)f32.peak, f32.live / 1048576.0, mix.live / 1048576.0,
 	       params / 1048576.0);
 }
 
 int main(void)
 {
-	clg_dataset ds;
-	int64_t shape[1] = {NFEAT};
+	clg_dataset ds, img;
+	int64_t shape[1] = {NFEAT}, ishape[3] = {1, 16, 16};
 
 	CHECK_OK(clg_dataset_init(&ds, 2 * NBATCH, 1, shape, CLG_F32, 1));
 	ds.num_classes = NCLASS;
 	t_fill_uniform(ds.x, (size_t)(2 * NBATCH * NFEAT), 3, -1, 1);
 	for (int64_t i = 0; i < ds.n; i++)
 		ds.y[i] = ds.x[i * NFEAT] > 0 ? (ds.x[i * NFEAT + 1] > 0 ? 0 : 1) : (ds.x[i * NFEAT + 2] > 0 ? 2 : 3);
+	CHECK_OK(clg_dataset_init(&img, 128, 3, ishape, CLG_F32, 1));
+	img.num_classes = NCLASS;
+	t_fill_uniform(img.x, (size_t)(128 * 256), 4, 0, 1);
+	for (int64_t i = 0; i < img.n; i++)
+		img.y[i] = (int32_t)(i % NCLASS);
 	for (int d = 0; d <= t_opencl_count(); d++) {
 		clg_backend *be;
 		if (clg_backend_open(d, &be)) {
@@ -128,9 +145,11 @@ int main(void)
 			continue;
 		}
 		test_mark(be);
-		test_trainer(be, &ds);
+		test_trainer(be, &ds, 0);
+		test_trainer(be, &img, 1);
 		clg_backend_close(be);
 	}
 	clg_dataset_free(&ds);
+	clg_dataset_free(&img);
 	return t_finish("test_memory_peak");
 }
