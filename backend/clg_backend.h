@@ -170,7 +170,8 @@ typedef clg_status (*clg_op_fn)(clg_backend *be, const clg_op_call *call);
 typedef struct {
 	/* allocator */
 	uint64_t bytes_in_use;    /* held by live buffers (bucket sizes) */
-	uint64_t bytes_peak;      /* highest bytes_in_use so far */
+	uint64_t bytes_peak;      /* highest bytes_in_use since the backend opened or the last
+				   * clg_backend_reset_peak (the trainer resets it each step) */
 	uint64_t bytes_cached;    /* freed buffers kept for reuse */
 	uint64_t n_alloc;         /* clg_buffer_alloc calls */
 	uint64_t n_reuse;         /* of which served from the cache */
@@ -205,6 +206,8 @@ typedef struct {
 	void (*stats)(clg_backend *be, clg_stats *out);
 	/* Drop cached free buffers. */
 	void (*trim)(clg_backend *be);
+	/* Restart the high-water mark: bytes_peak = bytes_in_use. */
+	void (*reset_peak)(clg_backend *be);
 } clg_backend_iface;
 
 /* ---- kernel shapes ---------------------------------------------------------------------- */
@@ -267,6 +270,9 @@ clg_status clg_buffer_download_start(clg_buffer *src, size_t offset, void *dst, 
 clg_status clg_buffer_wait(clg_backend *be, void *done);
 clg_status clg_synchronize(clg_backend *be);
 void clg_backend_stats(clg_backend *be, clg_stats *out);
+/* A new high-water mark from now: bytes_peak becomes bytes_in_use (what a step adds on top of what
+ * lives across steps is then bytes_peak at its end). */
+void clg_backend_reset_peak(clg_backend *be);
 
 /* Views */
 void clg_view_contiguous(clg_view *v, clg_buffer *buf, clg_dtype dtype, int ndim, const int64_t *shape);

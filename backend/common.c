@@ -126,11 +126,29 @@ int clg_op_is_elementwise(clg_op op) { return (unsigned)op < CLG_OP_COUNT && op_
 
 /* float16 is storage read and written as float32 by the kernels (vload_half / vstore_half_rte), so
  * the kinds whose kernels go through LOAD / STORE take it: EW, REDUCE, ROW and GEMM (its 16-bit
- * operands go to a kernel of its own, kernels_cl/gemm_half.cl, accumulating in float32). */
+ * operands go to a kernel of its own, kernels_cl/gemm_half.cl, accumulating in float32), and the
+ * conv family (im2col, col2im, pooling) and the fused ops, whose kernels read through XLOAD / XSTORE (conv.cl, fused.cl: native half
+ * loads where the device has cl_khr_fp16, float32 arithmetic either way). */
 int clg_op_accepts_f16(clg_op op)
 {
-	return (unsigned)op < CLG_OP_COUNT && (op_table[op].kind == EW || op_table[op].kind == REDUCE ||
-					       op_table[op].kind == ROW || op_table[op].kind == GEMM);
+	if ((unsigned)op >= CLG_OP_COUNT)
+		return 0;
+	switch (op) {
+	case CLG_OP_IM2COL:
+	case CLG_OP_COL2IM:
+	case CLG_OP_MAXPOOL2D:
+	case CLG_OP_MAXPOOL2D_BACKWARD:
+	case CLG_OP_AVGPOOL2D:
+	case CLG_OP_AVGPOOL2D_BACKWARD:
+	case CLG_OP_BIAS_ACT:
+	case CLG_OP_BIAS_ACT_BACKWARD:
+	case CLG_OP_SOFTMAX_XENT:
+	case CLG_OP_SOFTMAX_XENT_BACKWARD:
+		return 1;
+	default:
+		return op_table[op].kind == EW || op_table[op].kind == REDUCE || op_table[op].kind == ROW ||
+		       op_table[op].kind == GEMM;
+	}
 }
 
 int clg_half_native(const clg_device_info *d)
@@ -252,6 +270,11 @@ void clg_backend_stats(clg_backend *be, clg_stats *out)
 {
 	memset(out, 0, sizeof(*out));
 	be->iface->stats(be, out);
+}
+
+void clg_backend_reset_peak(clg_backend *be)
+{
+	be->iface->reset_peak(be);
 }
 
 void clg_backend_close(clg_backend *be)
@@ -406,7 +429,7 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 		const clg_view *v = s < 0 ? &c->dst : &c->src[s];
 		if (clg_dtype_is_half_storage(v->dtype) && !clg_op_accepts_f16(c->op))
 			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is %s, which this op does not support "
-				      "(16-bit storage works with the elementwise, reduction, softmax, layer norm and GEMM ops)",
+				      "(16-bit storage works with the elementwise, reduction, softmax, layer norm, GEMM, im2col, col2im, pooling and fused ops)",
 				      clg_op_name(c->op), be->info.name, s < 0 ? "dst" : roles[s], clg_dtype_name(v->dtype));
 	}
 	if (!st)

@@ -57,13 +57,12 @@ static uint32_t rnd(uint32_t *st)
 	return *st >> 8;
 }
 
-/* two batches of random samples in the model's input shape */
-static clg_status make_data(const clg_model_config *m, int64_t batch, clg_dataset *ds)
+clg_status bench_synthetic_data(const clg_model_config *m, int64_t n, clg_dataset *ds)
 {
 	int lm = clg_model_is_lm(m);
 	int64_t img[3] = {1, 28, 28}, seq[1] = {m->seq_len};
 	uint32_t st = 12345;
-	clg_status s = clg_dataset_init(ds, 2 * batch, lm ? 1 : 3, lm ? seq : img, lm ? CLG_I32 : CLG_F32,
+	clg_status s = clg_dataset_init(ds, n, lm ? 1 : 3, lm ? seq : img, lm ? CLG_I32 : CLG_F32,
 					lm ? m->seq_len : 1);
 
 	if (s)
@@ -328,7 +327,7 @@ int bench_step(int argc, char **argv)
 	 * modelled GPU, as they would on it */
 	if (g)
 		be->info.compute_units = (unsigned)g->compute_units;
-	if (make_data(&cfg.model, batch, &ds) || clg_trainer_new(be, &cfg, &ds, NULL, &t)) {
+	if (bench_synthetic_data(&cfg.model, 2 * batch, &ds) || clg_trainer_new(be, &cfg, &ds, NULL, &t)) {
 		report_error("bench step");
 		goto out;
 	}

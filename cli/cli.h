@@ -5,6 +5,8 @@
 #include "json_write.h"
 
 #include <clg_backend.h>
+#include <clgrad_models.h>
+#include <data.h>
 
 #include <stdio.h>
 
@@ -47,6 +49,11 @@ int conv_fft_crossover(const int64_t *k, const double *us_fft, const double *us_
  * version string, or NULL without FFTW. */
 int bench_fftw_time(int real, int rank, int64_t n, int64_t batch, int reps, double *median);
 const char *bench_fftw_version(void);
+
+/* n random samples in a named model's input shape (images 1x28x28 or token sequences of m's
+ * vocabulary), 10 classes or the vocabulary's (cli/bench_step.c; bench step and bench train). */
+clg_status bench_synthetic_data(const clg_model_config *m, int64_t n, clg_dataset *ds);
+int bench_train(int argc, char **argv); /* cli/bench_train.c */
 
 /* Prints "clgrad <cmd>: <message>" for the last library error; returns 1. */
 int report_error(const char *cmd);

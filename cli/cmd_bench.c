@@ -6,6 +6,8 @@
  *   clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real] [--2d] [--conv] [--json]  (cli/bench_fft.c)
  *   clgrad bench step --model mlp|cnn|transformer [--gpu h100|mi300x|a770|rx7900] [--batch N] [--json]
  *                     (cli/bench_step.c: one training step's launches, modelled on a GPU)
+ *   clgrad bench train --model mlp|cnn|transformer [--precision fp32|mixed|both] [--batch N] [--steps S]
+ *                     (cli/bench_train.c: samples/s and peak device memory a step, fp32 against mixed)
  * GEMM: float32 row-major C = op(A) @ op(B) through clg_run (the implementation the backend picks,
  * tune result included; --impl forces one through $CLGRAD_GEMM), median of R timed calls after a
  * warm-up, each call followed by clg_synchronize; the peer is OpenBLAS cblas_sgemm on the host
@@ -478,6 +480,7 @@ int cmd_bench(int argc, char **argv)
 			"       clgrad bench exchange [--devices SPEC,...] [--sizes N,...] [--steps S] [--compress none|int8] [--mpi]\n"
 			"       clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real] [--2d] [--conv] [--json]\n"
 			"       clgrad bench step --model mlp|cnn|transformer [--gpu h100|mi300x|a770|rx7900] [--batch N] [--json]\n"
+			"       clgrad bench train --model mlp|cnn|transformer [--precision fp32|mixed|both] [--batch N] [--steps S] [--json]\n"
 			"GEMM next to OpenBLAS cblas_sgemm (when built with it); ops next to the reference backend.\n");
 		return argc < 2 ? 2 : 0;
 	}
@@ -493,6 +496,8 @@ int cmd_bench(int argc, char **argv)
 		return bench_fft(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "step"))
 		return bench_step(argc - 1, argv + 1);
-	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops, exchange, fft, step)\n", argv[1]);
+	if (!strcmp(argv[1], "train"))
+		return bench_train(argc - 1, argv + 1);
+	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops, exchange, fft, step, train)\n", argv[1]);
 	return 2;
 }

@@ -405,6 +405,13 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 		fprintf(f, ", \"host_seconds\": %.3f, \"launches_per_step\": %.1f, \"uploads_per_step\": %.1f, "
 			"\"downloads_per_step\": %.1f", e->host_seconds, (double)e->launches / (double)e->steps,
 			(double)e->uploads / (double)e->steps, (double)e->downloads / (double)e->steps);
+	fprintf(f, ", \"peak_step_bytes\": [");
+	for (int i = 0; i < e->replicas; i++)
+		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)e->peak_bytes[i]);
+	fprintf(f, "], \"live_bytes\": [");
+	for (int i = 0; i < e->replicas; i++)
+		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)e->live_bytes[i]);
+	fprintf(f, "]");
 	if (e->replicas > 1 || v->o->cfg.comm) {
 		fprintf(f, ", \"devices\": [");
 		for (int i = 0; i < e->replicas; i++)
@@ -485,6 +492,9 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 		       (double)e->uploads / (double)e->steps, (double)e->downloads / (double)e->steps, e->host_seconds * per,
 		       e->seconds * per, e->seconds > 0 ? 100 * e->host_seconds / e->seconds : 0,
 		       e->replicas > 1 || v->o->cfg.comm ? ", the exchange's waits included" : "; near 100%: the host sets the pace");
+		for (int i = 0; i < e->replicas; i++)
+			printf("  memory on device %d: peak %.2f MiB in a step (high-water mark reset each step), %.2f MiB live "
+			       "between steps\n", v->idx[i], e->peak_bytes[i] / 1048576.0, e->live_bytes[i] / 1048576.0);
 		print_op_profile(v);
 	}
 	if (e->replicas > 1 || v->o->cfg.comm) {

@@ -2,7 +2,9 @@
  * autocast, as torch.autocast: inside clg_autocast_begin / end the GEMM-like ops (matmul, linear,
  * linear_act) cast float32 inputs to the 16-bit dtype and compute there (the GEMM accumulates in
  * float32), while the ops whose precision matters (softmax, log_softmax, the losses, the norms)
- * cast 16-bit inputs back to float32 (conv2d autocasts inside its GEMMs, frontend/ops_conv.c).
+ * cast 16-bit inputs back to float32 (conv2d casts its inputs and runs in 16-bit as the GEMM-like
+ * ops do, frontend/ops_conv.c; batch norm keeps a 16-bit x, attention runs its fused kernels in
+ * float32, frontend/ops_norm.c).
  * Backward never autocasts: each node's backward runs in the
  * dtypes its forward chose, and fe_accumulate converts a gradient to its tensor's dtype. */
 #include "fe_internal.h"

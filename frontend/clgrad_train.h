@@ -138,6 +138,12 @@ typedef struct {
 	 * means the host, not the device, sets the pace), and the commands sent to the devices */
 	double host_seconds;
 	uint64_t launches, uploads, downloads; /* this epoch, every device of this process */
+	/* device memory (the allocator's bytes in use, bucket sizes), per device of this process: the
+	 * highest reached within one step of this epoch (the high-water mark is reset as each step
+	 * begins, so it holds what lives across steps, parameters and optimizer state, plus the step's
+	 * activations, gradients and temporaries), and what is live between steps at the epoch's end */
+	uint64_t peak_bytes[CLG_TRAIN_MAX_DEVICES];
+	uint64_t live_bytes[CLG_TRAIN_MAX_DEVICES];
 	double lr;                /* learning rate of the epoch's last step */
 	int first;                /* the first epoch of this run (a resumed run's too) */
 	double first_step_begun;  /* clg_now() when this run's first step began, and when the device had done it */

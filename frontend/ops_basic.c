@@ -507,12 +507,12 @@ int clg_fused_ops_enabled(void)
 	return fused_state;
 }
 
-/* Whether the fused epilogue serves this call: a bias, and a device that has the fused ops for
- * the dtype (float16 has no fused path: the composite below serves it). */
+/* Whether the fused epilogue serves this call: a bias, and a device that has the fused ops (every
+ * float dtype: 16-bit storage computes in float32, so the float16 linear of autocast stays fused). */
 static int fused_linear_ok(clg_tensor *x, clg_tensor *b)
 {
 	clg_backend *be = x->v.buf->backend;
-	return b && clg_fused_ops_enabled() && !clg_dtype_is_half_storage(x->v.dtype) && be->ops[CLG_OP_BIAS_ACT] && be->ops[CLG_OP_BIAS_ACT_BACKWARD];
+	return b && clg_fused_ops_enabled() && be->ops[CLG_OP_BIAS_ACT] && be->ops[CLG_OP_BIAS_ACT_BACKWARD];
 }
 
 clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b)

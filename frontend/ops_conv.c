@@ -137,86 +137,16 @@ fail:
 	return NULL;
 }
 
-/* Autocast in conv2d (set by its forward under autocast, and by its backward for a node whose
- * forward was): its GEMMs take 16-bit copies of their operands, accumulate in float32 and leave
- * float32 results, so im2col, col2im and the bias stay in float32. */
-static _Thread_local clg_dtype conv_half = CLG_F32;
-
-static void swap_last_two(clg_view *v)
-{
-	int nd = v->ndim;
-	int64_t s = v->shape[nd - 1], t = v->stride[nd - 1];
-	v->shape[nd - 1] = v->shape[nd - 2], v->stride[nd - 1] = v->stride[nd - 2];
-	v->shape[nd - 2] = s, v->stride[nd - 2] = t;
-}
-
-/* A conv_half copy of v, in v's own order (a transposed view stays transposed); *out its view. */
-static clg_tensor *half_copy(clg_backend *be, clg_view v, clg_view *out)
-{
-	clg_op_call c = {.op = CLG_OP_CAST};
-	int nd = v.ndim, trans = v.stride[nd - 1] != 1 && v.stride[nd - 2] == 1;
-	clg_tensor *t;
-
-	if (trans)
-		swap_last_two(&v);
-	t = fe_new(be, conv_half, v.ndim, v.shape);
-	if (!t)
-		return NULL;
-	c.dst = t->v;
-	c.src[0] = v;
-	if (fe_run(be, &c)) {
-		clg_free(t);
-		return NULL;
-	}
-	*out = t->v;
-	if (trans)
-		swap_last_two(out);
-	return t;
-}
-
 static clg_status run_gemm(clg_backend *be, clg_view a, clg_view b, clg_view d, double beta)
 {
 	clg_op_call c = {.op = CLG_OP_GEMM};
-	clg_tensor *ah = NULL, *bh = NULL, *dh = NULL, *d32 = NULL;
-	clg_status st;
 
 	c.f[0] = 1.0;
 	c.f[1] = beta;
-	if (conv_half == CLG_F32) {
-		c.src[0] = a;
-		c.src[1] = b;
-		c.dst = d;
-		return fe_run(be, &c);
-	}
-	/* dh = a16 @ b16 (float32 accumulation, rounded once), then d = dh (+ d) in float32 */
-	ah = half_copy(be, a, &c.src[0]);
-	bh = ah ? half_copy(be, b, &c.src[1]) : NULL;
-	dh = bh ? fe_new(be, conv_half, d.ndim, d.shape) : NULL;
-	st = dh ? CLG_OK : clg_last_status();
-	if (!st && beta != 0 && beta != 1) /* the conv uses beta 0 or 1 */
-		st = clg_fail(CLG_ERR_INVALID, "conv2d: autocast GEMM with beta %g", beta);
-	if (!st) {
-		c.dst = dh->v;
-		c.f[1] = 0;
-		st = fe_run(be, &c);
-	}
-	if (!st && beta == 0) {
-		clg_op_call back = {.op = CLG_OP_CAST, .dst = d, .src = {dh->v}};
-		st = fe_run(be, &back);
-	} else if (!st) {
-		clg_op_call acc = {.op = CLG_OP_ADD, .dst = d, .src = {d}};
-		d32 = fe_cast_nograd(dh, d.dtype);
-		st = d32 ? CLG_OK : clg_last_status();
-		if (!st) {
-			acc.src[1] = d32->v;
-			st = fe_run(be, &acc);
-		}
-	}
-	clg_free(ah);
-	clg_free(bh);
-	clg_free(dh);
-	clg_free(d32);
-	return st;
+	c.src[0] = a;
+	c.src[1] = b;
+	c.dst = d;
+	return fe_run(be, &c);
 }
 
 static clg_status run_copy(clg_backend *be, clg_view dst, clg_view src)
@@ -314,7 +244,6 @@ static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
 	st = conv_check(x, w, b, &n->i[0], n->i[6], &s);
 	if (st)
 		return st;
-	conv_half = (clg_dtype)n->i[7]; /* the forward's autocast (CLG_F32: none) */
 	aug = need_b && w->requires_grad && s.G == 1;
 	/* g2 (OC, N*L): g in the layout of the columns */
 	if (w->requires_grad || need_b || (x->requires_grad && (!g_contig || conv_flat(&s)))) {
@@ -402,7 +331,6 @@ static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
 fail:
 	st = clg_last_status();
 out:
-	conv_half = CLG_F32;
 	clg_free(g2);
 	clg_free(t);
 	clg_free(u);
@@ -422,6 +350,18 @@ clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stri
 	conv_shape s;
 	clg_status st;
 
+	if (x && w && fe_autocast_low(nin, ins) != CLG_F32) {
+		/* autocast: x, w and b cast to the 16-bit dtype (recorded: the gradients go back in each
+		 * one's dtype), then the conv in 16-bit: 16-bit columns (kept for the backward), GEMMs
+		 * accumulating in float32 and a 16-bit output, as torch.autocast's conv2d */
+		clg_tensor *c[3] = {NULL, NULL, NULL}, *r;
+		if (fe_cast_each(nin, ins, fe_autocast_low(nin, ins), c))
+			return NULL;
+		r = clg_conv2d(c[0], c[1], c[2], stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups);
+		for (int i = 0; i < nin; i++)
+			clg_free(c[i]);
+		return r;
+	}
 	if (!fe_check_inputs("conv2d", nin, ins))
 		return NULL;
 	if ((st = conv_check(x, w, b, p6, groups, &s)))
@@ -433,7 +373,6 @@ clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stri
 			return y;
 	}
 	be = x->v.buf->backend;
-	conv_half = fe_autocast_low(nin, ins); /* autocast: the GEMMs in 16-bit (run_gemm) */
 	kw = s.K + aug;
 	if (aug) { /* wc (OC, K + 1) = [W | b] */
 		wc = fe_new(be, x->v.dtype, CLG_SHAPE(s.OC, kw));
@@ -478,15 +417,12 @@ clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stri
 	if (node) {
 		memcpy(node->i, p6, sizeof(p6));
 		node->i[6] = groups;
-		node->i[7] = conv_half;
 		if (w->requires_grad && clg_numel(cols) * (int64_t)clg_dtype_size(cols->v.dtype) <= CONV_SAVE_COLS_MAX)
 			fe_save(node, cols);
 	}
 	clg_free(cols);
-	conv_half = CLG_F32;
 	return out;
 fail:
-	conv_half = CLG_F32;
 	clg_free(wc);
 	clg_free(cols);
 	clg_free(out);

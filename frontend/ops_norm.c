@@ -10,7 +10,7 @@
 /* Intermediate tensors of a composite op, freed together at the end. Ops given a NULL input
  * return NULL and keep the first error, so a composite is written straight through and checks
  * only its result. */
-#define MAX_TEMPS 24
+#define MAX_TEMPS 32
 typedef struct {
 	clg_tensor *t[MAX_TEMPS];
 	int n;
@@ -141,8 +141,31 @@ static clg_status update_running(temps *ts, clg_tensor *running, clg_tensor *bat
 	return copy_into(running, tmp(ts, clg_add(a, b)));
 }
 
+static clg_tensor *batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, clg_tensor *running_mean,
+			      clg_tensor *running_var, double momentum, double eps, int training);
+
 clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, clg_tensor *running_mean,
 			   clg_tensor *running_var, double momentum, double eps, int training)
+{
+	clg_tensor *ins[3] = {x, gamma, beta}, *c[3], *y;
+	clg_dtype dt;
+
+	if (!x || !fe_autocast_high(3, ins))
+		return batch_norm(x, gamma, beta, running_mean, running_var, momentum, eps, training);
+	/* autocast: a 16-bit x stays 16-bit (gamma and beta cast to it), its statistics computed in
+	 * float32 (the normalising row kernel accumulates in float32, the running statistics are taken
+	 * from a float32 copy); anything else in float32 */
+	dt = clg_dtype_is_half_storage(x->v.dtype) ? x->v.dtype : CLG_F32;
+	if (fe_cast_each(3, ins, dt, c))
+		return NULL;
+	y = batch_norm(c[0], c[1], c[2], running_mean, running_var, momentum, eps, training);
+	for (int i = 0; i < 3; i++)
+		clg_free(c[i]);
+	return y;
+}
+
+static clg_tensor *batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, clg_tensor *running_mean,
+			      clg_tensor *running_var, double momentum, double eps, int training)
 {
 	static const int axes2[] = {0}, axes4[] = {0, 2, 3};
 	static const int to_channels[] = {1, 0, 2, 3}; /* (N, C, H, W) <-> (C, N, H, W) */
@@ -153,15 +176,6 @@ clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, c
 	char s0[96];
 	clg_status st;
 
-	if (x && fe_autocast_high(3, ins)) { /* autocast: statistics and output in float32 */
-		clg_tensor *c[3];
-		if (fe_cast_each(3, ins, CLG_F32, c))
-			return NULL;
-		y = clg_batch_norm(c[0], c[1], c[2], running_mean, running_var, momentum, eps, training);
-		for (int i = 0; i < 3; i++)
-			clg_free(c[i]);
-		return y;
-	}
 	if (!x || !check_optional("batch_norm", 5, ins))
 		return NULL;
 	nd = x->v.ndim;
@@ -201,8 +215,10 @@ clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, c
 		if (xhat && running_mean) {
 			/* the running statistics, outside the graph: unbiased variance, as PyTorch */
 			clg_no_grad_begin();
-			clg_tensor *mean = tmp(&ts, clg_mean(x, naxes, nd == 2 ? axes2 : axes4, 1));
-			clg_tensor *d = tmp(&ts, clg_sub(x, mean));
+			/* in float32 whatever x's dtype (a 16-bit mean would lose the running statistics' digits) */
+			clg_tensor *x32 = x->v.dtype == CLG_F32 || x->v.dtype == CLG_F64 ? x : tmp(&ts, clg_cast(x, CLG_F32));
+			clg_tensor *mean = tmp(&ts, clg_mean(x32, naxes, nd == 2 ? axes2 : axes4, 1));
+			clg_tensor *d = tmp(&ts, clg_sub(x32, mean));
 			clg_tensor *d2 = tmp(&ts, clg_mul(d, d));
 			clg_tensor *ss = tmp(&ts, clg_sum(d2, naxes, nd == 2 ? axes2 : axes4, 0)); /* (C) */
 			clg_tensor *var = tmp(&ts, clg_affine(ss, 1.0 / (double)(count - 1), 0.0));
@@ -287,6 +303,23 @@ clg_tensor *clg_scaled_dot_product_attention(clg_tensor *q, clg_tensor *k, clg_t
 					clg_shape_str(&k->v, s1, sizeof(s1)), clg_shape_str(&v->v, s2, sizeof(s2))));
 	if (fe_attention_fused_ok(q, Dh, Dv))
 		return fe_attention_fused(q, k, v, causal, Dv);
+	if (fe_autocast_high(3, ins) && clg_fused_ops_enabled()) {
+		/* autocast: 16-bit q, k and v through the fused kernels in float32 (softmax and its
+		 * log-sum-exp in float32, no (Tq, Tk) scores kept for the backward); the output is float32,
+		 * cast again by the GEMM-like op that takes it. Where the fused path does not serve, the
+		 * composite below in 16-bit (its softmax autocasts to float32). */
+		clg_tensor *c[3];
+		int fused;
+		if (fe_cast_each(3, ins, CLG_F32, c))
+			return NULL;
+		fused = fe_attention_fused_ok(c[0], Dh, Dv);
+		if (fused)
+			y = fe_attention_fused(c[0], c[1], c[2], causal, Dv);
+		for (int i = 0; i < 3; i++)
+			clg_free(c[i]);
+		if (fused)
+			return y; /* NULL: its error */
+	}
 	/* the composite (the reference, and the fallback): heads folded into the batch, (B*H, T, D),
 	 * a view when contiguous */
 	q3 = nd == 3 ? q : tmp(&ts, clg_reshape(q, CLG_SHAPE(BH, Tq, Dh)));

@@ -301,6 +301,24 @@ static clg_status train_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, clg_t
 	return st;
 }
 
+/* Device memory: a new high-water mark on every device as a step begins, and the step's mark kept
+ * if it is the epoch's highest. */
+static void memory_step_begin(const clg_trainer *t)
+{
+	for (int i = 0; i < t->nrep; i++)
+		clg_backend_reset_peak(t->rep[i].be);
+}
+
+static void memory_step_end(const clg_trainer *t, clg_epoch_info *info)
+{
+	for (int i = 0; i < t->nrep && i < CLG_TRAIN_MAX_DEVICES; i++) {
+		clg_stats s;
+		clg_backend_stats(t->rep[i].be, &s);
+		if (s.bytes_peak > info->peak_bytes[i])
+			info->peak_bytes[i] = s.bytes_peak;
+	}
+}
+
 /* One epoch of training (no evaluation): info gets the counts, the mean loss and the time. */
 /* The epoch's running loss: on the device with one device (read only when asked), on the host in
  * data parallel (whose exchange reads every step's loss anyway). */
@@ -374,6 +392,7 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		double h0 = clg_now();
 		if (!t->first_timed)
 			t->first_begun = h0;
+		memory_step_begin(t);
 		clg_scope_begin();
 		st = clg_loader_next(t->loader, t->rep[0].be, &x, &y);
 		if (st || !x) {
@@ -408,6 +427,7 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 				cb->step_end(cb->user, &si);
 		}
 		clg_scope_end();
+		memory_step_end(t, info);
 	}
 	info->train_loss = NAN;
 	if (!st && m.steps)
@@ -428,6 +448,9 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 	info->skipped_steps = t->scaler.skipped;
 	info->replicas = t->nrep;
 	for (int i = 0; i < t->nrep; i++) {
+		clg_stats s;
+		clg_backend_stats(t->rep[i].be, &s);
+		info->live_bytes[i] = s.bytes_in_use;
 		info->shares[i] = t->rep[i].share;
 		info->samples_per_s[i] = t->rep[i].rate;
 	}

@@ -15,6 +15,8 @@
  * gives -inf. Average pooling counts padding as zeros
  * and divides by KH * KW. Semantics: backend/clg_ops.def, reference: backend/ref/ref_ops_conv.c.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
+ * Elements go through XLOAD / XSTORE (prelude.cl), so the pooling ops take float16 and bfloat16
+ * storage (ACC float; native half loads and stores under -DUSE_NATIVE_HALF).
  * The host makes an unused source (b) alias a, so every pointer is a valid buffer. */
 
 typedef struct {
@@ -55,7 +57,7 @@ int window_argmax(const cgeom *g, __global const T *x, int k, int n, int c, int 
 			int iw = ow * g->SW - g->PW + kw * g->DW;
 			if (iw < 0 || iw >= g->W)
 				continue;
-			ACC v = x[at(g, k, n, c, ih, iw)];
+			ACC v = XLOAD(x, at(g, k, n, c, ih, iw));
 			if (arg < 0 || (!isnan(m) && (v > m || isnan(v)))) {
 				m = v;
 				arg = kh * g->KW + kw;
@@ -113,15 +115,15 @@ __kernel void im2col(const cgeom g, __global T *restrict d, __global const T *re
 		if (ih >= 0 && ih < g.H) {
 			int s = src0 + ih * g.st[1][2];
 			for (; ow < lo; ow++)
-				d[o + ow * dl] = (T)0;
+				XSTORE(d, o + ow * dl, 0);
 			if (dl == 1 && aw == 1) /* unit strides: a loop the compiler vectorises */
 				for (; ow < hi; ow++)
-					d[o + ow] = a[s + ow];
+					XSTORE(d, o + ow, XLOAD(a, s + ow));
 			for (; ow < hi; ow++)
-				d[o + ow * dl] = a[s + ow * aw];
+				XSTORE(d, o + ow * dl, XLOAD(a, s + ow * aw));
 		}
 		for (; ow < g.OW; ow++)
-			d[o + ow * dl] = (T)0;
+			XSTORE(d, o + ow * dl, 0);
 	}
 }
 
@@ -146,11 +148,11 @@ __kernel void max_pool2d(const cgeom g, __global T *d, __global const T *a, __gl
 				int iw = ow * g.SW - g.PW + kw * g.DW;
 				if (iw < 0 || iw >= g.W)
 					continue;
-				ACC v = a[row + iw * sw];
+				ACC v = XLOAD(a, row + iw * sw);
 				m = (v > m) | isnan(v) ? v : m;
 			}
 		}
-		d[at(&g, 0, n, c, oh, ow)] = (T)m;
+		XSTORE(d, at(&g, 0, n, c, oh, ow), m);
 	}
 }
 
@@ -171,10 +173,10 @@ __kernel void avg_pool2d(const cgeom g, __global T *d, __global const T *a, __gl
 			for (int kw = 0; kw < g.KW; kw++) {
 				int iw = ow * g.SW - g.PW + kw * g.DW;
 				if (iw >= 0 && iw < g.W)
-					s += (ACC)a[at(&g, 1, n, c, ih, iw)];
+					s += XLOAD(a, at(&g, 1, n, c, ih, iw));
 			}
 		}
-		d[at(&g, 0, n, c, oh, ow)] = (T)(s * inv);
+		XSTORE(d, at(&g, 0, n, c, oh, ow), s * inv);
 	}
 }
 
@@ -203,17 +205,17 @@ __kernel void NAME(const cgeom g, __global T *d, __global const T *a, __global c
 				if (ow < 0 || ow >= g.OW)                                        \
 					continue;                                                \
 				if (MODE == 0)                                                   \
-					acc += (ACC)a[at(&g, 1, n, (c * g.KH + kh) * g.KW + kw,  \
-							 oh * g.OW + ow, 0)];                    \
+					acc += XLOAD(a, at(&g, 1, n, (c * g.KH + kh) * g.KW + kw,\
+							   oh * g.OW + ow, 0));                  \
 				else if (MODE == 2 ||                                            \
 					 window_argmax(&g, b, 2, n, c, oh, ow, &best) ==         \
 						 kh * g.KW + kw)                                 \
-					acc += (ACC)a[at(&g, 1, n, c, oh, ow)];                  \
+					acc += XLOAD(a, at(&g, 1, n, c, oh, ow));                \
 			}                                                                        \
 		}                                                                                \
 		if (MODE == 2)                                                                   \
 			acc *= (ACC)1 / ((ACC)g.KH * (ACC)g.KW);                                 \
-		d[at(&g, 0, n, c, y, x)] = (T)acc;                                               \
+		XSTORE(d, at(&g, 0, n, c, y, x), acc);                                           \
 	}                                                                                        \
 }
 
@@ -224,8 +226,7 @@ GATHER_KERNEL(avg_pool2d_backward, 2)
 /* col2im with unit stride along the width (the host picks col2im_pixels otherwise): work-item i
  * owns image row (n, c, y), zeroes it, then adds the columns of each tap (kh, kw) along the row
  * as one contiguous run. Each pixel still receives its terms in the order (kh, kw), starting from
- * 0, as in the gather. The row accumulates in T: the conv family runs in float32 and float64 only,
- * where T is ACC. */
+ * 0, as in the gather. The row accumulates in T: the host takes col2im_pixels for 16-bit storage. */
 __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
 {
 	int i = get_global_id(0);
@@ -235,7 +236,7 @@ __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *re
 	int c = t % g.C, n = t / g.C;
 	int dw = g.st[0][3], drow = at(&g, 0, n, c, y, 0), al = g.st[1][2];
 	for (int x = 0; x < g.W; x++)
-		d[drow + x * dw] = (T)0;
+		XSTORE(d, drow + x * dw, 0);
 	for (int kh = 0; kh < g.KH; kh++) {
 		int oh = window_of(y, kh, g.SH, g.PH, g.DH, g.OH);
 		if (oh < 0)
@@ -247,10 +248,10 @@ __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *re
 			int src = at(&g, 1, n, (c * g.KH + kh) * g.KW + kw, oh * g.OW - x0, 0);
 			if (dw == 1 && al == 1) /* unit strides: a loop the compiler vectorises */
 				for (int x = lo; x < hi; x++)
-					d[drow + x] += a[src + x];
+					XSTORE(d, drow + x, XLOAD(d, drow + x) + XLOAD(a, src + x));
 			else
 				for (int x = lo; x < hi; x++)
-					d[drow + x * dw] += a[src + x * al];
+					XSTORE(d, drow + x * dw, XLOAD(d, drow + x * dw) + XLOAD(a, src + x * al));
 		}
 	}
 }
@@ -262,7 +263,7 @@ __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *re
 #define SCATTER_TAP(IH, IW)                                                                      \
 	if ((IH) >= 0 && (IH) < g.H && (IW) >= 0 && (IW) < g.W) {                                \
 		int xo = xplane + (IH) * xh + (IW) * xw;                                         \
-		ACC v = b[xo], m = b[xpos];                                                      \
+		ACC v = XLOAD(b, xo), m = XLOAD(b, xpos);                                        \
 		int take = (pos < 0) | (!isnan(m) & ((v > m) | isnan(v)));                       \
 		xpos = take ? xo : xpos;                                                         \
 		pos = take ? (IH) * dh + (IW) * dw : pos;                                        \
@@ -283,7 +284,7 @@ __kernel void max_pool2d_backward_scatter(const cgeom g, __global T *d, __global
 	int two = g.KH == 2 && g.KW == 2;
 	for (int y = 0; y < g.H; y++)
 		for (int x = 0; x < g.W; x++)
-			d[dplane + y * dh + x * dw] = (T)0;
+			XSTORE(d, dplane + y * dh + x * dw, 0);
 	for (int oh = 0; oh < g.OH; oh++)
 		for (int ow = 0; ow < g.OW; ow++) {
 			int pos = -1, xpos = xplane, ih = oh * g.SH - g.PH, iw = ow * g.SW - g.PW;
@@ -300,7 +301,7 @@ __kernel void max_pool2d_backward_scatter(const cgeom g, __global T *d, __global
 			}
 			/* 0 + g, as the gather's sum (a -0 gradient becomes +0) */
 			if (pos >= 0)
-				d[dplane + pos] = (T)((ACC)0 + (ACC)a[at(&g, 1, n, c, oh, ow)]);
+				XSTORE(d, dplane + pos, (ACC)0 + XLOAD(a, at(&g, 1, n, c, oh, ow)));
 		}
 }
 
@@ -316,7 +317,7 @@ __kernel void max_pool2d_backward_2x2(const cgeom g, __global T *d, __global con
 	const int xw = 1, dw = 1; /* unit strides along w (checked by the host): constant for the compiler */
 	int xo = g.off[2] + p * g.st[2][1] + 2 * oh * xh + 2 * ow;
 	int dout = g.off[0] + p * g.st[0][1] + 2 * oh * dh + 2 * ow;
-	ACC v0 = b[xo], v1 = b[xo + xw], v2 = b[xo + xh], v3 = b[xo + xh + xw];
+	ACC v0 = XLOAD(b, xo), v1 = XLOAD(b, xo + xw), v2 = XLOAD(b, xo + xh), v3 = XLOAD(b, xo + xh + xw);
 	int t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
 	ACC m = t1 ? v1 : v0;
 	int t2 = !isnan(m) & ((v2 > m) | isnan(v2));
@@ -324,11 +325,11 @@ __kernel void max_pool2d_backward_2x2(const cgeom g, __global T *d, __global con
 	int t3 = !isnan(m) & ((v3 > m) | isnan(v3));
 	int k = t3 ? 3 : t2 ? 2 : t1;
 	/* 0 + g, as the gather's sum (a -0 gradient becomes +0) */
-	T gz = (T)((ACC)0 + (ACC)a[g.off[1] + p * g.st[1][1] + oh * g.st[1][2] + ow]);
-	d[dout] = k == 0 ? gz : (T)0;
-	d[dout + dw] = k == 1 ? gz : (T)0;
-	d[dout + dh] = k == 2 ? gz : (T)0;
-	d[dout + dh + dw] = k == 3 ? gz : (T)0;
+	ACC gz = (ACC)0 + XLOAD(a, g.off[1] + p * g.st[1][1] + oh * g.st[1][2] + ow);
+	XSTORE(d, dout, k == 0 ? gz : (ACC)0);
+	XSTORE(d, dout + dw, k == 1 ? gz : (ACC)0);
+	XSTORE(d, dout + dh, k == 2 ? gz : (ACC)0);
+	XSTORE(d, dout + dh + dw, k == 3 ? gz : (ACC)0);
 }
 
 /* max_pool2d in the geometry of max_pool2d_backward_2x2 (same conditions, same 3-D range): NaN
@@ -338,8 +339,8 @@ __kernel void max_pool2d_2x2(const cgeom g, __global T *d, __global const T *a, 
 	int ow = get_global_id(0), oh = get_global_id(1), p = get_global_id(2);
 	int xh = g.st[1][2];
 	int xo = g.off[1] + p * g.st[1][1] + 2 * oh * xh + 2 * ow; /* unit stride along w */
-	ACC v0 = a[xo], v1 = a[xo + 1], v2 = a[xo + xh], v3 = a[xo + xh + 1];
+	ACC v0 = XLOAD(a, xo), v1 = XLOAD(a, xo + 1), v2 = XLOAD(a, xo + xh), v3 = XLOAD(a, xo + xh + 1);
 	ACC m01 = (v1 > v0) | isnan(v1) ? v1 : v0, m23 = (v3 > v2) | isnan(v3) ? v3 : v2;
 	ACC m = isnan(m01) ? m01 : (m23 > m01) | isnan(m23) ? m23 : m01;
-	d[g.off[0] + p * g.st[0][1] + oh * g.st[0][2] + ow] = (T)m;
+	XSTORE(d, g.off[0] + p * g.st[0][1] + oh * g.st[0][2] + ow, m);
 }

@@ -8,6 +8,9 @@
  * logsumexp and loss term (part, N elements of T); softmax_xent_sum[_cpu] then adds the terms
  * in a fixed order, so the loss does not depend on the scheduling.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
+ * Elements go through XLOAD / XSTORE / VLOAD4 / VSTORE4 (prelude.cl): float16 and bfloat16 are
+ * storage, computed in ACC = float (native half loads and stores under -DUSE_NATIVE_HALF); the
+ * cross-entropy's row terms (part) are ACC whatever T.
  * Operands are 2-D (N, C) or 1-D views at any strides, described by fgeom: operand 0 is the dst,
  * 1..4 the sources; a 1-D operand's stride is in rs. Activations: 0 none, 1 relu, 2 gelu. */
 #ifdef USE_FP64
@@ -53,7 +56,7 @@ ACC act_grad_(int a, ACC u)
 /* one work-item per element, i = n * C + j (columns fastest: the bias is read along a row) */
 #define BIAS_ACT_BODY                                                                              \
 	int n = i / g.C, j = i - n * g.C;                                                          \
-	d[AT(0, n, j)] = (T)act_(g.act, (ACC)x[AT(1, n, j)] + (ACC)b[AT1(2, j)]);
+	XSTORE(d, AT(0, n, j), act_(g.act, XLOAD(x, AT(1, n, j)) + XLOAD(b, AT1(2, j))));
 
 __kernel void bias_act(const fgeom g, __global T *d, __global const T *x, __global const T *b)
 {
@@ -73,14 +76,14 @@ __kernel void bias_act_x(const fgeom g, __global T *d, __global const T *x, __gl
 #define BIAS_ACT_BACKWARD_BODY                                                                     \
 	ACC acc = (ACC)0;                                                                          \
 	for (int n = 0; n < g.N; n++) {                                                            \
-		ACC v = gr[AT(1, n, j)];                                                           \
+		ACC v = XLOAD(gr, AT(1, n, j));                                                    \
 		if (g.act)                                                                         \
-			v *= act_grad_(g.act, t[AT(2, n, j)]);                                     \
-		dz[AT(0, n, j)] = (T)v;                                                            \
+			v *= act_grad_(g.act, XLOAD(t, AT(2, n, j)));                              \
+		XSTORE(dz, AT(0, n, j), v);                                                        \
 		acc += v;                                                                          \
 	}                                                                                          \
-	ACC old = beta != (ACC)0 ? beta * (ACC)db[AT1(3, j)] : (ACC)0;                             \
-	db[AT1(3, j)] = (T)(old + acc);
+	ACC old = beta != (ACC)0 ? beta * XLOAD(db, AT1(3, j)) : (ACC)0;                           \
+	XSTORE(db, AT1(3, j), old + acc);
 
 __kernel void bias_act_backward(const fgeom g, __global T *dz, __global const T *gr, __global const T *t,
 				__global T *db, const ACC beta)
@@ -124,8 +127,8 @@ __kernel void bias_act_backward_v4(const fgeom g, __global T *dz, __global const
 		acc += v;
 	}
 	for (int q = 0; q < 4; q++) {
-		ACC old = beta != (ACC)0 ? beta * (ACC)db[AT1(3, j + q)] : (ACC)0;
-		db[AT1(3, j + q)] = (T)(old + (q == 0 ? acc.s0 : q == 1 ? acc.s1 : q == 2 ? acc.s2 : acc.s3));
+		ACC old = beta != (ACC)0 ? beta * XLOAD(db, AT1(3, j + q)) : (ACC)0;
+		XSTORE(db, AT1(3, j + q), old + (q == 0 ? acc.s0 : q == 1 ? acc.s1 : q == 2 ? acc.s2 : acc.s3));
 	}
 }
 
@@ -146,10 +149,10 @@ __kernel void bias_act_backward_tiles(const fgeom g, __global T *restrict dz, __
 
 	if (j < g.C)
 		for (int n = b * rb + ly; n < n_end; n += tr) {
-			ACC v = gr[AT(1, n, j)];
+			ACC v = XLOAD(gr, AT(1, n, j));
 			if (g.act)
-				v *= act_grad_(g.act, t[AT(2, n, j)]);
-			dz[AT(0, n, j)] = (T)v;
+				v *= act_grad_(g.act, XLOAD(t, AT(2, n, j)));
+			XSTORE(dz, AT(0, n, j), v);
 			acc += v;
 		}
 	scratch[ly * tc + lx] = acc;
@@ -164,8 +167,8 @@ __kernel void bias_act_backward_tiles(const fgeom g, __global T *restrict dz, __
 	if (get_num_groups(1) > 1) {
 		part[b * g.C + j] = scratch[lx];
 	} else {
-		ACC old = beta != (ACC)0 ? beta * (ACC)db[AT1(3, j)] : (ACC)0;
-		db[AT1(3, j)] = (T)(old + scratch[lx]);
+		ACC old = beta != (ACC)0 ? beta * XLOAD(db, AT1(3, j)) : (ACC)0;
+		XSTORE(db, AT1(3, j), old + scratch[lx]);
 	}
 }
 
@@ -191,8 +194,8 @@ __kernel void bias_act_backward_sum(const fgeom g, __global T *restrict db, cons
 	}
 	if (ly != 0 || j >= g.C)
 		return;
-	ACC old = beta != (ACC)0 ? beta * (ACC)db[AT1(3, j)] : (ACC)0;
-	db[AT1(3, j)] = (T)(old + scratch[lx]);
+	ACC old = beta != (ACC)0 ? beta * XLOAD(db, AT1(3, j)) : (ACC)0;
+	XSTORE(db, AT1(3, j), old + scratch[lx]);
 }
 
 /* ---- softmax cross-entropy --------------------------------------------------------------- */
@@ -200,20 +203,20 @@ __kernel void bias_act_backward_sum(const fgeom g, __global T *restrict db, cons
 /* The row's loss term logsumexp * sum(t) - sum(t * x), with lse[n] stored. */
 #define XENT_ROW_END(n, m, s, ts, tx)                                                              \
 	ACC r_ = (m) + log(s);                                                                     \
-	lse[AT1(3, n)] = (T)r_;                                                                    \
-	part[n] = (T)(r_ * (ts) - (tx));
+	XSTORE(lse, AT1(3, n), r_);                                                                \
+	part[n] = r_ * (ts) - (tx);
 
 /* GPU shape: work-group n takes row n */
-__kernel void softmax_xent_rows(const fgeom g, __global T *part, __global const T *x, __global const T *t,
+__kernel void softmax_xent_rows(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
 				__global T *lse, __local ACC *scratch)
 {
 	int n = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
 	ACC m = -INFINITY, s = (ACC)0, ts = (ACC)0, tx = (ACC)0;
 	for (int j = l; j < g.C; j += L)
-		m = fmax(m, (ACC)x[AT(1, n, j)]);
+		m = fmax(m, XLOAD(x, AT(1, n, j)));
 	m = wg_max(m, scratch);
 	for (int j = l; j < g.C; j += L) {
-		ACC xv = x[AT(1, n, j)], tv = t[AT(2, n, j)];
+		ACC xv = XLOAD(x, AT(1, n, j)), tv = XLOAD(t, AT(2, n, j));
 		s += exp(xv - m);
 		ts += tv;
 		tx += tv * xv;
@@ -227,7 +230,7 @@ __kernel void softmax_xent_rows(const fgeom g, __global T *part, __global const 
 }
 
 /* CPU shape: work-item n takes row n */
-__kernel void softmax_xent_rows_cpu(const fgeom g, __global T *part, __global const T *x, __global const T *t,
+__kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
 				    __global T *lse)
 {
 	int n = get_global_id(0), j = 0;
@@ -238,16 +241,16 @@ __kernel void softmax_xent_rows_cpu(const fgeom g, __global T *part, __global co
 	if (vec) {
 		ACC4 m4 = (ACC4)(-INFINITY);
 		for (; j + 4 <= g.C; j += 4)
-			m4 = fmax(m4, vload4(0, x + ox + j));
+			m4 = fmax(m4, VLOAD4(x, ox + j));
 		m = HMAX4(m4);
 	}
 	for (; j < g.C; j++)
-		m = fmax(m, (ACC)x[ox + j * g.cs[1]]);
+		m = fmax(m, XLOAD(x, ox + j * g.cs[1]));
 	j = 0;
 	if (vec) {
 		ACC4 s4 = (ACC4)0, ts4 = (ACC4)0, tx4 = (ACC4)0;
 		for (; j + 4 <= g.C; j += 4) {
-			ACC4 xv = vload4(0, x + ox + j), tv = vload4(0, t + ot + j);
+			ACC4 xv = VLOAD4(x, ox + j), tv = VLOAD4(t, ot + j);
 			s4 += exp(xv - m);
 			ts4 += tv;
 			tx4 += tv * xv;
@@ -257,7 +260,7 @@ __kernel void softmax_xent_rows_cpu(const fgeom g, __global T *part, __global co
 		tx = HSUM4(tx4);
 	}
 	for (; j < g.C; j++) {
-		ACC xv = x[ox + j * g.cs[1]], tv = t[ot + j * g.cs[2]];
+		ACC xv = XLOAD(x, ox + j * g.cs[1]), tv = XLOAD(t, ot + j * g.cs[2]);
 		s += exp(xv - m);
 		ts += tv;
 		tx += tv * xv;
@@ -266,25 +269,25 @@ __kernel void softmax_xent_rows_cpu(const fgeom g, __global T *part, __global co
 }
 
 /* loss = scale * the sum of the N row terms: one work-group, a tree over fixed strides (GPU) */
-__kernel void softmax_xent_sum(const fgeom g, __global T *loss, __global const T *part, const ACC scale,
+__kernel void softmax_xent_sum(const fgeom g, __global T *loss, __global const ACC *part, const ACC scale,
 			       __local ACC *scratch)
 {
 	int l = get_local_id(0), L = get_local_size(0);
 	ACC sum = (ACC)0;
 	for (int n = l; n < g.N; n += L)
-		sum += (ACC)part[n];
+		sum += part[n];
 	sum = wg_sum(sum, scratch);
 	if (l == 0)
-		loss[g.off[0]] = (T)(scale * sum);
+		XSTORE(loss, g.off[0], scale * sum);
 }
 
 /* ... one work-item, in row order (CPU) */
-__kernel void softmax_xent_sum_cpu(const fgeom g, __global T *loss, __global const T *part, const ACC scale)
+__kernel void softmax_xent_sum_cpu(const fgeom g, __global T *loss, __global const ACC *part, const ACC scale)
 {
 	ACC sum = (ACC)0;
 	for (int n = 0; n < g.N; n++)
-		sum += (ACC)part[n];
-	loss[g.off[0]] = (T)(scale * sum);
+		sum += part[n];
+	XSTORE(loss, g.off[0], scale * sum);
 }
 
 /* GPU shape: work-group n writes row n, (softmax * sum(t) - t) * scale * g */
@@ -293,12 +296,12 @@ __kernel void softmax_xent_backward_rows(const fgeom g, __global T *d, __global 
 					 __local ACC *scratch)
 {
 	int n = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
-	ACC ts = (ACC)0, r = lse[AT1(3, n)], k = scale * (ACC)gl[g.off[4]];
+	ACC ts = (ACC)0, r = XLOAD(lse, AT1(3, n)), k = scale * XLOAD(gl, g.off[4]);
 	for (int j = l; j < g.C; j += L)
-		ts += (ACC)t[AT(2, n, j)];
+		ts += XLOAD(t, AT(2, n, j));
 	ts = wg_sum(ts, scratch);
 	for (int j = l; j < g.C; j += L)
-		d[AT(0, n, j)] = (T)(k * (exp((ACC)x[AT(1, n, j)] - r) * ts - (ACC)t[AT(2, n, j)]));
+		XSTORE(d, AT(0, n, j), k * (exp(XLOAD(x, AT(1, n, j)) - r) * ts - XLOAD(t, AT(2, n, j))));
 }
 
 /* CPU shape: work-item n writes row n */
@@ -309,23 +312,23 @@ __kernel void softmax_xent_backward_rows_cpu(const fgeom g, __global T *d, __glo
 	int n = get_global_id(0), j = 0;
 	if (n >= g.N)
 		return;
-	ACC ts = (ACC)0, r = lse[AT1(3, n)], k = scale * (ACC)gl[g.off[4]];
+	ACC ts = (ACC)0, r = XLOAD(lse, AT1(3, n)), k = scale * XLOAD(gl, g.off[4]);
 	int od = AT(0, n, 0), ox = AT(1, n, 0), ot = AT(2, n, 0);
 	int vec = g.cs[0] == 1 && g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 4;
 	if (vec) {
 		ACC4 ts4 = (ACC4)0;
 		for (; j + 4 <= g.C; j += 4)
-			ts4 += vload4(0, t + ot + j);
+			ts4 += VLOAD4(t, ot + j);
 		ts = HSUM4(ts4);
 	}
 	for (; j < g.C; j++)
-		ts += (ACC)t[ot + j * g.cs[2]];
+		ts += XLOAD(t, ot + j * g.cs[2]);
 	j = 0;
 	if (vec)
 		for (; j + 4 <= g.C; j += 4) {
-			ACC4 tv = vload4(0, t + ot + j);
-			vstore4(k * (exp(vload4(0, x + ox + j) - r) * ts - tv), 0, d + od + j);
+			ACC4 tv = VLOAD4(t, ot + j);
+			VSTORE4(d, od + j, k * (exp(VLOAD4(x, ox + j) - r) * ts - tv));
 		}
 	for (; j < g.C; j++)
-		d[od + j * g.cs[0]] = (T)(k * (exp((ACC)x[ox + j * g.cs[1]] - r) * ts - (ACC)t[ot + j * g.cs[2]]));
+		XSTORE(d, od + j * g.cs[0], k * (exp(XLOAD(x, ox + j * g.cs[1]) - r) * ts - XLOAD(t, ot + j * g.cs[2])));
 }

@@ -39,6 +39,17 @@ inline ushort bf16_store(float v)
 #define STORE(p, i, v) ((p)[i] = (T)(v))
 #endif
 
+/* XLOAD / XSTORE: LOAD / STORE, except that with -DUSE_NATIVE_HALF (cl_khr_fp16) a float16 element
+ * is read and written as a half directly (the cast rounds to nearest even, as vstore_half_rte);
+ * the kernels using them (conv.cl, fused.cl) compute in ACC = float either way. */
+#if defined(USE_NATIVE_HALF) && defined(USE_HALF_STORAGE)
+#define XLOAD(p, i) ((ACC)(p)[i])
+#define XSTORE(p, i, v) ((p)[i] = (T)(v))
+#else
+#define XLOAD(p, i) LOAD(p, i)
+#define XSTORE(p, i, v) STORE(p, i, v)
+#endif
+
 #define MAXD 6
 
 /* ERFC(x) for GELU (elementwise.cl, fused.cl). In float, not the builtin: PoCL's erfc ran about

@@ -12,7 +12,8 @@
  * tallied as "op f16" / "op bf16"): the same random numbers rounded to the 16-bit format on the
  * host (to16), results converted back (from16) before the comparison, against that format's
  * thresholds (half_threshold; native_half_threshold for float16 elementwise ops on devices that
- * compute them in half). GEMM runs in both 16-bit formats too (float32 accumulation); the CAST
+ * compute them in half). GEMM, the conv family (im2col, col2im, pooling) and the fused ops (bias_act, softmax_xent and their
+ * backward) run in both 16-bit formats too (float32 accumulation); the CAST
  * cases between formats are in tests/ops_cases_cast.c. */
 #include "op_suite.h"
 
@@ -84,6 +85,7 @@ static double half_threshold(clg_op op, clg_dtype t)
 {
 	switch (op) {
 	case CLG_OP_COPY: case CLG_OP_FILL: case CLG_OP_NEG: case CLG_OP_RELU: case CLG_OP_RELU_BACKWARD:
+	case CLG_OP_MAXPOOL2D: case CLG_OP_IM2COL: /* a window's max, or a copy, of the inputs */
 		return 0;
 	default:
 		return op_threshold(op) == 0 ? 0 : t == CLG_BF16 ? 2e-5 : 1e-6;
@@ -105,8 +107,9 @@ static size_t half_max_diffs(size_t n) { return 1 + n / 8; }
  * is exact stay exact. */
 static double native_half_threshold(clg_op op) { return half_threshold(op, CLG_F16) == 0 ? 0 : 1e-5; }
 
-/* The ops with a float16 path (kinds EW, REDUCE and ROW in clg_ops.def), listed here rather than
- * asked of the library, so that a kind that loses its float16 path fails the suite. */
+/* The ops with a float16 path (kinds EW, REDUCE and ROW in clg_ops.def, GEMM, pooling and the fused
+ * ops), listed here rather than asked of the library, so that an op that loses its float16 path
+ * fails the suite. */
 static int takes_f16(clg_op op)
 {
 	switch (op) {
@@ -114,6 +117,9 @@ static int takes_f16(clg_op op)
 	case CLG_OP_SOFTMAX: case CLG_OP_LOG_SOFTMAX: case CLG_OP_SOFTMAX_BACKWARD: case CLG_OP_LOG_SOFTMAX_BACKWARD:
 	case CLG_OP_LAYER_NORM: case CLG_OP_LAYER_NORM_BACKWARD:
 	case CLG_OP_GEMM:
+	case CLG_OP_IM2COL: case CLG_OP_COL2IM:
+	case CLG_OP_MAXPOOL2D: case CLG_OP_MAXPOOL2D_BACKWARD: case CLG_OP_AVGPOOL2D: case CLG_OP_AVGPOOL2D_BACKWARD:
+	case CLG_OP_BIAS_ACT: case CLG_OP_BIAS_ACT_BACKWARD: case CLG_OP_SOFTMAX_XENT: case CLG_OP_SOFTMAX_XENT_BACKWARD:
 		return 1;
 	default:
 		return clg_op_is_elementwise(op);

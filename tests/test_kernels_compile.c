@@ -37,8 +37,9 @@ static void build_all(clg_backend *be)
 {
 	const char *const *names = clg_cl_program_names();
 	clg_dtype dts[3] = {CLG_F32, CLG_F64, CLG_F16};
-	/* the programs of the kinds that take float16 (EW, REDUCE, ROW) */
-	static const char *const f16_programs[] = {"elementwise", "reduce", "softmax", "norm", "gemm_half", NULL};
+	/* the programs of the ops that take float16 (EW, REDUCE, ROW, GEMM, pooling, fused) */
+	static const char *const f16_programs[] = {"elementwise", "reduce", "softmax", "norm", "gemm_half", "conv",
+						   "fused", NULL};
 	int nf16 = 0;
 	int nprog = 0, expect_builds = 0;
 	clg_stats st;
@@ -79,7 +80,7 @@ static void build_all(clg_backend *be)
 		}
 	}
 	CHECK(nprog >= 2, "only %d embedded programs", nprog);
-	CHECK(nf16 == 5, "%d of the 5 programs with a float16 path are embedded", nf16);
+	CHECK(nf16 == 7, "%d of the 7 programs with a float16 path are embedded", nf16);
 	clg_backend_stats(be, &st);
 	CHECK((int)st.n_build == expect_builds, "n_build %llu, expected %d", (unsigned long long)st.n_build,
 	      expect_builds);

@@ -4,7 +4,10 @@
  *   - gradients through the mixed path: a two-layer MLP's loss and gradients under autocast
  *     (float16 GEMMs, float32 loss) against float32, within half-precision tolerance; masters'
  *     gradients are float32; a backward run inside autocast does not autocast;
- *   - conv2d under autocast (float16 GEMMs inside) against float32;
+ *   - conv2d under autocast (float16 columns, GEMMs and output) against float32;
+ *   - batch norm (float32 statistics), max and average pooling and the fused linear epilogue on
+ *     float16 activations under autocast, against float32; attention on float16 q, k, v under
+ *     autocast (the fused kernels in float32) against float32;
  *   - the trainer: mixed reaches the float32 run's losses within a small tolerance, with the loss
  *     scaler on; a mixed checkpoint resumes in float32 and ends near the straight mixed run;
  *   - bad precision values refused, names parsed. */
@@ -159,7 +162,7 @@ static void test_mixed_grads(clg_backend *be)
 	       rel_diff(mix.grad[2], f32.grad[2], f32.n[2]), rel_diff(mix.grad[3], f32.grad[3], f32.n[3]));
 }
 
-/* conv2d under autocast (float16 GEMMs inside, float32 output) against float32: loss and the
+/* conv2d under autocast (in float16: columns, GEMMs with float32 accumulation, output) against float32: loss and the
  * gradients of x, w and b */
 static void conv_run(clg_backend *be, int autocast, float *loss, float *gx, float *gw, float *gb, clg_dtype *out_dt)
 {
@@ -199,7 +202,7 @@ static void test_conv(clg_backend *be)
 
 	for (int k = 0; k < 2; k++)
 		conv_run(be, k, &l[k], gx[k], gw[k], gb[k], &dt[k]);
-	CHECK(dt[1] == CLG_F32, "%s: autocast conv2d output float32", be->info.name);
+	CHECK(dt[1] == CLG_F16, "%s: autocast conv2d output float16 (%s)", be->info.name, clg_dtype_name(dt[1]));
 	CHECK(fabs(l[1] - l[0]) <= 2e-3 * fabs(l[0]), "%s: conv loss mixed %.6f vs float32 %.6f", be->info.name, l[1], l[0]);
 	CHECK(rel_diff(gx[1], gx[0], 2 * 3 * 6 * 6) <= 1e-2 && rel_diff(gw[1], gw[0], 4 * 3 * 3 * 3) <= 1e-2 &&
 	      rel_diff(gb[1], gb[0], 4) <= 1e-2, "%s: conv gradients mixed vs float32: x %.3g, w %.3g, b %.3g",
@@ -209,6 +212,150 @@ static void test_conv(clg_backend *be)
 	      be->info.name);
 	printf("%s: conv2d mixed loss %.6f, float32 %.6f; gradients within x %.2g, w %.2g, b %.2g\n", be->info.name, l[1],
 	       l[0], rel_diff(gx[1], gx[0], 2 * 3 * 6 * 6), rel_diff(gw[1], gw[0], 4 * 3 * 3 * 3), rel_diff(gb[1], gb[0], 4));
+}
+
+/* The 16-bit paths of pooling, batch norm and the fused linear epilogue under autocast, against
+ * float32: x (2, 4, 6, 6) cast to float16, batch_norm (float16 out, float32 statistics),
+ * max_pool2d + avg_pool2d in float16, linear_act (relu) fused in float16, cross-entropy in
+ * float32. Loss and the gradients of x, gamma, beta, w and b. */
+#define PN 2
+#define PC 4
+#define PH 6
+#define PO 5
+#define PFEAT (PC * (PH / 2) * (PH / 2))
+typedef struct {
+	float loss;
+	float g[5][PN * PC * PH * PH];
+	int64_t n[5];
+	clg_dtype bn_dt, pool_dt, hid_dt, loss_dt;
+} pool_result;
+
+static void pool_run(clg_backend *be, int autocast, pool_result *r)
+{
+	float x[PN * PC * PH * PH], gam[PC], bet[PC], w[PO * PFEAT], b[PO], y[PN * PO] = {0};
+	clg_tensor *p[5];
+	double v = NAN;
+
+	t_fill_uniform(x, PN * PC * PH * PH, 21, -2, 2);
+	t_fill_uniform(gam, PC, 22, 0.5f, 1.5f);
+	t_fill_uniform(bet, PC, 23, -0.2f, 0.2f);
+	t_fill_uniform(w, PO * PFEAT, 24, -0.3f, 0.3f);
+	t_fill_uniform(b, PO, 25, -0.1f, 0.1f);
+	for (int i = 0; i < PN; i++)
+		y[i * PO + (i + 1) % PO] = 1;
+	clg_scope_begin();
+	p[0] = clg_from_host(be, CLG_F32, CLG_SHAPE(PN, PC, PH, PH), x);
+	p[1] = clg_from_host(be, CLG_F32, CLG_SHAPE(PC), gam);
+	p[2] = clg_from_host(be, CLG_F32, CLG_SHAPE(PC), bet);
+	p[3] = clg_from_host(be, CLG_F32, CLG_SHAPE(PO, PFEAT), w);
+	p[4] = clg_from_host(be, CLG_F32, CLG_SHAPE(PO), b);
+	for (int i = 0; i < 5; i++)
+		clg_set_requires_grad(p[i], 1);
+	if (autocast)
+		clg_autocast_begin(CLG_F16);
+	clg_tensor *xh = autocast ? clg_cast(p[0], CLG_F16) : p[0]; /* as a 16-bit activation arrives */
+	clg_tensor *bn = clg_batch_norm(xh, p[1], p[2], NULL, NULL, 0.1, 1e-5, 1);
+	clg_tensor *pl = clg_add(clg_max_pool2d(bn, 2, 2, 2, 2, 0, 0), clg_avg_pool2d(bn, 2, 2, 2, 2, 0, 0));
+	clg_tensor *h = clg_linear_act(clg_reshape(pl, CLG_SHAPE(PN, PFEAT)), p[3], p[4], CLG_ACT_RELU);
+	clg_tensor *l = clg_cross_entropy(h, clg_from_host(be, CLG_F32, CLG_SHAPE(PN, PO), y), 0.0);
+	if (autocast)
+		clg_autocast_end();
+	r->bn_dt = bn ? clg_dtype_of(bn) : CLG_I32;
+	r->pool_dt = pl ? clg_dtype_of(pl) : CLG_I32;
+	r->hid_dt = h ? clg_dtype_of(h) : CLG_I32;
+	r->loss_dt = l ? clg_dtype_of(l) : CLG_I32;
+	CHECK_OK(clg_backward(l));
+	CHECK_OK(clg_item(l, &v));
+	r->loss = (float)v;
+	for (int i = 0; i < 5; i++) {
+		r->n[i] = clg_numel(p[i]);
+		CHECK(clg_grad(p[i]) && clg_dtype_of(clg_grad(p[i])) == CLG_F32, "%s: tensor %d's gradient is float32",
+		      be->info.name, i);
+		CHECK_OK(clg_to_host(clg_grad(p[i]), r->g[i], sizeof(float) * (size_t)r->n[i]));
+	}
+	clg_scope_end();
+}
+
+static void test_pool_norm(clg_backend *be)
+{
+	static pool_result f32, mix;
+	static const char *names[5] = {"x", "gamma", "beta", "w", "b"};
+
+	pool_run(be, 0, &f32);
+	pool_run(be, 1, &mix);
+	CHECK(mix.bn_dt == CLG_F16 && mix.pool_dt == CLG_F16 && mix.hid_dt == CLG_F16 && mix.loss_dt == CLG_F32,
+	      "%s: autocast dtypes: batch_norm %s, pools %s, linear_act %s, loss %s", be->info.name,
+	      clg_dtype_name(mix.bn_dt), clg_dtype_name(mix.pool_dt), clg_dtype_name(mix.hid_dt),
+	      clg_dtype_name(mix.loss_dt));
+	CHECK(fabs(mix.loss - f32.loss) <= 5e-3 * fabs(f32.loss), "%s: pool/norm mixed loss %.6f vs float32 %.6f",
+	      be->info.name, mix.loss, f32.loss);
+	for (int i = 0; i < 5; i++) {
+		double d = rel_diff(mix.g[i], f32.g[i], f32.n[i]);
+		CHECK(d <= 2e-2 && max_abs(mix.g[i], mix.n[i]) > 0, "%s: %s's mixed gradient %.3g from float32",
+		      be->info.name, names[i], d);
+	}
+	printf("%s: batch_norm + pools + linear_act in float16: loss %.6f vs float32 %.6f; gradients within x %.2g, "
+	       "gamma %.2g, beta %.2g, w %.2g, b %.2g\n", be->info.name, mix.loss, f32.loss,
+	       rel_diff(mix.g[0], f32.g[0], f32.n[0]), rel_diff(mix.g[1], f32.g[1], f32.n[1]),
+	       rel_diff(mix.g[2], f32.g[2], f32.n[2]), rel_diff(mix.g[3], f32.g[3], f32.n[3]),
+	       rel_diff(mix.g[4], f32.g[4], f32.n[4]));
+}
+
+/* Attention on 16-bit q, k, v under autocast (as the transformer's linear layers make them): the
+ * fused kernels in float32 (a float32 output), loss and gradients against float32. */
+#define AB 2
+#define AH 2
+#define AT 5
+#define AD 4
+#define AN (AB * AH * AT * AD)
+static void attn_run(clg_backend *be, int autocast, float *loss, float g[3][AN], clg_dtype *out_dt)
+{
+	float host[3][AN];
+	clg_tensor *p[3], *in[3];
+	double v = NAN;
+
+	clg_scope_begin();
+	for (int i = 0; i < 3; i++) {
+		t_fill_uniform(host[i], AN, 31 + (unsigned)i, -1.5f, 1.5f);
+		p[i] = clg_from_host(be, CLG_F32, CLG_SHAPE(AB, AH, AT, AD), host[i]);
+		clg_set_requires_grad(p[i], 1);
+	}
+	if (autocast)
+		clg_autocast_begin(CLG_F16);
+	for (int i = 0; i < 3; i++)
+		in[i] = autocast ? clg_cast(p[i], CLG_F16) : p[i];
+	clg_tensor *o = clg_scaled_dot_product_attention(in[0], in[1], in[2], 1, 0.0);
+	clg_tensor *l = clg_mean(clg_mul(o, o), 0, NULL, 0);
+	if (autocast)
+		clg_autocast_end();
+	*out_dt = o ? clg_dtype_of(o) : CLG_I32;
+	CHECK_OK(clg_backward(l));
+	CHECK_OK(clg_item(l, &v));
+	*loss = (float)v;
+	for (int i = 0; i < 3; i++)
+		CHECK_OK(clg_to_host(clg_grad(p[i]), g[i], sizeof(float) * AN));
+	clg_scope_end();
+}
+
+static void test_attention(clg_backend *be)
+{
+	static float l[2], g[2][3][AN];
+	clg_dtype dt[2];
+	double d[3];
+
+	for (int k = 0; k < 2; k++)
+		attn_run(be, k, &l[k], g[k], &dt[k]);
+	for (int i = 0; i < 3; i++)
+		d[i] = rel_diff(g[1][i], g[0][i], AN);
+	if (clg_fused_ops_enabled() && be->ops[CLG_OP_ATTENTION_FWD])
+		CHECK(dt[1] == CLG_F32, "%s: autocast attention on float16 q, k, v: the fused float32 path (output %s)",
+		      be->info.name, clg_dtype_name(dt[1]));
+	CHECK(fabs(l[1] - l[0]) <= 5e-3 * fabs(l[0]), "%s: attention mixed loss %.6f vs float32 %.6f", be->info.name,
+	      l[1], l[0]);
+	CHECK(d[0] <= 2e-2 && d[1] <= 2e-2 && d[2] <= 2e-2, "%s: attention gradients mixed vs float32: q %.3g, k %.3g, v %.3g",
+	      be->info.name, d[0], d[1], d[2]);
+	printf("%s: attention under autocast (output %s): loss %.6f vs float32 %.6f; gradients within q %.2g, k %.2g, v %.2g\n",
+	       be->info.name, clg_dtype_name(dt[1]), l[1], l[0], d[0], d[1], d[2]);
 }
 
 /* ---- the trainer ---- */
@@ -347,6 +494,8 @@ int main(void)
 		test_cast(be);
 		test_mixed_grads(be);
 		test_conv(be);
+		test_pool_norm(be);
+		test_attention(be);
 		test_trainer(be, &tr, &te, tmp);
 		if (d == 0) { /* a bad precision refused */
 			clg_train_config c = config((clg_precision)7);

@@ -123,6 +123,12 @@ static clg_status cl_synchronize(clg_backend *be)
 
 static void cl_stats(clg_backend *be, clg_stats *out) { *out = clg_cl_of(be)->stats; }
 
+static void cl_reset_peak(clg_backend *be)
+{
+	clg_cl *cl = clg_cl_of(be);
+	cl->stats.bytes_peak = cl->stats.bytes_in_use;
+}
+
 static void cl_close(clg_backend *be)
 {
 	clg_cl *cl = clg_cl_of(be);
@@ -160,6 +166,7 @@ static const clg_backend_iface cl_iface = {
 	.synchronize = cl_synchronize,
 	.stats = cl_stats,
 	.trim = clg_cl_trim,
+	.reset_peak = cl_reset_peak,
 };
 
 /* Which sub-group built-ins the row kernels may use (clg_cl.subgroups), probed from the device's

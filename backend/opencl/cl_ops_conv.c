@@ -55,7 +55,7 @@ static int64_t pick_kernel(const clg_conv_geom *g, const clg_op_call *c, int wit
 	case CLG_OP_AVGPOOL2D:
 		return g->N * g->C * g->OH;
 	case CLG_OP_COL2IM: /* image rows, by runs of columns where the stride along w is 1 */
-		if (g->SW != 1)
+		if (g->SW != 1 || clg_dtype_is_half_storage(c->dst.dtype)) /* 16-bit: the gather sums in float32 */
 			*kname = "col2im_pixels";
 		return g->N * g->C * g->H;
 	case CLG_OP_MAXPOOL2D_BACKWARD:

@@ -66,6 +66,12 @@ static clg_status ref_synchronize(clg_backend *be)
 static void ref_stats(clg_backend *be, clg_stats *out) { *out = ((ref_ctx *)be->ctx)->stats; }
 static void ref_trim(clg_backend *be) { (void)be; }
 
+static void ref_reset_peak(clg_backend *be)
+{
+	ref_ctx *rc = be->ctx;
+	rc->stats.bytes_peak = rc->stats.bytes_in_use;
+}
+
 static void ref_close(clg_backend *be)
 {
 	free(be->ctx);
@@ -82,6 +88,7 @@ static const clg_backend_iface ref_iface = {
 	.synchronize = ref_synchronize,
 	.stats = ref_stats,
 	.trim = ref_trim,
+	.reset_peak = ref_reset_peak,
 };
 
 clg_status clg_ref_open(clg_backend **out)
