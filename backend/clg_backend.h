@@ -206,7 +206,8 @@ typedef struct {
 	void (*stats)(clg_backend *be, clg_stats *out);
 	/* Drop cached free buffers. */
 	void (*trim)(clg_backend *be);
-	/* Restart the high-water mark: bytes_peak = bytes_in_use. */
+	/* Optional (NULL: the mark is never restarted). Restart the high-water mark: bytes_peak =
+	 * bytes_in_use. */
 	void (*reset_peak)(clg_backend *be);
 } clg_backend_iface;
 

@@ -274,7 +274,8 @@ void clg_backend_stats(clg_backend *be, clg_stats *out)
 
 void clg_backend_reset_peak(clg_backend *be)
 {
-	be->iface->reset_peak(be);
+	if (be && be->iface->reset_peak) /* optional in the interface */
+		be->iface->reset_peak(be);
 }
 
 void clg_backend_close(clg_backend *be)

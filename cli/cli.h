@@ -31,7 +31,7 @@ int train_check_option(const char *cmd, const char *name, const char *value);
 typedef struct {
 	int64_t n, c, l;
 } conv_fft_shape;
-#define CONV_FFT_SHAPE {8, 16, 512}
+#define CONV_FFT_SHAPE {8, 32, 1024}
 #define CONV_FFT_KMIN 3
 #define CONV_FFT_KMAX 31
 /* Medians of reps steps (forward and backward) of each path at kernel size k, after checking

@@ -53,9 +53,10 @@ clg_tensor *clg_complex_mul(clg_tensor *a, clg_tensor *b, int conj_b);
 
 /* 1-D convolution (cross-correlation, as PyTorch's conv1d with stride 1, dilation 1, one group)
  * through the FFT: x (N, C, L), w (OC, C, K), b (OC) or NULL, zero padding p on both sides ->
- * (N, OC, L + 2p - K + 1). Both signals are zero-padded to a length M >= L + 2p of radices 2, 3, 5,
- * 7 (so clFFT takes it), y = irfft(sum_c rfft(x) * conj(rfft(w)))[:L + 2p - K + 1] (+ b).
- * Costs O(N C OC M) memory for the spectra products; it pays off for long kernels. */
+ * (N, OC, L + 2p - K + 1). Both signals are zero-padded to a length M >= L + 2p of radices 2 and 3
+ * (clFFT's fastest), y = irfft(sum_c rfft(x) * conj(rfft(w)))[:L + 2p - K + 1] (+ b).
+ * The sum over channels runs as one batched GEMM over the frequencies; it pays off for long
+ * kernels (clg_conv1d, clgrad_conv.h, picks it by a measured crossover). */
 clg_tensor *clg_conv1d_fft(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t padding);
 
 #ifdef __cplusplus
