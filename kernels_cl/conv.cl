@@ -87,7 +87,7 @@ __kernel void im2col_px(const cgeom g, __global T *restrict d, __global const T 
 	int c = t % g.C, n = t / g.C, oh = l / g.OW, ow = l - oh * g.OW;
 	int ih = oh * g.SH - g.PH + kh * g.DH, iw = ow * g.SW - g.PW + kw * g.DW;
 	int r = (c * g.KH + kh) * g.KW + kw;
-	d[at(&g, 0, n, r, l, 0)] = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? a[at(&g, 1, n, c, ih, iw)] : (T)0;
+	XSTORE(d, at(&g, 0, n, r, l, 0), ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? XLOAD(a, at(&g, 1, n, c, ih, iw)) : (ACC)0);
 }
 
 /* im2col: work-item i owns the segment of cols for image n and row r = (c, kh, kw): its OH * OW
