@@ -14,9 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Untuned devices: conv1d of kernels this long or longer through the FFT. Measured with `clgrad
- * bench fft --conv` (x (8, 16, 512), w (16, 16, K), forward and backward) on PoCL and Intel's CPU
- * runtime: see PERFORMANCE notes in cli/conv_fft_time.c. */
+/* Untuned devices: conv1d of kernels this long or longer through the FFT; 0: never. Measured by
+ * `clgrad tune --fft-conv` (x (8, 32, 1024), w (32, 32, K), forward and backward, K 3..31): on
+ * PoCL the FFT never wins (97 against 24 ms at K = 31: clFFT runs at a few GFLOP/s there), on
+ * Intel's CPU runtime from K = 29 (101 against 114 ms at 31). An untuned device keeps im2col. */
 #define CLG_FFT_CONV_DEFAULT_K 0
 
 int clg_conv1d_fft_from(clg_backend *be, const char **why)

@@ -1,12 +1,11 @@
 /* Elementwise ops on strided views, forward and backward side by side.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when T or ACC is double;
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
- * Each op NAME has two kernels with one signature:
- *   NAME_c  every operand contiguous (the common case: plain indexing)
- *   NAME_s  any strides, described by geom (stride 0 is how broadcasting arrives)
- * Operand 0 is the destination, 1..3 the sources a, b, c, read as x, y, z in EXPR; p0 and p1 are
- * the op's float parameters (f[0], f[1]). The host makes an unused source alias a used operand,
- * so every read stays inside a buffer. Semantics: backend/clg_ops.def.
+ * Each op NAME has three kernels with one signature (NAME_c, NAME_2d, NAME_s: see EW_KERNELS_N):
+ * contiguous, two dims, any strides, described by geom (stride 0 is how broadcasting arrives).
+ * Operand 0 is the destination, 1..3 the sources a, b, c (as many as the op has: a unary op binds
+ * only a), read as x, y, z in EXPR; p0 and p1 are the op's float parameters (f[0], f[1]).
+ * Semantics: backend/clg_ops.def.
  * -DINT_ONLY (with -DT=int -DACC=int) builds only the kernels that move values (copy, fill), for
  * int32 tensors.
  * -DCAST_SRC=1|2|3|4 builds only cast_c / cast_s, whose source is float, half, bfloat16 (ushort)
@@ -39,42 +38,71 @@ typedef struct {
 	int st[NOPS][MAXD]; /* element strides of dst, src0, src1, src2 */
 } geom;
 
-/* Sources of type ST read with LD (T and LOAD, but for cast). The kernel names come pasted (a
- * NAME passed on unpasted would be macro-expanded first: some runtimes define exp, log as macros). */
-#define EW_KERNELS_SRC(NAME_C, NAME_S, EXPR, ST, LD)                                             \
-__kernel void NAME_C(const geom g, __global T *d, __global const ST *a, __global const ST *b, \
-		       __global const ST *c, const PARAM p0, const PARAM p1)                    \
-{                                                                                                \
-	int i = get_global_id(0);                                                                \
-	if (i >= g.n)                                                                            \
-		return;                                                                          \
-	ACC x = LD(a, g.off[1] + i), y = LD(b, g.off[2] + i), z = LD(c, g.off[3] + i);           \
-	STORE(d, g.off[0] + i, EXPR);                                                            \
-}                                                                                                \
-__kernel void NAME_S(const geom g, __global T *d, __global const ST *a, __global const ST *b,   \
-		       __global const ST *c, const PARAM p0, const PARAM p1)                    \
-{                                                                                                \
-	int i = get_global_id(0);                                                                \
-	if (i >= g.n)                                                                            \
-		return;                                                                          \
-	int o0 = g.off[0], o1 = g.off[1], o2 = g.off[2], o3 = g.off[3];                          \
-	for (int dim = g.nd - 1; dim > 0; dim--) {                                               \
-		int q = i % g.shape[dim];                                                        \
-		i /= g.shape[dim];                                                               \
-		o0 += q * g.st[0][dim];                                                          \
-		o1 += q * g.st[1][dim];                                                          \
-		o2 += q * g.st[2][dim];                                                          \
-		o3 += q * g.st[3][dim];                                                          \
-	}                                                                                        \
+/* Kernels bind the op's sources only: SRC1 (a), SRC2 (a, b) or SRC3 (a, b, c), read as x, y, z;
+ * sources of type ST read with LD (T and LOAD, but for cast). Each op has three kernels:
+ *   NAME_c   every operand contiguous
+ *   NAME_2d  two dims after merging (the host's choice): work-item (column j, row r) of a 2-D
+ *            range, each operand at off + r * st[0] + j * st[1]: no division, which covers the
+ *            broadcasts (N, C) op (C) (strides (0, 1)) and (N, C) op (N, 1) (strides (1, 0)) and
+ *            transposed copies
+ *   NAME_s   any dims: a division and a remainder per dim per element
+ * The kernel names come pasted (a NAME passed on unpasted would be macro-expanded first: some
+ * runtimes define exp, log as macros). */
+#define EW_ARGS1(ST) __global const ST *a
+#define EW_ARGS2(ST) __global const ST *a, __global const ST *b
+#define EW_ARGS3(ST) __global const ST *a, __global const ST *b, __global const ST *c
+#define EW_READ1_C(LD, i) ACC x = LD(a, g.off[1] + (i));
+#define EW_READ2_C(LD, i) EW_READ1_C(LD, i) ACC y = LD(b, g.off[2] + (i));
+#define EW_READ3_C(LD, i) EW_READ2_C(LD, i) ACC z = LD(c, g.off[3] + (i));
+#define EW_AT(k, r, j) (g.off[k] + (r) * g.st[k][0] + (j) * g.st[k][1])
+#define EW_READ1_2(LD, r, j) ACC x = LD(a, EW_AT(1, r, j));
+#define EW_READ2_2(LD, r, j) EW_READ1_2(LD, r, j) ACC y = LD(b, EW_AT(2, r, j));
+#define EW_READ3_2(LD, r, j) EW_READ2_2(LD, r, j) ACC z = LD(c, EW_AT(3, r, j));
+/* the strided walk: o[k] the offset of operand k (0: dst) for element i, k <= NS */
+#define EW_WALK(NS)                                                                               \
+	int o[4] = {g.off[0], g.off[1], g.off[2], g.off[3]};                                      \
+	for (int dim = g.nd - 1; dim > 0; dim--) {                                                \
+		int q = i % g.shape[dim];                                                         \
+		i /= g.shape[dim];                                                                \
+		for (int k = 0; k <= (NS); k++)                                                   \
+			o[k] += q * g.st[k][dim];                                                 \
+	}                                                                                         \
 	/* the outermost dim needs no division: i < n leaves i < shape[0] (strides 0 when nd == 0) */ \
-	o0 += i * g.st[0][0];                                                                    \
-	o1 += i * g.st[1][0];                                                                    \
-	o2 += i * g.st[2][0];                                                                    \
-	o3 += i * g.st[3][0];                                                                    \
-	ACC x = LD(a, o1), y = LD(b, o2), z = LD(c, o3);                                         \
-	STORE(d, o0, EXPR);                                                                      \
+	for (int k = 0; k <= (NS); k++)                                                           \
+		o[k] += i * g.st[k][0];
+#define EW_READ1_S(LD) ACC x = LD(a, o[1]);
+#define EW_READ2_S(LD) EW_READ1_S(LD) ACC y = LD(b, o[2]);
+#define EW_READ3_S(LD) EW_READ2_S(LD) ACC z = LD(c, o[3]);
+
+#define EW_KERNELS_N(NS, NAME_C, NAME_2D, NAME_S, EXPR, ST, LD)                                   \
+__kernel void NAME_C(const geom g, __global T *d, EW_ARGS##NS(ST), const PARAM p0, const PARAM p1) \
+{                                                                                                 \
+	int i = get_global_id(0);                                                                 \
+	if (i >= g.n)                                                                             \
+		return;                                                                           \
+	EW_READ##NS##_C(LD, i)                                                                    \
+	STORE(d, g.off[0] + i, EXPR);                                                             \
+}                                                                                                 \
+__kernel void NAME_2D(const geom g, __global T *d, EW_ARGS##NS(ST), const PARAM p0, const PARAM p1) \
+{                                                                                                 \
+	int j = get_global_id(0), r = get_global_id(1);                                           \
+	if (j >= g.shape[1] || r >= g.shape[0])                                                   \
+		return;                                                                           \
+	EW_READ##NS##_2(LD, r, j)                                                                 \
+	STORE(d, EW_AT(0, r, j), EXPR);                                                           \
+}                                                                                                 \
+__kernel void NAME_S(const geom g, __global T *d, EW_ARGS##NS(ST), const PARAM p0, const PARAM p1) \
+{                                                                                                 \
+	int i = get_global_id(0);                                                                 \
+	if (i >= g.n)                                                                             \
+		return;                                                                           \
+	EW_WALK(NS)                                                                               \
+	EW_READ##NS##_S(LD)                                                                       \
+	STORE(d, o[0], EXPR);                                                                     \
 }
-#define EW_KERNELS(NAME, EXPR) EW_KERNELS_SRC(NAME##_c, NAME##_s, EXPR, T, LOAD)
+#define EW1(NAME, EXPR) EW_KERNELS_N(1, NAME##_c, NAME##_2d, NAME##_s, EXPR, T, LOAD)
+#define EW2(NAME, EXPR) EW_KERNELS_N(2, NAME##_c, NAME##_2d, NAME##_s, EXPR, T, LOAD)
+#define EW3(NAME, EXPR) EW_KERNELS_N(3, NAME##_c, NAME##_2d, NAME##_s, EXPR, T, LOAD)
 
 #define ZERO ((ACC)0)
 #define ONE ((ACC)1)
@@ -83,16 +111,16 @@ __kernel void NAME_S(const geom g, __global T *d, __global const ST *a, __global
 /* the conversion: read in the source's type, written through STORE (rounding to nearest even) */
 #if CAST_SRC == 2
 #define CAST_LOAD(p, i) vload_half((size_t)(i), (p))
-EW_KERNELS_SRC(cast_c, cast_s, x, half, CAST_LOAD)
+EW_KERNELS_N(1, cast_c, cast_2d, cast_s, x, half, CAST_LOAD)
 #elif CAST_SRC == 3
 #define CAST_LOAD(p, i) as_float((uint)(p)[i] << 16)
-EW_KERNELS_SRC(cast_c, cast_s, x, ushort, CAST_LOAD)
+EW_KERNELS_N(1, cast_c, cast_2d, cast_s, x, ushort, CAST_LOAD)
 #elif CAST_SRC == 4
 #define CAST_LOAD(p, i) ((p)[i])
-EW_KERNELS_SRC(cast_c, cast_s, x, double, CAST_LOAD)
+EW_KERNELS_N(1, cast_c, cast_2d, cast_s, x, double, CAST_LOAD)
 #else
 #define CAST_LOAD(p, i) ((p)[i])
-EW_KERNELS_SRC(cast_c, cast_s, x, float, CAST_LOAD)
+EW_KERNELS_N(1, cast_c, cast_2d, cast_s, x, float, CAST_LOAD)
 #endif
 #else /* the program of the other ops */
 
@@ -111,65 +139,66 @@ ACC clamp_(ACC x, ACC lo, ACC hi)
 
 #endif
 
-EW_KERNELS(copy, x)
+EW1(copy, x)
 
 #ifndef INT_ONLY
-EW_KERNELS(add, x + y)
-EW_KERNELS(sub, x - y)
-EW_KERNELS(mul, x * y)
-EW_KERNELS(div, x / y)
-EW_KERNELS(neg, -x)
-EW_KERNELS(exp, exp(x))
-EW_KERNELS(log, log(x))
-EW_KERNELS(tanh, tanh(x))
-EW_KERNELS(relu, x > ZERO ? x : ZERO)
-EW_KERNELS(scale, p0 * x + p1)
-EW_KERNELS(pow, pow(x, y))
-EW_KERNELS(abs, fabs(x))
-EW_KERNELS(sqrt, sqrt(x))
-EW_KERNELS(rsqrt, rsqrt(x))
-EW_KERNELS(sigmoid, sigmoid_(x))
-EW_KERNELS(leaky_relu, x > ZERO ? x : p0 * x)
-EW_KERNELS(gelu, x * normal_cdf_(x))
-EW_KERNELS(silu, x * sigmoid_(x))
-EW_KERNELS(clamp, clamp_(x, p0, p1))
+EW2(add, x + y)
+EW2(sub, x - y)
+EW2(mul, x * y)
+EW2(div, x / y)
+EW1(neg, -x)
+EW1(exp, exp(x))
+EW1(log, log(x))
+EW1(tanh, tanh(x))
+EW1(relu, x > ZERO ? x : ZERO)
+EW1(scale, p0 * x + p1)
+EW2(pow, pow(x, y))
+EW1(abs, fabs(x))
+EW1(sqrt, sqrt(x))
+EW1(rsqrt, rsqrt(x))
+EW1(sigmoid, sigmoid_(x))
+EW1(leaky_relu, x > ZERO ? x : p0 * x)
+EW1(gelu, x * normal_cdf_(x))
+EW1(silu, x * sigmoid_(x))
+EW1(clamp, clamp_(x, p0, p1))
 /* comparisons give 1 or 0 (a scalar relational is an int 1 or 0) */
-EW_KERNELS(eq, x == y)
-EW_KERNELS(lt, x < y)
-EW_KERNELS(le, x <= y)
-EW_KERNELS(gt, x > y)
-EW_KERNELS(ge, x >= y)
-EW_KERNELS(where, x != ZERO ? y : z)
+EW2(eq, x == y)
+EW2(lt, x < y)
+EW2(le, x <= y)
+EW2(gt, x > y)
+EW2(ge, x >= y)
+EW3(where, x != ZERO ? y : z)
 
 /* backward helpers: x is the upstream gradient g, y the forward input (or output, where noted) */
 /* d(relu)/dx: the upstream gradient x passes where the forward input y was positive */
-EW_KERNELS(relu_backward, y > ZERO ? x : ZERO)
-EW_KERNELS(tanh_backward, x * (ONE - y * y))          /* y = tanh output */
-EW_KERNELS(sigmoid_backward, x * y * (ONE - y))       /* y = sigmoid output */
-EW_KERNELS(gelu_backward, x * gelu_grad_(y))
-EW_KERNELS(silu_backward, x * sigmoid_(y) * (ONE + y * (ONE - sigmoid_(y))))
-EW_KERNELS(leaky_relu_backward, y > ZERO ? x : p0 * x)
-EW_KERNELS(clamp_backward, y >= p0 && y <= p1 ? x : ZERO)
-EW_KERNELS(abs_backward, y > ZERO ? x : y < ZERO ? -x : ZERO)
+EW2(relu_backward, y > ZERO ? x : ZERO)
+EW2(tanh_backward, x * (ONE - y * y))          /* y = tanh output */
+EW2(sigmoid_backward, x * y * (ONE - y))       /* y = sigmoid output */
+EW2(gelu_backward, x * gelu_grad_(y))
+EW2(silu_backward, x * sigmoid_(y) * (ONE + y * (ONE - sigmoid_(y))))
+EW2(leaky_relu_backward, y > ZERO ? x : p0 * x)
+EW2(clamp_backward, y >= p0 && y <= p1 ? x : ZERO)
+EW2(abs_backward, y > ZERO ? x : y < ZERO ? -x : ZERO)
 #endif
 
-/* fill reads nothing, so it has its own kernel (no read of uninitialised memory). */
-__kernel void fill_s(const geom g, __global T *d, __global const T *a, __global const T *b,
-		     __global const T *c, const PARAM p0, const PARAM p1)
+/* fill reads nothing: no source (no read of uninitialised memory). */
+__kernel void fill_s(const geom g, __global T *d, const PARAM p0, const PARAM p1)
 {
 	int i = get_global_id(0);
 	if (i >= g.n)
 		return;
-	int o0 = g.off[0];
-	for (int dim = g.nd - 1; dim >= 0; dim--) {
-		o0 += (i % g.shape[dim]) * g.st[0][dim];
-		i /= g.shape[dim];
-	}
-	STORE(d, o0, p0);
+	EW_WALK(0)
+	STORE(d, o[0], p0);
 }
 
-__kernel void fill_c(const geom g, __global T *d, __global const T *a, __global const T *b,
-		     __global const T *c, const PARAM p0, const PARAM p1)
+__kernel void fill_2d(const geom g, __global T *d, const PARAM p0, const PARAM p1)
+{
+	int j = get_global_id(0), r = get_global_id(1);
+	if (j < g.shape[1] && r < g.shape[0])
+		STORE(d, EW_AT(0, r, j), p0);
+}
+
+__kernel void fill_c(const geom g, __global T *d, const PARAM p0, const PARAM p1)
 {
 	int i = get_global_id(0);
 	if (i < g.n)

@@ -29,7 +29,7 @@ typedef struct {
 	clg_view view[1 + CLG_MAX_SRC]; /* 0 is dst */
 } bound;
 
-static const char *layout_names[] = {"contig", "bcast", "transp", "offset"};
+static const char *layout_names[] = {"contig", "bcast", "transp", "offset", "bcast_col"};
 
 static int nsrc_of(clg_op op) { return clg_op_nsrc(op); }
 
@@ -204,6 +204,7 @@ static void make_view(const op_case *c, int which, int nd, const int64_t *shape,
 	int64_t s = 1, pad = c->layout == L_OFFSET ? 3 : 0, off = c->layout == L_OFFSET ? 5 : 0;
 	int transposed = c->layout == L_TRANSPOSED && which == 1 && nd >= 2;
 	int bcast = c->layout == L_BROADCAST && nd >= 1 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
+	int bcast_col = c->layout == L_BCAST_COL && nd >= 2 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
 
 	memset(v, 0, sizeof(*v));
 	v->dtype = which == 0 && c->op == CLG_OP_ARGMAX ? CLG_I32 : c->dtype;
@@ -230,6 +231,14 @@ static void make_view(const op_case *c, int which, int nd, const int64_t *shape,
 		for (int d = nd - 1; d >= 0; d--) {
 			v->stride[d] = s;
 			s *= shape[d] + (d == nd - 1 ? pad : 0);
+		}
+	}
+	if (bcast_col) { /* one value a row, read for every index of the last dim */
+		v->stride[nd - 1] = 0;
+		s = 1;
+		for (int d = nd - 2; d >= 0; d--) {
+			v->stride[d] = s;
+			s *= shape[d];
 		}
 	}
 	if (bcast) {
@@ -530,7 +539,9 @@ static void build_cases(void)
 					     .lo = -2, .hi = 2, .f = {1.5, -0.25}};
 				if (l == L_TRANSPOSED && c.nd < 2)
 					continue;
-				if (l == L_BROADCAST && clg_op_nsrc((clg_op)op) == 0)
+				if ((l == L_BROADCAST || l == L_BCAST_COL) && clg_op_nsrc((clg_op)op) == 0)
+					continue;
+				if (l == L_BCAST_COL && c.nd < 2)
 					continue;
 				memcpy(c.shape, &ew_shapes[s][1], sizeof(c.shape));
 				ew_inputs(&c);
@@ -555,7 +566,7 @@ static void build_cases(void)
 					op_case c = {.op = red_ops[o], .nd = (int)red_shapes[s][0],
 						     .nkeep = (int)red_shapes[s][1], .layout = (enum layout)l, .lo = -1, .hi = 1,
 						     .quant = v == 1, .nan_rate = v == 2 ? 0.7f / (float)R : 0};
-					if (l == L_BROADCAST || (l == L_TRANSPOSED && c.nd < 2))
+					if (l == L_BROADCAST || l == L_BCAST_COL || (l == L_TRANSPOSED && c.nd < 2))
 						continue;
 					memcpy(c.shape, &red_shapes[s][2], sizeof(c.shape));
 					add(c);
@@ -575,7 +586,7 @@ static void build_cases(void)
 			for (int l = 0; l < L_COUNT; l++) {
 				op_case c = {.op = row_ops[o], .nd = (int)row_shapes[s][0], .layout = (enum layout)l,
 					     .lo = -2, .hi = 2};
-				if (l == L_TRANSPOSED && c.nd < 2)
+				if ((l == L_TRANSPOSED && c.nd < 2) || l == L_BCAST_COL)
 					continue;
 				memcpy(c.shape, &row_shapes[s][1], sizeof(c.shape));
 				add(c);

@@ -15,6 +15,8 @@ enum layout {
 	L_BROADCAST,  /* src1 (or src0 for unary) broadcast along dim 0 with stride 0 */
 	L_TRANSPOSED, /* src0 a transposed (column-major) view */
 	L_OFFSET,     /* operands start at an offset inside a larger buffer, rows padded */
+	L_BCAST_COL,  /* elementwise: src1 (or src0 for unary) broadcast along its last dim with stride
+		       * 0, as (N, C) op (N, 1) arrives */
 	L_COUNT
 };
 typedef struct {

@@ -3,6 +3,7 @@
 #include "cl_internal.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -157,10 +158,41 @@ void clg_cl_row_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 	snprintf(buf + n, len - n, " -DUSE_SUBGROUPS");
 }
 
+/* Whether two-dim geometries take the NAME_2d kernels: yes unless $CLGRAD_EW_2D=0 (then NAME_s,
+ * for tests, which run both). */
+static int ew_2d_wanted(void)
+{
+	const char *e = getenv("CLGRAD_EW_2D");
+	return !(e && !strcmp(e, "0"));
+}
+
+/* A 2-D launch over (columns, rows) of a two-dim geometry: a row's columns in adjacent lanes (up
+ * to the group), the rest of the group over rows, halved while the groups would leave compute
+ * units idle. */
+static clg_status ew_launch_2d(clg_backend *be, cl_kernel k, const ew_geom *g, const char *op)
+{
+	size_t L = clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), cus = be->info.compute_units ? be->info.compute_units : 1;
+	size_t items[2] = {(size_t)g->shape[1], (size_t)g->shape[0]}, local[2];
+
+	for (local[0] = 1; local[0] < L && local[0] < items[0];)
+		local[0] *= 2;
+	local[1] = L / local[0];
+	while (local[1] > 1 && local[1] / 2 >= items[1])
+		local[1] /= 2;
+	while (local[0] * local[1] > SPREAD_MIN &&
+	       ((items[0] + local[0] - 1) / local[0]) * ((items[1] + local[1] - 1) / local[1]) < cus) {
+		if (local[1] > 1)
+			local[1] /= 2;
+		else
+			local[0] /= 2;
+	}
+	return clg_cl_launch_2d(be, k, items, local, op);
+}
+
 static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *views[EW_NOPS];
-	int nsrc = clg_op_nsrc(c->op), nv = 1 + nsrc;
+	int nsrc = clg_op_nsrc(c->op), nv = 1 + nsrc, two;
 	char opts[256], kname[64];
 	ew_geom g;
 	cl_kernel k;
@@ -181,13 +213,11 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 	}
 	if (st)
 		return st;
-	/* an unused source aliases the last operand (buffer and geometry), so its reads stay in range */
-	for (int i = nv; i < EW_NOPS; i++)
-		views[i] = views[nv - 1];
-	ew_geometry(views, EW_NOPS, &g);
+	ew_geometry(views, nv, &g); /* the op's operands only: a unary op binds its one source */
 	if (g.n == 0)
 		return CLG_OK;
-	snprintf(kname, sizeof(kname), "%s_%s", clg_op_name(c->op), ew_contiguous(&g, EW_NOPS) ? "c" : "s");
+	two = g.nd == 2 && ew_2d_wanted();
+	snprintf(kname, sizeof(kname), "%s_%s", clg_op_name(c->op), ew_contiguous(&g, nv) ? "c" : two ? "2d" : "s");
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
 	if (c->op == CLG_OP_CAST) { /* a program of its own: the source's type is not T */
 		static const int src_code[CLG_DTYPE_COUNT] = {[CLG_F32] = 1, [CLG_F16] = 2, [CLG_BF16] = 3, [CLG_F64] = 4};
@@ -198,18 +228,26 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 	st = clg_cl_kernel(be, "elementwise", opts, kname, &k);
 	if (st)
 		return st;
-	for (int i = 0; i < EW_NOPS; i++)
+	for (int i = 0; i < nv; i++)
 		mem[i] = (cl_mem)views[i]->buf->handle;
 	{
 		size_t ps = f64 ? sizeof(double) : i32 ? sizeof(cl_int) : sizeof(float);
 		const void *p0 = f64 ? (const void *)&p64[0] : i32 ? (const void *)&pi[0] : (const void *)&p32[0];
 		const void *p1 = f64 ? (const void *)&p64[1] : i32 ? (const void *)&pi[1] : (const void *)&p32[1];
-		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem), ps, ps};
-		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], &mem[3], p0, p1};
-		st = clg_cl_set_args(be, k, clg_op_name(c->op), 7, sizes, vals);
+		size_t sizes[2 + EW_NOPS + 1];
+		const void *vals[2 + EW_NOPS + 1];
+		int n = 0;
+		sizes[n] = sizeof(g), vals[n++] = &g;
+		for (int i = 0; i < nv; i++)
+			sizes[n] = sizeof(cl_mem), vals[n++] = &mem[i];
+		sizes[n] = ps, vals[n++] = p0;
+		sizes[n] = ps, vals[n++] = p1;
+		st = clg_cl_set_args(be, k, clg_op_name(c->op), n, sizes, vals);
 	}
 	if (st)
 		return st;
+	if (two && !ew_contiguous(&g, nv))
+		return ew_launch_2d(be, k, &g, clg_op_name(c->op));
 	return clg_cl_launch_1d(be, k, (size_t)g.n,
 				clg_cl_spread(be, (size_t)g.n, clg_cl_local_size(be, k, clg_cl_of(be)->wg_size)),
 				clg_op_name(c->op));

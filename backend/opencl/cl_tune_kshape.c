@@ -2,7 +2,9 @@
  * representative op at a training size is run under the CPU and under the GPU shape (set with
  * clg_backend_set_kernel_shape), its result compared with the reference backend's, and the
  * median time of a few calls after a warm-up taken, the shapes alternating call by call. The faster shape that computes right is kept
- * (a `kshape` line of the tune file, applied at device open). */
+ * (a `kshape` line of the tune file, applied at device open). Each family is measured under the
+ * shapes already picked for the families before it (the row family's shape decides where a
+ * column sum runs under the cpu shape of "reduce"). */
 #include "cl_tune_internal.h"
 
 #include <clg_measure.h>
@@ -235,6 +237,12 @@ void clg_cl_tune_kernel_shapes(tuner *t, double until, tune_data *d)
 			d->ks[c->fam].us_gpu = us[1];
 		}
 	next:
+		/* measuring leaves the family at the gpu shape: put it where the tune file will put it,
+		 * so the families after it are measured under it (a column sum under the cpu shape of
+		 * "reduce" runs in the row kernels, in the shape of "row": timed under the gpu row shape
+		 * left over from measuring "row", it ran 6-7x slower on Intel's CPU runtime than it does) */
+		clg_backend_set_kernel_shape(be, c->fam, d->ks[c->fam].has ? d->ks[c->fam].shape : saved[c->fam],
+					     d->ks[c->fam].has ? "clgrad tune (measured)" : saved_why[c->fam]);
 		free(want);
 		kops_free(&ro);
 		kops_free(&o);
