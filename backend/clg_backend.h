@@ -85,6 +85,8 @@ typedef struct {
 	uint64_t max_wg_size;
 	uint64_t timer_resolution_ns;
 	int has_fp16;             /* cl_khr_fp16 (as probed; float16 tensors do not need it) */
+	char half_off[200];       /* "" or why native half is off though has_fp16: its self-test found it
+				   * wrong (float16 is then computed in float32, as without cl_khr_fp16) */
 	int has_fp64;             /* cl_khr_fp64 or a double-precision config */
 	int has_subgroups;        /* cl_khr_subgroups or cl_intel_subgroups */
 	int has_int_dot;          /* cl_khr_integer_dot_product */

@@ -154,7 +154,7 @@ int clg_op_accepts_f16(clg_op op)
 int clg_half_native(const clg_device_info *d)
 {
 	const char *e = getenv("CLGRAD_NATIVE_HALF");
-	return d && d->has_fp16 && !(e && !strcmp(e, "0"));
+	return d && d->has_fp16 && !d->half_off[0] && !(e && !strcmp(e, "0"));
 }
 
 const char *clg_op_name(clg_op op) { return (unsigned)op < CLG_OP_COUNT ? op_table[op].name : "?"; }

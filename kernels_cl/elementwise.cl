@@ -18,7 +18,11 @@
 #undef LOAD
 #undef STORE
 #define LOAD(p, i) ((p)[i])
+#ifdef CLG_TEST_HALF_WRONG /* a planted error for the float16 self-test's test (cl_program.c) */
+#define STORE(p, i, v) ((p)[i] = (half)(v) + (half)0.25f)
+#else
 #define STORE(p, i, v) ((p)[i] = (half)(v))
+#endif
 #define PARAM float
 #else
 #define PARAM ACC

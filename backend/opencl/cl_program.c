@@ -533,6 +533,20 @@ clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *optio
 	return CLG_OK;
 }
 
+/* Tests of the float16 self-test (CLGRAD_TEST_HOOKS builds): CLGRAD_TEST_HALF_WRONG=1 plants an
+ * error in the elementwise ops' native half path (elementwise.cl), so that the self-test must find
+ * it and turn native half off. */
+static const char *half_test_bug(clg_backend *be)
+{
+#ifdef CLGRAD_TEST_HOOKS
+	const char *e = getenv("CLGRAD_TEST_HALF_WRONG");
+	if (e && !strcmp(e, "1") && clg_half_native(&be->info))
+		return " -DCLG_TEST_HALF_WRONG";
+#endif
+	(void)be;
+	return "";
+}
+
 void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 {
 	switch (t) {
@@ -544,8 +558,8 @@ void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 		 * OpenCL C 1.2. Where the device has cl_khr_fp16, -DUSE_NATIVE_HALF enables it: the
 		 * elementwise ops then compute in half, the reductions, row ops and GEMM still
 		 * accumulate in float32 (prelude.cl, elementwise.cl) */
-		snprintf(buf, len, "-DT=half -DACC=float -DUSE_HALF_STORAGE%s -cl-std=CL1.2",
-			 clg_half_native(&be->info) ? " -DUSE_NATIVE_HALF" : "");
+		snprintf(buf, len, "-DT=half -DACC=float -DUSE_HALF_STORAGE%s%s -cl-std=CL1.2",
+			 clg_half_native(&be->info) ? " -DUSE_NATIVE_HALF" : "", half_test_bug(be));
 		break;
 	case CLG_BF16:
 		/* bfloat16 storage, float32 compute: LOAD / STORE shift the bits (integer ops only) */

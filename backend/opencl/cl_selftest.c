@@ -6,7 +6,10 @@
  *      device name and driver version.
  *   2. Self-test (unless CLGRAD_SELFTEST=0): small cases of every op family run on the device
  *      and on the reference backend and compared (cl_selftest_cases.c); where CLBlast serves
- *      GEMM, its cases run a second time on CLBlast's indirect path (gemm_cases_indirect).
+ *      GEMM, its cases run a second time on CLBlast's indirect path (gemm_cases_indirect); where
+ *      the device computes float16 in half (cl_khr_fp16), float16 cases of elementwise, reduction,
+ *      row and GEMM ops follow, and one wrong or failing turns native half off for the device
+ *      (float16 computed in float32, said on stderr and in the cached result: half_test).
  *      The result is cached in <cache dir>/selftest-<key>.txt, keyed by device, driver,
  *      platform, the kernel sources (so an edited kernel is re-tested), the GEMM choice and the
  *      known-bad routes; written to a temporary name and renamed.
@@ -28,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SELFTEST_FORMAT 4u /* bump when the cases or the file format change */
+#define SELFTEST_FORMAT 5u /* bump when the cases or the file format change */
 #define MAX_ROUTES CLG_OP_COUNT
 
 struct clg_cl_selftest {
@@ -250,6 +253,44 @@ static void gemm_cases_indirect(clg_backend *be, clg_backend *ref, const clg_st_
 	}
 }
 
+/* Sets native half off on be, with why, and says so once on stderr (a float16 result computed in
+ * float32 instead is slower, never wrong). */
+static void half_off(clg_backend *be, const char *why)
+{
+	snprintf(be->info.half_off, sizeof(be->info.half_off), "%s", why);
+	fprintf(stderr, "clgrad: device '%s': native float16 is off: %s; float16 is computed in float32\n",
+		be->info.name, why);
+}
+
+/* Devices that compute float16 in half (cl_khr_fp16): the float16 cases; one wrong or failing
+ * turns native half off for the device. */
+static void half_test(clg_backend *be, clg_backend *ref, clg_selftest_info *info)
+{
+	clg_st_cases *l = clg_half_native(&be->info) ? clg_st_half_cases_new() : NULL;
+	clg_st_result *res = l ? calloc(CLG_OP_COUNT, sizeof(*res)) : NULL;
+	char why[200];
+
+	if (!res)
+		goto out;
+	clg_st_cases_run(l, be, ref, CLG_OP_COUNT, res, info);
+	for (int op = 0; op < CLG_OP_COUNT; op++) {
+		const clg_st_result *r = &res[op];
+		if (r->failed)
+			snprintf(why, sizeof(why), "self-test: float16 %s wrong in half (normalized error %.2g > %.2g)",
+				 clg_op_name((clg_op)op), r->worst, r->tol);
+		else if (r->errored)
+			snprintf(why, sizeof(why), "self-test: float16 %s fails in half (%s)", clg_op_name((clg_op)op),
+				 clg_status_name(r->status));
+		else
+			continue;
+		half_off(be, why);
+		break;
+	}
+out:
+	free(res);
+	clg_st_cases_free(l);
+}
+
 static void self_test(clg_backend *be, clg_selftest_info *info)
 {
 	clg_backend *ref = NULL;
@@ -265,6 +306,7 @@ static void self_test(clg_backend *be, clg_selftest_info *info)
 	clg_st_cases_run(l, be, ref, CLG_OP_COUNT, res, info);
 	if (clblast_serves(be, clg_cl_of(be)->selftest->gemm_impl))
 		gemm_cases_indirect(be, ref, l, res, info);
+	half_test(be, ref, info);
 	for (int op = 0; op < CLG_OP_COUNT; op++) {
 		clg_st_result *r = &res[op];
 		if (r->errored)
@@ -373,6 +415,7 @@ static int load_result(clg_backend *be, const char *path, const uint64_t key[2])
 	} found[MAX_ROUTES];
 	int n = 0;
 	clg_cl_gemm_impl gemm = CLG_CL_GEMM_AUTO;
+	char half[200] = "";
 
 	if (!f)
 		return -1;
@@ -386,6 +429,11 @@ static int load_result(clg_backend *be, const char *path, const uint64_t key[2])
 		if (!strcmp(line, "end\n")) {
 			ok = 1;
 			break;
+		}
+		if (!strncmp(line, "half off ", 9)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(half, sizeof(half), "%.199s", line + 9);
+			continue;
 		}
 		if (!strcmp(line, "gemm own\n") || !strcmp(line, "gemm clblast\n")) {
 			gemm = line[5] == 'o' ? CLG_CL_GEMM_OWN : CLG_CL_GEMM_CLBLAST;
@@ -410,6 +458,8 @@ out:
 		return -1;
 	if (gemm != CLG_CL_GEMM_AUTO && find_route(clg_cl_of(be)->selftest, CLG_OP_GEMM) < 0)
 		clg_cl_of(be)->selftest->gemm_impl = gemm;
+	if (half[0])
+		half_off(be, half);
 	for (int k = 0; k < n; k++)
 		add_route(be, found[k].op, found[k].action, found[k].why);
 	return 0;
@@ -438,6 +488,8 @@ static void store_result(clg_backend *be, const char *dir, const char *path, con
 		(unsigned long long)key[1]);
 	if (s->gemm_impl != CLG_CL_GEMM_AUTO)
 		fprintf(f, "gemm %s\n", s->gemm_impl == CLG_CL_GEMM_OWN ? "own" : "clblast");
+	if (be->info.half_off[0])
+		fprintf(f, "half off %s\n", be->info.half_off);
 	for (int r = 0; r < s->nroutes; r++)
 		fprintf(f, "route %s %s %s\n", clg_op_name(s->routes[r].op),
 			s->routes[r].action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", s->routes[r].why);

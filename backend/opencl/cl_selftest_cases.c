@@ -21,7 +21,7 @@ typedef struct {
 	int64_t shape[NOPS][4];          /* dst, src0, ... */
 	int bcast[NOPS];                 /* operand read with stride 0 along dim 0 */
 	int trans[NOPS];                 /* 2-D operand stored transposed */
-	clg_dtype dt[NOPS];              /* 0 (float32) or CLG_I32 */
+	clg_dtype dt[NOPS];              /* 0 (float32), CLG_I32 or CLG_F16 */
 	float lo, hi;                    /* range of the float inputs */
 	int quantize;                    /* round inputs to halves (comparisons need ties) */
 	double f[8];
@@ -87,8 +87,8 @@ static clg_status make_operands(clg_backend *be, const st_case *c, float *const 
 	memset(o, 0, sizeof(*o));
 	for (int k = 0; k <= nsrc_of(c) && !st; k++) {
 		clg_view *v = &o->v[k];
-		clg_dtype t = c->dt[k] == CLG_I32 ? CLG_I32 : CLG_F32;
-		size_t bytes = (size_t)nelem[k] * 4;
+		clg_dtype t = c->dt[k] == CLG_I32 || c->dt[k] == CLG_F16 ? c->dt[k] : CLG_F32;
+		size_t bytes = (size_t)nelem[k] * (t == CLG_F16 ? 2 : 4);
 
 		st = clg_buffer_alloc(be, bytes ? bytes : 4, &o->b[k]);
 		if (st)
@@ -101,6 +101,16 @@ static clg_status make_operands(clg_backend *be, const st_case *c, float *const 
 			}
 			for (int64_t j = 0; j < nelem[k]; j++)
 				tmp[j] = (int32_t)ihost[k][j];
+			st = clg_buffer_upload(o->b[k], 0, tmp, bytes);
+			free(tmp);
+		} else if (t == CLG_F16) {
+			uint16_t *tmp = malloc(bytes ? bytes : 2);
+			if (!tmp) {
+				st = clg_fail(CLG_ERR_OOM, "self-test: out of host memory");
+				break;
+			}
+			for (int64_t j = 0; j < nelem[k]; j++)
+				tmp[j] = clg_float_to_half(host[k][j]);
 			st = clg_buffer_upload(o->b[k], 0, tmp, bytes);
 			free(tmp);
 		} else {
@@ -121,6 +131,17 @@ static clg_status make_operands(clg_backend *be, const st_case *c, float *const 
 
 static clg_status read_operand(const st_operands *o, int k, int64_t n, float *out)
 {
+	if (o->v[k].dtype == CLG_F16) {
+		uint16_t *tmp = malloc((size_t)(n ? n : 1) * 2);
+		clg_status st;
+		if (!tmp)
+			return clg_fail(CLG_ERR_OOM, "self-test: out of host memory");
+		st = clg_buffer_download(o->b[k], 0, tmp, (size_t)n * 2);
+		for (int64_t j = 0; !st && j < n; j++)
+			out[j] = clg_half_to_float(tmp[j]);
+		free(tmp);
+		return st;
+	}
 	if (o->v[k].dtype == CLG_I32) {
 		int32_t *tmp = malloc((size_t)(n ? n : 1) * 4);
 		clg_status st;
@@ -527,6 +548,50 @@ void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref,
 	}
 	if (progress)
 		fprintf(stderr, "clgrad: self-test of '%s' done in %.1f s\n", dev->info.name, now_s() - t0);
+}
+
+/* Float16 cases for devices that compute in half (clg_half_native): an elementwise op of each
+ * kind (arithmetic with a broadcast source, a transcendental), a reduction, a row op and GEMM, every
+ * operand float16; half-precision tolerances (a few half ulps of the inputs' range, 2^-10 relative),
+ * far below what a broken half path gives. */
+static int build_half_cases(case_list *l)
+{
+	static const clg_op ops[] = {CLG_OP_ADD, CLG_OP_MUL, CLG_OP_GELU, CLG_OP_EXP, CLG_OP_SUM, CLG_OP_SOFTMAX,
+				     CLG_OP_GEMM};
+	st_case *c;
+
+	for (size_t j = 0; j < sizeof(ops) / sizeof(ops[0]); j++) {
+		if (!(c = new_case(l, ops[j], 2)))
+			return -1;
+		if (ops[j] == CLG_OP_SUM) { /* (3, 700) -> (3) */
+			c->ndx[0] = 1;
+			SET_SHAPE(c, 0, 3);
+			SET_SHAPE(c, 1, 3, 700);
+		} else if (ops[j] == CLG_OP_GEMM) { /* (17, 33) @ (33, 19) */
+			SET_SHAPE(c, 0, 17, 19);
+			SET_SHAPE(c, 1, 17, 33);
+			SET_SHAPE(c, 2, 33, 19);
+			c->f[0] = 1;
+		} else {
+			for (int k = 0; k <= clg_op_nsrc(ops[j]); k++)
+				SET_SHAPE(c, k, 3, ops[j] == CLG_OP_SOFTMAX ? 300 : 41);
+			c->bcast[2] = ops[j] == CLG_OP_MUL;
+		}
+		for (int k = 0; k <= clg_op_nsrc(ops[j]); k++)
+			c->dt[k] = CLG_F16;
+		c->tol = 8e-3;
+	}
+	return 0;
+}
+
+clg_st_cases *clg_st_half_cases_new(void)
+{
+	clg_st_cases *l = calloc(1, sizeof(*l));
+	if (l && build_half_cases(l)) {
+		clg_st_cases_free(l);
+		l = NULL;
+	}
+	return l;
 }
 
 clg_st_cases *clg_st_cases_new(void)

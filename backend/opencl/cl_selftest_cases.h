@@ -21,6 +21,8 @@ typedef struct {
 /* The case list (NULL when out of host memory). */
 clg_st_cases *clg_st_cases_new(void);
 void clg_st_cases_free(clg_st_cases *l);
+/* The float16 cases, for devices that compute in half (NULL when out of host memory). */
+clg_st_cases *clg_st_half_cases_new(void);
 /* Runs the cases of op `only` (all of them when it is CLG_OP_COUNT) whose op dev still has,
  * folding them into res[op] (CLG_OP_COUNT entries) and counting them in info. A case that does
  * not run on the reference backend is a broken case: skipped with a CLGRAD_DEBUG message. */
