@@ -1,5 +1,6 @@
 /* OpenCL launchers of the fused hot-path ops (kernels_cl/fused.cl; semantics in clg_ops.def):
- * BIAS_ACT one work-item per element, BIAS_ACT_BACKWARD one per column on CPUs (it walks the rows,
+ * BIAS_ACT one work-item per element (on CPUs per four contiguous columns, as one vector),
+ * BIAS_ACT_BACKWARD one per column on CPUs (it walks the rows,
  * so the bias gradient needs no second pass; four columns as one vector where they are contiguous)
  * and 2-D tiles on GPUs (bias_act_backward_tiles, family
  * "fused"). SOFTMAX_XENT and its backward are row kernels in the shape of family "row": a
@@ -223,6 +224,31 @@ static clg_status bias_act_backward_v4(clg_backend *be, const clg_op_call *c, co
 	return st;
 }
 
+/* CPU shape of BIAS_ACT over contiguous columns, C % 4 == 0 (fused.cl, bias_act_v4): a
+ * work-item per four columns of a row. */
+static clg_status bias_act_v4(clg_backend *be, const clg_op_call *c, const fgeom *g, cl_mem *mem)
+{
+	const char *op = clg_op_name(c->op);
+	size_t items = (size_t)g->N * (size_t)(g->C / 4), local, ms = sizeof(cl_mem);
+	char opts[256];
+	cl_kernel k;
+	clg_status st;
+
+	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts));
+	st = clg_cl_kernel(be, "fused", opts, "bias_act_v4", &k);
+	if (st)
+		return st;
+	local = clg_cl_cpu_group_size(be, k, (int64_t)items);
+	{
+		size_t sizes[] = {sizeof(*g), ms, ms, ms};
+		const void *vals[] = {g, &mem[0], &mem[1], &mem[2]};
+		st = clg_cl_set_args(be, k, op, 4, sizes, vals);
+	}
+	if (!st)
+		st = clg_cl_launch_1d(be, k, (items + local - 1) / local * local, local, op);
+	return st;
+}
+
 static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 {
 	static const char *const names[] = {"bias_act", "bias_act_backward"};
@@ -243,6 +269,9 @@ static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 		return bias_act_backward_tiles(be, c, &g, mem, &p, ps);
 	if (c->op == CLG_OP_BIAS_ACT_BACKWARD && g.C % 4 == 0 && g.cs[0] == 1 && g.cs[1] == 1 && (g.cs[2] == 1 || !g.act))
 		return bias_act_backward_v4(be, c, &g, mem, &p, ps);
+	if (c->op == CLG_OP_BIAS_ACT && g.C % 4 == 0 && g.cs[0] == 1 && g.cs[1] == 1 && g.rs[2] == 1 &&
+	    clg_backend_kernel_shape(be, CLG_KFAM_FUSED, NULL) == CLG_SHAPE_CPU)
+		return bias_act_v4(be, c, &g, mem);
 	/* the work: elements (bias_act) or columns (its backward) */
 	items = c->op == CLG_OP_BIAS_ACT ? (size_t)g.N * (size_t)g.C : (size_t)g.C;
 	if (local > items) /* small launches: one small group */
