@@ -2,8 +2,9 @@
 # `clgrad bench step` (cli/bench_step.c): one MLP training step recorded on PoCL and modelled on an
 # H100. With CLGRAD_KERNEL_SHAPE=gpu: more than 10 launches, every field present, the modelled step
 # time the sum of the launches', and the GPU-shaped bias gradient (bias_act_backward_tiles, sized
-# for 132 compute units) not flagged. With =cpu: the CPU shape of the same op (one work-item a
-# column, C / 256 = 2 work-groups for C = 512) IS flagged: enough work, fewer groups than SMs.
+# for 132 compute units) not flagged. With =cpu: the CPU shape of the same op (four columns a
+# work-item, C / 4 = 128 work-items for C = 512, in CPU-sized groups) IS flagged: enough work, fewer
+# groups than SMs.
 # Bad options: exit 2 and one line.
 # usage: test_bench_step.sh CLGRAD_BINARY
 set -u
@@ -69,8 +70,12 @@ if not tiles or any(l["flagged"] for l in tiles): fail("gpu: bias_act_backward_t
 bad = [l for l in cpu["launches"] if l["op"] == "bias_act_backward" and l["kernel"].startswith("bias_act_backward")
        and "tiles" not in l["kernel"] and l["flagged"]]
 if not bad: fail("cpu: the 2-group CPU-shaped bias gradient was not flagged")
-# 2 groups of 132 SMs: its modelled time is 66 x its roofline time
-if abs(bad[0]["gpu_fraction"] - bad[0]["work_groups"] / 132.0) > 1e-9: fail("cpu: gpu_fraction of the flagged launch")
+# g groups of 132 SMs with l lanes of a 32-wide warp: the model uses min(1, g / 132) x min(1, l / 32) of it
+lanes = 1
+for v in bad[0]["local"] or [32]:
+    lanes *= v
+want = min(1.0, bad[0]["work_groups"] / 132.0) * min(1.0, lanes / 32.0)
+if abs(bad[0]["gpu_fraction"] - want) > 1e-9: fail("cpu: gpu_fraction of the flagged launch: %s, want %s" % (bad[0], want))
 print("ok: gpu %d launches, %d flagged, %.1f us; cpu %d launches, %d flagged (%s, %d groups), %.1f us" % (
     len(gpu["launches"]), gpu["summary"]["flagged"], gpu["summary"]["modelled_step_s"] * 1e6,
     len(cpu["launches"]), cpu["summary"]["flagged"], bad[0]["kernel"], bad[0]["work_groups"],
