@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer harnesses of the file readers (tests/fuzz/fuzz_<target>.c, tests/fuzz.cmake)
 # for a bounded time each, seeded with the committed corpora, and prints one summary line per target.
-#   scripts/fuzz.sh [--seconds N] [--jobs J] [--build DIR] [--out DIR] [target ...] [-- libFuzzer flags]
+#   scripts/fuzz.sh [--seconds N] [--jobs J] [--build BUILD] [--out DIR] [target ...] [-- libFuzzer flags]
 #     --seconds N   time per target (default 60)
 #     --jobs J      targets fuzzed at once (default 1; one core each)
-#     --build DIR   the clang ASan+UBSan+libFuzzer build (default build-fuzz; configured and built
+#     --build BUILD the clang ASan+UBSan+libFuzzer build (default build-fuzz; configured and built
 #                   here when needed: -DCMAKE_C_COMPILER=clang -DCLGRAD_SANITIZE=ON -DCLGRAD_FUZZ=ON)
 #     --out DIR     outside the repo (default $XDG_CACHE_HOME/clgrad/fuzz, i.e. ~/.cache/clgrad/fuzz):
 #                   DIR/<target>/corpus   inputs libFuzzer found (kept: the next run starts from them)
@@ -13,8 +13,9 @@
 #     target        idx csv safetensors cifar text checkpoint tune progcache (default: all)
 #     -- flags      passed on to every target, after ours (e.g. -- -dict=FILE -rss_limit_mb=512)
 # Exits 1 if any target found something (its input is in findings/: replay it with
-# DIR/tests/fuzz_<target> <file>, fix the reader, and add the file to tests/fuzz/corpus/<target>/ so
-# that the replay test keeps it fixed), 2 on a usage or build error.
+# BUILD/tests/fuzz_<target> <file>, fix the reader, and add the file to tests/fuzz/corpus/<target>/ so
+# that the replay test keeps it fixed; the tally in tests/fuzz.cmake counts it), 2 on a usage or
+# build error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
