@@ -62,7 +62,7 @@ if ! grep -qs '^CLGRAD_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
 		-DCLGRAD_WERROR=ON >/dev/null || die "configuring $build failed"
 fi
 cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" \
-	--target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null || die "building the fuzz targets in $build failed"
+	--target "${targets[@]/#/fuzz_}" >/dev/null || die "building the fuzz targets in $build failed"
 
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
