@@ -16,6 +16,9 @@
 # BUILD/tests/fuzz_<target> <file>, fix the reader, and add the file to tests/fuzz/corpus/<target>/ so
 # that the replay test keeps it fixed; the tally in tests/fuzz.cmake counts it), 2 on a usage or
 # build error.
+# The whole script is one { } block, parsed before it starts: bash reads a script as it runs it, and
+# an edit or a checkout under a long run would make it go on from the wrong offset.
+{
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -103,24 +106,29 @@ summary() {
 	[ "$status" = ok ]
 }
 
-echo "fuzz.sh: ${#targets[@]} target(s) for ${seconds}s each, $jobs at a time; findings under $out"
-declare -A pid_of=()
-failed=0
-reap() { # waits for one target (any), prints its line
-	local p t rc=0
-	wait -n -p p || rc=$?
-	t=${pid_of[$p]}
-	unset "pid_of[$p]"
-	summary "$t" "$rc" || failed=1
+main() {
+	declare -A pid_of=()
+	echo "fuzz.sh: ${#targets[@]} target(s) for ${seconds}s each, $jobs at a time; findings under $out"
+	failed=0
+	reap() { # waits for one target (any), prints its line
+		local p t rc=0
+		wait -n -p p || rc=$?
+		t=${pid_of[$p]}
+		unset "pid_of[$p]"
+		summary "$t" "$rc" || failed=1
+	}
+	for t in "${targets[@]}"; do
+		[ ${#pid_of[@]} -lt "$jobs" ] || reap
+		fuzz_one "$t" &
+		pid_of[$!]=$t
+	done
+	while [ ${#pid_of[@]} -gt 0 ]; do reap; done
+	if [ "$failed" -ne 0 ]; then
+		echo "fuzz.sh: FINDINGS (see above); each target's input is in its findings folder"
+		return 1
+	fi
+	echo "fuzz.sh: no findings"
 }
-for t in "${targets[@]}"; do
-	[ ${#pid_of[@]} -lt "$jobs" ] || reap
-	fuzz_one "$t" &
-	pid_of[$!]=$t
-done
-while [ ${#pid_of[@]} -gt 0 ]; do reap; done
-if [ "$failed" -ne 0 ]; then
-	echo "fuzz.sh: FINDINGS (see above); each target's input is in its findings folder"
-	exit 1
-fi
-echo "fuzz.sh: no findings"
+main
+exit
+}
