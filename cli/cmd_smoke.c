@@ -92,9 +92,9 @@ int cmd_smoke(int argc, char **argv)
 	}
 	srand(1);
 	for (int i = 0; i < M * K; i++)
-		a[i] = (float)rand() / RAND_MAX - 0.5f;
+		a[i] = (float)rand() / (float)RAND_MAX - 0.5f;
 	for (int i = 0; i < K * N; i++)
-		b[i] = (float)rand() / RAND_MAX - 0.5f;
+		b[i] = (float)rand() / (float)RAND_MAX - 0.5f;
 	for (int i = 0; i < N; i++)
 		bias[i] = 0.1f * (float)(i % 5) - 0.2f;
 

@@ -15,6 +15,7 @@ PACKAGES=(
 	libclfft-dev                        # FFT
 	clinfo oclgrind                     # inspection; Oclgrind: a simulator platform that checks kernels
 	cmake gcc make pkg-config           # build
+	clang libclang-rt-14-dev llvm       # sanitizer stage: ASan/UBSan/libFuzzer runtimes, llvm-symbolizer
 	zlib1g-dev libopenblas-dev          # data loading; CPU BLAS baseline for benchmarks
 	libfftw3-dev                        # FFTW: clgrad bench fft's CPU baseline (optional at build time)
 	libcjson-dev                        # JSON: safetensors headers, reports, tune and sweep files

@@ -4,7 +4,9 @@
 #   ./scripts/test.sh              (env: CLGRAD_BUILD_DIR to build elsewhere than build-ci/,
 #                                   CTEST_ARGS for extra ctest arguments, e.g. "-R test_ops")
 # The tests that run on every device include Intel's OpenCL CPU runtime when setup.sh could fetch it
-# (tests/intel.cmake); CLGRAD_SKIP_INTEL=1 leaves it out.
+# (tests/intel.cmake); CLGRAD_SKIP_INTEL=1 leaves it out. After the main ctest, the sanitizer stage
+# (scripts/sanitize.sh: a clang ASan+UBSan build, a lean set of tests under it on the reference
+# backend and PoCL, every fuzz harness for 30 s); CLGRAD_SKIP_SANITIZE=1 leaves it out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${CLGRAD_BUILD_DIR:-build-ci}
@@ -12,20 +14,32 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 step() { printf '\n==== %s\n' "$*"; }
 
-step "[1/4] setup: Debian packages (scripts/setup.sh)"
+step "[1/5] setup: Debian packages (scripts/setup.sh)"
 bash scripts/setup.sh
-step "[2/4] configure: $build (CLGRAD_WERROR=ON)"
+step "[2/5] configure: $build (CLGRAD_WERROR=ON)"
 cmake -S . -B "$build" -DCLGRAD_WERROR=ON
-step "[3/4] build: $build with $jobs jobs"
+step "[3/5] build: $build with $jobs jobs"
 cmake --build "$build" -j "$jobs"
 # One test at a time: two processes compiling the same kernel at once can make PoCL abort
 # ("Final linking of kernel ... failed", seen with POCL_KERNEL_CACHE=0 and ctest -j2).
-step "[4/4] ctest (one test at a time)"
+step "[4/5] ctest (one test at a time)"
 rc=0
 # shellcheck disable=SC2086
 (cd "$build" && ctest --output-on-failure --no-tests=error ${CTEST_ARGS:-}) || rc=$?
 if [ "$rc" -ne 0 ]; then
 	step "test.sh: FAILED (ctest exit $rc); see the output of the failing tests above"
 	exit "$rc"
+fi
+if [ "${CLGRAD_SKIP_SANITIZE:-0}" = 1 ]; then
+	step "[5/5] sanitizers: skipped (CLGRAD_SKIP_SANITIZE=1)"
+else
+	step "[5/5] sanitizers: ASan+UBSan build, lean tests, fuzzing (scripts/sanitize.sh)"
+	start=$(date +%s)
+	CLGRAD_ASAN_BUILD_DIR=${CLGRAD_ASAN_BUILD_DIR:-$build-asan} bash scripts/sanitize.sh || rc=$?
+	echo "sanitizer stage: $(($(date +%s) - start)) s"
+	if [ "$rc" -ne 0 ]; then
+		step "test.sh: FAILED (sanitizer stage exit $rc); see the report above"
+		exit "$rc"
+	fi
 fi
 step "test.sh: all tests passed"

@@ -120,10 +120,11 @@ static void test_bf16(void)
 		CHECK_OK(clg_backend_open(d, &be));
 		for (int i = 0; i < 5; i++)
 			in[i] = clg_float_to_bf16(v[i]);
-		clg_tensor *t = clg_from_host(be, CLG_BF16, 1, shape, in), *n = clg_neg(clg_neg(t));
+		clg_tensor *t = clg_from_host(be, CLG_BF16, 1, shape, in), *m = clg_neg(t), *n = clg_neg(m);
 		CHECK_OK(clg_to_host(n, out, sizeof(out)));
 		CHECK(!memcmp(in, out, sizeof(in)), "device %d: bfloat16 through neg(neg()) unchanged", d);
 		clg_free(n);
+		clg_free(m);
 		clg_free(t);
 		clg_backend_close(be);
 	}
