@@ -1,4 +1,4 @@
-/* Per-op timing for `clgrad train --profile` and bench_cnn --profile: while a timer is set on a
+/* Per-op timing for `clgrad train --profile`: while a timer is set on a
  * backend, clg_run waits for the device before and after each op and adds the wall time to the
  * op's entry, keyed by the op and its shapes ("gemm (4096, 64) K 64"). Waiting after every op
  * costs a round trip per op, so a timed step is slower than a plain one; the shares are what the
