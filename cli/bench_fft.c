@@ -45,47 +45,86 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* first and median warm seconds of one transform of (batch, n); 0 on success */
-static int time_one(clg_backend *be, int real, int64_t n, int64_t batch, int reps, double *first, double *median)
+/* n inputs of the timed transforms, in [-1, 1) */
+static void test_signal(float *h, int64_t n)
 {
-	int64_t bins = real ? n / 2 + 1 : n, in_elems = batch * (real ? n : 2 * n), out_elems = batch * 2 * bins;
-	clg_buffer *in = NULL, *out = NULL;
-	float *h = malloc(sizeof(float) * (size_t)in_elems);
+	for (int64_t i = 0; i < n; i++)
+		h[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
+}
+
+/* fn(ctx) once and then reps times, each waited for: the first call's seconds (plan creation and
+ * baking, or kernel builds, included) and the median of the others; 0 on success */
+static int time_calls(clg_backend *be, int (*fn)(void *ctx), void *ctx, int reps, double *first, double *median)
+{
 	double *t = malloc(sizeof(double) * (size_t)reps);
-	clg_op_call c = {.op = real ? CLG_OP_FFT_R2C : CLG_OP_FFT_C2C};
 	int rc = -1;
 
-	if (!h || !t || clg_buffer_alloc(be, sizeof(float) * (size_t)in_elems, &in) ||
-	    clg_buffer_alloc(be, sizeof(float) * (size_t)out_elems, &out))
-		goto out;
-	for (int64_t i = 0; i < in_elems; i++)
-		h[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
-	if (clg_buffer_upload(in, 0, h, sizeof(float) * (size_t)in_elems) || clg_synchronize(be))
-		goto out;
-	if (real)
-		clg_view_contiguous(&c.src[0], in, CLG_F32, 2, (int64_t[]){batch, n});
-	else
-		clg_view_contiguous(&c.src[0], in, CLG_F32, 3, (int64_t[]){batch, n, 2});
-	clg_view_contiguous(&c.dst, out, CLG_F32, 3, (int64_t[]){batch, bins, 2});
-	c.f[0] = 1;
-	for (int r = -1; r < reps; r++) {
+	for (int r = -1; t && r < reps; r++) {
 		double t0 = clg_now();
-		if (clg_run(be, &c) || clg_synchronize(be))
+		if (fn(ctx) || clg_synchronize(be))
 			goto out;
 		if (r < 0)
 			*first = clg_now() - t0;
 		else
 			t[r] = clg_now() - t0;
 	}
-	qsort(t, (size_t)reps, sizeof(double), cmp_double);
-	*median = t[reps / 2];
-	rc = 0;
+	if (t) {
+		qsort(t, (size_t)reps, sizeof(double), cmp_double);
+		*median = t[reps / 2];
+		rc = 0;
+	}
+out:
+	free(t);
+	return rc;
+}
+
+typedef struct {
+	clg_backend *be;
+	clg_op_call c;
+} op_ctx;
+
+static int run_op(void *ctx) { return clg_run(((op_ctx *)ctx)->be, &((op_ctx *)ctx)->c) != CLG_OK; }
+
+/* first and median warm seconds of one transform of (batch, n) through clg_run; 0 on success */
+static int time_one(clg_backend *be, int real, int64_t n, int64_t batch, int reps, double *first, double *median)
+{
+	int64_t bins = real ? n / 2 + 1 : n, in_elems = batch * (real ? n : 2 * n), out_elems = batch * 2 * bins;
+	clg_buffer *in = NULL, *out = NULL;
+	float *h = malloc(sizeof(float) * (size_t)in_elems);
+	op_ctx o = {.be = be, .c = {.op = real ? CLG_OP_FFT_R2C : CLG_OP_FFT_C2C}};
+	int rc = -1;
+
+	if (!h || clg_buffer_alloc(be, sizeof(float) * (size_t)in_elems, &in) ||
+	    clg_buffer_alloc(be, sizeof(float) * (size_t)out_elems, &out))
+		goto out;
+	test_signal(h, in_elems);
+	if (clg_buffer_upload(in, 0, h, sizeof(float) * (size_t)in_elems) || clg_synchronize(be))
+		goto out;
+	if (real)
+		clg_view_contiguous(&o.c.src[0], in, CLG_F32, 2, (int64_t[]){batch, n});
+	else
+		clg_view_contiguous(&o.c.src[0], in, CLG_F32, 3, (int64_t[]){batch, n, 2});
+	clg_view_contiguous(&o.c.dst, out, CLG_F32, 3, (int64_t[]){batch, bins, 2});
+	o.c.f[0] = 1;
+	rc = time_calls(be, run_op, &o, reps, first, median);
 out:
 	clg_buffer_free(in);
 	clg_buffer_free(out);
 	free(h);
-	free(t);
 	return rc;
+}
+
+typedef struct {
+	clg_tensor *x;
+	int real;
+} fft2_ctx;
+
+static int run_fft2(void *ctx)
+{
+	fft2_ctx *f = ctx;
+	clg_tensor *y = f->real ? clg_rfft2(f->x, CLG_FFT_NORM_BACKWARD) : clg_fft2(f->x, CLG_FFT_NORM_BACKWARD);
+	clg_free(y);
+	return !y;
 }
 
 /* the same for one N x N transform over the last two dims of (batch, N, N[, 2]), through the frontend */
@@ -93,38 +132,20 @@ static int time_2d(clg_backend *be, int real, int64_t n, int64_t batch, int reps
 {
 	int64_t in_elems = batch * n * n * (real ? 1 : 2);
 	float *h = malloc(sizeof(float) * (size_t)in_elems);
-	double *t = malloc(sizeof(double) * (size_t)reps);
-	clg_tensor *x = NULL;
+	fft2_ctx f = {.real = real};
 	int rc = -1;
 
 	clg_no_grad_begin();
-	if (!h || !t)
+	if (!h)
 		goto out;
-	for (int64_t i = 0; i < in_elems; i++)
-		h[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
-	x = real ? clg_from_host(be, CLG_F32, CLG_SHAPE(batch, n, n), h) : clg_from_host(be, CLG_F32, CLG_SHAPE(batch, n, n, 2), h);
-	if (!x || clg_synchronize(be))
-		goto out;
-	for (int r = -1; r < reps; r++) {
-		double t0 = clg_now();
-		clg_tensor *y = real ? clg_rfft2(x, CLG_FFT_NORM_BACKWARD) : clg_fft2(x, CLG_FFT_NORM_BACKWARD);
-		int bad = !y || clg_synchronize(be);
-		clg_free(y);
-		if (bad)
-			goto out;
-		if (r < 0)
-			*first = clg_now() - t0;
-		else
-			t[r] = clg_now() - t0;
-	}
-	qsort(t, (size_t)reps, sizeof(double), cmp_double);
-	*median = t[reps / 2];
-	rc = 0;
+	test_signal(h, in_elems);
+	f.x = real ? clg_from_host(be, CLG_F32, CLG_SHAPE(batch, n, n), h) : clg_from_host(be, CLG_F32, CLG_SHAPE(batch, n, n, 2), h);
+	if (f.x && !clg_synchronize(be))
+		rc = time_calls(be, run_fft2, &f, reps, first, median);
 out:
-	clg_free(x);
+	clg_free(f.x);
 	clg_no_grad_end();
 	free(h);
-	free(t);
 	return rc;
 }
 
