@@ -13,13 +13,8 @@
 # usage: test_crash.sh CLGRAD_BINARY
 set -u
 clgrad=$1
-dev=$("$clgrad" devices --json | python3 -c 'import json,sys
-d=[x["index"] for x in json.load(sys.stdin)["devices"] if x["type"] != "ref"]
-print(d[0] if d else "")')
-if [ -z "$dev" ]; then
-	echo "no OpenCL device present: skipped"
-	exit 77
-fi
+. "$(dirname "$0")/test_common.sh"
+first_opencl_device "$clgrad"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export CLGRAD_CACHE_DIR=$work/cache

@@ -7,18 +7,9 @@
 # usage: test_fault.sh CLGRAD_BINARY
 set -u
 clgrad=$1
-data=/usr/share/datasets/fashion-mnist
-if [ ! -e "$data/train-images-idx3-ubyte.gz" ]; then
-	echo "Fashion-MNIST not installed ($data): skipped"
-	exit 77
-fi
-dev=$("$clgrad" devices --json | python3 -c 'import json,sys
-d=[x["index"] for x in json.load(sys.stdin)["devices"] if x["type"] != "ref"]
-print(d[0] if d else "")')
-if [ -z "$dev" ]; then
-	echo "no OpenCL device present: skipped"
-	exit 77
-fi
+. "$(dirname "$0")/test_common.sh"
+need_fashion_mnist
+first_opencl_device "$clgrad"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
