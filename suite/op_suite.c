@@ -702,9 +702,20 @@ uint64_t op_suite_case_hash(void)
 	return h;
 }
 
+/* o->op is one op name or a comma-separated list of them */
+static int op_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
 static int selected(const op_suite_opts *o, const op_case *c)
 {
-	if (o->op && strcmp(o->op, clg_op_name(c->op)) != 0)
+	if (o->op && !op_listed(o->op, clg_op_name(c->op)))
 		return 0;
 	return !o->small || small_case(c);
 }

@@ -44,7 +44,7 @@ typedef struct {
 } op_result;
 
 typedef struct {
-	const char *op; /* only this op (clg_op_name, which covers its float16 cases); NULL: all */
+	const char *op; /* only these ops (clg_op_name, comma-separated; covers their float16 cases); NULL: all */
 	int small;      /* only cases of at most 64 elements per operand (256 for explicit operands) */
 	int quick;      /* at most OP_SUITE_QUICK_PER_OP cases per op and dtype, spread over its list */
 	int verbose;    /* one line per case on stdout */

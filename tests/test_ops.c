@@ -1,7 +1,7 @@
 /* The op suite (suite/op_suite.c) on every OpenCL device against the reference backend: a failed
  * case is a failed check, and the per-op tally is printed at the end.
  *
- * usage: test_ops [--op NAME] [--device SUBSTRING] [--small] [-v]
+ * usage: test_ops [--op NAME[,NAME...]] [--device SUBSTRING] [--small] [-v]
  *   --small  only cases of at most 64 elements per operand (for Oclgrind) */
 #include "op_suite.h"
 #include "test_util.h"
@@ -15,6 +15,18 @@ static void on_case(const op_case_result *r, void *ctx)
 		fprintf(stderr, "test_ops: check failed: %s\n", r->message);
 		t_failures++;
 	}
+}
+
+/* cases of the op named by name[0, n) in the tally, over dtypes and outcomes */
+static int cases_of(int tally[CLG_OP_COUNT][3][3], const char *name, size_t n)
+{
+	int sum = 0;
+
+	for (int op = 0; op < CLG_OP_COUNT; op++)
+		if (strlen(clg_op_name((clg_op)op)) == n && !strncmp(clg_op_name((clg_op)op), name, n))
+			for (int h = 0; h < 3; h++)
+				sum += tally[op][h][0] + tally[op][h][1] + tally[op][h][2];
+	return sum;
 }
 
 int main(int argc, char **argv)
@@ -37,7 +49,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "-v"))
 			opts.verbose = 1;
 		else {
-			fprintf(stderr, "usage: test_ops [--op NAME] [--device SUBSTRING] [--small] [-v]\n");
+			fprintf(stderr, "usage: test_ops [--op NAME[,NAME...]] [--device SUBSTRING] [--small] [-v]\n");
 			return 2;
 		}
 	}
@@ -90,6 +102,10 @@ int main(int argc, char **argv)
 	/* a misspelt --op (or an op whose cases all went) must not pass as "0 failed" */
 	CHECK(tested_devices == 0 || total_pass + total_fail + total_unsup > 0, "--op %s%s ran no case",
 	      opts.op ? opts.op : "(all)", opts.small ? " --small" : "");
+	for (const char *p = opts.op; tested_devices && p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		size_t n = strcspn(p, ",");
+		CHECK(cases_of(tally, p, n) > 0, "--op %.*s%s ran no case", (int)n, p, opts.small ? " --small" : "");
+	}
 	clg_backend_close(ref);
 	return t_finish("test_ops");
 }
