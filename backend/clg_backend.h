@@ -99,12 +99,15 @@ const char *clg_device_type_name(clg_device_type t);
 /* Whether needle occurs in hay, ignoring ASCII case: how a device spec matches a device or
  * platform name (clg_device_select), and how tools recognise a driver or a simulator by name. */
 int clg_contains_nocase(const char *hay, const char *needle);
+/* Whether the device is a simulator (Oclgrind): correct but orders of magnitude slower, never a default */
+int clg_device_is_simulator(const clg_device_info *d);
 /* Every device this process can use: the reference backend first, then each OpenCL device of each
  * platform the ICD loader reports. Enumerated once; the array lives until process exit. */
 clg_status clg_devices(const clg_device_info **list, int *count);
 /* Resolve a device spec: an index, "ref", "cpu", "gpu", or a case-insensitive substring of the
  * platform or device name. NULL or "" means $CLGRAD_DEVICE, else the first GPU, else the first
- * OpenCL CPU device, else the reference backend. */
+ * OpenCL CPU device (neither a simulator nor a device on record as crashed), else the reference
+ * backend. */
 clg_status clg_device_select(const char *spec, int *index);
 /* The cache folder the library keeps its files in (CLGRAD_CACHE_DIR, else $XDG_CACHE_HOME/clgrad,
  * else ~/.cache/clgrad), created if missing, for tools that keep small files beside them.

@@ -65,10 +65,16 @@ clg_status clg_devices(const clg_device_info **list, int *count)
 	return CLG_OK;
 }
 
-static int first_of_type(const clg_device_info *list, int count, clg_device_type t)
+int clg_device_is_simulator(const clg_device_info *d)
+{
+	return clg_contains_nocase(d->name, "oclgrind") || clg_contains_nocase(d->platform, "oclgrind");
+}
+
+/* The first device of type t; for the default, never a simulator or a device on record as crashed */
+static int first_of_type(const clg_device_info *list, int count, clg_device_type t, int usable_only)
 {
 	for (int i = 1; i < count; i++)
-		if (list[i].type == t)
+		if (list[i].type == t && (!usable_only || (!clg_device_is_simulator(&list[i]) && !list[i].crashed[0])))
 			return i;
 	return -1;
 }
@@ -87,9 +93,9 @@ clg_status clg_device_select(const char *spec, int *index)
 	if (!spec || !*spec)
 		spec = getenv("CLGRAD_DEVICE");
 	if (!spec || !*spec) {
-		i = first_of_type(list, count, CLG_DEV_GPU);
+		i = first_of_type(list, count, CLG_DEV_GPU, 1);
 		if (i < 0)
-			i = first_of_type(list, count, CLG_DEV_CPU);
+			i = first_of_type(list, count, CLG_DEV_CPU, 1);
 		*index = i < 0 ? 0 : i;
 		return CLG_OK;
 	}
@@ -106,7 +112,7 @@ clg_status clg_device_select(const char *spec, int *index)
 		return CLG_OK;
 	}
 	if (!strcasecmp(spec, "cpu") || !strcasecmp(spec, "gpu")) {
-		i = first_of_type(list, count, tolower((unsigned char)spec[0]) == 'c' ? CLG_DEV_CPU : CLG_DEV_GPU);
+		i = first_of_type(list, count, tolower((unsigned char)spec[0]) == 'c' ? CLG_DEV_CPU : CLG_DEV_GPU, 0);
 		if (i < 0)
 			return clg_fail(CLG_ERR_DEVICE, "device '%s': no OpenCL %s device present (see `clgrad devices`)",
 					spec, spec);

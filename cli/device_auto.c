@@ -126,7 +126,7 @@ static clg_status measure(int index, const auto_job *job, double *rate)
 
 static int is_candidate(const clg_device_info *d)
 {
-	return !clg_contains_nocase(d->name, "oclgrind") && !clg_contains_nocase(d->platform, "oclgrind");
+	return !clg_device_is_simulator(d);
 }
 
 /* GPU before CPU before any other type, never a simulator; 0 (the reference) when none */
