@@ -49,6 +49,13 @@ void clg_crash_marker_end(const clg_device_info *d);
 void clg_crash_state(clg_device_info *d);
 void clg_crash_clear(const clg_device_info *d);
 int clg_force_device(void);
+/* A device's identity in the records kept in the cache folder: platform, name and driver. */
+uint64_t clg_device_key(const clg_device_info *d);
+/* The float16 self-test's verdict kept per device (opencl/cl_half_record.c) so that `clgrad devices`,
+ * which opens no device, can say native half is off: stored after each self-test, read into
+ * d->half_off when the devices are listed. */
+void clg_half_record_store(const clg_device_info *d);
+void clg_half_record_read(clg_device_info *d);
 /* Fills the OpenCL part of the device list (indices from first_index on). */
 clg_status clg_cl_enumerate(clg_device_info **list, int *count, int first_index);
 

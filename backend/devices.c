@@ -46,8 +46,10 @@ static void enumerate(void)
 	devices[0].has_fp64 = 1;
 	if (ncl)
 		memcpy(devices + 1, cl, (size_t)ncl * sizeof(*cl));
-	for (int i = 1; i <= ncl; i++)
+	for (int i = 1; i <= ncl; i++) {
 		clg_crash_state(&devices[i]); /* a crash an earlier run left on record (cl_crash.c) */
+		clg_half_record_read(&devices[i]); /* the last float16 self-test's verdict (cl_half_record.c) */
+	}
 	ndevices = ncl + 1;
 	free(cl);
 }

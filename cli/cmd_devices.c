@@ -78,7 +78,9 @@ static void print_json(const clg_device_info *list, int n, int selected)
 		       d->compute_units, d->clock_mhz, (unsigned long long)d->global_mem,
 		       (unsigned long long)d->local_mem, (unsigned long long)d->max_alloc,
 		       (unsigned long long)d->max_wg_size, (unsigned long long)d->timer_resolution_ns);
-		printf("\"fp16_path\": \"%s\", ", clg_half_native(d) ? "native" : "storage only");
+		printf("\"fp16_path\": \"%s\", \"fp16_off_why\": ", clg_half_native(d) ? "native" : "storage only");
+		json_string(stdout, d->half_off);
+		printf(", ");
 		printf("\"fp16\": %s, \"fp64\": %s, \"subgroups\": %s, \"integer_dot_product\": %s, \"il\": %s, \"il_version\": ",
 		       d->has_fp16 ? "true" : "false", d->has_fp64 ? "true" : "false",
 		       d->has_subgroups ? "true" : "false", d->has_int_dot ? "true" : "false",
@@ -155,9 +157,10 @@ static void print_table(const clg_device_info *list, int n, int selected)
 		if (d->type != CLG_DEV_REF) {
 			/* two stacks on one chip (PoCL and Intel on a CPU) differ only in these lines */
 			printf("    platform %s \u00b7 %s \u00b7 %s\n", d->platform, d->platform_vendor, d->platform_version);
-			printf("    device vendor %s \u00b7 %s \u00b7 %s \u00b7 driver %s \u00b7 timer %llu ns \u00b7 fp16: %s\n",
+			printf("    device vendor %s \u00b7 %s \u00b7 %s \u00b7 driver %s \u00b7 timer %llu ns \u00b7 fp16: %s%s%s\n",
 			       d->vendor, d->cl_version, d->clc_version, d->driver_version,
-			       (unsigned long long)d->timer_resolution_ns, clg_half_native(d) ? "native" : "storage only");
+			       (unsigned long long)d->timer_resolution_ns, clg_half_native(d) ? "native" : "storage only",
+			       d->has_fp16 && d->half_off[0] ? ", native half off by the last self-test: " : "", d->half_off);
 			print_extensions(d->extensions);
 			if (d->crashed[0])
 				printf("    CRASHED clgrad in an earlier run: %s; not used unless CLGRAD_FORCE_DEVICE=1\n",

@@ -60,7 +60,11 @@ def main():
                 errors.append("%s: '%s' is not a boolean: %r" % (where, key, dev[key]))
         # the float16 path: native half arithmetic exactly where the device reports cl_khr_fp16
         # (unless CLGRAD_NATIVE_HALF=0 turns it off)
-        want = "native" if dev.get("fp16") and os.environ.get("CLGRAD_NATIVE_HALF") != "0" else "storage only"
+        # and no float16 self-test on record turned it off (fp16_off_why says why)
+        if not isinstance(dev.get("fp16_off_why"), str):
+            errors.append("%s: fp16_off_why %r is not a string" % (where, dev.get("fp16_off_why")))
+        want = ("native" if dev.get("fp16") and os.environ.get("CLGRAD_NATIVE_HALF") != "0" and not dev.get("fp16_off_why")
+                else "storage only")
         if dev.get("fp16_path") != want:
             errors.append("%s: fp16_path %r, expected %r" % (where, dev.get("fp16_path"), want))
         if dev.get("index") != pos:

@@ -12,6 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
+export CLGRAD_CACHE_DIR=$work/cache
 "$clgrad" devices --json > "$work/devices.json" || fail "clgrad devices --json"
 dev=$(python3 - "$work/devices.json" <<'PY'
 import json, sys
@@ -24,7 +25,6 @@ if [ -z "$dev" ]; then
 	echo "no device computes float16 in half (cl_khr_fp16): skipped"
 	exit 77
 fi
-export CLGRAD_CACHE_DIR=$work/cache
 
 # the control: no self-test, the planted error reaches the float16 results
 CLGRAD_SELFTEST=0 CLGRAD_TEST_HALF_WRONG=1 "$test_ops" --op add > "$work/control.out" 2>&1 &&
@@ -38,8 +38,16 @@ grep -rq "^half off self-test: float16" "$work/cache" || fail "the cached self-t
 # the cached result turns it off again (no second self-test), still said
 CLGRAD_TEST_HALF_WRONG=1 "$clgrad" smoke --device "$dev" > "$work/run2.out" 2>&1 || { cat "$work/run2.out"; fail "smoke"; }
 grep -q "native float16 is off" "$work/run2.out" || fail "the cached result did not turn native half off"
-# without the planted error: native half stays on, nothing said
-rm -rf "$CLGRAD_CACHE_DIR"
+# the listing, which opens no device, says so too (the verdict on record, cl_half_record.c)
+# fp16_path PATH WHY: device dev's fp16_path and whether fp16_off_why is set, from devices --json
+fp16_state() { "$clgrad" devices --json | python3 -c 'import json,sys; d=json.load(sys.stdin)["devices"][int(sys.argv[1])]; print(d["fp16_path"], "why" if d["fp16_off_why"] else "-")' "$dev"; }
+[ "$(fp16_state)" = "storage only why" ] || fail "devices --json after the self-test turned half off: $(fp16_state)"
+"$clgrad" devices | grep -q "fp16: storage only, native half off by the last self-test: self-test: float16" ||
+	{ "$clgrad" devices; fail "the devices table does not say native half is off"; }
+# without the planted error: native half stays on, nothing said, and the record goes (a new
+# self-test: its cached results removed, the half record kept for it to clear)
+rm -f "$CLGRAD_CACHE_DIR"/selftest-*.txt
 "$clgrad" smoke --device "$dev" > "$work/run3.out" 2>&1 || { cat "$work/run3.out"; fail "smoke without the planted error"; }
 ! grep -q "native float16 is off" "$work/run3.out" || fail "native half turned off without a planted error: $(grep float16 "$work/run3.out")"
+[ "$(fp16_state)" = "native -" ] || fail "devices --json after a passing self-test: $(fp16_state)"
 echo "PASS: planted float16 error found by the self-test on device $dev; native half off, results right"

@@ -218,6 +218,7 @@ clg_status clg_cl_open(int index, clg_backend **out)
 	}
 	be->iface = &cl_iface;
 	be->info = list[index];
+	be->info.half_off[0] = 0; /* the listing's record of it; this open's self-test decides */
 	be->ctx = cl;
 	if (be->info.crashed[0] && !clg_force_device()) {
 		st = clg_fail(CLG_ERR_DEVICE, "device '%s' crashed clgrad in an earlier run (%s); it is not used again "

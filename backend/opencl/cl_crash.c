@@ -73,7 +73,7 @@ void clg_crumb(const char *a, const char *b, const char *c, const char *d, const
 
 const char *clg_crumb_text(void) { return crumb; }
 
-static uint64_t device_key(const clg_device_info *d)
+uint64_t clg_device_key(const clg_device_info *d)
 {
 	uint64_t h = clg_hash64(CLG_HASH_SEED, d->platform, strlen(d->platform) + 1);
 	h = clg_hash64(h, d->name, strlen(d->name) + 1);
@@ -101,7 +101,7 @@ static void write_all(int fd, const char *s, size_t n)
 
 void clg_crash_marker_begin(const clg_device_info *d, const char *what)
 {
-	uint64_t key = device_key(d);
+	uint64_t key = clg_device_key(d);
 	char dir[4096], text[1024];
 	int free_slot = -1, fd;
 
@@ -138,7 +138,7 @@ out:
 
 void clg_crash_marker_end(const clg_device_info *d)
 {
-	uint64_t key = device_key(d);
+	uint64_t key = clg_device_key(d);
 
 	pthread_mutex_lock(&marker_lock);
 	for (int i = 0; i < MAX_MARKERS; i++) {
@@ -249,7 +249,7 @@ static void settle_markers(const char *dir, uint64_t key)
 
 void clg_crash_state(clg_device_info *d)
 {
-	uint64_t key = device_key(d);
+	uint64_t key = clg_device_key(d);
 	char dir[4096], path[4400], text[1200];
 	const char *r;
 
@@ -270,7 +270,7 @@ void clg_crash_clear(const clg_device_info *d)
 
 	if (!folder(dir, sizeof(dir), 0))
 		return;
-	snprintf(path, sizeof(path), "%s/crashed-%016llx.txt", dir, (unsigned long long)device_key(d));
+	snprintf(path, sizeof(path), "%s/crashed-%016llx.txt", dir, (unsigned long long)clg_device_key(d));
 	if (unlink(path) == 0)
 		clg_debug("device '%s': opened through a complete self-test; its crash record %s removed", d->name, path);
 }

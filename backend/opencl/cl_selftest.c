@@ -542,6 +542,8 @@ void clg_cl_selftest_open(clg_backend *be)
 	clg_clear_error();
 done:
 	cl->selftest->info.seconds = now_s() - t0;
+	if (cl->selftest->info.enabled)
+		clg_half_record_store(&be->info);
 	if (clg_debug_enabled()) {
 		for (int r = 0; r < cl->selftest->nroutes; r++) {
 			const clg_route *x = &cl->selftest->routes[r];
