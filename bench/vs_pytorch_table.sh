@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Issue 12's floors in one table: every workload of bench/train_vs_pytorch.sh (MLP and CNN one
+# epoch; the transformer at batch 16 and 64 and the larger size) on each device named, each run
+# side by side with PyTorch on the same machine. Prints a Markdown table: clgrad's and PyTorch's
+# samples (windows) a second, the speed ratio and its floor.
+# usage: bench/vs_pytorch_table.sh [--devices 1,2] [--only mlp,cnn,t16,t64,tlarge]
+# (Intel's CPU runtime beside PoCL: OCL_ICD_VENDORS=... LD_LIBRARY_PATH=..., see docs/VENDORS.md)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+devices=1 only=mlp,cnn,t16,t64,tlarge
+while [ $# -gt 0 ]; do
+	case $1 in
+	--devices) devices=$2; shift 2 ;;
+	--devices=*) devices=${1#*=}; shift ;;
+	--only) only=$2; shift 2 ;;
+	--only=*) only=${1#*=}; shift ;;
+	-h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "vs_pytorch_table.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# name, floor (speed ratio: the issue's time floors 0.6x and 0.9x as speed), train_vs_pytorch.sh args
+runs=(
+	"mlp|1.67|--model mlp --epochs 1"
+	"cnn|1.11|--model cnn --epochs 1"
+	"t16|1.00|--model transformer --batch 16"
+	"t64|1.00|--model transformer --batch 64"
+	"tlarge|1.00|--model transformer --batch 16 --dim 256 --heads 8 --layers 4 --seq-len 128"
+)
+echo "| workload | device | clgrad /s | PyTorch /s | speed ratio | floor |"
+echo "|---|---|---|---|---|---|"
+for r in "${runs[@]}"; do
+	IFS='|' read -r name floor args <<<"$r"
+	[[ ",$only," == *",$name,"* ]] || continue
+	for d in ${devices//,/ }; do
+		# shellcheck disable=SC2086
+		bench/train_vs_pytorch.sh $args --device "$d" >"$log" 2>&1 || { cat "$log" >&2; exit 1; }
+		dev=$(sed -n 's/^clgrad device: \(.*\); pytorch.*/\1/p' "$log")
+		# the per-epoch rows: epoch, clgrad s, rate, quality, pytorch s, rate, quality, ratio
+		awk -v n="$name" -v dev="$dev" -v f="$floor" '$1 ~ /^[0-9]+$/ && NF == 8 {
+			printf "| %s (epoch %s) | %s | %.0f | %.0f | %.2f | %s |\n", n, $1, dev, $3, $6, $8, f }' "$log"
+	done
+done
