@@ -1,12 +1,13 @@
 /* OpenCL launchers of the fused attention ops (kernels_cl/attention.cl; semantics in clg_ops.def).
- * The kernel shape (family "attention", backend/kernel_shape.c) picks a work-item per row (cpu)
- * or a work-group per tile of rows with the other side's rows staged in local memory (gpu). The
+ * The kernel shape (family "attention", backend/kernel_shape.c) picks a work-item per block of
+ * rows held as the lanes of vectors (cpu) or a work-group per tile of rows with the other side's rows staged in local memory (gpu). The
  * backward runs two kernels: dq (which also writes each query row's delta = do . o into a scratch
  * buffer), then dk and dv. */
 #include "cl_internal.h"
 #include "../clg_attention_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define KB 16 /* scores per online-softmax step (FWD_KEYS) */
@@ -54,11 +55,25 @@ static void gpu_sizes(clg_backend *be, cl_kernel k, int64_t n, size_t per_row, s
 	*tile = (cl_int)(t > MAX_TILE ? MAX_TILE : t);
 }
 
+/* Rows a _cpu work-item takes, one a vector lane (QB in attention.cl): 16, fewer where the
+ * transposed rows (four vectors of a head width each) would outgrow the registers and L1. */
+static int cpu_block(int64_t Dh, int64_t Dv)
+{
+	const char *e = getenv("CLGRAD_ATTN_QB");
+	if (e && (atoi(e) == 4 || atoi(e) == 8 || atoi(e) == 16))
+		return atoi(e);
+	return Dh + Dv <= 64 ? 16 : Dh + Dv <= 256 ? 8 : 4;
+}
+
 static clg_status launch(clg_backend *be, cl_kernel k, const char *op, int gpu, int64_t rows, int64_t heads,
 			 size_t local)
 {
-	if (!gpu) /* any group size within the kernel's limit (the kernels guard the tail) */
-		return clg_cl_launch_1d(be, k, (size_t)(rows * heads), clg_cl_group_size(be, k, rows * heads), op);
+	if (!gpu) { /* local is the rows a work-item takes; any group size (the kernels guard the tail) */
+		int64_t n = heads * ((rows + (int64_t)local - 1) / (int64_t)local);
+		const char *e = getenv("CLGRAD_ATTN_LOCAL");
+		size_t l = e ? (size_t)atoi(e) : clg_cl_group_size(be, k, n);
+		return clg_cl_launch_1d(be, k, (size_t)n, l, op);
+	}
 	return clg_cl_launch_1d(be, k, (size_t)(heads * ((rows + (int64_t)local - 1) / (int64_t)local)) * local, local, op);
 }
 
@@ -111,7 +126,10 @@ static clg_status attention_run(clg_backend *be, const clg_op_call *c)
 	else
 		sc.f = (float)c->f[0];
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
-	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " -DDH=%d -DDV=%d -DKB=%d", (int)d.Dh, (int)d.Dv, KB);
+	if (!gpu)
+		local = (size_t)cpu_block(d.Dh, d.Dv);
+	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " -DDH=%d -DDV=%d -DKB=%d -DQB=%d", (int)d.Dh,
+		 (int)d.Dv, KB, gpu ? 16 : (int)local);
 
 	if (!bwd) {
 		snprintf(kname, sizeof(kname), "attn_fwd_%s", sh);
