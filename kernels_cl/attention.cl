@@ -14,7 +14,7 @@
  *         of g.tile rows (sized by the host from CL_DEVICE_LOCAL_MEM_SIZE); a causal forward / dq
  *         stops at its tile's last visible key, a causal dkv starts at its tile's first key.
  * Expects: -DT, -DACC (and -DUSE_FP64) as every program; -DDH=<q, k width> -DDV=<v, o width>;
- * -DKB=<scores per online-softmax step> (_gpu), -DQB=<rows a work-item> (_cpu: 4, 8 or 16).
+ * -DKB=<scores per online-softmax step> (_gpu).
  * Operands are (b, h, t, x) strided views (ageom). */
 #ifndef DH /* defaults, for builds without the host's options (the kernel-compile test) */
 #define DH 64
@@ -264,29 +264,19 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 		DKV_STORE
 }
 
-/* ---- _cpu shape: QB rows per work-item, one row a lane of an ACC vector (VT) ----
+/* ---- _cpu shape: QB rows per work-item, one row a lane of an ACC16 vector (VT) ----
  * A work-item holds its QB rows transposed (qt[x]: element x of each row) and walks the other
  * side's rows one at a time: each score is DH vector FMAs with a broadcast element, each exp is
  * one vector exp, and every loop bound is the same for all lanes (the causal part is masked with
  * select), a small outer-product GEMM without private arrays indexed by lane. */
-#ifndef QB
-#define QB 16
-#endif
+#define QB 16 /* rows a work-item (QB in cl_ops_attention.c): 4 and 8 ran 2-4x slower on PoCL and Intel */
 #define CKB 8 /* scores per online-softmax step in attn_fwd_cpu */
 #define VCAT_(a, b) a##b
 #define VCAT(a, b) VCAT_(a, b)
 #define VT VCAT(ACC, QB)
 #define VLOADQ VCAT(vload, QB)
 #define VSTOREQ VCAT(vstore, QB)
-#if QB == 4
-#define IOTA ((VT)(0, 1, 2, 3))
-#elif QB == 8
-#define IOTA ((VT)(0, 1, 2, 3, 4, 5, 6, 7))
-#elif QB == 16
 #define IOTA ((VT)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
-#else
-#error "QB must be 4, 8 or 16"
-#endif
 
 /* V = EXPR of rows r0 .. r0 + QB - 1 (EXPR reads its row as r_), rows past `last` read as `last` */
 #define GATHER(V, r0, last, EXPR)                                                                  \

@@ -7,11 +7,11 @@
 #include "../clg_attention_internal.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define KB 16 /* scores per online-softmax step (FWD_KEYS) */
 #define MAX_TILE 64 /* rows per work-group and per local-memory tile */
+#define QB 16 /* rows a _cpu work-item takes, one a vector lane (QB in attention.cl) */
 
 /* Must match ageom in kernels_cl/attention.cl, operands in its A_* order. */
 enum { A_Q, A_K, A_V, A_O, A_L, A_DO, A_DQ, A_DK, A_DV, A_N };
@@ -55,23 +55,17 @@ static void gpu_sizes(clg_backend *be, cl_kernel k, int64_t n, size_t per_row, s
 	*tile = (cl_int)(t > MAX_TILE ? MAX_TILE : t);
 }
 
-/* Rows a _cpu work-item takes, one a vector lane (QB in attention.cl): 16, fewer where the
- * transposed rows (four vectors of a head width each) would outgrow the registers and L1. */
-static int cpu_block(int64_t Dh, int64_t Dv)
-{
-	const char *e = getenv("CLGRAD_ATTN_QB");
-	if (e && (atoi(e) == 4 || atoi(e) == 8 || atoi(e) == 16))
-		return atoi(e);
-	return Dh + Dv <= 64 ? 16 : Dh + Dv <= 256 ? 8 : 4;
-}
-
 static clg_status launch(clg_backend *be, cl_kernel k, const char *op, int gpu, int64_t rows, int64_t heads,
 			 size_t local)
 {
-	if (!gpu) { /* local is the rows a work-item takes; any group size (the kernels guard the tail) */
-		int64_t n = heads * ((rows + (int64_t)local - 1) / (int64_t)local);
-		const char *e = getenv("CLGRAD_ATTN_LOCAL");
-		size_t l = e ? (size_t)atoi(e) : clg_cl_group_size(be, k, n);
+	if (!gpu) { /* a work-item per QB rows; any group size (the kernels guard the tail) */
+		int64_t n = heads * ((rows + QB - 1) / QB);
+		size_t l = clg_cl_group_size(be, k, n), cus = be->info.compute_units ? be->info.compute_units : 1;
+		/* CPU runtimes run a work-group on one core: 8 groups a core at least (256 work-items,
+		 * the transformer's, had made one group of 256 on one core), and the causal blocks,
+		 * uneven, spread */
+		while (l > 1 && (size_t)n / l < 8 * cus)
+			l /= 2;
 		return clg_cl_launch_1d(be, k, (size_t)n, l, op);
 	}
 	return clg_cl_launch_1d(be, k, (size_t)(heads * ((rows + (int64_t)local - 1) / (int64_t)local)) * local, local, op);
@@ -126,10 +120,7 @@ static clg_status attention_run(clg_backend *be, const clg_op_call *c)
 	else
 		sc.f = (float)c->f[0];
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
-	if (!gpu)
-		local = (size_t)cpu_block(d.Dh, d.Dv);
-	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " -DDH=%d -DDV=%d -DKB=%d -DQB=%d", (int)d.Dh,
-		 (int)d.Dv, KB, gpu ? 16 : (int)local);
+	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " -DDH=%d -DDV=%d -DKB=%d", (int)d.Dh, (int)d.Dv, KB);
 
 	if (!bwd) {
 		snprintf(kname, sizeof(kname), "attn_fwd_%s", sh);
