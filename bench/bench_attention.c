@@ -1,8 +1,11 @@
 /* Scaled dot-product attention, fused (ATTENTION_FWD / ATTENTION_BWD) against the composite of
  * GEMM, scale, mask and softmax (clg_set_fused_ops(0), as CLGRAD_FUSED=0), causal, float32:
- * median milliseconds of the forward (no graph) and of forward + backward, per T.
- * usage: bench_attention [--device N] [--B 16] [--H 4] [--Dh 16] [--reps 10] [T ...] (T: 64 128 256) */
+ * median milliseconds of the forward (no graph) and of forward + backward, per T. With --ops, then
+ * the fused ops alone (clg_op_timer: the device waited for before and after each op), ms a call.
+ * usage: bench_attention [--device N] [--B 16] [--H 4] [--Dh 16] [--reps 10] [--ops] [T ...]
+ *        (T: 64 128 256) */
 #include <clgrad.h>
+#include <clg_op_timer.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +69,7 @@ static double run(clg_backend *be, clg_tensor **qkv, int bwd, int reps)
 
 int main(int argc, char **argv)
 {
-	int dev = 0, reps = 10, nT = 0;
+	int dev = 0, reps = 10, nT = 0, ops = 0;
 	int64_t B = 16, H = 4, Dh = 16, Ts[16];
 	clg_backend *be;
 
@@ -79,6 +82,8 @@ int main(int argc, char **argv)
 			H = atoll(argv[++i]);
 		else if (!strcmp(argv[i], "--Dh") && i + 1 < argc)
 			Dh = atoll(argv[++i]);
+		else if (!strcmp(argv[i], "--ops"))
+			ops = 1;
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = atoi(argv[++i]);
 		else if (nT < 16 && atoll(argv[i]) > 0)
@@ -109,6 +114,18 @@ int main(int argc, char **argv)
 			ms[m] = run(be, qkv, m >= 2, reps);
 		}
 		printf("%6lld %12.3f %12.3f %12.3f %12.3f\n", (long long)Ts[ti], ms[0], ms[1], ms[2], ms[3]);
+		if (ops) { /* the fused forward and backward op calls alone */
+			clg_op_timer tm = {0};
+			clg_set_fused_ops(1);
+			clg_backend_set_op_timer(be, &tm);
+			run(be, qkv, 1, reps);
+			clg_backend_set_op_timer(be, NULL);
+			for (int e = 0; e < tm.n; e++)
+				if (!strncmp(tm.e[e].key, "attention", 9))
+					printf("       %-40s %8.3f ms a call (%lld calls)\n", tm.e[e].key,
+					       1e3 * tm.e[e].seconds / (double)tm.e[e].calls, (long long)tm.e[e].calls);
+			clg_op_timer_clear(&tm);
+		}
 		for (int i = 0; i < 3; i++)
 			clg_free(qkv[i]);
 	}

@@ -2,16 +2,20 @@
  * attention"), FlashAttention style: no (Tq, Tk) matrix in global memory. The forward walks the
  * keys with an online softmax (running max m and sum l, the output rescaled when m grows) and
  * stores each query row's log-sum-exp; the backward recomputes the probabilities from q, k and
- * that log-sum-exp: attn_bwd_dq_* (one query row per work-item: dq, and delta_i = do_i . o_i into
- * a scratch buffer), then attn_bwd_dkv_* (one key row per work-item: dk, dv), each row summed by
- * one work-item in a fixed order, so results are deterministic without atomics.
+ * that log-sum-exp: attn_bwd_dq_* (query rows: dq, and delta_i = do_i . o_i into a scratch
+ * buffer), then attn_bwd_dkv_* (key rows: dk, dv), each row summed by one work-item in a fixed
+ * order, so results are deterministic without atomics.
  * Two shapes per kernel (backend/kernel_shape.c, family "attention"):
- *   _cpu: a work-item per row, walking the other side in global memory; no barriers.
+ *   _cpu: a work-item per block of QB rows of a head, a row a lane of an ACC vector, walking the
+ *         other side's rows in global memory with uniform loop bounds (the causal part masked);
+ *         no barriers. A work-item per row with a causal trip count of its own ran at ~4 GFLOP/s
+ *         on PoCL: its loops could not be vectorized across work-items, nor its exps.
  *   _gpu: a work-group per tile of rows; the other side's rows come through local memory in tiles
  *         of g.tile rows (sized by the host from CL_DEVICE_LOCAL_MEM_SIZE); a causal forward / dq
  *         stops at its tile's last visible key, a causal dkv starts at its tile's first key.
  * Expects: -DT, -DACC (and -DUSE_FP64) as every program; -DDH=<q, k width> -DDV=<v, o width>;
- * -DKB=<scores per online-softmax step>. Operands are (b, h, t, x) strided views (ageom). */
+ * -DKB=<scores per online-softmax step> (_gpu).
+ * Operands are (b, h, t, x) strided views (ageom). */
 #ifndef DH /* defaults, for builds without the host's options (the kernel-compile test) */
 #define DH 64
 #endif
@@ -133,25 +137,6 @@ typedef struct {
 		STORE(lse, ROW(A_L, b, h, i), l > (ACC)0 ? m + log(l) : -INFINITY);                \
 	}
 
-/* one work-item per query row */
-__kernel void attn_fwd_cpu(const ageom g, const ACC scale, __global const T *q, __global const T *k,
-			   __global const T *v, __global T *o, __global T *lse)
-{
-	int r = get_global_id(0);
-	if (r >= g.B * g.H * g.Tq)
-		return;
-	int bh = r / g.Tq, i = r - bh * g.Tq;
-	HEAD(bh);
-	int qr = ROW(A_Q, b, h, i), kr = ROW(A_K, b, h, 0), vr = ROW(A_V, b, h, 0);
-	ACC qv[DH], acc[DV], m = -INFINITY, l = (ACC)0;
-	for (int x = 0; x < DH; x++)
-		qv[x] = scale * LOAD(q, qr + x * XS(A_Q));
-	for (int x = 0; x < DV; x++)
-		acc[x] = (ACC)0;
-	FWD_KEYS(VISIBLE(i), GKEY, GVAL)
-	FWD_STORE
-}
-
 /* one work-group per tile of get_local_size(0) query rows; keys through local memory */
 __kernel void attn_fwd_gpu(const ageom g, const ACC scale, __global const T *q, __global const T *k,
 			   __global const T *v, __global T *o, __global T *lse, __local ACC *ks, __local ACC *vs)
@@ -204,21 +189,6 @@ __kernel void attn_fwd_gpu(const ageom g, const ACC scale, __global const T *q, 
 			STORE(dqo, dqr + x * XS(A_DQ), scale * dq[x]);                             \
 	}
 
-__kernel void attn_bwd_dq_cpu(const ageom g, const ACC scale, __global T *dqo, __global const T *dO,
-			      __global const T *q, __global const T *k, __global const T *v, __global const T *o,
-			      __global const T *lse, __global ACC *delta)
-{
-	int r = get_global_id(0);
-	if (r >= g.B * g.H * g.Tq)
-		return;
-	int bh = r / g.Tq, i = r - bh * g.Tq, live = 1;
-	HEAD(bh);
-	int kr = ROW(A_K, b, h, 0), vr = ROW(A_V, b, h, 0);
-	DQ_ROW_START
-	DQ_KEYS(VISIBLE(i), GKEY, GVAL)
-	DQ_STORE
-}
-
 __kernel void attn_bwd_dq_gpu(const ageom g, const ACC scale, __global T *dqo, __global const T *dO,
 			      __global const T *q, __global const T *k, __global const T *v, __global const T *o,
 			      __global const T *lse, __global ACC *delta, __local ACC *ks, __local ACC *vs)
@@ -264,22 +234,6 @@ __kernel void attn_bwd_dq_gpu(const ageom g, const ACC scale, __global T *dqo, _
 			STORE(dvo, dvr + x * XS(A_DV), dv[x]);                                     \
 	}
 
-/* one work-item per key row (after attn_bwd_dq_*, which wrote delta) */
-__kernel void attn_bwd_dkv_cpu(const ageom g, const ACC scale, __global T *dko, __global T *dvo,
-			       __global const T *dO, __global const T *q, __global const T *k, __global const T *v,
-			       __global const T *lse, __global const ACC *delta)
-{
-	int r = get_global_id(0);
-	if (r >= g.B * g.H * g.Tk)
-		return;
-	int bh = r / g.Tk, j = r - bh * g.Tk, live = 1;
-	HEAD(bh);
-	int qr = ROW(A_Q, b, h, 0), dor = ROW(A_DO, b, h, 0), lr0 = ROW(A_L, b, h, 0);
-	DKV_ROW_START
-	DKV_QUERIES(g.causal ? j : 0, g.Tq, GQRY, GDO, GLSE, GDELTA)
-	DKV_STORE
-}
-
 /* one work-group per tile of get_local_size(0) key rows; queries through local memory */
 __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, __global T *dvo,
 			       __global const T *dO, __global const T *q, __global const T *k, __global const T *v,
@@ -308,4 +262,175 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 	}
 	if (live)
 		DKV_STORE
+}
+
+/* ---- _cpu shape: QB rows per work-item, one row a lane of an ACC16 vector (VT) ----
+ * A work-item holds its QB rows transposed (qt[x]: element x of each row) and walks the other
+ * side's rows one at a time: each score is DH vector FMAs with a broadcast element, each exp is
+ * one vector exp, and every loop bound is the same for all lanes (the causal part is masked with
+ * select), a small outer-product GEMM without private arrays indexed by lane. */
+#define QB 16 /* rows a work-item (QB in cl_ops_attention.c): 4 and 8 ran 2-4x slower on PoCL and Intel */
+#define CKB 8 /* scores per online-softmax step in attn_fwd_cpu */
+#define VCAT_(a, b) a##b
+#define VCAT(a, b) VCAT_(a, b)
+#define VT VCAT(ACC, QB)
+#define VLOADQ VCAT(vload, QB)
+#define VSTOREQ VCAT(vstore, QB)
+#define IOTA ((VT)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+
+/* V = EXPR of rows r0 .. r0 + QB - 1 (EXPR reads its row as r_), rows past `last` read as `last` */
+#define GATHER(V, r0, last, EXPR)                                                                  \
+	{                                                                                          \
+		ACC t_[QB];                                                                        \
+		for (int l_ = 0; l_ < QB; l_++) {                                                  \
+			int r_ = min((r0) + l_, (last));                                           \
+			t_[l_] = EXPR;                                                             \
+		}                                                                                  \
+		V = VLOADQ(0, t_);                                                                 \
+	}
+/* STMT for the lanes of V whose rows r_ = r0 + lane are below n, with the lane's value as e_ */
+#define SCATTER(V, r0, n, STMT)                                                                    \
+	{                                                                                          \
+		ACC t_[QB];                                                                        \
+		VSTOREQ((V), 0, t_);                                                               \
+		for (int l_ = 0; l_ < QB && (r0) + l_ < (n); l_++) {                               \
+			int r_ = (r0) + l_;                                                        \
+			ACC e_ = t_[l_];                                                           \
+			STMT;                                                                      \
+		}                                                                                  \
+	}
+
+/* Work-item w: head bh, rows r0 .. r0 + QB - 1 of a side of n rows. */
+#define BLOCK(n, r0)                                                                               \
+	int nb_ = ((n) + QB - 1) / QB, w_ = get_global_id(0);                                      \
+	if (w_ >= g.B * g.H * nb_)                                                                 \
+		return;                                                                            \
+	int bh = w_ / nb_, r0 = (w_ - bh * nb_) * QB;                                              \
+	HEAD(bh)
+
+/* Keys a block of query rows from i0 walks (kend), and each lane's last visible key (vlast). */
+#define QUERY_KEYS(i0)                                                                             \
+	int kend = g.causal ? min(g.Tk, min(g.Tq, (i0) + QB)) : g.Tk;                              \
+	VT vlast = (VT)(ACC)(kend - 1);                                                            \
+	if (g.causal)                                                                              \
+		vlast = fmin(vlast, (VT)(ACC)(i0) + IOTA);
+
+/* A block of query rows: the keys through an online softmax, CKB scores a step (a masked tail). */
+__kernel void attn_fwd_cpu(const ageom g, const ACC scale, __global const T *q, __global const T *k,
+			   __global const T *v, __global T *o, __global T *lse)
+{
+	BLOCK(g.Tq, i0);
+	int qr = ROW(A_Q, b, h, 0), kr = ROW(A_K, b, h, 0), vr = ROW(A_V, b, h, 0);
+	QUERY_KEYS(i0)
+	VT qt[DH], acc[DV], m = (VT)(-INFINITY), l = (VT)0;
+	for (int x = 0; x < DH; x++) {
+		GATHER(qt[x], i0, g.Tq - 1, LOAD(q, qr + r_ * g.st[A_Q][2] + x * XS(A_Q)))
+		qt[x] *= scale;
+	}
+	for (int x = 0; x < DV; x++)
+		acc[x] = (VT)0;
+	for (int j0 = 0; j0 < kend; j0 += CKB) {
+		VT s[CKB], bm = m;
+		for (int jj = 0; jj < CKB; jj++) {
+			int j = min(j0 + jj, kend - 1);
+			VT d = (VT)0;
+			for (int x = 0; x < DH; x++)
+				d += qt[x] * GKEY(j, x);
+			s[jj] = select(d, (VT)(-INFINITY), (VT)(ACC)(j0 + jj) > vlast);
+			bm = fmax(bm, s[jj]);
+		}
+		VT corr = exp(m - bm); /* key 0 is every lane's: bm is finite from the first step */
+		l *= corr;
+		for (int x = 0; x < DV; x++)
+			acc[x] *= corr;
+		m = bm;
+		for (int jj = 0; jj < CKB; jj++) {
+			int j = min(j0 + jj, kend - 1);
+			VT p = exp(s[jj] - m);
+			l += p;
+			for (int x = 0; x < DV; x++)
+				acc[x] += p * GVAL(j, x);
+		}
+	}
+	VT inv = select((VT)0, (VT)1 / l, l > (VT)0);
+	for (int x = 0; x < DV; x++)
+		SCATTER(acc[x] * inv, i0, g.Tq, STORE(o, ROW(A_O, b, h, r_) + x * XS(A_O), e_))
+	SCATTER(select((VT)(-INFINITY), m + log(l), l > (VT)0), i0, g.Tq, STORE(lse, ROW(A_L, b, h, r_), e_))
+}
+
+/* A block of query rows: dq, and delta = do . o of each row into the scratch buffer. */
+__kernel void attn_bwd_dq_cpu(const ageom g, const ACC scale, __global T *dqo, __global const T *dO,
+			      __global const T *q, __global const T *k, __global const T *v, __global const T *o,
+			      __global const T *lse, __global ACC *delta)
+{
+	BLOCK(g.Tq, i0);
+	int qr = ROW(A_Q, b, h, 0), dor = ROW(A_DO, b, h, 0), orow = ROW(A_O, b, h, 0), lr0 = ROW(A_L, b, h, 0);
+	int kr = ROW(A_K, b, h, 0), vr = ROW(A_V, b, h, 0);
+	QUERY_KEYS(i0)
+	VT qt[DH], dot[DV], dq[DH], dl = (VT)0, lr, ov;
+	for (int x = 0; x < DH; x++) {
+		GATHER(qt[x], i0, g.Tq - 1, LOAD(q, qr + r_ * g.st[A_Q][2] + x * XS(A_Q)))
+		qt[x] *= scale;
+		dq[x] = (VT)0;
+	}
+	for (int x = 0; x < DV; x++) {
+		GATHER(dot[x], i0, g.Tq - 1, LOAD(dO, dor + r_ * g.st[A_DO][2] + x * XS(A_DO)))
+		GATHER(ov, i0, g.Tq - 1, LOAD(o, orow + r_ * g.st[A_O][2] + x * XS(A_O)))
+		dl += dot[x] * ov;
+	}
+	GATHER(lr, i0, g.Tq - 1, LOAD(lse, lr0 + r_ * g.st[A_L][2]))
+	SCATTER(dl, i0, g.Tq, delta[bh * g.Tq + r_] = e_)
+	for (int j = 0; j < kend; j++) {
+		VT s = (VT)0, dp = (VT)0;
+		for (int x = 0; x < DH; x++)
+			s += qt[x] * GKEY(j, x);
+		for (int x = 0; x < DV; x++)
+			dp += dot[x] * GVAL(j, x);
+		VT ds = select(exp(s - lr), (VT)0, (VT)(ACC)j > vlast) * (dp - dl);
+		for (int x = 0; x < DH; x++)
+			dq[x] += ds * GKEY(j, x);
+	}
+	for (int x = 0; x < DH; x++)
+		SCATTER(scale * dq[x], i0, g.Tq, STORE(dqo, ROW(A_DQ, b, h, r_) + x * XS(A_DQ), e_))
+}
+
+/* A block of key rows (after attn_bwd_dq_*, which wrote delta): dk, dv over the queries that see
+ * any of them, the causal lanes a query does not see masked. */
+__kernel void attn_bwd_dkv_cpu(const ageom g, const ACC scale, __global T *dko, __global T *dvo,
+			       __global const T *dO, __global const T *q, __global const T *k, __global const T *v,
+			       __global const T *lse, __global const ACC *delta)
+{
+	BLOCK(g.Tk, j0);
+	int qr = ROW(A_Q, b, h, 0), dor = ROW(A_DO, b, h, 0), lr0 = ROW(A_L, b, h, 0);
+	int kr = ROW(A_K, b, h, 0), vr = ROW(A_V, b, h, 0);
+	VT kt[DH], vt[DV], dk[DH], dv[DV], col = (VT)(ACC)j0 + IOTA;
+	for (int x = 0; x < DH; x++) {
+		GATHER(kt[x], j0, g.Tk - 1, GKEY(r_, x))
+		kt[x] *= scale;
+		dk[x] = (VT)0;
+	}
+	for (int x = 0; x < DV; x++) {
+		GATHER(vt[x], j0, g.Tk - 1, GVAL(r_, x))
+		dv[x] = (VT)0;
+	}
+	for (int i = g.causal ? min(j0, g.Tq) : 0; i < g.Tq; i++) {
+		VT s = (VT)0, dp = (VT)0;
+		for (int x = 0; x < DH; x++)
+			s += kt[x] * GQRY(i, x);
+		VT p = exp(s - GLSE(i));
+		if (g.causal)
+			p = select(p, (VT)0, col > (VT)(ACC)i);
+		for (int x = 0; x < DV; x++) {
+			ACC d = GDO(i, x);
+			dp += vt[x] * d;
+			dv[x] += p * d;
+		}
+		VT ds = p * (dp - GDELTA(i));
+		for (int x = 0; x < DH; x++)
+			dk[x] += ds * GQRY(i, x);
+	}
+	for (int x = 0; x < DH; x++)
+		SCATTER(scale * dk[x], j0, g.Tk, STORE(dko, ROW(A_DK, b, h, r_) + x * XS(A_DK), e_))
+	for (int x = 0; x < DV; x++)
+		SCATTER(dv[x], j0, g.Tk, STORE(dvo, ROW(A_DV, b, h, r_) + x * XS(A_DV), e_))
 }

@@ -1,14 +1,16 @@
 # Fused attention (ATTENTION_FWD / ATTENTION_BWD): the op cases and the gradient checks with each
-# kernel shape forced (backend/kernel_shape.c, family "attention"), whatever the device type; the
-# gpu shape under Oclgrind with small GPU-like limits (work-groups of at most 4, 512 bytes of local
-# memory: several query and key tiles on T = 7), failing on any memory error or data race.
+# kernel shape forced (backend/kernel_shape.c, family "attention"), whatever the device type; both
+# shapes under Oclgrind, failing on any memory error or data race: the gpu shape with small GPU-like
+# limits (work-groups of at most 4, 512 bytes of local memory: several query and key tiles on T = 7),
+# the cpu shape's blocks of rows with the small cases (T = 17, 15/31, 33/17: blocks cut short).
 foreach(shape cpu gpu)
   foreach(op attention_fwd attention_bwd)
     add_test(NAME test_ops_${op}_${shape} COMMAND test_ops --op ${op})
     set_tests_properties(test_ops_${op}_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
       ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=${shape};CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
   endforeach()
-  foreach(c attn_fused_4d attn_fused_4d_causal attn_fused_3d_causal_tk attn_fused_3d_causal_tq attn_fused_heads_view
+  foreach(c attn_fused_4d attn_fused_4d_causal attn_fused_3d_causal_tk attn_fused_3d_causal_tq attn_fused_4d_causal_t33
+            attn_fused_heads_view
             attn_composed_causal transformer_block)
     add_test(NAME test_grad_${c}_${shape} COMMAND test_grad --case ${c})
     set_tests_properties(test_grad_${c}_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
@@ -21,22 +23,30 @@ if(CLG_OCLGRIND)
       COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
     set_tests_properties(test_ops_oclgrind_${op}_gpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
       ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=gpu;OCLGRIND_MAX_WGSIZE=4;OCLGRIND_LOCAL_MEM_SIZE=512;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+    add_test(NAME test_ops_oclgrind_${op}_cpu
+      COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
+    set_tests_properties(test_ops_oclgrind_${op}_cpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+      ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=cpu;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
   endforeach()
 endif()
-# The suite must be able to fail: a causal mask one key too wide in the kernels is caught.
+# The suite must be able to fail: a causal mask one key too wide in the kernels (both shapes: the
+# gpu shape's VISIBLE, the cpu shape's last visible key of a lane) is caught with either shape.
 set(CLG_ATTN_MUTANT_DIR ${CMAKE_BINARY_DIR}/mutant_attention_kernels)
 file(COPY ${CLG_REAL_KERNELS} DESTINATION ${CLG_ATTN_MUTANT_DIR})
 file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/attention.cl CLG_ATTN_SRC)
-string(REPLACE "min(g.Tk, (i) + 1)" "min(g.Tk, (i) + 2)" CLG_ATTN_MUTANT "${CLG_ATTN_SRC}")
-if(CLG_ATTN_MUTANT STREQUAL CLG_ATTN_SRC)
-  message(FATAL_ERROR "attention mutation test: the VISIBLE line was not found in attention.cl")
+string(REPLACE "min(g.Tk, (i) + 1)" "min(g.Tk, (i) + 2)" CLG_ATTN_MUTANT1 "${CLG_ATTN_SRC}")
+string(REPLACE "(VT)(ACC)(i0) + IOTA)" "(VT)(ACC)(i0) + IOTA + (VT)1)" CLG_ATTN_MUTANT "${CLG_ATTN_MUTANT1}")
+if(CLG_ATTN_MUTANT1 STREQUAL CLG_ATTN_SRC OR CLG_ATTN_MUTANT STREQUAL CLG_ATTN_MUTANT1)
+  message(FATAL_ERROR "attention mutation test: the VISIBLE or the QUERY_KEYS line was not found in attention.cl")
 endif()
 file(WRITE ${CLG_ATTN_MUTANT_DIR}/attention.cl "${CLG_ATTN_MUTANT}")
-add_test(NAME test_ops_attention_catches_wrong_kernel COMMAND test_ops --op attention_fwd)
-set_tests_properties(test_ops_attention_catches_wrong_kernel PROPERTIES
-  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_DIR=${CLG_ATTN_MUTANT_DIR};CLGRAD_CACHE_DIR=0"
-  PASS_REGULAR_EXPRESSION "attention_fwd \\[[^\n]*normalized error"
-  SKIP_REGULAR_EXPRESSION "no OpenCL device present" TIMEOUT 900)
+foreach(shape cpu gpu)
+  add_test(NAME test_ops_attention_catches_wrong_kernel_${shape} COMMAND test_ops --op attention_fwd)
+  set_tests_properties(test_ops_attention_catches_wrong_kernel_${shape} PROPERTIES
+    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_DIR=${CLG_ATTN_MUTANT_DIR};CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_SHAPE=attention=${shape}"
+    PASS_REGULAR_EXPRESSION "attention_fwd \\[[^\n]*normalized error"
+    SKIP_REGULAR_EXPRESSION "no OpenCL device present" TIMEOUT 900)
+endforeach()
 # The self-test routes a wrong fused attention away and the frontend falls back to the composite
 # (tests/test_attn_route.c); with the real kernels the fused ops pass it and serve.
 add_executable(test_attn_route test_attn_route.c)

@@ -1,6 +1,6 @@
 /* Gradient-check cases of fused attention (see tests/test_grad.h): the fused ops where the device
  * has them (ATTENTION_FWD / ATTENTION_BWD), at T = 7 over several heads, causal and not, more keys
- * than queries and fewer, q, k, v as the permuted views a model makes; and
+ * than queries and fewer, T = 33 (across the CPU shape's blocks of rows), q, k, v as the permuted views a model makes; and
  * the composite (CLGRAD_FUSED off for the call) on the same shapes, which stays the reference. */
 #include "test_grad.h"
 
@@ -35,6 +35,9 @@ static const gcase cases[] = {
 	{"attn_fused_4d_causal", 3, {4, 4, 4}, {{2, 2, 7, 8}, {2, 2, 7, 8}, {2, 2, 7, 8}}, -1, 1, f_causal},
 	{"attn_fused_3d_causal_tk", 3, {3, 3, 3}, {{3, 5, 4}, {3, 9, 4}, {3, 9, 6}}, -1, 1, f_causal},
 	{"attn_fused_3d_causal_tq", 3, {3, 3, 3}, {{2, 9, 4}, {2, 5, 4}, {2, 5, 3}}, -1, 1, f_causal},
+	/* the CPU shape's row blocks (16 rows a work-item at these widths): two blocks and a partial
+	 * third on both sides, a causal block that starts inside the keys */
+	{"attn_fused_4d_causal_t33", 3, {4, 4, 4}, {{1, 2, 33, 4}, {1, 2, 33, 4}, {1, 2, 33, 4}}, -1, 1, f_causal},
 	{"attn_fused_heads_view", 3, {4, 4, 4}, {{2, 7, 2, 4}, {2, 7, 2, 4}, {2, 7, 2, 4}}, -1, 1, f_views},
 	{"attn_composed_causal", 3, {4, 4, 4}, {{2, 2, 7, 8}, {2, 2, 7, 8}, {2, 2, 7, 8}}, -1, 1, f_composed_causal},
 };

@@ -1,7 +1,7 @@
 /* Op-suite cases of the fused attention ops (see tests/test_ops.h and clg_ops.def):
  * ATTENTION_FWD and ATTENTION_BWD, causal and not, T in {1, 7, 64, 100}, Dh in {8, 16, 64}, 4-D
  * (B, H, T, D) and 3-D (B, T, D) operands, contiguous and at an offset with padded rows; one case
- * with Tq != Tk and Dv != Dh. The outputs written in place (the forward's log-sum-exp, the
+ * with Tq != Tk and Dv != Dh; T around the CPU shape's blocks of 16 rows. The outputs written in place (the forward's log-sum-exp, the
  * backward's dk and dv) are compared too. Cases of at most 256 elements per operand run under
  * Oclgrind (--small). */
 #include "test_ops.h"
@@ -74,5 +74,14 @@ void ops_cases_attention(op_case_adder add)
 		add(attn_case(ops[o], 1, 2, 70, 33, 8, 16, 0, L_OFFSET));
 		/* the widest head the kernels take */
 		add(attn_case(ops[o], 1, 1, 20, 20, 256, 256, 1, L_CONTIG));
+		/* the CPU shape's blocks of 16 rows a work-item: one row past a block and one short, on the
+		 * query side, the key side and both, at several widths; the small ones run under Oclgrind */
+		for (int causal = 0; causal < 2; causal++) {
+			add(attn_case(ops[o], 1, 1, 17, 17, 8, 8, causal, L_CONTIG));
+			add(attn_case(ops[o], 1, 1, 15, 31, 4, 4, causal, L_CONTIG));
+			add(attn_case(ops[o], 1, 1, 33, 17, 4, 4, causal, L_OFFSET));
+			add(attn_case(ops[o], 1, 2, 9, 9, 64, 64, causal, L_CONTIG));
+			add(attn_case(ops[o], 1, 1, 7, 5, 160, 144, causal, L_CONTIG));
+		}
 	}
 }

@@ -1,6 +1,6 @@
 /* OpenCL launchers of the fused attention ops (kernels_cl/attention.cl; semantics in clg_ops.def).
- * The kernel shape (family "attention", backend/kernel_shape.c) picks a work-item per row (cpu)
- * or a work-group per tile of rows with the other side's rows staged in local memory (gpu). The
+ * The kernel shape (family "attention", backend/kernel_shape.c) picks a work-item per block of
+ * rows held as the lanes of vectors (cpu) or a work-group per tile of rows with the other side's rows staged in local memory (gpu). The
  * backward runs two kernels: dq (which also writes each query row's delta = do . o into a scratch
  * buffer), then dk and dv. */
 #include "cl_internal.h"
@@ -11,6 +11,7 @@
 
 #define KB 16 /* scores per online-softmax step (FWD_KEYS) */
 #define MAX_TILE 64 /* rows per work-group and per local-memory tile */
+#define QB 16 /* rows a _cpu work-item takes, one a vector lane (QB in attention.cl) */
 
 /* Must match ageom in kernels_cl/attention.cl, operands in its A_* order. */
 enum { A_Q, A_K, A_V, A_O, A_L, A_DO, A_DQ, A_DK, A_DV, A_N };
@@ -57,8 +58,16 @@ static void gpu_sizes(clg_backend *be, cl_kernel k, int64_t n, size_t per_row, s
 static clg_status launch(clg_backend *be, cl_kernel k, const char *op, int gpu, int64_t rows, int64_t heads,
 			 size_t local)
 {
-	if (!gpu) /* any group size within the kernel's limit (the kernels guard the tail) */
-		return clg_cl_launch_1d(be, k, (size_t)(rows * heads), clg_cl_group_size(be, k, rows * heads), op);
+	if (!gpu) { /* a work-item per QB rows; any group size (the kernels guard the tail) */
+		int64_t n = heads * ((rows + QB - 1) / QB);
+		size_t l = clg_cl_group_size(be, k, n), cus = be->info.compute_units ? be->info.compute_units : 1;
+		/* CPU runtimes run a work-group on one core: 8 groups a core at least (256 work-items,
+		 * the transformer's, had made one group of 256 on one core), and the causal blocks,
+		 * uneven, spread */
+		while (l > 1 && (size_t)n / l < 8 * cus)
+			l /= 2;
+		return clg_cl_launch_1d(be, k, (size_t)n, l, op);
+	}
 	return clg_cl_launch_1d(be, k, (size_t)(heads * ((rows + (int64_t)local - 1) / (int64_t)local)) * local, local, op);
 }
 
