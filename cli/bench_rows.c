@@ -5,7 +5,9 @@
  * Each repetition times one copy call and one op call back to back (clg_run + clg_synchronize,
  * medians), so the launch cost and the machine's load are the same for both: the op's fraction
  * of that copy is what issue 12's floor (>= 50%) is measured against. A 64 MiB copy, timed the
- * same way, gives the device's copy bandwidth without the launch cost, for context. */
+ * same way, gives the device's copy bandwidth without the launch cost, and a copy of 64 bytes the
+ * cost of a launch alone, for context; an elementwise exp of the same elements (row "exp", in
+ * neither shape) what one exp per element costs on the device. */
 #include "cli.h"
 #include "json_write.h"
 
@@ -43,6 +45,9 @@ static const row_bench rbs[] = {
 	{"max", "fwd", CLG_OP_MAX, 2, {R1, RC}, 0, -1},
 	{"softmax_xent", "fwd", CLG_OP_SOFTMAX_XENT, 4, {ONE, RC, RC, R1}, 1, 0},
 	{"softmax_xent", "bwd", CLG_OP_SOFTMAX_XENT_BACKWARD, 5, {RC, RC, RC, R1, ONE}, 1, 0},
+	/* not a row op: the elementwise exp (the builtin) over the same elements, once per size, for the
+	 * ops whose cost is one exp per element (softmax, log-softmax's forward, cross-entropy) */
+	{"exp", "ew", CLG_OP_EXP, 2, {RC, RC}, 0, -1},
 };
 
 static const int64_t sizes[][2] = {{4096, 64}, {1024, 512}};
@@ -145,7 +150,7 @@ int bench_rows(clg_backend *be, int reps, int json)
 	clg_kernel_shape def = clg_backend_kernel_shape(be, CLG_KFAM_ROW, &why), shapes[2];
 	char def_why[96];
 	int nshape = 2, rc = 0;
-	double big_gbs = 0, t_big = 0, w;
+	double big_gbs = 0, t_big = 0, t_launch = 0, w;
 	call big = {0}, op, cp;
 	json_writer jw;
 
@@ -174,6 +179,23 @@ int bench_rows(clg_backend *be, int reps, int json)
 			return 1;
 		}
 	}
+	/* a launch alone: a copy of 16 floats */
+	{
+		double *t = malloc((size_t)reps * sizeof(double));
+		clg_status st = t ? copy_make(be, 16, &big) : clg_fail(CLG_ERR_OOM, "bench ops --rows");
+		if (!st)
+			st = run1(be, &big, &w);
+		for (int i = 0; !st && i < reps; i++)
+			st = run1(be, &big, &t[i]);
+		if (!st)
+			t_launch = clg_measure_median(t, reps);
+		free(t);
+		call_free(&big);
+		if (st) {
+			fprintf(stderr, "clgrad bench ops --rows: copy on '%s': %s\n", be->info.name, clg_last_error());
+			return 1;
+		}
+	}
 	if (json) {
 		json_init(&jw, stdout, 1);
 		json_begin_object(&jw);
@@ -183,12 +205,14 @@ int bench_rows(clg_backend *be, int reps, int json)
 		json_key_str(&jw, "default_shape_why", def_why);
 		json_key_int(&jw, "reps", reps);
 		json_key_num(&jw, "copy_64mib_gbs", big_gbs);
+		json_key_num(&jw, "launch_s", t_launch);
 		json_key(&jw, "rows");
 		json_begin_array(&jw);
 	} else {
 		printf("device: %s; row kernels by default: %s (%s)\n", be->info.name, clg_kernel_shape_name(def),
 		       def_why);
-		printf("copy of 64 MiB (clg_run, median of %d): %.2f GB/s\n", reps, big_gbs);
+		printf("copy of 64 MiB (clg_run, median of %d): %.2f GB/s; copy of 64 bytes (a launch): %.1f us\n", reps,
+		       big_gbs, t_launch * 1e6);
 		printf("bytes: operands read + written once; copy: the same bytes by CLG_OP_COPY, alternated with the op\n");
 		printf("%-13s %-4s %-11s %-5s %9s %8s %9s %8s %7s %7s\n", "op", "dir", "rows", "shape", "us", "GB/s",
 		       "copy us", "copy GB/s", "%copy", "%64MiB");
@@ -199,10 +223,13 @@ int bench_rows(clg_backend *be, int reps, int json)
 			clg_backend_set_kernel_shape(be, CLG_KFAM_ROW, shapes[h], "bench ops --rows");
 			for (int b = 0; b < (int)(sizeof(rbs) / sizeof(rbs[0])); b++) {
 				const row_bench *rb = &rbs[b];
+				int ew = rb->op == CLG_OP_EXP;
 				int64_t num[NOPS], shp[NOPS][2];
 				int nd[NOPS];
 				double by = 0, t_op = 0, t_cp = 0;
 				clg_status st;
+				if (ew && h > 0)
+					continue; /* the same kernel in either shape */
 				for (int j = 0; j < rb->nops; j++) {
 					num[j] = ext_numel(rb->ext[j], R, C);
 					nd[j] = rb->ext[j] == RC ? 2 : 1;
@@ -235,8 +262,8 @@ int bench_rows(clg_backend *be, int reps, int json)
 					json_key_str(&jw, "dir", rb->dir);
 					json_key_int(&jw, "rows", R);
 					json_key_int(&jw, "cols", C);
-					json_key_str(&jw, "shape", clg_kernel_shape_name(shapes[h]));
-					json_key_bool(&jw, "default", h == 0);
+					json_key_str(&jw, "shape", ew ? "-" : clg_kernel_shape_name(shapes[h]));
+					json_key_bool(&jw, "default", h == 0 && !ew);
 					json_key_num(&jw, "bytes", by);
 					json_key_num(&jw, "s", t_op);
 					json_key_num(&jw, "gbs", gbs);
@@ -249,7 +276,7 @@ int bench_rows(clg_backend *be, int reps, int json)
 					char rows[24];
 					snprintf(rows, sizeof(rows), "%lldx%lld", (long long)R, (long long)C);
 					printf("%-13s %-4s %-11s %-3s%-2s %9.1f %8.2f %9.1f %8.2f %6.0f%% %6.0f%%\n", rb->name,
-					       rb->dir, rows, clg_kernel_shape_name(shapes[h]), h == 0 ? " *" : "",
+					       rb->dir, rows, ew ? "-" : clg_kernel_shape_name(shapes[h]), h == 0 && !ew ? " *" : "",
 					       t_op * 1e6, gbs, t_cp * 1e6, cgbs, 100.0 * gbs / cgbs,
 					       big_gbs > 0 ? 100.0 * gbs / big_gbs : 0.0);
 					fflush(stdout);
