@@ -1,9 +1,10 @@
-/* clgrad bench ops [--reps R] [--json] [--device SPEC]: op micro-benchmarks at the sizes training
+/* clgrad bench ops [--reps R] [--json] [--device SPEC] [--rows]: op micro-benchmarks at the sizes training
  * uses, on the selected device next to the reference backend (plain C loops) in the same process.
  * Per op: median time per call (clg_run + clg_synchronize) after a warm-up (which builds the
  * kernel), and the effective bandwidth: bytes of every operand read or written, once, per second.
  * The kernel shape each op runs in on the device (family=cpu|gpu, backend/kernel_shape.c) is
- * printed beside it: CLGRAD_KERNEL_SHAPE=row=gpu and row=cpu compare the two. */
+ * printed beside it: CLGRAD_KERNEL_SHAPE=row=gpu and row=cpu compare the two. --rows: the row
+ * kernels in both shapes against a copy of the same bytes (cli/bench_rows.c). */
 #include "cli.h"
 #include "json_write.h"
 #include "opts.h"
@@ -18,6 +19,7 @@
 #include <time.h>
 
 int bench_ops(int argc, char **argv);
+int bench_rows(clg_backend *be, int reps, int json); /* cli/bench_rows.c */
 
 #define MAXOPS 4 /* dst + up to 3 sources */
 
@@ -170,23 +172,29 @@ out:
 int bench_ops(int argc, char **argv)
 {
 	const char *spec = NULL;
-	int json = 0, reps = 20, idx, rc = 0, n = (int)(sizeof(benches) / sizeof(benches[0]));
+	int json = 0, rows = 0, reps = 20, idx, rc = 0, n = (int)(sizeof(benches) / sizeof(benches[0]));
 	clg_backend *be = NULL, *ref = NULL;
 	json_writer w;
 
 	const cli_opt opts[] = {
 		CLI_OPT_FLAG("json", &json),
+		CLI_OPT_FLAG("rows", &rows),
 		CLI_OPT_STR("device", &spec),
 		CLI_OPT_I32("reps", &reps, 1, 10000),
 	};
-	cli_spec cs = {.cmd = "bench ops", .usage = "usage: clgrad bench ops [--reps R] [--json] [--device SPEC|auto]\n"
-		       "  R in [1, 10000] (default 20)\n", .opts = opts, .n = CLI_N(opts)};
+	cli_spec cs = {.cmd = "bench ops", .usage = "usage: clgrad bench ops [--reps R] [--json] [--device SPEC|auto] [--rows]\n"
+		       "  R in [1, 10000] (default 20); --rows: the row kernels at (4096, 64) and (1024, 512),\n"
+		       "  both kernel shapes, GB/s and the fraction of a copy of the same bytes\n", .opts = opts, .n = CLI_N(opts)};
 
 	if ((rc = cli_parse(&cs, argc, argv)) >= 0)
 		return rc;
 	rc = 0;
 	if (bench_select_device(spec, &idx) || clg_backend_open(idx, &be) || clg_backend_open(0, &ref)) {
 		rc = report_error("bench");
+		goto out;
+	}
+	if (rows) {
+		rc = bench_rows(be, reps, json);
 		goto out;
 	}
 	if (json) {

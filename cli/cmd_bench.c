@@ -2,7 +2,7 @@
  *   clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--dtype f32|f16] [--reps R] [--json] [--device SPEC]
  *                     [--impl auto|own|clblast]
  *   clgrad bench sweep [--json] [--reps R] [--device SPEC] [--impl auto|own|clblast]
- *   clgrad bench ops [--json] [--reps R] [--device SPEC]      (cli/bench_ops.c)
+ *   clgrad bench ops [--json] [--reps R] [--device SPEC] [--rows] (cli/bench_ops.c)
  *   clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real] [--2d] [--conv] [--json]  (cli/bench_fft.c)
  *   clgrad bench step --model mlp|cnn|transformer [--gpu h100|mi300x|a770|rx7900] [--batch N] [--json]
  *                     (cli/bench_step.c: one training step's launches, modelled on a GPU)
@@ -476,7 +476,7 @@ int cmd_bench(int argc, char **argv)
 			"usage: clgrad bench gemm --m M --n N --k K [--transa] [--transb] [--dtype f32|f16] [--reps R] [--json] [--device SPEC]\n"
 			"                         [--impl auto|own|clblast]\n"
 			"       clgrad bench sweep [--reps R] [--json] [--device SPEC] [--impl auto|own|clblast]\n"
-			"       clgrad bench ops [--reps R] [--json] [--device SPEC]\n"
+			"       clgrad bench ops [--reps R] [--json] [--device SPEC] [--rows]\n"
 			"       clgrad bench exchange [--devices SPEC,...] [--sizes N,...] [--steps S] [--compress none|int8] [--mpi]\n"
 			"       clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real] [--2d] [--conv] [--json]\n"
 			"       clgrad bench step --model mlp|cnn|transformer [--gpu h100|mi300x|a770|rx7900] [--batch N] [--json]\n"

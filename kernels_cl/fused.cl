@@ -8,8 +8,8 @@
  * logsumexp and loss term (part, N elements of T); softmax_xent_sum[_cpu] then adds the terms
  * in a fixed order, so the loss does not depend on the scheduling.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
- * Elements go through XLOAD / XSTORE / VLOAD4 / VSTORE4 (prelude.cl): float16 and bfloat16 are
- * storage, computed in ACC = float (native half loads and stores under -DUSE_NATIVE_HALF); the
+ * Elements go through XLOAD / XSTORE / VLOAD4 / VSTORE4 / VLOAD16 / VSTORE16 (prelude.cl): float16
+ * and bfloat16 are storage, computed in ACC = float (native half loads and stores under -DUSE_NATIVE_HALF); the
  * cross-entropy's row terms (part) are ACC whatever T.
  * Operands are 2-D (N, C) or 1-D views at any strides, described by fgeom: operand 0 is the dst,
  * 1..4 the sources; a 1-D operand's stride is in rs. Activations: 0 none, 1 relu, 2 gelu. */
@@ -250,7 +250,7 @@ __kernel void softmax_xent_rows(const fgeom g, __global ACC *part, __global cons
 	}
 }
 
-/* CPU shape: work-item n takes row n */
+/* CPU shape: work-item n takes row n, sixteen elements at a time where contiguous (ACC16, EXP16) */
 __kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
 				    __global T *lse)
 {
@@ -258,27 +258,27 @@ __kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global 
 	ACC m = -INFINITY, s = (ACC)0, ts = (ACC)0, tx = (ACC)0;
 	if (n >= g.N)
 		return;
-	int ox = AT(1, n, 0), ot = AT(2, n, 0), vec = g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 4;
+	int ox = AT(1, n, 0), ot = AT(2, n, 0), vec = g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 16;
 	if (vec) {
-		ACC4 m4 = (ACC4)(-INFINITY);
-		for (; j + 4 <= g.C; j += 4)
-			m4 = fmax(m4, VLOAD4(x, ox + j));
-		m = HMAX4(m4);
+		ACC16 m16 = (ACC16)(-INFINITY);
+		for (; j + 16 <= g.C; j += 16)
+			m16 = fmax(m16, VLOAD16(x, ox + j));
+		m = HMAX16(m16);
 	}
 	for (; j < g.C; j++)
 		m = fmax(m, XLOAD(x, ox + j * g.cs[1]));
 	j = 0;
 	if (vec) {
-		ACC4 s4 = (ACC4)0, ts4 = (ACC4)0, tx4 = (ACC4)0;
-		for (; j + 4 <= g.C; j += 4) {
-			ACC4 xv = VLOAD4(x, ox + j), tv = VLOAD4(t, ot + j);
-			s4 += exp(xv - m);
-			ts4 += tv;
-			tx4 += tv * xv;
+		ACC16 s16 = (ACC16)0, ts16 = (ACC16)0, tx16 = (ACC16)0;
+		for (; j + 16 <= g.C; j += 16) {
+			ACC16 xv = VLOAD16(x, ox + j), tv = VLOAD16(t, ot + j);
+			s16 += EXP16(xv - m);
+			ts16 += tv;
+			tx16 += tv * xv;
 		}
-		s = HSUM4(s4);
-		ts = HSUM4(ts4);
-		tx = HSUM4(tx4);
+		s = HSUM16(s16);
+		ts = HSUM16(ts16);
+		tx = HSUM16(tx16);
 	}
 	for (; j < g.C; j++) {
 		ACC xv = XLOAD(x, ox + j * g.cs[1]), tv = XLOAD(t, ot + j * g.cs[2]);
@@ -325,7 +325,7 @@ __kernel void softmax_xent_backward_rows(const fgeom g, __global T *d, __global 
 		XSTORE(d, AT(0, n, j), k * (exp(XLOAD(x, AT(1, n, j)) - r) * ts - XLOAD(t, AT(2, n, j))));
 }
 
-/* CPU shape: work-item n writes row n */
+/* CPU shape: work-item n writes row n, sixteen elements at a time where contiguous */
 __kernel void softmax_xent_backward_rows_cpu(const fgeom g, __global T *d, __global const T *x,
 					     __global const T *t, __global const T *lse, __global const T *gl,
 					     const ACC scale)
@@ -335,20 +335,20 @@ __kernel void softmax_xent_backward_rows_cpu(const fgeom g, __global T *d, __glo
 		return;
 	ACC ts = (ACC)0, r = XLOAD(lse, AT1(3, n)), k = scale * XLOAD(gl, g.off[4]);
 	int od = AT(0, n, 0), ox = AT(1, n, 0), ot = AT(2, n, 0);
-	int vec = g.cs[0] == 1 && g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 4;
+	int vec = g.cs[0] == 1 && g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 16;
 	if (vec) {
-		ACC4 ts4 = (ACC4)0;
-		for (; j + 4 <= g.C; j += 4)
-			ts4 += VLOAD4(t, ot + j);
-		ts = HSUM4(ts4);
+		ACC16 ts16 = (ACC16)0;
+		for (; j + 16 <= g.C; j += 16)
+			ts16 += VLOAD16(t, ot + j);
+		ts = HSUM16(ts16);
 	}
 	for (; j < g.C; j++)
 		ts += XLOAD(t, ot + j * g.cs[2]);
 	j = 0;
 	if (vec)
-		for (; j + 4 <= g.C; j += 4) {
-			ACC4 tv = VLOAD4(t, ot + j);
-			VSTORE4(d, od + j, k * (exp(VLOAD4(x, ox + j) - r) * ts - tv));
+		for (; j + 16 <= g.C; j += 16) {
+			ACC16 tv = VLOAD16(t, ot + j);
+			VSTORE16(d, od + j, k * (EXP16(VLOAD16(x, ox + j) - r) * ts - tv));
 		}
 	for (; j < g.C; j++)
 		XSTORE(d, od + j * g.cs[0], k * (exp(XLOAD(x, ox + j * g.cs[1]) - r) * ts - XLOAD(t, ot + j * g.cs[2])));

@@ -78,6 +78,36 @@ CLG_ERFC_DEF(clg_erfc4, float4)
 #define ERFC(x) clg_erfc((float)(x))
 #define ERFC4(x) clg_erfc4(x)
 #endif
+
+/* EXP16(x): exp of an ACC16, for the CPU-shaped row kernels. In float a polynomial instead of the
+ * builtin: 2^t for t = x log2(e) as 2^n, n = t rounded (by adding 1.5 * 2^23, whose low bits
+ * then hold n: PoCL ran rint and convert_int16 element by element, 1.5x slower), built in the
+ * exponent bits, times a degree-7 Taylor polynomial of 2^f, f = t - n in [-1/2, 1/2] (truncation
+ * below 6e-9, so float rounding dominates).
+ * t is clamped to [-127, 128]: 0 below (results under 2^-126 flush to 0), inf above; NaN stays NaN
+ * (the clamps compare, and a NaN compares false). Double programs keep the builtin. */
+#ifdef USE_FP64
+#define EXP16(x) exp(x)
+#else
+float16 clg_exp16(float16 x)
+{
+	float16 t = x * 1.44269504088896341f, k, n, f, p;
+	t = select(t, (float16)-127.0f, isless(t, (float16)-127.0f));
+	t = select(t, (float16)128.0f, isgreater(t, (float16)128.0f));
+	k = t + 12582912.0f; /* 1.5 * 2^23: rounds t to an integer in the low bits */
+	n = k - 12582912.0f;
+	f = t - n;
+	p = mad(f, 1.5252733804059841e-5f, 1.5403530393381609e-4f);
+	p = mad(p, f, 1.3333558146428443e-3f);
+	p = mad(p, f, 9.6181291076284772e-3f);
+	p = mad(p, f, 5.5504108664821580e-2f);
+	p = mad(p, f, 2.4022650695910071e-1f);
+	p = mad(p, f, 6.9314718055994531e-1f);
+	p = mad(p, f, 1.0f);
+	return p * as_float16((as_int16(k) - 0x4B400000 + 127) << 23);
+}
+#define EXP16(x) clg_exp16(x)
+#endif
 #endif
 
 #if defined(ACC) && !defined(INT_ONLY) /* not for int32 copies: fmax(int, int) is ambiguous */
@@ -110,6 +140,23 @@ CLG_ERFC_DEF(clg_erfc4, float4)
 #define HSUM4(v) (((v).s0 + (v).s1) + ((v).s2 + (v).s3))
 #define HMAX4(v) fmax(fmax((v).s0, (v).s1), fmax((v).s2, (v).s3))
 
+/* Sixteen consecutive elements as one ACC16 (CPU-shaped row kernels: one AVX-512 register, or
+ * two AVX2 ones, per load; four-wide loads left PoCL and Intel's runtime 3-6x below a copy). */
+#define ACC16 CLG_CAT(ACC, 16)
+#if defined(USE_HALF_STORAGE)
+#define VLOAD16(p, i) vload_half16(0, (p) + (i))
+#define VSTORE16(p, i, v) vstore_half16_rte((v), 0, (p) + (i))
+#elif defined(USE_BF16_STORAGE)
+#define VLOAD16(p, i) as_float16(convert_uint16(vload16(0, (p) + (i))) << 16)
+#define VSTORE16(p, i, v) do { ACC16 v16_ = (v); VSTORE4(p, (i), v16_.s0123); VSTORE4(p, (i) + 4, v16_.s4567); \
+	VSTORE4(p, (i) + 8, v16_.s89ab); VSTORE4(p, (i) + 12, v16_.scdef); } while (0)
+#else
+#define VLOAD16(p, i) vload16(0, (p) + (i))
+#define VSTORE16(p, i, v) vstore16((v), 0, (p) + (i))
+#endif
+#define HSUM16(v) (HSUM4((v).s0123 + (v).s4567) + HSUM4((v).s89ab + (v).scdef))
+#define HMAX16(v) HMAX4(fmax(fmax((v).s0123, (v).s4567), fmax((v).s89ab, (v).scdef)))
+
 typedef struct {
 	int nd;          /* leading (row index) dims, after merging */
 	int C;           /* row length */
@@ -125,6 +172,12 @@ void row_offsets_of(const row_geom *g, int r, int *o)
 	o[0] = g->off[0];
 	o[1] = g->off[1];
 	o[2] = g->off[2];
+	if (g->nd == 1) { /* rows at one stride (the common case): no divisions */
+		o[0] += r * g->st[0][0];
+		o[1] += r * g->st[1][0];
+		o[2] += r * g->st[2][0];
+		return;
+	}
 	for (int dim = g->nd - 1; dim >= 0; dim--) {
 		int q = r % g->shape[dim];
 		r /= g->shape[dim];

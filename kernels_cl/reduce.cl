@@ -1,6 +1,6 @@
 /* Reductions over the trailing dims of a strided view, in two shapes (family "row",
  * backend/kernel_shape.c): <name>_rows one work-group per output element (GPU; local scratch),
- * <name>_rows_cpu one work-item per output, four elements at a time where the reduced elements
+ * <name>_rows_cpu one work-item per output, sixteen elements at a time where the reduced elements
  * are contiguous, no barriers (CPU; last argument the number of outputs).
  *   sum_rows, max_rows, min_rows  dst T; max and min propagate NaN (as PyTorch does)
  *   argmax_rows                   dst int: flat index within the reduced dims, the first on ties,
@@ -28,6 +28,11 @@ void row_start_of(const rgeom *g, int o, int *od, int *os)
 {
 	*od = g->dst_off;
 	*os = g->src_off;
+	if (g->nout == 1) { /* outputs at one stride: no divisions */
+		*od += o * g->dst_st[0];
+		*os += o * g->src_out_st[0];
+		return;
+	}
 	for (int dim = g->nout - 1; dim >= 0; dim--) {
 		int c = o % g->out_shape[dim];
 		o /= g->out_shape[dim];
@@ -209,8 +214,9 @@ REDUCE_COLS_KERNEL(min, (ACC)INFINITY, MIN_)
 
 /* ---- CPU shape: one work-item per output ------------------------------------------------- */
 
-/* sum: the contiguous run goes in blocks of 256 elements (four partial sums each), each block
- * sum added to the total, which keeps the rounding error near that of the GPU shape's tree */
+/* sum: the contiguous run goes in blocks of 256 elements (sixteen partial sums each: ACC16 of
+ * prelude.cl), each block sum added to the total, which keeps the rounding error near that of the
+ * GPU shape's tree */
 __kernel void sum_rows_cpu(const rgeom g, __global T *d, __global const T *s, const int nout)
 {
 	int o = get_global_id(0), od, os, r = 0;
@@ -219,13 +225,13 @@ __kernel void sum_rows_cpu(const rgeom g, __global T *d, __global const T *s, co
 		return;
 	row_start_of(&g, o, &od, &os);
 	if (g.nred == 1 && g.src_red_st[0] == 1) {
-		int end4 = g.R - g.R % 4;
-		while (r < end4) {
-			int e = min(r + 256, end4);
-			ACC4 b = (ACC4)0;
-			for (; r < e; r += 4)
-				b += VLOAD4(s, os + r);
-			acc += HSUM4(b);
+		int end16 = g.R - g.R % 16;
+		while (r < end16) {
+			int e = min(r + 256, end16);
+			ACC16 b = (ACC16)0;
+			for (; r < e; r += 16)
+				b += VLOAD16(s, os + r);
+			acc += HSUM16(b);
 		}
 	}
 	if (g.nred == 1)
@@ -240,9 +246,9 @@ __kernel void sum_rows_cpu(const rgeom g, __global T *d, __global const T *s, co
 /* max and min: the lanes take fmax / fmin (exact) and remember whether a NaN went by, so the
  * result follows MAX_ / MIN_ (NaN once seen) */
 #ifdef USE_FP64
-#define ACCI4 long4
+#define ACCI16 long16
 #else
-#define ACCI4 int4
+#define ACCI16 int16
 #endif
 #define REDUCE_CPU_KERNEL(NAME, IDENTITY, COMBINE, VCOMBINE)                                     \
 __kernel void NAME##_rows_cpu(const rgeom g, __global T *d, __global const T *s, const int nout)  \
@@ -252,15 +258,16 @@ __kernel void NAME##_rows_cpu(const rgeom g, __global T *d, __global const T *s,
 	if (o >= nout)                                                                           \
 		return;                                                                          \
 	row_start_of(&g, o, &od, &os);                                                           \
-	if (g.nred == 1 && g.src_red_st[0] == 1 && g.R >= 4) {                                   \
-		ACC4 m = (ACC4)IDENTITY;                                                         \
-		ACCI4 nan = (ACCI4)0;                                                            \
-		for (; r + 4 <= g.R; r += 4) {                                                   \
-			ACC4 x = VLOAD4(s, os + r);                                              \
+	if (g.nred == 1 && g.src_red_st[0] == 1 && g.R >= 16) {                                  \
+		ACC16 m = (ACC16)IDENTITY;                                                       \
+		ACCI16 nan = (ACCI16)0;                                                          \
+		for (; r + 16 <= g.R; r += 16) {                                                 \
+			ACC16 x = VLOAD16(s, os + r);                                            \
 			m = VCOMBINE(m, x);                                                      \
 			nan |= isnan(x);                                                         \
 		}                                                                                \
-		acc = any(nan) ? (ACC)NAN : VCOMBINE(VCOMBINE(m.s0, m.s1), VCOMBINE(m.s2, m.s3)); \
+		ACC4 m4 = VCOMBINE(VCOMBINE(m.s0123, m.s4567), VCOMBINE(m.s89ab, m.scdef));      \
+		acc = any(nan) ? (ACC)NAN : VCOMBINE(VCOMBINE(m4.s0, m4.s1), VCOMBINE(m4.s2, m4.s3)); \
 	}                                                                                        \
 	if (g.nred == 1)                                                                         \
 		for (; r < g.R; r++)                                                             \

@@ -2,8 +2,8 @@
  * device by the host, family "row": backend/kernel_shape.c):
  *   <name>_rows      GPU shape: one work-group per row, coalesced loads, reductions in local
  *                    memory (or sub-groups); last argument the local scratch
- *   <name>_rows_cpu  CPU shape: one work-item per row, four elements at a time where the row is
- *                    contiguous, no barriers; last argument the number of rows
+ *   <name>_rows_cpu  CPU shape: one work-item per row, sixteen elements at a time where the row
+ *                    is contiguous, no barriers; last argument the number of rows
  *   softmax_rows               dst = exp(x - max) / sum(exp(x - max))            (a = x)
  *   log_softmax_rows           dst = x - max - log(sum(exp(x - max)))            (a = x)
  *   softmax_backward_rows      dst = y * (g - sum(g * y))                        (a = g, b = y)
@@ -13,7 +13,7 @@
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
  * GPU shape: the work-group size must be a power of two; scratch holds one ACC per work-item.
- * The row geometry (row_geom), row_offsets, wg_sum, wg_max, VLOAD4 and ACC4 come from prelude.cl. */
+ * The row geometry (row_geom), row_offsets, wg_sum, wg_max, VLOAD16, ACC16 and EXP16 come from prelude.cl. */
 
 #define SOFTMAX_KERNEL(NAME, LOG)                                                                \
 __kernel void NAME##_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
@@ -71,37 +71,39 @@ __kernel void log_softmax_backward_rows(const row_geom g, __global T *d, __globa
 }
 
 /* ---- CPU shape: one work-item per row ---------------------------------------------------- */
+/* Contiguous rows go sixteen elements at a time (ACC16, EXP16 of prelude.cl), the last C % 16 one
+ * at a time; rows with a stride along them one at a time throughout. */
 
 /* max over row x (offset o, stride cs, length C); fmax skips NaN as wg_max does */
 ACC row_max(__global const T *x, int o, int cs, int C)
 {
 	ACC m = (ACC)(-INFINITY);
 	int j = 0;
-	if (cs == 1 && C >= 4) {
-		ACC4 m4 = (ACC4)(-INFINITY);
-		for (; j + 4 <= C; j += 4)
-			m4 = fmax(m4, VLOAD4(x, o + j));
-		m = HMAX4(m4);
+	if (cs == 1 && C >= 16) {
+		ACC16 m16 = (ACC16)(-INFINITY);
+		for (; j + 16 <= C; j += 16)
+			m16 = fmax(m16, VLOAD16(x, o + j));
+		m = HMAX16(m16);
 	}
 	for (; j < C; j++)
 		m = fmax(m, LOAD(x, o + j * cs));
 	return m;
 }
 
-/* sum over the row of exp(x - m) (E = 1) or of x (E = 0), four partial sums where contiguous */
+/* sum over the row of exp(x - m) (E = 1) or of x (E = 0), sixteen partial sums where contiguous */
 ACC row_sum(__global const T *x, int o, int cs, int C, ACC m, int E)
 {
 	ACC s = (ACC)0;
 	int j = 0;
-	if (cs == 1 && C >= 4) {
-		ACC4 s4 = (ACC4)0;
+	if (cs == 1 && C >= 16) {
+		ACC16 s16 = (ACC16)0;
 		if (E)
-			for (; j + 4 <= C; j += 4)
-				s4 += exp(VLOAD4(x, o + j) - m);
+			for (; j + 16 <= C; j += 16)
+				s16 += EXP16(VLOAD16(x, o + j) - m);
 		else
-			for (; j + 4 <= C; j += 4)
-				s4 += VLOAD4(x, o + j);
-		s = HSUM4(s4);
+			for (; j + 16 <= C; j += 16)
+				s16 += VLOAD16(x, o + j);
+		s = HSUM16(s16);
 	}
 	for (; j < C; j++)
 		s += E ? exp(LOAD(x, o + j * cs) - m) : LOAD(x, o + j * cs);
@@ -118,12 +120,12 @@ __kernel void NAME##_rows_cpu(const row_geom g, __global T *d, __global const T 
 	row_offsets_of(&g, r, o);                                                                \
 	ACC m = row_max(a, o[1], g.cst[1], g.C);                                                 \
 	ACC s = row_sum(a, o[1], g.cst[1], g.C, m, 1);                                           \
-	ACC k = LOG ? log(s) : (ACC)1 / s;                                                       \
+	ACC k = LOG ? log(s) : (ACC)1 / s;                                                         \
 	int j = 0;                                                                               \
 	if (g.cst[0] == 1 && g.cst[1] == 1)                                                      \
-		for (; j + 4 <= g.C; j += 4) {                                                   \
-			ACC4 x = VLOAD4(a, o[1] + j);                                            \
-			VSTORE4(d, o[0] + j, LOG ? x - m - k : exp(x - m) * k);                  \
+		for (; j + 16 <= g.C; j += 16) {                                                 \
+			ACC16 x = VLOAD16(a, o[1] + j);                                          \
+			VSTORE16(d, o[0] + j, LOG ? x - m - k : EXP16(x - m) * k);               \
 		}                                                                                \
 	for (; j < g.C; j++) {                                                                   \
 		ACC x = LOAD(a, o[1] + j * g.cst[1]);                                            \
@@ -145,14 +147,14 @@ __kernel void softmax_rows_cpu(const row_geom g, __global T *d, __global const T
 		return;
 	row_offsets_of(&g, r, o);
 	m = row_max(a, o[1], g.cst[1], g.C);
-	if (g.cst[0] == 1 && g.cst[1] == 1 && g.C >= 4) {
-		ACC4 s4 = (ACC4)0;
-		for (; j + 4 <= g.C; j += 4) {
-			ACC4 e = exp(VLOAD4(a, o[1] + j) - m);
-			VSTORE4(d, o[0] + j, e);
-			s4 += e;
+	if (g.cst[0] == 1 && g.cst[1] == 1 && g.C >= 16) {
+		ACC16 s16 = (ACC16)0;
+		for (; j + 16 <= g.C; j += 16) {
+			ACC16 e = EXP16(VLOAD16(a, o[1] + j) - m);
+			VSTORE16(d, o[0] + j, e);
+			s16 += e;
 		}
-		s = HSUM4(s4);
+		s = HSUM16(s16);
 	}
 	for (; j < g.C; j++) {
 		ACC e = exp(LOAD(a, o[1] + j * g.cst[1]) - m);
@@ -162,8 +164,8 @@ __kernel void softmax_rows_cpu(const row_geom g, __global T *d, __global const T
 	inv = (ACC)1 / s;
 	j = 0;
 	if (g.cst[0] == 1)
-		for (; j + 4 <= g.C; j += 4)
-			VSTORE4(d, o[0] + j, VLOAD4(d, o[0] + j) * inv);
+		for (; j + 16 <= g.C; j += 16)
+			VSTORE16(d, o[0] + j, VLOAD16(d, o[0] + j) * inv);
 	for (; j < g.C; j++)
 		STORE(d, o[0] + j * g.cst[0], LOAD(d, o[0] + j * g.cst[0]) * inv);
 }
@@ -178,18 +180,18 @@ __kernel void softmax_backward_rows_cpu(const row_geom g, __global T *d, __globa
 	if (r >= nrows)
 		return;
 	row_offsets_of(&g, r, o);
-	if (g.cst[1] == 1 && g.cst[2] == 1 && g.C >= 4) {
-		ACC4 s4 = (ACC4)0;
-		for (; j + 4 <= g.C; j += 4)
-			s4 += VLOAD4(a, o[1] + j) * VLOAD4(b, o[2] + j);
-		s = HSUM4(s4);
+	if (g.cst[1] == 1 && g.cst[2] == 1 && g.C >= 16) {
+		ACC16 s16 = (ACC16)0;
+		for (; j + 16 <= g.C; j += 16)
+			s16 += VLOAD16(a, o[1] + j) * VLOAD16(b, o[2] + j);
+		s = HSUM16(s16);
 	}
 	for (; j < g.C; j++)
 		s += LOAD(a, o[1] + j * g.cst[1]) * LOAD(b, o[2] + j * g.cst[2]);
 	j = 0;
 	if (g.cst[0] == 1 && g.cst[1] == 1 && g.cst[2] == 1)
-		for (; j + 4 <= g.C; j += 4)
-			VSTORE4(d, o[0] + j, VLOAD4(b, o[2] + j) * (VLOAD4(a, o[1] + j) - s));
+		for (; j + 16 <= g.C; j += 16)
+			VSTORE16(d, o[0] + j, VLOAD16(b, o[2] + j) * (VLOAD16(a, o[1] + j) - s));
 	for (; j < g.C; j++) {
 		ACC y = LOAD(b, o[2] + j * g.cst[2]);
 		STORE(d, o[0] + j * g.cst[0], y * (LOAD(a, o[1] + j * g.cst[1]) - s));
@@ -206,8 +208,8 @@ __kernel void log_softmax_backward_rows_cpu(const row_geom g, __global T *d, __g
 	ACC s = row_sum(a, o[1], g.cst[1], g.C, (ACC)0, 0);
 	int j = 0;
 	if (g.cst[0] == 1 && g.cst[1] == 1 && g.cst[2] == 1)
-		for (; j + 4 <= g.C; j += 4)
-			VSTORE4(d, o[0] + j, VLOAD4(a, o[1] + j) - exp(VLOAD4(b, o[2] + j)) * s);
+		for (; j + 16 <= g.C; j += 16)
+			VSTORE16(d, o[0] + j, VLOAD16(a, o[1] + j) - EXP16(VLOAD16(b, o[2] + j)) * s);
 	for (; j < g.C; j++)
 		STORE(d, o[0] + j * g.cst[0], LOAD(a, o[1] + j * g.cst[1]) - exp(LOAD(b, o[2] + j * g.cst[2])) * s);
 }

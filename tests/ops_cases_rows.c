@@ -1,8 +1,9 @@
 /* Op-suite cases of the row kernels in either shape (family "row": one work-item per row on CPU
  * devices, a work-group per row on GPUs; tests/rows.cmake runs the suite with each forced):
  * softmax, log-softmax and their backwards, layer norm and its backward, and the row reductions
- * sum, max, min, argmax, and softmax cross-entropy forward and backward, at row lengths around the vector width and work-group sizes (1, 3, 63,
- * 65, 1000, 4097) and at many rows (3001 of 3, 1025 of 65), contiguous (the CPU shape's vector
+ * sum, max, min, argmax, and softmax cross-entropy forward and backward, at row lengths around the
+ * vector width (16) and work-group sizes (1, 3, 15, 16, 17, 63, 64, 65, 512, 1000, 4097) and at many
+ * rows (3001 of 3, 1025 of 64 and of 65), contiguous (the CPU shape's vector
  * loads), padded at an offset, and transposed (strided rows: its scalar path; cross-entropy
  * takes contiguous and offset operands). Shapes of at most 64 elements (256 per operand for
  * cross-entropy) also run under Oclgrind (--small). */
@@ -28,6 +29,9 @@ void ops_cases_rows(op_case_adder add)
 	static const int64_t shapes[][2] = {
 		/* rows, row length */
 		{5, 1}, {9, 3}, {1, 63}, {6, 63}, {6, 65}, {3, 1000}, {2, 4097}, {3001, 3}, {1025, 65},
+		/* around the CPU shape's sixteen-wide loads: none, exactly one, one and a tail; rows
+		 * of 64 and 512 with no tail, 1025 of them (not a multiple of the work-group) */
+		{5, 15}, {4, 16}, {3, 17}, {1025, 64}, {3, 512},
 	};
 	static const clg_op row_ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX, CLG_OP_SOFTMAX_BACKWARD,
 					 CLG_OP_LOG_SOFTMAX_BACKWARD, CLG_OP_LAYER_NORM, CLG_OP_LAYER_NORM_BACKWARD};
@@ -43,7 +47,7 @@ void ops_cases_rows(op_case_adder add)
 				add(c);
 				if (norm && layouts[l] == L_CONTIG && shapes[s][1] >= 63) {
 					/* a large common offset: the shift by the first element must survive
-					 * the CPU shape's four-lane sums (long rows only: in float16 a row of
+					 * the CPU shape's sixteen-lane sums (long rows only: in float16 a row of
 					 * three values near 1000 keeps too few distinct values to compare) */
 					c.lo = 1000, c.hi = 1001, c.tag = "rows shifted";
 					add(c);
