@@ -207,13 +207,16 @@ static int tile_from_env(gemm_tile *g)
 }
 
 /* Whether gemm_op reads an operand packed into panels by gemm_pack rather than as stored; step is
- * the operand's stride along k in bytes. Packing costs a pass over the operand. It pays when the
- * rows gemm_op walks through along k lie a multiple of 512 bytes apart: they then fall into a few
- * cache sets and evict each other (on Zen 3, 1024^3 ran at about 90 GFLOP/s unpacked and 150
- * packed; docs/PERFORMANCE.md). */
+ * the operand's stride along k in bytes. Packing costs a pass over the operand and a launch. It
+ * pays when many rows that gemm_op walks through along k lie a multiple of 512 bytes apart: they
+ * then fall into a few cache sets and evict each other (on Zen 3, 1024^3 ran at about 90 GFLOP/s
+ * unpacked and 150 packed; docs/PERFORMANCE.md). Up to K = 512 the rows stay in the L2 cache and
+ * the pass costs more than it saves: the MLP's backward GEMMs (K 128 and 512, rows 2 KiB apart)
+ * ran 5-10% faster unpacked on a 2-core EPYC under PoCL, and a training step lost four launches. */
+#define PACK_KMIN 513
 static int want_pack(int64_t K, int64_t step)
 {
-	return K >= 64 && step % 512 == 0;
+	return K >= PACK_KMIN && step % 512 == 0;
 }
 
 static clg_status set_and_launch(clg_backend *be, cl_kernel k, const char *kname, int n, const size_t *sizes,
