@@ -60,7 +60,7 @@ static int format_index(clg_dtype t) { return t == CLG_F16 ? 1 : t == CLG_BF16 ?
 static double op_threshold(clg_op op)
 {
 	switch (op) {
-	case CLG_OP_GEMM: return 1e-9;
+	case CLG_OP_GEMM: case CLG_OP_GEMM_BIAS_ACT: return 1e-9;
 	case CLG_OP_SUM: return 1e-10;
 	/* the float result is exactly one of the inputs (or 0/1): any difference is a bug */
 	case CLG_OP_ABS: case CLG_OP_CLAMP: case CLG_OP_WHERE: case CLG_OP_CLAMP_BACKWARD: case CLG_OP_ABS_BACKWARD:
@@ -202,7 +202,7 @@ static void fill_operand(const op_case *c, int which, float *x, size_t n, unsign
 static void make_view(const op_case *c, int which, int nd, const int64_t *shape, clg_view *v, size_t *elems)
 {
 	int64_t s = 1, pad = c->layout == L_OFFSET ? 3 : 0, off = c->layout == L_OFFSET ? 5 : 0;
-	int transposed = c->layout == L_TRANSPOSED && which == 1 && nd >= 2;
+	int transposed = ((c->layout == L_TRANSPOSED && which == 1) || (c->nops && (c->op_trans >> which) & 1)) && nd >= 2;
 	int bcast = c->layout == L_BROADCAST && nd >= 1 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
 	int bcast_col = c->layout == L_BCAST_COL && nd >= 2 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
 
