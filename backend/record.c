@@ -83,6 +83,7 @@ static double view_bytes(const clg_view *v)
 void clg_record_op_done(clg_recorder *r, const clg_op_call *c, int first)
 {
 	int nsrc = clg_op_nsrc(c->op), todo = 0, last = -1;
+	int gemm = c->op == CLG_OP_GEMM || c->op == CLG_OP_GEMM_BIAS_ACT;
 	double bytes = view_bytes(&c->dst), flops = (double)clg_view_numel(&c->dst);
 	int64_t m = 0, n = 0, k = 0, batch = 1, elems = clg_view_numel(&c->dst);
 
@@ -92,7 +93,7 @@ void clg_record_op_done(clg_recorder *r, const clg_op_call *c, int first)
 			elems = clg_view_numel(&c->src[s]);
 	}
 	flops = (double)elems;
-	if (c->op == CLG_OP_GEMM && c->dst.ndim >= 2 && c->src[0].ndim >= 2) {
+	if (gemm && c->dst.ndim >= 2 && c->src[0].ndim >= 2) {
 		m = c->dst.shape[c->dst.ndim - 2];
 		n = c->dst.shape[c->dst.ndim - 1];
 		k = c->src[0].shape[c->src[0].ndim - 1];
@@ -116,8 +117,8 @@ void clg_record_op_done(clg_recorder *r, const clg_op_call *c, int first)
 		if (!l->combine)
 			l->elems = elems;
 		l->bytes = bytes / todo;
-		l->flops = c->op == CLG_OP_GEMM ? (i == last ? flops : 0) : flops / todo;
-		if (c->op == CLG_OP_GEMM && !l->m) {
+		l->flops = gemm ? (i == last ? flops : 0) : flops / todo;
+		if (gemm && !l->m) {
 			l->m = m;
 			l->n = n;
 			l->k = k;

@@ -55,8 +55,8 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     for epoch in range(1, a.epochs + 1):
         model.train()
+        t0, total, steps = time.perf_counter(), 0.0, 0  # the shuffle counts, as in clgrad's epoch
         perm = torch.randperm(len(xs))
-        t0, total, steps = time.perf_counter(), 0.0, 0
         for i in range(0, len(xs), a.batch):
             idx = perm[i:i + a.batch]
             loss = F.cross_entropy(model(xs[idx]), ys[idx])

@@ -84,8 +84,8 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     for epoch in range(1, a.epochs + 1):
         model.train()
+        t0 = time.perf_counter()  # the shuffle counts, as in clgrad's epoch
         perm = torch.randperm(len(xs))
-        t0 = time.perf_counter()
         total, steps = 0.0, 0
         for s in range(0, len(xs), a.batch):
             i = perm[s : s + a.batch]

@@ -60,4 +60,7 @@ for a, b in zip(c, t):
           f"{b['epoch_seconds']:>9.1f} {b['samples_per_s']:>10.0f} {b[q]:>9.4f}  "
           f"{a['samples_per_s'] / b['samples_per_s']:>21.2f}")
 print(f"clgrad device: {c[0]['device']}; pytorch: {t[0]['device']}")
+print("epoch time on both sides: the epoch's training pass only, from its shuffle to its last step done "
+      "(shuffle, batch gather, clgrad's host-to-device upload, forward, loss, backward, Adam, the running "
+      "loss); the test-set evaluation after it is outside on both sides")
 PY

@@ -673,6 +673,39 @@ static clg_status gelu_into(clg_tensor *y, clg_tensor *u)
 	return fe_run(y->v.buf->backend, &c);
 }
 
+/* out = act(a @ bt + b) (act none or relu): one op where the device has GEMM_BIAS_ACT (the own CPU
+ * GEMM applies the bias and act as it stores), else the GEMM and then bias_act in place. */
+static clg_status gemm_bias_act(clg_tensor *a, clg_tensor *bt, clg_tensor *b, clg_tensor *out, clg_act act)
+{
+	clg_backend *be = out->v.buf->backend;
+	clg_op_call c = {.op = CLG_OP_GEMM_BIAS_ACT};
+	clg_tensor *ga, *gb;
+	clg_status st;
+
+	if (!be->ops[CLG_OP_GEMM_BIAS_ACT] || a->v.ndim != 2 || out->v.ndim != 2) {
+		st = gemm(a, bt, out, 1.0, 0.0);
+		return st ? st : bias_act(out, out, b, act);
+	}
+	clg_no_grad_begin();
+	ga = gemm_operand(a);
+	gb = gemm_operand(bt);
+	clg_no_grad_end();
+	if (!ga || !gb) {
+		clg_free(ga);
+		clg_free(gb);
+		return clg_last_status();
+	}
+	c.dst = out->v;
+	c.src[0] = ga->v;
+	c.src[1] = gb->v;
+	c.src[2] = b->v;
+	c.i[0] = act;
+	st = fe_run(be, &c);
+	clg_free(ga);
+	clg_free(gb);
+	return st;
+}
+
 clg_tensor *clg_linear_act(clg_tensor *x, clg_tensor *w, clg_tensor *b, clg_act act)
 {
 	clg_tensor *ins[3] = {x, w, b}, *z = NULL, *y = NULL, *wt = NULL, *r;
@@ -701,8 +734,8 @@ clg_tensor *clg_linear_act(clg_tensor *x, clg_tensor *w, clg_tensor *b, clg_act 
 	clg_no_grad_begin();
 	wt = clg_transpose(w, 0, 1);
 	clg_no_grad_end();
-	/* z = x @ w^T; relu and none in place: y = act(z + b); gelu keeps u = z + b for its backward */
-	if (!wt || gemm(x, wt, z, 1.0, 0.0) || bias_act(z, z, b, act == CLG_ACT_GELU ? CLG_ACT_NONE : act))
+	/* z = act(x @ w^T + b) for relu and none; gelu keeps u = x @ w^T + b for its backward */
+	if (!wt || gemm_bias_act(x, wt, b, z, act == CLG_ACT_GELU ? CLG_ACT_NONE : act))
 		goto fail;
 	clg_free(wt);
 	wt = NULL;

@@ -11,6 +11,8 @@
  *             dot products: S and W both have unit stride along k. Each work-item holds a
  *             DM x DN block of D as DM * DN vectors of partial sums over k (VW at a time), summed
  *             across lanes at the end. Covers C = A @ B with only B transposed.
+ *   gemm_dot_bias_act  gemm_dot and the linear layer's bias and activation in its store (one
+ *             batch): the forward of a linear layer, x @ w^T, without a pass of its own after it.
  *   gemm_pack copies an operand of gemm_op into panels of W rows (TM for S, TN for V, V taken
  *             as V^T) contiguous along k, zero-padded, for operands whose rows along k are a
  *             multiple of 512 bytes apart and so would fall into a few cache sets.
@@ -178,10 +180,14 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 	}
 }
 
-__kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, const T beta,
-		       __global const T *S, const int s_off, const int lds, const int s_sb,
-		       __global const T *W, const int w_off, const int ldw, const int w_sb,
-		       __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
+/* The body of gemm_dot and gemm_dot_bias_act. bias == 0 (a constant after inlining): the plain
+ * store; else D = act(acc + bias[b_off + q * b_sq]) with act 0 none, 1 relu (alpha 1, beta 0; the
+ * same float operations as GEMM then bias_act, fused.cl). */
+inline void gemm_dot_tile(const int P, const int Q, const int K, const T alpha, const T beta,
+			  __global const T *S, const int s_off, const int lds, const int s_sb,
+			  __global const T *W, const int w_off, const int ldw, const int w_sb,
+			  __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb,
+			  __global const T *bias, const int b_off, const int b_sq, const int act)
 {
 	const int p0 = (int)get_global_id(0) * DM, q0 = (int)get_global_id(1) * DN, b = (int)get_global_id(2);
 	__global const T *s = S + s_off + b * s_sb;
@@ -231,9 +237,40 @@ __kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, con
 			for (int j = 0; j < DN; j++)
 				res[i][j] = MAD(sr[i][k], wr[j][k], res[i][j]);
 	}
+	if (bias) {
+		for (int j = 0; j < DN && q0 + j < Q; j++) {
+			const T bj = bias[b_off + (q0 + j) * b_sq];
+			for (int i = 0; i < DM && p0 + i < P; i++) {
+				const T u = res[i][j] + bj;
+				d[(p0 + i) * d_sp + (q0 + j) * d_sq] = act == 1 ? (u > (T)0 ? u : (T)0) : u;
+			}
+		}
+		return;
+	}
 	for (int i = 0; i < DM && p0 + i < P; i++)
 		for (int j = 0; j < DN && q0 + j < Q; j++)
 			STORE1(d, (p0 + i) * d_sp + (q0 + j) * d_sq, res[i][j]);
+}
+
+__kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, const T beta,
+		       __global const T *S, const int s_off, const int lds, const int s_sb,
+		       __global const T *W, const int w_off, const int ldw, const int w_sb,
+		       __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
+{
+	gemm_dot_tile(P, Q, K, alpha, beta, S, s_off, lds, s_sb, W, w_off, ldw, w_sb, D, d_off, d_sp, d_sq, d_sb,
+		      (__global const T *)0, 0, 0, 0);
+}
+
+/* gemm_dot with the linear layer's epilogue (op gemm_bias_act): D (P, Q) = act(S @ W^T + bias (Q)),
+ * one batch; act 0 none, 1 relu. */
+__kernel void gemm_dot_bias_act(const int P, const int Q, const int K,
+				__global const T *S, const int s_off, const int lds,
+				__global const T *W, const int w_off, const int ldw,
+				__global T *D, const int d_off, const int d_sp,
+				__global const T *bias, const int b_off, const int b_sq, const int act)
+{
+	gemm_dot_tile(P, Q, K, (T)1, (T)0, S, s_off, lds, 0, W, w_off, ldw, 0, D, d_off, d_sp, 1, 0, bias, b_off,
+		      b_sq, act);
 }
 
 /* Packs X (K, Q), at any strides, into panels of W columns for gemm_op: panel t holds

@@ -60,7 +60,7 @@ static int format_index(clg_dtype t) { return t == CLG_F16 ? 1 : t == CLG_BF16 ?
 static double op_threshold(clg_op op)
 {
 	switch (op) {
-	case CLG_OP_GEMM: return 1e-9;
+	case CLG_OP_GEMM: case CLG_OP_GEMM_BIAS_ACT: return 1e-9;
 	case CLG_OP_SUM: return 1e-10;
 	/* the float result is exactly one of the inputs (or 0/1): any difference is a bug */
 	case CLG_OP_ABS: case CLG_OP_CLAMP: case CLG_OP_WHERE: case CLG_OP_CLAMP_BACKWARD: case CLG_OP_ABS_BACKWARD:
@@ -202,7 +202,7 @@ static void fill_operand(const op_case *c, int which, float *x, size_t n, unsign
 static void make_view(const op_case *c, int which, int nd, const int64_t *shape, clg_view *v, size_t *elems)
 {
 	int64_t s = 1, pad = c->layout == L_OFFSET ? 3 : 0, off = c->layout == L_OFFSET ? 5 : 0;
-	int transposed = c->layout == L_TRANSPOSED && which == 1 && nd >= 2;
+	int transposed = ((c->layout == L_TRANSPOSED && which == 1) || (c->nops && (c->op_trans >> which) & 1)) && nd >= 2;
 	int bcast = c->layout == L_BROADCAST && nd >= 1 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
 	int bcast_col = c->layout == L_BCAST_COL && nd >= 2 && which == (nsrc_of(c->op) >= 2 ? 2 : 1);
 
@@ -601,10 +601,12 @@ static void build_cases(void)
 	/* For the own CPU kernels (kernels_cl/gemm.cl), where the device prefers vectors of 4 floats
 	 * (Oclgrind; small enough for --small): {6, 8, 10} is one full tile of gemm_op, {4, 6, 16}
 	 * full tiles of gemm_dot (Bt), {2, 17, 9} edge tiles and a tail along k. Operands whose rows
-	 * along k are a multiple of 512 bytes apart are packed first: B in {70, 512, 100}, and A
-	 * stored transposed (At, At Bt) in {128, 10, 512} and {512, 33, 70}. */
+	 * along k are a multiple of 512 bytes apart are packed first where K > 512: B and A stored
+	 * transposed (At, At Bt) in {128, 128, 520}; with K up to 512 they are read as stored: B in
+	 * {70, 512, 100}, A stored transposed in {128, 10, 512} and {512, 33, 70}. */
 	static const int64_t mnk[][3] = {{1, 1, 1}, {7, 5, 3}, {6, 8, 10}, {4, 6, 16}, {2, 17, 9}, {64, 48, 32},
-					 {129, 65, 33}, {128, 10, 512}, {3, 257, 17}, {70, 512, 100}, {512, 33, 70}};
+					 {129, 65, 33}, {128, 10, 512}, {3, 257, 17}, {70, 512, 100}, {512, 33, 70},
+					 {128, 128, 520}};
 	for (size_t s = 0; s < sizeof(mnk) / sizeof(mnk[0]); s++) {
 		for (int t = 0; t < 4; t++) {
 			for (int batch = 0; batch <= 3; batch += 3) {

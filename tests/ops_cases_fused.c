@@ -1,5 +1,6 @@
 /* Op-suite cases of the fused hot-path ops (see tests/test_ops.h and clg_ops.def): bias +
- * activation forward and backward, softmax cross-entropy forward and backward. The suite compares
+ * activation forward and backward, the GEMM with them (gemm_bias_act), softmax cross-entropy
+ * forward and backward. The suite compares
  * the dst; the outputs written in place (the bias gradient, the logsumexp) reach the gradient
  * checks (tests/grad_cases_fused.c) through the ops that read them. */
 #include "test_ops.h"
@@ -21,10 +22,37 @@ static op_case fused_case(clg_op op, const char *layout, int64_t N, int64_t C, e
 	return c;
 }
 
+/* gemm_bias_act: dst (M, N) = act(A (M, K) @ B (K, N) + bias (N)), with B stored transposed (the
+ * linear layer's x @ w^T: on CPU devices the own GEMM's fused store, whole and edge tiles of
+ * gemm_dot, a tail along k) and as stored or with A transposed too (GEMM then bias_act). */
+static void gemm_bias_act_cases(op_case_adder add)
+{
+	static const int64_t mnk[][3] = {{1, 1, 1}, {3, 5, 7}, {4, 6, 16}, {9, 7, 33}, {128, 10, 70}, {33, 300, 17}};
+	static const int trans[] = {4, 0, 6}; /* bit 1: A stored transposed, bit 2: B */
+	static const char *const tags[3][3] = {{"Bt none", "Bt relu", "Bt gelu"},
+					       {"A B none", "A B relu", "A B gelu"},
+					       {"At Bt none", "At Bt relu", "At Bt gelu"}};
+
+	for (size_t s = 0; s < sizeof(mnk) / sizeof(mnk[0]); s++)
+		for (int f = 0; f < 3; f++)
+			for (int a = 0; a < 3; a++)
+				for (int l = 0; l < 2; l++) {
+					op_case c = {.op = CLG_OP_GEMM_BIAS_ACT, .layout = l ? L_OFFSET : L_CONTIG,
+						     .lo = -1, .hi = 1, .nops = 4, .op_nd = {2, 2, 2, 1}, .i = {a},
+						     .op_trans = trans[f], .tag = tags[f][a]};
+					c.op_shape[0][0] = c.op_shape[1][0] = mnk[s][0];
+					c.op_shape[0][1] = c.op_shape[2][1] = c.op_shape[3][0] = mnk[s][1];
+					c.op_shape[1][1] = c.op_shape[2][0] = mnk[s][2];
+					add(c);
+				}
+}
+
 void ops_cases_fused(op_case_adder add)
 {
 	static const int64_t shapes[][2] = {{1, 1}, {3, 5}, {128, 10}, {33, 300}, {2, 513}};
 	static const char *const acts[] = {"none", "relu", "gelu"};
+
+	gemm_bias_act_cases(add);
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		int64_t N = shapes[s][0], C = shapes[s][1];
 		for (int l = 0; l < 2; l++) {

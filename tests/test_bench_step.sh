@@ -4,7 +4,8 @@
 # time the sum of the launches', and the GPU-shaped bias gradient (bias_act_backward_tiles, sized
 # for 132 compute units) not flagged. With =cpu: the CPU shape of the same op (four columns a
 # work-item, C / 4 = 128 work-items for C = 512, in CPU-sized groups) IS flagged: enough work, fewer
-# groups than SMs.
+# groups than SMs; and the linear layers' forward is gemm_bias_act, the bias and relu in the own GEMM's
+# store (gemm_dot_bias_act), where the GPU shape launches bias_act after the GEMM.
 # Bad options: exit 2 and one line.
 # usage: test_bench_step.sh CLGRAD_BINARY
 set -u
@@ -54,9 +55,13 @@ for name, d in (("gpu", gpu), ("cpu", cpu)):
         if abs(l["model_time_s"] - 5e-6 - l["roofline_s"] / l["gpu_fraction"]) > 1e-12: fail(name + ": time model: %s" % l)
         if l["flagged"] and not (l["fills_gpu"] and l["work_groups"] < 132): fail(name + ": flag without cause: %s" % l)
     ops = {l["op"] for l in L}
-    for op in ("gemm", "bias_act", "softmax_xent", "bias_act_backward", "adam_step"):
+    for op in ("gemm", "softmax_xent", "bias_act_backward", "adam_step"):
         if op not in ops: fail("%s: no %s launch (forward, loss, backward, optimizer)" % (name, op))
-    gemm = [l for l in L if l["op"] == "gemm" and "gemm_m" in l]
+    # the linear forward's bias and relu: in the own CPU GEMM's store (cpu), a launch of its own (gpu)
+    epi = "gemm_bias_act" if name == "cpu" else "bias_act"
+    if epi not in ops: fail("%s: no %s launch (the linear layers' bias and activation)" % (name, epi))
+    if name == "cpu" and not any(l["kernel"] == "gemm_dot_bias_act" for l in L): fail("cpu: no fused GEMM store")
+    gemm = [l for l in L if l["op"] in ("gemm", "gemm_bias_act") and "gemm_m" in l]
     if not gemm or sum(l["flops"] for l in gemm) < 2 * 128 * 784 * 512: fail(name + ": GEMM shapes or FLOPs missing")
     s = d["summary"]
     if s["launches"] != len(L) or s["flagged"] != sum(l["flagged"] for l in L): fail(name + ": summary counts")

@@ -40,6 +40,8 @@ typedef struct {
 	int64_t op_shape[1 + CLG_MAX_SRC][CLG_MAX_DIMS];
 	clg_dtype op_dtype[1 + CLG_MAX_SRC]; /* 0 (CLG_F32): the case's dtype; or CLG_I32, or another float
 					      * dtype (CAST's operands) */
+	int op_trans;                /* explicit operands: bit k set stores operand k (2-D or more) with
+	                              * its last two dims swapped (a transposed matrix) */
 	int32_t idx_hi;              /* int32 sources hold integers in [0, idx_hi) */
 	int check_src;               /* sources the op writes in place (bit k - 1 for source k): compared
 	                              * too, after the dst */

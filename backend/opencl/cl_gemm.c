@@ -19,6 +19,7 @@
  * $CLGRAD_GEMM_MIN_INDIRECT=T sets CLBlast's switch to its indirect path (m*n*k >= T^3; 1: every
  * product), for tests and for devices where one of its paths is wrong (cl_clblast.c). */
 #include "cl_tune.h"
+#include "../clg_fused_internal.h"
 
 #include <clblast_c.h>
 #include <limits.h>
@@ -207,13 +208,16 @@ static int tile_from_env(gemm_tile *g)
 }
 
 /* Whether gemm_op reads an operand packed into panels by gemm_pack rather than as stored; step is
- * the operand's stride along k in bytes. Packing costs a pass over the operand. It pays when the
- * rows gemm_op walks through along k lie a multiple of 512 bytes apart: they then fall into a few
- * cache sets and evict each other (on Zen 3, 1024^3 ran at about 90 GFLOP/s unpacked and 150
- * packed; docs/PERFORMANCE.md). */
+ * the operand's stride along k in bytes. Packing costs a pass over the operand and a launch. It
+ * pays when many rows that gemm_op walks through along k lie a multiple of 512 bytes apart: they
+ * then fall into a few cache sets and evict each other (on Zen 3, 1024^3 ran at about 90 GFLOP/s
+ * unpacked and 150 packed; docs/PERFORMANCE.md). Up to K = 512 the rows stay in the L2 cache and
+ * the pass costs more than it saves: the MLP's backward GEMMs (K 128 and 512, rows 2 KiB apart)
+ * ran 5-10% faster unpacked on a 2-core EPYC under PoCL, and a training step lost four launches. */
+#define PACK_KMIN 513
 static int want_pack(int64_t K, int64_t step)
 {
-	return K >= 64 && step % 512 == 0;
+	return K >= PACK_KMIN && step % 512 == 0;
 }
 
 static clg_status set_and_launch(clg_backend *be, cl_kernel k, const char *kname, int n, const size_t *sizes,
@@ -423,15 +427,27 @@ static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, i
 	return st;
 }
 
+/* The build options of gemm.cl for dtype t and tile g (one program for every kernel of the tile). */
+static void own_options(clg_backend *be, clg_dtype t, const gemm_tile *g, char *opts, size_t len)
+{
+	char dt[128];
+	cl_device_fp_config fpc = 0;
+
+	clg_cl_dtype_options(be, t, dt, sizeof(dt));
+	clGetDeviceInfo(clg_cl_of(be)->device, t == CLG_F64 ? CL_DEVICE_DOUBLE_FP_CONFIG : CL_DEVICE_SINGLE_FP_CONFIG,
+			sizeof(fpc), &fpc, NULL);
+	snprintf(opts, len, "%s -cl-mad-enable%s -DTM=%d -DTN=%d -DVW=%d -DDM=%d -DDN=%d", dt,
+		 fpc & CL_FP_FMA ? " -DUSE_FMA" : "", g->tm, g->tn, g->vw, g->dm, g->dn);
+}
+
 static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
 			   const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc, const gemm_tile *tile)
 {
 	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst;
 	int ta = la->trans == CLBlastTransposeYes, tb = lb->trans == CLBlastTransposeYes;
 	int f64 = C->dtype == CLG_F64;
-	char opts[256], dt[128];
+	char opts[256];
 	gemm_tile g;
-	cl_device_fp_config fpc = 0;
 	cl_kernel k;
 	clg_status st;
 	clg_buffer *packed[2] = {NULL, NULL};
@@ -457,11 +473,7 @@ static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int
 	if (clg_backend_kernel_shape(be, CLG_KFAM_GEMM, NULL) == CLG_SHAPE_GPU)
 		return gemm_tiles(be, c, M, N, K, batch, la, lb, lc);
 	g = *tile;
-	clg_cl_dtype_options(be, C->dtype, dt, sizeof(dt));
-	clGetDeviceInfo(clg_cl_of(be)->device, f64 ? CL_DEVICE_DOUBLE_FP_CONFIG : CL_DEVICE_SINGLE_FP_CONFIG,
-			sizeof(fpc), &fpc, NULL);
-	snprintf(opts, sizeof(opts), "%s -cl-mad-enable%s -DTM=%d -DTN=%d -DVW=%d -DDM=%d -DDN=%d", dt,
-		 fpc & CL_FP_FMA ? " -DUSE_FMA" : "", g.tm, g.tn, g.vw, g.dm, g.dn);
+	own_options(be, C->dtype, &g, opts, sizeof(opts));
 
 	if (!tb || !ta) { /* C (M, N) = A @ B: S = A, V = B */
 		P = (cl_int)M, Q = (cl_int)N;
@@ -732,4 +744,74 @@ clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
 	if (st)
 		return st;
 	return gemm_run(be, c, impl, NULL);
+}
+
+/* ---- GEMM with the linear layer's epilogue ------------------------------------------------------ */
+
+/* dst = act(A @ B + bias) (GEMM_BIAS_ACT, clg_ops.def): where the GEMM would run as the own CPU
+ * kernel gemm_dot (float32 or float64, A as stored, B transposed: x @ w^T), gemm_dot_bias_act adds
+ * the bias and applies relu (or nothing) as it stores, saving BIAS_ACT's launch and its pass over
+ * dst; otherwise (GELU, CLBlast, the GPU shape, other layouts, 16-bit operands, a GEMM routed by
+ * the self-test) GEMM then BIAS_ACT in place, each through clg_run. */
+clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c)
+{
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst, *bias = &c->src[2];
+	int64_t M = C->ndim == 2 ? C->shape[0] : 0, N = C->ndim == 2 ? C->shape[1] : 0;
+	int64_t K = A->ndim == 2 ? A->shape[1] : 0;
+	gemm_layout la, lb, lc;
+	gemm_impl impl = GEMM_AUTO, tuned_impl = GEMM_AUTO;
+	gemm_tile g;
+	int tuned = 0, fused;
+	clg_status st = clg_fused_check(be, c);
+
+	if (!st)
+		st = impl_from_env(be, &impl);
+	if (st)
+		return st;
+	fused = (C->dtype == CLG_F32 || C->dtype == CLG_F64) && be->ops[CLG_OP_GEMM] == clg_cl_gemm &&
+		(c->i[0] == CLG_FUSED_NONE || c->i[0] == CLG_FUSED_RELU) && !layout_of(A, &la) && !layout_of(B, &lb) &&
+		!layout_of(C, &lc) && lc.trans == CLBlastTransposeNo && la.trans == CLBlastTransposeNo &&
+		lb.trans == CLBlastTransposeYes && clg_backend_kernel_shape(be, CLG_KFAM_GEMM, NULL) != CLG_SHAPE_GPU;
+	if (fused && C->dtype == CLG_F32)
+		tuned = clg_cl_tune_lookup(be, 0, 1, M, N, K, 1, &tuned_impl, &g);
+	if (fused && !tuned)
+		clg_cl_gemm_default_tile(be, C->dtype, &g);
+	if (fused)
+		tile_from_env(&g);
+	if (impl == GEMM_AUTO)
+		impl = tuned ? tuned_impl : be->info.type == CLG_DEV_CPU ? GEMM_OWN : GEMM_CLBLAST;
+	if (fused && impl == GEMM_OWN) {
+		cl_int P = (cl_int)M, Q = (cl_int)N, Kk = (cl_int)K, act = (cl_int)c->i[0];
+		cl_int oa = (cl_int)A->offset, ob = (cl_int)B->offset, oc = (cl_int)C->offset, obias = (cl_int)bias->offset;
+		cl_int lda = (cl_int)la.ld, ldb = (cl_int)lb.ld, ldc = (cl_int)lc.ld, sbias = (cl_int)bias->stride[0];
+		cl_mem ma = (cl_mem)A->buf->handle, mb = (cl_mem)B->buf->handle, mc = (cl_mem)C->buf->handle;
+		cl_mem mbias = (cl_mem)bias->buf->handle;
+		const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem), local[3] = {1, 1, 1};
+		size_t sizes[] = {I, I, I, MEM, I, I, MEM, I, I, MEM, I, I, MEM, I, I, I}, global[3];
+		const void *vals[] = {&P, &Q, &Kk, &ma, &oa, &lda, &mb, &ob, &ldb, &mc, &oc, &ldc, &mbias, &obias, &sbias, &act};
+		char opts[256];
+		cl_kernel k;
+
+		for (int i = 0; !st && i < 4; i++)
+			st = clg_cl_check_int_range(be, c, i < 3 ? &c->src[i] : C);
+		if (st || M == 0 || N == 0)
+			return st;
+		own_options(be, C->dtype, &g, opts, sizeof(opts));
+		if ((st = clg_cl_kernel(be, "gemm", opts, "gemm_dot_bias_act", &k)))
+			return st;
+		global[0] = (size_t)((P + g.dm - 1) / g.dm);
+		global[1] = (size_t)((Q + g.dn - 1) / g.dn);
+		global[2] = 1;
+		return set_and_launch(be, k, "gemm_dot_bias_act", 16, sizes, vals, global, local);
+	}
+	{
+		clg_op_call gm = {.op = CLG_OP_GEMM, .dst = *C, .f = {1.0, 0.0}};
+		clg_op_call ba = {.op = CLG_OP_BIAS_ACT, .dst = *C, .i = {c->i[0]}};
+		gm.src[0] = *A;
+		gm.src[1] = *B;
+		ba.src[0] = *C;
+		ba.src[1] = *bias;
+		st = clg_run(be, &gm);
+		return st ? st : clg_run(be, &ba);
+	}
 }

@@ -1,6 +1,6 @@
-/* Reference fused hot-path ops (see clg_ops.def): the linear epilogue bias + activation and its
- * backward (activation gradient and bias gradient in one pass), and softmax cross-entropy forward
- * (loss and saved logsumexp) and backward. Plain loops in double. */
+/* Reference fused hot-path ops (see clg_ops.def): the linear epilogue bias + activation (alone and
+ * after the GEMM) and its backward (activation gradient and bias gradient in one pass), and softmax
+ * cross-entropy forward (loss and saved logsumexp) and backward. Plain loops in double. */
 #include "ref_internal.h"
 #include "../clg_fused_internal.h"
 
@@ -23,6 +23,9 @@ clg_status clg_fused_check(clg_backend *be, const clg_op_call *c)
 	case CLG_OP_BIAS_ACT_BACKWARD:
 		ok = d->ndim == 2 && is_2d(&s[0], N, C) && is_2d(&s[1], N, C) && is_1d(&s[2], C);
 		break;
+	case CLG_OP_GEMM_BIAS_ACT: /* A and B checked as GEMM's (clg_run) */
+		ok = d->ndim == 2 && s[0].ndim == 2 && is_1d(&s[2], C);
+		break;
 	case CLG_OP_SOFTMAX_XENT:
 		N = s[0].ndim == 2 ? s[0].shape[0] : -1;
 		C = s[0].ndim == 2 ? s[0].shape[1] : -1;
@@ -40,7 +43,7 @@ clg_status clg_fused_check(clg_backend *be, const clg_op_call *c)
 		return clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': shapes do not fit: dst %s, src0 %s (see clg_ops.def)",
 				clg_op_name(c->op), be->info.name, clg_shape_str(d, s0, sizeof(s0)),
 				clg_shape_str(&s[0], s1, sizeof(s1)));
-	if ((c->op == CLG_OP_BIAS_ACT || c->op == CLG_OP_BIAS_ACT_BACKWARD) &&
+	if ((c->op == CLG_OP_BIAS_ACT || c->op == CLG_OP_BIAS_ACT_BACKWARD || c->op == CLG_OP_GEMM_BIAS_ACT) &&
 	    (c->i[0] < CLG_FUSED_NONE || c->i[0] > CLG_FUSED_GELU))
 		return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': unknown activation %lld (0 none, 1 relu, 2 gelu)",
 				clg_op_name(c->op), be->info.name, (long long)c->i[0]);
@@ -75,6 +78,23 @@ static clg_status ref_bias_act(clg_backend *be, const clg_op_call *c)
 	for (int64_t n = 0; !st && n < d->shape[0]; n++)
 		for (int64_t j = 0; j < d->shape[1]; j++) {
 			double u = clg_ref_load(x, AT(x, n, j)) + clg_ref_load(b, AT1(b, j));
+			clg_ref_store(d, AT(d, n, j), act(c->i[0], u));
+		}
+	return st;
+}
+
+/* act(A @ B + bias): the sum, the bias and act in double, one rounding at the store */
+static clg_status ref_gemm_bias_act(clg_backend *be, const clg_op_call *c)
+{
+	const clg_view *d = &c->dst, *A = &c->src[0], *B = &c->src[1], *b = &c->src[2];
+	clg_status st = clg_fused_check(be, c);
+	int64_t K = A->ndim == 2 ? A->shape[1] : 0;
+
+	for (int64_t n = 0; !st && n < d->shape[0]; n++)
+		for (int64_t j = 0; j < d->shape[1]; j++) {
+			double u = clg_ref_load(b, AT1(b, j));
+			for (int64_t k = 0; k < K; k++)
+				u += clg_ref_load(A, AT(A, n, k)) * clg_ref_load(B, AT(B, k, j));
 			clg_ref_store(d, AT(d, n, j), act(c->i[0], u));
 		}
 	return st;
@@ -152,6 +172,7 @@ void clg_ref_register_fused(clg_backend *be)
 {
 	be->ops[CLG_OP_BIAS_ACT] = ref_bias_act;
 	be->ops[CLG_OP_BIAS_ACT_BACKWARD] = ref_bias_act_backward;
+	be->ops[CLG_OP_GEMM_BIAS_ACT] = ref_gemm_bias_act;
 	be->ops[CLG_OP_SOFTMAX_XENT] = ref_softmax_xent;
 	be->ops[CLG_OP_SOFTMAX_XENT_BACKWARD] = ref_softmax_xent_backward;
 }
