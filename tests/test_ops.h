@@ -41,6 +41,8 @@ typedef struct {
 	clg_dtype op_dtype[1 + CLG_MAX_SRC]; /* 0 (CLG_F32): the case's dtype; or CLG_I32, or another float
 					      * dtype (CAST's operands) */
 	int32_t idx_hi;              /* int32 sources hold integers in [0, idx_hi) */
+	int chan_major;              /* 4-D explicit operands stored as (C, N, H, W), dims 0 and 1
+	                              * swapped (the layout of conv's GEMM output) */
 	int check_src;               /* sources the op writes in place (bit k - 1 for source k): compared
 	                              * too, after the dst */
 	double thr;                  /* > 0: overrides the op's threshold */
