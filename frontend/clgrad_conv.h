@@ -38,6 +38,15 @@ int clg_conv1d_fft_from(clg_backend *be, const char **why);
 clg_tensor *clg_max_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
 			   int64_t pad_h, int64_t pad_w);
 
+/* relu(max_pool2d(conv2d(x, w, b))), the conv with stride and padding in both axes, no dilation,
+ * one group; the pool's kh x kw window pk x pk with stride ps and padding pp. One node, with the
+ * values and gradients of the three ops (relu commutes with max): the pool reads the conv's output
+ * in the GEMM's layout, relu runs on the pooled size. Computed as the three ops where it does not
+ * apply (autocast, conv2d of rows, shapes either op refuses). nn's sequential takes it for a
+ * conv2d module followed by relu and max_pool2d. */
+clg_tensor *clg_conv2d_relu_max_pool2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride, int64_t pad,
+				       int64_t pk, int64_t ps, int64_t pp);
+
 /* Average pooling: each window's sum divided by kh * kw, padding counting as zeros (PyTorch's
  * count_include_pad=True); padding at most half the kernel. */
 clg_tensor *clg_avg_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,

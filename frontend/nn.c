@@ -359,6 +359,14 @@ static int fusable_act(clg_module *m, int i)
 	return next == &relu_ops ? CLG_ACT_RELU : next == &gelu_ops ? CLG_ACT_GELU : -1;
 }
 
+/* Whether children i, i + 1, i + 2 are a conv2d of one group, relu and max_pool2d. */
+static int conv_relu_pool_at(clg_module *m, int i)
+{
+	return i + 2 < m->nchildren && m->children[i]->ops == &conv_ops &&
+	       ((const conv_params *)m->children[i]->data)->groups == 1 && m->children[i + 1]->ops == &relu_ops &&
+	       m->children[i + 2]->ops == &maxpool_ops;
+}
+
 static clg_tensor *sequential_forward(clg_module *m, clg_tensor *x)
 {
 	clg_tensor *h = x;
@@ -366,7 +374,12 @@ static clg_tensor *sequential_forward(clg_module *m, clg_tensor *x)
 		clg_module *c = m->children[i];
 		int act = c->ops == &linear_ops ? fusable_act(m, i) : -1;
 		clg_tensor *next;
-		if (act >= 0) { /* linear then relu / gelu: one fused op (the modules and names stay) */
+		if (conv_relu_pool_at(m, i)) { /* conv2d, relu, max_pool2d: one node (the modules stay) */
+			const conv_params *cp = c->data, *pp = m->children[i + 2]->data;
+			next = clg_conv2d_relu_max_pool2d(h, c->tensors[0], c->ntensors > 1 ? c->tensors[1] : NULL, cp->stride,
+							 cp->pad, pp->k, pp->stride, pp->pad);
+			i += 2;
+		} else if (act >= 0) { /* linear then relu / gelu: one fused op (the modules and names stay) */
 			next = clg_linear_act(h, c->tensors[0], c->ntensors > 1 ? c->tensors[1] : NULL, (clg_act)act);
 			i++;
 		} else {

@@ -1,4 +1,5 @@
-/* conv2d (im2col + GEMM), max_pool2d and avg_pool2d: forward and backward pairs.
+/* conv2d (im2col + GEMM), max_pool2d and avg_pool2d: forward and backward pairs; and conv2d ->
+ * relu -> max_pool2d as one node (at the end).
  *
  * conv2d keeps its columns in a (C*KH*KW, N*OH*OW) matrix: IM2COL writes it through a view of
  * shape (N, C*KH*KW, OH*OW) whose batch stride is OH*OW and row stride N*OH*OW. That one matrix
@@ -6,7 +7,8 @@
  * a loop), g2 being the gradient in the same (OC, N*OH*OW) layout. With one group the forward
  * (out2 = W @ cols) and the columns' gradient (dcols = W^T @ g2) are single 2-D GEMMs in that
  * layout too: one large product runs faster than N small ones on CPU devices, and rearranging
- * out2 to NCHW costs one pass over the output. With groups, they are GEMMs batched over the images
+ * out2 to NCHW costs one pass over the output. Rows of these (rows, N*OH*OW) matrices are ld
+ * apart (conv_ld: N*OH*OW padded so that rows do not fall into the same cache sets). With groups, they are GEMMs batched over the images
  * (out_n = W_g @ cols_n, W repeated with batch stride 0, written straight into NCHW), one per
  * group, groups being column and row blocks of the same buffers.
  * The forward saves the columns for the weight gradient when they take at most
@@ -30,6 +32,7 @@ typedef struct {
 	int64_t N, C, H, W, OC, KH, KW, OH, OW;
 	int64_t G, Cg, OCg;  /* groups, input and output channels per group */
 	int64_t K, L;        /* GEMM sizes: Cg*KH*KW (per group), OH*OW */
+	int64_t ld;          /* row stride of the (rows, N*L) matrices (conv_ld) */
 	int64_t p[8];        /* the conv-family op parameters (clg_ops.def) */
 } conv_shape;
 
@@ -43,6 +46,17 @@ static clg_view view_of(const clg_tensor *t, int64_t off, int nd, const int64_t 
 		v.stride[d] = stride[d];
 	}
 	return v;
+}
+
+/* The row stride of a (rows, NL) matrix of the columns' layout: NL rounded up to 16 elements, and
+ * to an odd multiple of 16. A CNN's N*OH*OW is often a multiple of 128 (25088 = 196 * 128), so
+ * rows as stored lie a multiple of 512 bytes apart: a GEMM walking down k then keeps hitting the
+ * same few cache sets (the CPU GEMM packs such operands, a pass over them). An odd multiple of 16
+ * elements spreads the rows over the sets; the padding columns are never read. */
+static int64_t conv_ld(int64_t NL)
+{
+	int64_t ld = (NL + 15) / 16 * 16;
+	return ld % 32 ? ld : ld + 16;
 }
 
 /* Fails with the op's message: stride, padding and dilation in range, kernel inside the padded input. */
@@ -105,6 +119,7 @@ static clg_status conv_check(const clg_tensor *x, const clg_tensor *w, const clg
 		return st;
 	s->K = s->Cg * s->KH * s->KW;
 	s->L = s->OH * s->OW;
+	s->ld = conv_ld(s->N * s->L);
 	s->p[0] = s->KH, s->p[1] = s->KW;
 	memcpy(&s->p[2], p6, 6 * sizeof(int64_t));
 	return CLG_OK;
@@ -117,17 +132,17 @@ static clg_tensor *conv_cols(clg_tensor *x, const conv_shape *s, int ones)
 	clg_backend *be = x->v.buf->backend;
 	int64_t rows = s->C * s->KH * s->KW;
 	clg_op_call c = {.op = CLG_OP_IM2COL};
-	clg_tensor *cols = fe_new(be, x->v.dtype, CLG_SHAPE(rows + ones, s->N * s->L));
+	clg_tensor *cols = fe_new(be, x->v.dtype, CLG_SHAPE(rows + ones, s->ld));
 	if (!cols)
 		return NULL;
 	c.src[0] = x->v;
-	c.dst = view_of(cols, 0, 3, (int64_t[]){s->N, rows, s->L}, (int64_t[]){s->L, s->N * s->L, 1});
+	c.dst = view_of(cols, 0, 3, (int64_t[]){s->N, rows, s->L}, (int64_t[]){s->L, s->ld, 1});
 	memcpy(c.i, s->p, sizeof(c.i));
 	if (fe_run(be, &c))
 		goto fail;
 	if (ones) {
 		clg_op_call f = {.op = CLG_OP_FILL, .f = {1.0}};
-		f.dst = view_of(cols, rows * s->N * s->L, 1, (int64_t[]){s->N * s->L}, (int64_t[]){1});
+		f.dst = view_of(cols, rows * s->ld, 1, (int64_t[]){s->N * s->L}, (int64_t[]){1});
 		if (fe_run(be, &f))
 			goto fail;
 	}
@@ -157,17 +172,67 @@ static clg_status run_copy(clg_backend *be, clg_view dst, clg_view src)
 	return fe_run(be, &c);
 }
 
+/* The weights as a (OC, K [+ 1]) matrix: [W | b] when aug (the bias column), else W contiguous. */
+static clg_tensor *conv_weights(clg_tensor *w, clg_tensor *b, const conv_shape *s, int aug)
+{
+	clg_backend *be = w->v.buf->backend;
+	int64_t kw = s->K + aug;
+	clg_tensor *wc;
+
+	if (!aug) {
+		clg_no_grad_begin();
+		wc = clg_contiguous(w);
+		clg_no_grad_end();
+		return wc;
+	}
+	wc = fe_new(be, w->v.dtype, CLG_SHAPE(s->OC, kw));
+	if (wc && (run_copy(be, view_of(wc, 0, 4, w->v.shape, (int64_t[]){kw, s->KH * s->KW, s->KW, 1}), w->v) ||
+		   run_copy(be, view_of(wc, s->K, 1, (int64_t[]){s->OC}, (int64_t[]){kw}), b->v))) {
+		clg_free(wc);
+		return NULL;
+	}
+	return wc;
+}
+
+/* A conv2d of one group as one GEMM, no graph: *cols (K [+ 1], ld) gets the columns (with the
+ * ones row when there is a bias) and *o2 (OC, ld) the output in the columns' layout, bias added. */
+static clg_status conv_flat_forward(clg_tensor *x, clg_tensor *w, clg_tensor *b, const conv_shape *s,
+				   clg_tensor **cols, clg_tensor **o2)
+{
+	clg_backend *be = x->v.buf->backend;
+	int aug = b != NULL;
+	int64_t kw = s->K + aug;
+	clg_tensor *wc = conv_weights(w, b, s, aug);
+	clg_status st = CLG_OK;
+
+	*cols = wc ? conv_cols(x, s, aug) : NULL;
+	*o2 = *cols ? fe_new(be, x->v.dtype, CLG_SHAPE(s->OC, s->ld)) : NULL;
+	if (!*o2)
+		st = clg_last_status();
+	else
+		st = run_gemm(be, view_of(wc, 0, 2, (int64_t[]){s->OC, kw}, (int64_t[]){kw, 1}),
+			      view_of(*cols, 0, 2, (int64_t[]){kw, s->N * s->L}, (int64_t[]){s->ld, 1}),
+			      view_of(*o2, 0, 2, (int64_t[]){s->OC, s->N * s->L}, (int64_t[]){s->ld, 1}), 0.0);
+	clg_free(wc);
+	if (st) {
+		clg_free(*cols);
+		clg_free(*o2);
+		*cols = *o2 = NULL;
+	}
+	return st;
+}
+
 /* g (N, OC, OH, OW) rearranged to (OC, N*OH*OW), the layout of the columns: IM2COL with a 1x1
  * kernel. */
 static clg_tensor *grad_as_cols(clg_tensor *g, const conv_shape *s)
 {
 	clg_backend *be = g->v.buf->backend;
 	clg_op_call c = {.op = CLG_OP_IM2COL, .i = {1, 1, 1, 1, 0, 0, 1, 1}};
-	clg_tensor *g2 = fe_new(be, g->v.dtype, CLG_SHAPE(s->OC, s->N * s->L));
+	clg_tensor *g2 = fe_new(be, g->v.dtype, CLG_SHAPE(s->OC, s->ld));
 	if (!g2)
 		return NULL;
 	c.src[0] = g->v;
-	c.dst = view_of(g2, 0, 3, (int64_t[]){s->N, s->OC, s->L}, (int64_t[]){s->L, s->N * s->L, 1});
+	c.dst = view_of(g2, 0, 3, (int64_t[]){s->N, s->OC, s->L}, (int64_t[]){s->L, s->ld, 1});
 	if (fe_run(be, &c)) {
 		clg_free(g2);
 		return NULL;
@@ -231,33 +296,38 @@ static clg_status give_view(clg_tensor *x, clg_tensor *t, int64_t off, int nd, c
 	return fe_give(x, fe_view_of(t, &v));
 }
 
-static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
+/* The gradients of a conv2d's inputs x, w and b (those that require one). p7: the node's stride,
+ * padding, dilation and groups; cols: the forward's saved columns, or NULL to recompute them. The
+ * output's gradient comes as g (N, OC, OH, OW), or (gc set, one group) as gc (OC, ld) in the
+ * columns' layout, which is then used up (freed). */
+static clg_status conv_grads(clg_tensor *x, clg_tensor *w, clg_tensor *b, const int64_t *p7, clg_tensor *cols,
+			     clg_tensor *g, clg_tensor *gc)
 {
-	clg_tensor *x = n->in[0], *w = n->in[1], *b = n->ninputs > 2 ? n->in[2] : NULL;
-	clg_tensor *g2 = NULL, *t = NULL, *u = NULL, *wc = NULL;
-	clg_backend *be = g->v.buf->backend;
-	int need_b = b && b->requires_grad, g_contig = clg_view_is_contiguous(&g->v);
+	clg_tensor *g2 = gc, *t = NULL, *u = NULL, *wc = NULL;
+	clg_tensor *gt = g ? g : gc; /* for the device and dtype */
+	clg_backend *be = gt->v.buf->backend;
+	int need_b = b && b->requires_grad, g_contig = g && clg_view_is_contiguous(&g->v);
 	int aug; /* the bias gradient comes out of the weight gradient's GEMM */
 	conv_shape s;
 	clg_status st;
 
-	st = conv_check(x, w, b, &n->i[0], n->i[6], &s);
+	st = conv_check(x, w, b, p7, p7[6], &s);
 	if (st)
-		return st;
+		goto out;
 	aug = need_b && w->requires_grad && s.G == 1;
 	/* g2 (OC, N*L): g in the layout of the columns */
-	if (w->requires_grad || need_b || (x->requires_grad && (!g_contig || conv_flat(&s)))) {
+	if (!g2 && (w->requires_grad || need_b || (x->requires_grad && (!g_contig || conv_flat(&s))))) {
 		g2 = grad_as_cols(g, &s);
 		if (!g2)
 			goto fail;
 	}
 	if (need_b && !aug) { /* db (OC) = g2 summed over its rows */
 		clg_op_call sc = {.op = CLG_OP_SUM};
-		t = fe_new(be, g->v.dtype, CLG_SHAPE(s.OC));
+		t = fe_new(be, gt->v.dtype, CLG_SHAPE(s.OC));
 		if (!t)
 			goto fail;
 		sc.dst = t->v;
-		sc.src[0] = g2->v;
+		sc.src[0] = view_of(g2, 0, 2, (int64_t[]){s.OC, s.N * s.L}, (int64_t[]){s.ld, 1});
 		if ((st = fe_run(be, &sc)))
 			goto out;
 		st = fe_give(b, t);
@@ -268,19 +338,19 @@ static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
 	if (w->requires_grad) { /* dW_g (OCg, K [+ 1]) = g2_g (OCg, N*L) @ cols_g^T (N*L, K [+ 1]) */
 		int64_t ku = s.K + aug; /* columns of u per output channel */
 		/* the forward's columns (their ones row, when there, is row K), or new ones */
-		t = n->nsaved ? fe_view_of(n->saved[0], &n->saved[0]->v) : conv_cols(x, &s, aug);
-		u = fe_new(be, g->v.dtype, CLG_SHAPE(s.OC, ku));
+		t = cols ? fe_view_of(cols, &cols->v) : conv_cols(x, &s, aug);
+		u = fe_new(be, gt->v.dtype, CLG_SHAPE(s.OC, ku));
 		if (!t || !u)
 			goto fail;
-		int64_t NL = s.N * s.L, S = dw_chunks(be, s.OCg, ku, NL);
+		int64_t NL = s.N * s.L, ld = s.ld, S = dw_chunks(be, s.OCg, ku, NL);
 		for (int64_t k = 0; k < s.G && !st; k++) {
 			clg_view du = view_of(u, k * s.OCg * ku, 2, (int64_t[]){s.OCg, ku}, (int64_t[]){ku, 1});
 			if (S > 1) /* split-K: more work-groups on GPUs (dw_chunks) */
-				st = run_gemm_split(be, g2, k * s.OCg * NL, (int64_t[]){NL, 1}, t, k * s.K * NL,
-						    (int64_t[]){1, NL}, du, NL, S);
+				st = run_gemm_split(be, g2, k * s.OCg * ld, (int64_t[]){ld, 1}, t, k * s.K * ld,
+						    (int64_t[]){1, ld}, du, NL, S);
 			else
-				st = run_gemm(be, view_of(g2, k * s.OCg * NL, 2, (int64_t[]){s.OCg, NL}, (int64_t[]){NL, 1}),
-					      view_of(t, k * s.K * NL, 2, (int64_t[]){NL, ku}, (int64_t[]){1, NL}), du, 0.0);
+				st = run_gemm(be, view_of(g2, k * s.OCg * ld, 2, (int64_t[]){s.OCg, NL}, (int64_t[]){ld, 1}),
+					      view_of(t, k * s.K * ld, 2, (int64_t[]){NL, ku}, (int64_t[]){1, ld}), du, 0.0);
 		}
 		clg_free(t);
 		t = NULL;
@@ -297,14 +367,16 @@ static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
 				 * @ g_n,g (OCg, L); dx = col2im(dcols) */
 		clg_op_call ci = {.op = CLG_OP_COL2IM};
 		wc = clg_contiguous(w);
-		t = fe_new(be, g->v.dtype, CLG_SHAPE(s.N, s.G * s.K, s.L));
-		u = fe_new(be, g->v.dtype, 4, x->v.shape);
+		t = conv_flat(&s) ? fe_new(be, gt->v.dtype, CLG_SHAPE(s.K, s.ld))
+				  : fe_new(be, gt->v.dtype, CLG_SHAPE(s.N, s.G * s.K, s.L));
+		u = fe_new(be, gt->v.dtype, 4, x->v.shape);
 		if (!wc || !t || !u)
 			goto fail;
 		if (conv_flat(&s)) { /* dcols (K, N*L) = W^T (K, OC) @ g2 (OC, N*L), in the columns' layout */
-			st = run_gemm(be, view_of(wc, 0, 2, (int64_t[]){s.K, s.OC}, (int64_t[]){1, s.K}), g2->v,
-				      view_of(t, 0, 2, (int64_t[]){s.K, s.N * s.L}, (int64_t[]){s.N * s.L, 1}), 0.0);
-			ci.src[0] = view_of(t, 0, 3, (int64_t[]){s.N, s.K, s.L}, (int64_t[]){s.L, s.N * s.L, 1});
+			st = run_gemm(be, view_of(wc, 0, 2, (int64_t[]){s.K, s.OC}, (int64_t[]){1, s.K}),
+				      view_of(g2, 0, 2, (int64_t[]){s.OC, s.N * s.L}, (int64_t[]){s.ld, 1}),
+				      view_of(t, 0, 2, (int64_t[]){s.K, s.N * s.L}, (int64_t[]){s.ld, 1}), 0.0);
+			ci.src[0] = view_of(t, 0, 3, (int64_t[]){s.N, s.K, s.L}, (int64_t[]){s.L, s.ld, 1});
 		} else {
 			ci.src[0] = t->v;
 		}
@@ -312,8 +384,8 @@ static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
 			/* g_n,g: g itself when contiguous (batch stride OC*L), else a block of g2 */
 			clg_view gv = g_contig ? view_of(g, k * s.OCg * s.L, 3,
 							 (int64_t[]){s.N, s.OCg, s.L}, (int64_t[]){s.OC * s.L, s.L, 1})
-					       : view_of(g2, k * s.OCg * s.N * s.L, 3, (int64_t[]){s.N, s.OCg, s.L},
-							 (int64_t[]){s.L, s.N * s.L, 1});
+					       : view_of(g2, k * s.OCg * s.ld, 3, (int64_t[]){s.N, s.OCg, s.L},
+							 (int64_t[]){s.L, s.ld, 1});
 			st = run_gemm(be, view_of(wc, k * s.OCg * s.K, 3, (int64_t[]){s.N, s.K, s.OCg}, (int64_t[]){0, 1, s.K}),
 				      gv,
 				      view_of(t, k * s.K * s.L, 3, (int64_t[]){s.N, s.K, s.L}, (int64_t[]){s.G * s.K * s.L, s.L, 1}), 0.0);
@@ -336,6 +408,12 @@ out:
 	clg_free(u);
 	clg_free(wc);
 	return st;
+}
+
+static clg_status conv2d_backward(clg_node *n, clg_tensor *g)
+{
+	return conv_grads(n->in[0], n->in[1], n->ninputs > 2 ? n->in[2] : NULL, n->i, n->nsaved ? n->saved[0] : NULL,
+			  g, NULL);
 }
 
 clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
@@ -374,31 +452,24 @@ clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stri
 	}
 	be = x->v.buf->backend;
 	kw = s.K + aug;
-	if (aug) { /* wc (OC, K + 1) = [W | b] */
-		wc = fe_new(be, x->v.dtype, CLG_SHAPE(s.OC, kw));
-		if (!wc || run_copy(be, view_of(wc, 0, 4, w->v.shape, (int64_t[]){kw, s.KH * s.KW, s.KW, 1}), w->v) ||
-		    run_copy(be, view_of(wc, s.K, 1, (int64_t[]){s.OC}, (int64_t[]){kw}), b->v))
-			goto fail;
-	} else {
-		clg_no_grad_begin();
-		wc = clg_contiguous(w);
-		clg_no_grad_end();
-	}
-	cols = conv_cols(x, &s, aug);
-	out = fe_new(be, x->v.dtype, CLG_SHAPE(s.N, s.OC, s.OH, s.OW));
-	if (!wc || !cols || !out)
-		goto fail;
 	if (conv_flat(&s)) { /* out2 (OC, N*L) = W (OC, K [+ 1]) @ cols (K [+ 1], N*L); out = out2 as NCHW */
 		clg_op_call c = {.op = CLG_OP_IM2COL, .i = {1, 1, 1, 1, 0, 0, 1, 1}};
-		clg_tensor *o2 = fe_new(be, x->v.dtype, CLG_SHAPE(s.OC, s.N * s.L));
-		int bad = !o2 || run_gemm(be, view_of(wc, 0, 2, (int64_t[]){s.OC, kw}, (int64_t[]){kw, 1}), cols->v, o2->v, 0.0);
-		if (!bad) {
-			c.src[0] = view_of(o2, 0, 4, out->v.shape, (int64_t[]){s.L, s.N * s.L, s.OW, 1});
+		clg_tensor *o2 = NULL;
+		int bad = conv_flat_forward(x, w, b, &s, &cols, &o2) != CLG_OK;
+		out = bad ? NULL : fe_new(be, x->v.dtype, CLG_SHAPE(s.N, s.OC, s.OH, s.OW));
+		if (out) {
+			c.src[0] = view_of(o2, 0, 4, out->v.shape, (int64_t[]){s.L, s.ld, s.OW, 1});
 			c.dst = view_of(out, 0, 3, (int64_t[]){s.N, s.OC, s.L}, (int64_t[]){s.OC * s.L, s.L, 1});
 			bad = fe_run(be, &c) != CLG_OK;
 		}
 		clg_free(o2);
-		if (bad)
+		if (bad || !out)
+			goto fail;
+	} else {
+		wc = conv_weights(w, b, &s, aug);
+		cols = conv_cols(x, &s, aug);
+		out = fe_new(be, x->v.dtype, CLG_SHAPE(s.N, s.OC, s.OH, s.OW));
+		if (!wc || !cols || !out)
 			goto fail;
 	}
 	if (b && !aug) { /* the bias first, accumulated into by the GEMMs (beta = 1) */
@@ -408,7 +479,7 @@ clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stri
 	/* out_n,g (OCg, L) = W_g (OCg, K [+ 1]) @ cols_n,g (K [+ 1], L), batched over n */
 	for (int64_t k = 0; k < s.G && !conv_flat(&s); k++)
 		if (run_gemm(be, view_of(wc, k * s.OCg * kw, 3, (int64_t[]){s.N, s.OCg, kw}, (int64_t[]){0, kw, 1}),
-			     view_of(cols, k * s.K * s.N * s.L, 3, (int64_t[]){s.N, kw, s.L}, (int64_t[]){s.L, s.N * s.L, 1}),
+			     view_of(cols, k * s.K * s.ld, 3, (int64_t[]){s.N, kw, s.L}, (int64_t[]){s.L, s.ld, 1}),
 			     view_of(out, k * s.OCg * s.L, 3, (int64_t[]){s.N, s.OCg, s.L}, (int64_t[]){s.OC * s.L, s.L, 1}),
 			     b && !aug ? 1.0 : 0.0))
 			goto fail;
@@ -503,4 +574,106 @@ clg_tensor *clg_avg_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride
 			   int64_t pad_w)
 {
 	return pool("avg_pool2d", CLG_OP_AVGPOOL2D, CLG_OP_AVGPOOL2D_BACKWARD, x, kh, kw, stride_h, stride_w, pad_h, pad_w);
+}
+
+/* ---- conv2d -> relu -> max_pool2d as one node ----
+ * relu commutes with max (it is monotone), so the block is relu(max_pool2d(conv2d(x))): the pool
+ * reads the conv's output where the GEMM left it, in the columns' layout (OC, ld) seen as NCHW,
+ * and relu runs on the pooled output, a quarter of the elements for 2x2 pools. The backward is the
+ * mirror: relu's mask on the pooled gradient, then max_pool2d_backward writes the conv output's
+ * gradient straight into the columns' layout that the weight and input gradients read. Against the
+ * three ops one after the other, that saves the conv output's rearrangement to NCHW and the
+ * gradient's back, and runs relu and its backward on the pooled size. The gradients are the same:
+ * a window whose max is <= 0 passes none through relu either way, and one whose max is positive
+ * has the same first largest element before and after relu.
+ * node->in: x, w [, b]; i: the conv's stride, padding, dilation (h, w) and groups (1); f: the
+ * pool's kernel, stride and padding; saved: o2 (OC, ld), y, and the columns when they fit. */
+
+static clg_status conv_relu_pool_backward(clg_node *n, clg_tensor *g)
+{
+	clg_tensor *x = n->in[0], *w = n->in[1], *b = n->ninputs > 2 ? n->in[2] : NULL;
+	clg_tensor *o2 = n->saved[0], *y = n->saved[1], *gp, *gc;
+	clg_backend *be = g->v.buf->backend;
+	int64_t pk = (int64_t)n->f[0], ps = (int64_t)n->f[1], pp = (int64_t)n->f[2];
+	clg_op_call c = {.op = CLG_OP_MAXPOOL2D_BACKWARD, .i = {pk, pk, ps, ps, pp, pp, 1, 1}};
+	conv_shape s;
+	clg_status st;
+
+	if ((st = conv_check(x, w, b, n->i, n->i[6], &s)))
+		return st;
+	gp = fe_ew(CLG_OP_RELU_BACKWARD, g, y, 0, 0); /* (N, OC, PH, PW) */
+	gc = gp ? fe_new(be, g->v.dtype, CLG_SHAPE(s.OC, s.ld)) : NULL;
+	if (!gc) {
+		clg_free(gp);
+		return clg_last_status();
+	}
+	/* gc (OC, N*L) as (N, OC, OH, OW): the conv output's gradient in the columns' layout */
+	c.dst = view_of(gc, 0, 4, (int64_t[]){s.N, s.OC, s.OH, s.OW}, (int64_t[]){s.L, s.ld, s.OW, 1});
+	c.src[0] = gp->v;
+	c.src[1] = view_of(o2, 0, 4, (int64_t[]){s.N, s.OC, s.OH, s.OW}, (int64_t[]){s.L, s.ld, s.OW, 1});
+	st = fe_run(be, &c);
+	clg_free(gp);
+	if (st) {
+		clg_free(gc);
+		return st;
+	}
+	return conv_grads(x, w, b, n->i, n->nsaved > 2 ? n->saved[2] : NULL, NULL, gc);
+}
+
+/* The three ops one after the other: where the fused form does not apply. */
+static clg_tensor *conv_relu_pool_composed(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride, int64_t pad,
+					   int64_t pk, int64_t ps, int64_t pp)
+{
+	clg_tensor *c = clg_conv2d(x, w, b, stride, stride, pad, pad, 1, 1, 1), *r = c ? clg_relu(c) : NULL;
+	clg_tensor *y = r ? clg_max_pool2d(r, pk, pk, ps, ps, pp, pp) : NULL;
+	clg_free(c);
+	clg_free(r);
+	return y;
+}
+
+clg_tensor *clg_conv2d_relu_max_pool2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride, int64_t pad,
+				      int64_t pk, int64_t ps, int64_t pp)
+{
+	clg_tensor *ins[3] = {x, w, b}, *cols = NULL, *o2 = NULL, *p = NULL, *y = NULL;
+	const int64_t p6[6] = {stride, stride, pad, pad, 1, 1};
+	int nin = b ? 3 : 2;
+	int64_t PH, PW;
+	clg_op_call c = {.op = CLG_OP_MAXPOOL2D, .i = {pk, pk, ps, ps, pp, pp, 1, 1}};
+	clg_node *node;
+	conv_shape s;
+
+	if (!fe_check_inputs("conv2d", nin, ins))
+		return NULL;
+	/* autocast, shapes the conv refuses, rows it sends through the FFT and pools it would refuse
+	 * go the composed way (which gives the errors) */
+	if (!clg_fused_ops_enabled() || fe_autocast_low(nin, ins) != CLG_F32 || conv_check(x, w, b, p6, 1, &s) ||
+	    (x->v.shape[2] == 1 && w->v.shape[2] == 1) || pk < 1 || ps < 1 || pp < 0 ||
+	    2 * pp > pk || (PH = clg_conv_out_size(s.OH, pk, ps, pp, 1)) < 1 ||
+	    (PW = clg_conv_out_size(s.OW, pk, ps, pp, 1)) < 1)
+		return conv_relu_pool_composed(x, w, b, stride, pad, pk, ps, pp);
+	if (conv_flat_forward(x, w, b, &s, &cols, &o2))
+		return NULL;
+	p = fe_new(x->v.buf->backend, x->v.dtype, CLG_SHAPE(s.N, s.OC, PH, PW));
+	if (!p)
+		goto out;
+	c.dst = p->v;
+	c.src[0] = view_of(o2, 0, 4, (int64_t[]){s.N, s.OC, s.OH, s.OW}, (int64_t[]){s.L, s.ld, s.OW, 1});
+	if (fe_run(x->v.buf->backend, &c))
+		goto out;
+	y = fe_record_op(fe_ew(CLG_OP_RELU, p, NULL, 0, 0), "conv2d_relu_max_pool2d", conv_relu_pool_backward, nin, ins,
+			 &node);
+	if (node) {
+		memcpy(node->i, p6, sizeof(p6));
+		node->i[6] = 1;
+		node->f[0] = (double)pk, node->f[1] = (double)ps, node->f[2] = (double)pp;
+		fe_save(node, o2);
+		fe_save(node, y);
+		if (w->requires_grad && clg_numel(cols) * (int64_t)clg_dtype_size(cols->v.dtype) <= CONV_SAVE_COLS_MAX)
+			fe_save(node, cols);
+	}
+out:
+	clg_free(p);
+	clg_free(o2);
+	clg_free(cols);
+	return y;
 }

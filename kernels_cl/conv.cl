@@ -306,17 +306,19 @@ __kernel void max_pool2d_backward_scatter(const cgeom g, __global T *d, __global
 }
 
 /* max_pool2d_backward for 2x2 windows of stride 2 tiling the image (no padding, no dilation,
- * H = 2 OH, W = 2 OW), with planes (n, c) evenly spaced and unit strides along w in every operand. One work-item per
- * window over a 3-D range (ow, oh, n * C + c): no loop and no division, so the compiler runs
+ * H = 2 OH, W = 2 OW), with unit strides along w in every operand. One work-item per
+ * window over a 3-D range (ow, oh, n * C + c), a work-group per plane: no loop and no division
+ * but the plane's, the same across the group, so the compiler runs
  * neighbouring windows in vector lanes. Each window writes its four pixels: g to its first max
  * (NaN counting as larger than any number), 0 to the others. */
 __kernel void max_pool2d_backward_2x2(const cgeom g, __global T *d, __global const T *a, __global const T *b)
 {
 	int ow = get_global_id(0), oh = get_global_id(1), p = get_global_id(2);
+	int n = p / g.C, c = p - n * g.C; /* the same for the whole work-group (a plane) */
 	int xh = g.st[2][2], dh = g.st[0][2];
 	const int xw = 1, dw = 1; /* unit strides along w (checked by the host): constant for the compiler */
-	int xo = g.off[2] + p * g.st[2][1] + 2 * oh * xh + 2 * ow;
-	int dout = g.off[0] + p * g.st[0][1] + 2 * oh * dh + 2 * ow;
+	int xo = at(&g, 2, n, c, 0, 0) + 2 * oh * xh + 2 * ow;
+	int dout = at(&g, 0, n, c, 0, 0) + 2 * oh * dh + 2 * ow;
 	ACC v0 = XLOAD(b, xo), v1 = XLOAD(b, xo + xw), v2 = XLOAD(b, xo + xh), v3 = XLOAD(b, xo + xh + xw);
 	int t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
 	ACC m = t1 ? v1 : v0;
@@ -325,7 +327,7 @@ __kernel void max_pool2d_backward_2x2(const cgeom g, __global T *d, __global con
 	int t3 = !isnan(m) & ((v3 > m) | isnan(v3));
 	int k = t3 ? 3 : t2 ? 2 : t1;
 	/* 0 + g, as the gather's sum (a -0 gradient becomes +0) */
-	ACC gz = (ACC)0 + XLOAD(a, g.off[1] + p * g.st[1][1] + oh * g.st[1][2] + ow);
+	ACC gz = (ACC)0 + XLOAD(a, at(&g, 1, n, c, 0, 0) + oh * g.st[1][2] + ow);
 	XSTORE(d, dout, k == 0 ? gz : (ACC)0);
 	XSTORE(d, dout + dw, k == 1 ? gz : (ACC)0);
 	XSTORE(d, dout + dh, k == 2 ? gz : (ACC)0);
@@ -337,10 +339,11 @@ __kernel void max_pool2d_backward_2x2(const cgeom g, __global T *d, __global con
 __kernel void max_pool2d_2x2(const cgeom g, __global T *d, __global const T *a, __global const T *b)
 {
 	int ow = get_global_id(0), oh = get_global_id(1), p = get_global_id(2);
+	int n = p / g.C, c = p - n * g.C; /* the same for the whole work-group (a plane) */
 	int xh = g.st[1][2];
-	int xo = g.off[1] + p * g.st[1][1] + 2 * oh * xh + 2 * ow; /* unit stride along w */
+	int xo = at(&g, 1, n, c, 0, 0) + 2 * oh * xh + 2 * ow; /* unit stride along w */
 	ACC v0 = XLOAD(a, xo), v1 = XLOAD(a, xo + 1), v2 = XLOAD(a, xo + xh), v3 = XLOAD(a, xo + xh + 1);
 	ACC m01 = (v1 > v0) | isnan(v1) ? v1 : v0, m23 = (v3 > v2) | isnan(v3) ? v3 : v2;
 	ACC m = isnan(m01) ? m01 : (m23 > m01) | isnan(m23) ? m23 : m01;
-	XSTORE(d, g.off[0] + p * g.st[0][1] + oh * g.st[0][2] + ow, m);
+	XSTORE(d, at(&g, 0, n, c, 0, 0) + oh * g.st[0][2] + ow, m);
 }

@@ -241,6 +241,11 @@ static void make_view(const op_case *c, int which, int nd, const int64_t *shape,
 			s *= shape[d];
 		}
 	}
+	if (c->nops && c->chan_major && nd == 4 && !transposed) {
+		/* (N, C, H, W) stored as (C, N, H, W): the planes of conv's GEMM layout */
+		v->stride[0] = shape[2] * v->stride[2];
+		v->stride[1] = shape[0] * v->stride[0];
+	}
 	if (bcast) {
 		/* stored once, read for every index of dim 0 */
 		s = s / (shape[0] + (nd == 1 ? pad : 0));

@@ -37,6 +37,13 @@ static clg_tensor *f_conv_pool_strided(clg_tensor **x)
 	return y;
 }
 
+/* conv2d -> relu -> max_pool2d as one node (clg_conv2d_relu_max_pool2d): 2x2 pools that tile the
+ * output, pools that leave its last row and column out, overlapping padded pools after a strided
+ * conv without bias */
+static clg_tensor *f_crp(clg_tensor **x) { return clg_conv2d_relu_max_pool2d(x[0], x[1], x[2], 1, 1, 2, 2, 0); }
+static clg_tensor *f_crp_odd(clg_tensor **x) { return clg_conv2d_relu_max_pool2d(x[0], x[1], x[2], 1, 0, 2, 2, 0); }
+static clg_tensor *f_crp_overlap(clg_tensor **x) { return clg_conv2d_relu_max_pool2d(x[0], x[1], NULL, 2, 1, 3, 2, 1); }
+
 static const gcase cases[] = {
 	{"conv2d_bias", 3, {4, 4, 1}, {{2, 3, 5, 5}, {4, 3, 3, 3}, {4}}, -1, 1, f_conv_bias},
 	{"conv2d_s2_p2_d2", 2, {4, 4}, {{1, 2, 7, 7}, {3, 2, 3, 3}}, -1, 1, f_conv_s2_p2_d2},
@@ -51,6 +58,9 @@ static const gcase cases[] = {
 	{"avg_pool2d", 1, {4}, {{2, 2, 7, 7}}, -1, 1, f_avgpool},
 	{"avg_pool2d_rect", 1, {4}, {{1, 3, 6, 7}}, -1, 1, f_avgpool_rect},
 	{"conv_pool_strided", 2, {4, 4}, {{1, 2, 5, 8}, {2, 2, 3, 2}}, -1, 1, f_conv_pool_strided},
+	{"conv_relu_pool", 3, {4, 4, 1}, {{2, 3, 6, 6}, {4, 3, 3, 3}, {4}}, -1, 1, f_crp},
+	{"conv_relu_pool_odd", 3, {4, 4, 1}, {{2, 2, 7, 5}, {3, 2, 3, 3}, {3}}, -1, 1, f_crp_odd},
+	{"conv_relu_pool_overlap", 2, {4, 4}, {{1, 2, 9, 9}, {3, 2, 3, 3}}, -1, 1, f_crp_overlap},
 	{"conv_pool_linear", 3, {4, 4, 2}, {{2, 1, 6, 6}, {3, 1, 3, 3}, {4, 27}}, -1, 1, f_conv_pool_linear},
 };
 

@@ -4,7 +4,8 @@
  * the padded input, and (for max pooling) a window of padding only. Each runs contiguous and at
  * an offset with padded rows; the smaller ones fit Oclgrind's --small (<= 256 elements each). The
  * last geometries take the OpenCL backend's special paths (non-overlapping max-pool windows, 2x2,
- * 1x1). */
+ * 1x1). Max pooling and its backward also run on every geometry with channel-major operands
+ * ((C, N, H, W) storage: planes at uneven strides, as clg_conv2d_relu_max_pool2d uses them). */
 #include "test_ops.h"
 
 #include <string.h>
@@ -113,6 +114,16 @@ void ops_cases_conv(op_case_adder add)
 						add(nn);
 					}
 				}
+			}
+		}
+		if (ops[o] == CLG_OP_MAXPOOL2D || ops[o] == CLG_OP_MAXPOOL2D_BACKWARD) {
+			/* every operand channel-major, as clg_conv2d_relu_max_pool2d reads and writes the
+			 * conv's output: the 2x2 kernels' planes at uneven strides, and the general kernels */
+			for (size_t s = 0; s < sizeof(geos) / sizeof(geos[0]); s++) {
+				op_case c = make(ops[o], &geos[s], s % 2 ? L_OFFSET : L_CONTIG);
+				c.chan_major = 1;
+				c.tag = "channel-major";
+				add(c);
 			}
 		}
 		add(make(ops[o], &pad_only, L_CONTIG));

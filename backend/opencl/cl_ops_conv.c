@@ -24,8 +24,8 @@ typedef struct {
 static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 /* The 2x2 kernels (max_pool2d_2x2, max_pool2d_backward_2x2) apply: max pooling whose 2x2 windows
- * of stride 2 tile the image, every operand with evenly spaced planes (plane p = n * C + c at p
- * times the channel stride) and unit stride along w. */
+ * of stride 2 tile the image, every operand with unit stride along w (planes at any strides: the
+ * fused conv -> relu -> pool reads and writes planes in the GEMM's (C, N*H*W) layout). */
 static int pool_2x2_tiles(const clg_conv_geom *g, const clg_op_call *c)
 {
 	if ((c->op != CLG_OP_MAXPOOL2D && c->op != CLG_OP_MAXPOOL2D_BACKWARD) || g->KH != 2 || g->KW != 2 || g->SH != 2 || g->SW != 2 || g->PH || g->PW || g->DH != 1 || g->DW != 1 ||
@@ -33,7 +33,7 @@ static int pool_2x2_tiles(const clg_conv_geom *g, const clg_op_call *c)
 		return 0;
 	for (int k = 0; k <= clg_op_nsrc(c->op); k++) {
 		const clg_view *v = k ? &c->src[k - 1] : &c->dst;
-		if ((g->N > 1 && v->stride[0] != g->C * v->stride[1]) || (v->shape[3] > 1 && v->stride[3] != 1))
+		if (v->shape[3] > 1 && v->stride[3] != 1)
 			return 0;
 	}
 	return 1;
