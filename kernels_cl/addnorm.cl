@@ -1,0 +1,223 @@
+/* Residual add + layer norm with gamma and beta inside (ADD_LAYER_NORM and its backward, see
+ * clg_ops.def), in the two shapes of family "row" (backend/kernel_shape.c):
+ *   add_layer_norm_rows      GPU: a work-group per row, tree reductions in local memory
+ *   add_layer_norm_cpu       CPU: a work-item per row, no barriers
+ *   add_layer_norm_bwd_rows  GPU: a work-group per block of rows (one row after the other)
+ *   add_layer_norm_bwd_cpu   CPU: a work-item per block of rows
+ *   add_layer_norm_colsum    both: dgamma and dbeta, each column's block partials added in order
+ * Forward: s = x + r (stored to s when g.res) or s = x, y = (s - mean) * rstd * gamma + beta.
+ * Backward: dx = rstd * (h - mean(h) - xhat * mean(h * xhat)), h = g * gamma; each block of rows
+ * leaves its partial sums of g * xhat and g in part (nb, 2, C), column j of a block written by one
+ * work-item only, so the column sums are deterministic without atomics.
+ * Numerics as norm.cl: the statistics in two passes over the row shifted by its first element, h
+ * shifted by its first element too (the result does not change when a constant is added to h).
+ * Every work-item reads only the elements of s it wrote itself: no barrier between the add and
+ * the statistics.
+ * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double. Geometry:
+ * operand k at off[k] + n * rs[k] + j * cs[k] (1-D operands: rs unused); forward operands y, x, r,
+ * gamma, beta, s; backward dx, g, s, gamma. */
+
+typedef struct {
+	int N, C, res;
+	int off[6];
+	int rs[6];
+	int cs[6];
+} angeom;
+
+#define AN_AT(g, k, n, j) ((g)->off[k] + (n) * (g)->rs[k] + (j) * (g)->cs[k])
+#define AN_AT1(g, k, j) ((g)->off[k] + (j) * (g)->cs[k])
+
+/* Sum of v over the work-group (a power-of-two size), through scratch (one ACC per work-item). */
+ACC an_wg_sum(ACC v, __local ACC *scratch)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0);
+	scratch[lid] = v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = lsz / 2; k > 0; k >>= 1) {
+		if (lid < k)
+			scratch[lid] += scratch[lid + k];
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	v = scratch[0];
+	barrier(CLK_LOCAL_MEM_FENCE);
+	return v;
+}
+
+/* Two sums at once (scratch holds two ACC per work-item). */
+void an_wg_sum2(ACC *u, ACC *v, __local ACC *scratch)
+{
+	int lid = get_local_id(0), lsz = get_local_size(0);
+	scratch[lid] = *u;
+	scratch[lsz + lid] = *v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = lsz / 2; k > 0; k >>= 1) {
+		if (lid < k) {
+			scratch[lid] += scratch[lid + k];
+			scratch[lsz + lid] += scratch[lsz + lid + k];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	*u = scratch[0];
+	*v = scratch[lsz];
+	barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* Row n's statistics of s (operand k): shift x0, mean offset dm (mean = x0 + dm) and rstd, from
+ * the columns j = first, first + step, ...; sum reduces a partial over the work-group (or not). */
+#define AN_STATS(g, s, k, n, first, step, eps, SUM, x0, dm, rstd)                                  \
+	do {                                                                                        \
+		ACC a_ = (ACC)0, v_ = (ACC)0;                                                       \
+		x0 = LOAD(s, AN_AT(g, k, n, 0));                                                    \
+		for (int j_ = (first); j_ < (g)->C; j_ += (step))                                  \
+			a_ += LOAD(s, AN_AT(g, k, n, j_)) - x0;                                     \
+		dm = SUM(a_) / (ACC)(g)->C;                                                         \
+		for (int j_ = (first); j_ < (g)->C; j_ += (step)) {                                \
+			ACC t_ = (LOAD(s, AN_AT(g, k, n, j_)) - x0) - dm;                           \
+			v_ += t_ * t_;                                                              \
+		}                                                                                   \
+		rstd = rsqrt(SUM(v_) / (ACC)(g)->C + (eps));                                        \
+	} while (0)
+
+#define AN_SELF(v) (v)
+
+/* ---- GPU shape ---- */
+
+__kernel void add_layer_norm_rows(const angeom g, __global T *y, __global const T *x, __global const T *r,
+				  __global const T *ga, __global const T *bt, __global T *s, const ACC eps,
+				  __local ACC *scratch)
+{
+	int n = get_group_id(0), lid = get_local_id(0), lsz = get_local_size(0);
+	ACC x0, dm, rstd;
+#define AN_WG(v) an_wg_sum((v), scratch)
+	if (g.res) {
+		/* each work-item stores the columns it later reads back: no barrier needed */
+		for (int j = lid; j < g.C; j += lsz)
+			STORE(s, AN_AT(&g, 5, n, j), LOAD(x, AN_AT(&g, 1, n, j)) + LOAD(r, AN_AT(&g, 2, n, j)));
+		/* the shift from x and r (any constant will do; element 0 belongs to work-item 0) */
+		ACC a_ = (ACC)0, v_ = (ACC)0;
+		x0 = LOAD(x, AN_AT(&g, 1, n, 0)) + LOAD(r, AN_AT(&g, 2, n, 0));
+		for (int j = lid; j < g.C; j += lsz)
+			a_ += LOAD(s, AN_AT(&g, 5, n, j)) - x0;
+		dm = AN_WG(a_) / (ACC)g.C;
+		for (int j = lid; j < g.C; j += lsz) {
+			ACC t = (LOAD(s, AN_AT(&g, 5, n, j)) - x0) - dm;
+			v_ += t * t;
+		}
+		rstd = rsqrt(AN_WG(v_) / (ACC)g.C + eps);
+		for (int j = lid; j < g.C; j += lsz) {
+			ACC xh = ((LOAD(s, AN_AT(&g, 5, n, j)) - x0) - dm) * rstd;
+			STORE(y, AN_AT(&g, 0, n, j), xh * LOAD(ga, AN_AT1(&g, 3, j)) + LOAD(bt, AN_AT1(&g, 4, j)));
+		}
+		return;
+	}
+	AN_STATS(&g, x, 1, n, lid, lsz, eps, AN_WG, x0, dm, rstd);
+	for (int j = lid; j < g.C; j += lsz) {
+		ACC xh = ((LOAD(x, AN_AT(&g, 1, n, j)) - x0) - dm) * rstd;
+		STORE(y, AN_AT(&g, 0, n, j), xh * LOAD(ga, AN_AT1(&g, 3, j)) + LOAD(bt, AN_AT1(&g, 4, j)));
+	}
+#undef AN_WG
+}
+
+/* Rows [b * rb, min(N, (b + 1) * rb)) of block b = the group, one after the other. */
+__kernel void add_layer_norm_bwd_rows(const angeom g, __global T *dx, __global const T *gr, __global const T *s,
+				      __global const T *ga, const ACC eps, const int rb, __global ACC *part,
+				      __local ACC *scratch)
+{
+	int b = get_group_id(0), lid = get_local_id(0), lsz = get_local_size(0);
+	int n0 = b * rb, n1 = min(g.N, n0 + rb);
+	__global ACC *pg = part + (size_t)b * 2 * g.C, *pb = pg + g.C;
+#define AN_WG(v) an_wg_sum((v), scratch)
+	for (int n = n0; n < n1; n++) {
+		ACC x0, dm, rstd, h0, sh = (ACC)0, shx = (ACC)0;
+		AN_STATS(&g, s, 2, n, lid, lsz, eps, AN_WG, x0, dm, rstd);
+		h0 = LOAD(gr, AN_AT(&g, 1, n, 0)) * LOAD(ga, AN_AT1(&g, 3, 0));
+		for (int j = lid; j < g.C; j += lsz) {
+			ACC gj = LOAD(gr, AN_AT(&g, 1, n, j)), xh = ((LOAD(s, AN_AT(&g, 2, n, j)) - x0) - dm) * rstd;
+			ACC h = gj * LOAD(ga, AN_AT1(&g, 3, j)) - h0;
+			sh += h;
+			shx += h * xh;
+			/* the column partials: column j is this work-item's in every row */
+			pg[j] = n == n0 ? gj * xh : pg[j] + gj * xh;
+			pb[j] = n == n0 ? gj : pb[j] + gj;
+		}
+		an_wg_sum2(&sh, &shx, scratch);
+		sh /= (ACC)g.C;
+		shx /= (ACC)g.C;
+		for (int j = lid; j < g.C; j += lsz) {
+			ACC xh = ((LOAD(s, AN_AT(&g, 2, n, j)) - x0) - dm) * rstd;
+			ACC h = LOAD(gr, AN_AT(&g, 1, n, j)) * LOAD(ga, AN_AT1(&g, 3, j)) - h0;
+			STORE(dx, AN_AT(&g, 0, n, j), rstd * ((h - sh) - xh * shx));
+		}
+	}
+#undef AN_WG
+}
+
+/* ---- CPU shape ---- */
+
+__kernel void add_layer_norm_cpu(const angeom g, __global T *y, __global const T *x, __global const T *r,
+				 __global const T *ga, __global const T *bt, __global T *s, const ACC eps)
+{
+	int n = get_global_id(0), k = g.res ? 5 : 1;
+	__global const T *src = g.res ? (__global const T *)s : x;
+	ACC x0, dm, rstd;
+	if (n >= g.N)
+		return;
+	if (g.res)
+		for (int j = 0; j < g.C; j++)
+			STORE(s, AN_AT(&g, 5, n, j), LOAD(x, AN_AT(&g, 1, n, j)) + LOAD(r, AN_AT(&g, 2, n, j)));
+	AN_STATS(&g, src, k, n, 0, 1, eps, AN_SELF, x0, dm, rstd);
+	for (int j = 0; j < g.C; j++) {
+		ACC xh = ((LOAD(src, AN_AT(&g, k, n, j)) - x0) - dm) * rstd;
+		STORE(y, AN_AT(&g, 0, n, j), xh * LOAD(ga, AN_AT1(&g, 3, j)) + LOAD(bt, AN_AT1(&g, 4, j)));
+	}
+}
+
+__kernel void add_layer_norm_bwd_cpu(const angeom g, __global T *dx, __global const T *gr, __global const T *s,
+				     __global const T *ga, const ACC eps, const int rb, __global ACC *part,
+				     const int nb)
+{
+	int b = get_global_id(0);
+	if (b >= nb)
+		return;
+	int n0 = b * rb, n1 = min(g.N, n0 + rb);
+	__global ACC *pg = part + (size_t)b * 2 * g.C, *pb = pg + g.C;
+	for (int n = n0; n < n1; n++) {
+		ACC x0, dm, rstd, h0, sh = (ACC)0, shx = (ACC)0;
+		AN_STATS(&g, s, 2, n, 0, 1, eps, AN_SELF, x0, dm, rstd);
+		h0 = LOAD(gr, AN_AT(&g, 1, n, 0)) * LOAD(ga, AN_AT1(&g, 3, 0));
+		for (int j = 0; j < g.C; j++) {
+			ACC gj = LOAD(gr, AN_AT(&g, 1, n, j)), xh = ((LOAD(s, AN_AT(&g, 2, n, j)) - x0) - dm) * rstd;
+			ACC h = gj * LOAD(ga, AN_AT1(&g, 3, j)) - h0;
+			sh += h;
+			shx += h * xh;
+			pg[j] = n == n0 ? gj * xh : pg[j] + gj * xh;
+			pb[j] = n == n0 ? gj : pb[j] + gj;
+		}
+		sh /= (ACC)g.C;
+		shx /= (ACC)g.C;
+		for (int j = 0; j < g.C; j++) {
+			ACC xh = ((LOAD(s, AN_AT(&g, 2, n, j)) - x0) - dm) * rstd;
+			ACC h = LOAD(gr, AN_AT(&g, 1, n, j)) * LOAD(ga, AN_AT1(&g, 3, j)) - h0;
+			STORE(dx, AN_AT(&g, 0, n, j), rstd * ((h - sh) - xh * shx));
+		}
+	}
+}
+
+/* ---- both shapes: the column sums ---- */
+
+/* dgamma[j] and dbeta[j] = the nb blocks' partials of column j, in block order; a work-item per
+ * column (dgamma at off[4], stride cs[4]; dbeta at off[5], stride cs[5]). */
+__kernel void add_layer_norm_colsum(const angeom g, __global T *dg, __global T *db, __global const ACC *part,
+				    const int nb)
+{
+	int j = get_global_id(0);
+	ACC a = (ACC)0, c = (ACC)0;
+	if (j >= g.C)
+		return;
+	for (int b = 0; b < nb; b++) {
+		a += part[(size_t)b * 2 * g.C + j];
+		c += part[(size_t)b * 2 * g.C + g.C + j];
+	}
+	STORE(dg, g.off[4] + j * g.cs[4], a);
+	STORE(db, g.off[5] + j * g.cs[5], c);
+}
