@@ -153,23 +153,63 @@ __kernel void add_layer_norm_bwd_rows(const angeom g, __global T *dx, __global c
 }
 
 /* ---- CPU shape ---- */
+/* Four elements at a time where every row operand and gamma (and beta) have unit stride; the
+ * op takes float and double only, so the sum s as stored is the sum computed (no re-read). */
 
 __kernel void add_layer_norm_cpu(const angeom g, __global T *y, __global const T *x, __global const T *r,
 				 __global const T *ga, __global const T *bt, __global T *s, const ACC eps)
 {
-	int n = get_global_id(0), k = g.res ? 5 : 1;
-	__global const T *src = g.res ? (__global const T *)s : x;
-	ACC x0, dm, rstd;
+	int n = get_global_id(0), k = g.res ? 5 : 1, j = 0;
 	if (n >= g.N)
 		return;
-	if (g.res)
-		for (int j = 0; j < g.C; j++)
-			STORE(s, AN_AT(&g, 5, n, j), LOAD(x, AN_AT(&g, 1, n, j)) + LOAD(r, AN_AT(&g, 2, n, j)));
-	AN_STATS(&g, src, k, n, 0, 1, eps, AN_SELF, x0, dm, rstd);
-	for (int j = 0; j < g.C; j++) {
-		ACC xh = ((LOAD(src, AN_AT(&g, k, n, j)) - x0) - dm) * rstd;
-		STORE(y, AN_AT(&g, 0, n, j), xh * LOAD(ga, AN_AT1(&g, 3, j)) + LOAD(bt, AN_AT1(&g, 4, j)));
+	int unit = g.cs[0] == 1 && g.cs[1] == 1 && g.cs[3] == 1 && g.cs[4] == 1 && (!g.res || (g.cs[2] == 1 && g.cs[5] == 1));
+	int oy = AN_AT(&g, 0, n, 0), ox = AN_AT(&g, 1, n, 0), orr = AN_AT(&g, 2, n, 0), os = AN_AT(&g, k, n, 0);
+	__global const T *src = g.res ? (__global const T *)s : x;
+	ACC x0 = g.res ? LOAD(x, ox) + LOAD(r, orr) : LOAD(x, ox), a = (ACC)0, v = (ACC)0, dm, rstd;
+
+	/* the sum (stored when there is a residual) and its mean */
+	if (unit) {
+		ACC4 a4 = (ACC4)0;
+		for (; j + 4 <= g.C; j += 4) {
+			ACC4 t = VLOAD4(x, ox + j);
+			if (g.res) {
+				t += VLOAD4(r, orr + j);
+				VSTORE4(s, os + j, t);
+			}
+			a4 += t - x0;
+		}
+		a = HSUM4(a4);
 	}
+	for (; j < g.C; j++) {
+		ACC t = LOAD(x, AN_AT(&g, 1, n, j));
+		if (g.res) {
+			t += LOAD(r, AN_AT(&g, 2, n, j));
+			STORE(s, AN_AT(&g, 5, n, j), t);
+		}
+		a += t - x0;
+	}
+	dm = a / (ACC)g.C;
+	j = 0;
+	if (unit) {
+		ACC4 v4 = (ACC4)0;
+		for (; j + 4 <= g.C; j += 4) {
+			ACC4 t = (VLOAD4(src, os + j) - x0) - dm;
+			v4 += t * t;
+		}
+		v = HSUM4(v4);
+	}
+	for (; j < g.C; j++) {
+		ACC t = (LOAD(src, AN_AT(&g, k, n, j)) - x0) - dm;
+		v += t * t;
+	}
+	rstd = rsqrt(v / (ACC)g.C + eps);
+	j = 0;
+	if (unit)
+		for (; j + 4 <= g.C; j += 4)
+			VSTORE4(y, oy + j, ((VLOAD4(src, os + j) - x0) - dm) * rstd * VLOAD4(ga, g.off[3] + j) + VLOAD4(bt, g.off[4] + j));
+	for (; j < g.C; j++)
+		STORE(y, AN_AT(&g, 0, n, j),
+		      ((LOAD(src, AN_AT(&g, k, n, j)) - x0) - dm) * rstd * LOAD(ga, AN_AT1(&g, 3, j)) + LOAD(bt, AN_AT1(&g, 4, j)));
 }
 
 __kernel void add_layer_norm_bwd_cpu(const angeom g, __global T *dx, __global const T *gr, __global const T *s,
@@ -179,13 +219,52 @@ __kernel void add_layer_norm_bwd_cpu(const angeom g, __global T *dx, __global co
 	int b = get_global_id(0);
 	if (b >= nb)
 		return;
-	int n0 = b * rb, n1 = min(g.N, n0 + rb);
+	int n0 = b * rb, n1 = min(g.N, n0 + rb), og3 = g.off[3];
+	int unit = g.cs[0] == 1 && g.cs[1] == 1 && g.cs[2] == 1 && g.cs[3] == 1;
 	__global ACC *pg = part + (size_t)b * 2 * g.C, *pb = pg + g.C;
 	for (int n = n0; n < n1; n++) {
-		ACC x0, dm, rstd, h0, sh = (ACC)0, shx = (ACC)0;
-		AN_STATS(&g, s, 2, n, 0, 1, eps, AN_SELF, x0, dm, rstd);
-		h0 = LOAD(gr, AN_AT(&g, 1, n, 0)) * LOAD(ga, AN_AT1(&g, 3, 0));
-		for (int j = 0; j < g.C; j++) {
+		int od = AN_AT(&g, 0, n, 0), og = AN_AT(&g, 1, n, 0), os = AN_AT(&g, 2, n, 0), j = 0;
+		ACC x0 = LOAD(s, os), a = (ACC)0, v = (ACC)0, dm, rstd, h0, sh = (ACC)0, shx = (ACC)0;
+		if (unit) {
+			ACC4 a4 = (ACC4)0;
+			for (; j + 4 <= g.C; j += 4)
+				a4 += VLOAD4(s, os + j) - x0;
+			a = HSUM4(a4);
+		}
+		for (; j < g.C; j++)
+			a += LOAD(s, AN_AT(&g, 2, n, j)) - x0;
+		dm = a / (ACC)g.C;
+		j = 0;
+		if (unit) {
+			ACC4 v4 = (ACC4)0;
+			for (; j + 4 <= g.C; j += 4) {
+				ACC4 t = (VLOAD4(s, os + j) - x0) - dm;
+				v4 += t * t;
+			}
+			v = HSUM4(v4);
+		}
+		for (; j < g.C; j++) {
+			ACC t = (LOAD(s, AN_AT(&g, 2, n, j)) - x0) - dm;
+			v += t * t;
+		}
+		rstd = rsqrt(v / (ACC)g.C + eps);
+		/* the row's sums of h and h * xhat, and the block's column partials */
+		h0 = LOAD(gr, og) * LOAD(ga, og3);
+		j = 0;
+		if (unit) {
+			ACC4 sh4 = (ACC4)0, shx4 = (ACC4)0;
+			for (; j + 4 <= g.C; j += 4) {
+				ACC4 gj = VLOAD4(gr, og + j), xh = ((VLOAD4(s, os + j) - x0) - dm) * rstd;
+				ACC4 h = gj * VLOAD4(ga, og3 + j) - h0;
+				sh4 += h;
+				shx4 += h * xh;
+				vstore4(n == n0 ? gj * xh : vload4(0, pg + j) + gj * xh, 0, pg + j);
+				vstore4(n == n0 ? gj : vload4(0, pb + j) + gj, 0, pb + j);
+			}
+			sh = HSUM4(sh4);
+			shx = HSUM4(shx4);
+		}
+		for (; j < g.C; j++) {
 			ACC gj = LOAD(gr, AN_AT(&g, 1, n, j)), xh = ((LOAD(s, AN_AT(&g, 2, n, j)) - x0) - dm) * rstd;
 			ACC h = gj * LOAD(ga, AN_AT1(&g, 3, j)) - h0;
 			sh += h;
@@ -195,7 +274,14 @@ __kernel void add_layer_norm_bwd_cpu(const angeom g, __global T *dx, __global co
 		}
 		sh /= (ACC)g.C;
 		shx /= (ACC)g.C;
-		for (int j = 0; j < g.C; j++) {
+		j = 0;
+		if (unit)
+			for (; j + 4 <= g.C; j += 4) {
+				ACC4 xh = ((VLOAD4(s, os + j) - x0) - dm) * rstd;
+				ACC4 h = VLOAD4(gr, og + j) * VLOAD4(ga, og3 + j) - h0;
+				VSTORE4(dx, od + j, rstd * ((h - sh) - xh * shx));
+			}
+		for (; j < g.C; j++) {
 			ACC xh = ((LOAD(s, AN_AT(&g, 2, n, j)) - x0) - dm) * rstd;
 			ACC h = LOAD(gr, AN_AT(&g, 1, n, j)) * LOAD(ga, AN_AT1(&g, 3, j)) - h0;
 			STORE(dx, AN_AT(&g, 0, n, j), rstd * ((h - sh) - xh * shx));
