@@ -19,7 +19,7 @@
 
 int bench_ops(int argc, char **argv);
 
-#define MAXOPS 6 /* dst + up to 5 sources */
+#define MAXOPS 7 /* dst + up to 6 sources */
 
 typedef struct {
 	const char *name, *what;
@@ -51,8 +51,8 @@ static const op_bench benches[] = {
 	/* one op for the residual add, the norm and gamma, beta (and its backward with their gradients) */
 	{"add_ln", "transformer residual + layer norm (1024, 64)", CLG_OP_ADD_LAYER_NORM, 6,
 	 {2, 2, 2, 1, 1, 2}, {{1024, 64}, {1024, 64}, {1024, 64}, {64}, {64}, {1024, 64}}, 0, {1e-5}, {1}, -1},
-	{"add_ln_bwd", "transformer residual + layer norm (1024, 64)", CLG_OP_ADD_LAYER_NORM_BACKWARD, 6,
-	 {2, 2, 2, 1, 1, 1}, {{1024, 64}, {1024, 64}, {1024, 64}, {64}, {64}, {64}}, 0, {1e-5}, {0}, -1},
+	{"add_ln_bwd", "transformer residual + layer norm (1024, 64)", CLG_OP_ADD_LAYER_NORM_BACKWARD, 7,
+	 {2, 2, 2, 1, 1, 1, 2}, {{1024, 64}, {1024, 64}, {1024, 64}, {64}, {64}, {64}, {1024, 64}}, 0, {1e-5}, {1}, -1},
 	{"xent", "softmax cross-entropy, logits (4096, 64)", CLG_OP_SOFTMAX_XENT, 4,
 	 {1, 2, 2, 1}, {{1}, {4096, 64}, {4096, 64}, {4096}}, 0, {1.0 / 4096}, {0}, -1},
 	{"im2col", "conv2 input (128, 32, 14, 14), 3x3 pad 1", CLG_OP_IM2COL, 2,

@@ -6,6 +6,8 @@
  * or autocast, CLGRAD_FUSED=0, rows that are no 2-D view) the composite runs: the reference. */
 #include "fe_internal.h"
 
+#include <string.h>
+
 /* v as (rows, C) when its leading dims merge into one stride (size-1 dims dropped), else 0. */
 static int rows_view(const clg_view *v, clg_view *out)
 {
@@ -72,12 +74,28 @@ static clg_status residual_backward(clg_node *n, clg_tensor *g)
 	return st ? st : fe_give(n->in[1], fe_alias(g));
 }
 
-/* in[0] s, in[1] gamma, in[2] beta; f[0] eps */
+/* The gradient of s that arrived before this one (its node's pending gradient), when the op can
+ * add it to dx (same dtype, rows one 2-D view): NULL otherwise. */
+static clg_tensor *earlier_grad(clg_tensor *s, clg_view *rows)
+{
+	clg_tensor *p = s->grad_fn ? s->grad_fn->gout : NULL;
+	if (!p || p->v.dtype != s->v.dtype || p->v.ndim != s->v.ndim ||
+	    memcmp(p->v.shape, s->v.shape, sizeof(int64_t) * (size_t)s->v.ndim) != 0 || !rows_view(&p->v, rows))
+		return NULL;
+	return p;
+}
+
+/* in[0] s, in[1] gamma, in[2] beta; f[0] eps. One op: dx (plus s's earlier gradient, replacing
+ * it: no ADD after), and gamma's and beta's gradients straight into their .grad where they are
+ * leaves (no copy), else temporaries given after. */
 static clg_status addnorm_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *s = n->in[0], *gamma = n->in[1], *beta = n->in[2], *gc = NULL, *dx, *dg = NULL, *db = NULL;
+	clg_tensor *tg, *tb = NULL, *prev;
 	clg_backend *be = s->v.buf->backend;
 	clg_op_call c = {.op = CLG_OP_ADD_LAYER_NORM_BACKWARD};
+	double bg = 0, bb = 0;
+	int made_g = 0, made_b = 0;
 	clg_status st;
 
 	if (!rows_view(&g->v, &c.src[0])) { /* a gradient whose rows do not merge: made contiguous */
@@ -87,26 +105,48 @@ static clg_status addnorm_backward(clg_node *n, clg_tensor *g)
 		rows_view(&gc->v, &c.src[0]);
 	}
 	dx = fe_new(be, s->v.dtype, s->v.ndim, s->v.shape);
-	dg = dx ? fe_new(be, s->v.dtype, 1, gamma->v.shape) : NULL;
-	db = dg ? fe_new(be, s->v.dtype, 1, beta->v.shape) : NULL;
-	if (!db) {
+	tg = dx ? fe_leaf_grad(gamma, &bg, &made_g) : NULL;
+	if (dx && !tg)
+		tg = dg = fe_new(be, s->v.dtype, 1, gamma->v.shape);
+	if (tg)
+		tb = beta != gamma ? fe_leaf_grad(beta, &bb, &made_b) : NULL;
+	if (tg && !tb)
+		tb = db = fe_new(be, s->v.dtype, 1, beta->v.shape);
+	if (!tb) {
 		st = clg_last_status();
-		goto out;
+		goto fail;
 	}
 	rows_view(&dx->v, &c.dst);
 	rows_view(&s->v, &c.src[1]);
 	c.src[2] = gamma->v;
-	c.src[3] = dg->v;
-	c.src[4] = db->v;
+	c.src[3] = tg->v;
+	c.src[4] = tb->v;
+	prev = s->requires_grad ? earlier_grad(s, &c.src[5]) : NULL;
+	if (!prev)
+		c.src[5] = c.src[0]; /* unread */
+	c.i[0] = prev != NULL;
 	c.f[0] = n->f[0];
+	c.f[1] = bg;
+	c.f[2] = bb;
 	st = fe_run(be, &c);
+	if (st)
+		goto fail;
+	if (prev) { /* dx holds s's whole gradient so far */
+		fe_release(prev);
+		s->grad_fn->gout = fe_own(dx);
+		dx = NULL;
+	}
 	/* fe_give takes its gradient over, even on failure */
-	if (!st && s->requires_grad)
+	if (dx && s->requires_grad)
 		st = fe_give(s, dx), dx = NULL;
-	if (!st && gamma->requires_grad)
+	if (!st && dg && gamma->requires_grad)
 		st = fe_give(gamma, dg), dg = NULL;
-	if (!st && beta->requires_grad)
+	if (!st && db && beta->requires_grad)
 		st = fe_give(beta, db), db = NULL;
+	goto out;
+fail:
+	fe_leaf_grad_undo(gamma, made_g);
+	fe_leaf_grad_undo(beta, made_b);
 out:
 	clg_free(gc);
 	clg_free(dx);

@@ -15,13 +15,14 @@
  * the statistics.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double. Geometry:
  * operand k at off[k] + n * rs[k] + j * cs[k] (1-D operands: rs unused); forward operands y, x, r,
- * gamma, beta, s; backward dx, g, s, gamma. */
+ * gamma, beta, s; backward dx, g, s, gamma, dgamma, dbeta and (6) the earlier gradient of s that dx
+ * adds when res is set. */
 
 typedef struct {
 	int N, C, res;
-	int off[6];
-	int rs[6];
-	int cs[6];
+	int off[7];
+	int rs[7];
+	int cs[7];
 } angeom;
 
 #define AN_AT(g, k, n, j) ((g)->off[k] + (n) * (g)->rs[k] + (j) * (g)->cs[k])
@@ -120,8 +121,8 @@ __kernel void add_layer_norm_rows(const angeom g, __global T *y, __global const 
 
 /* Rows [b * rb, min(N, (b + 1) * rb)) of block b = the group, one after the other. */
 __kernel void add_layer_norm_bwd_rows(const angeom g, __global T *dx, __global const T *gr, __global const T *s,
-				      __global const T *ga, const ACC eps, const int rb, __global ACC *part,
-				      __local ACC *scratch)
+				      __global const T *ga, __global const T *ad, const ACC eps, const int rb,
+				      __global ACC *part, __local ACC *scratch)
 {
 	int b = get_group_id(0), lid = get_local_id(0), lsz = get_local_size(0);
 	int n0 = b * rb, n1 = min(g.N, n0 + rb);
@@ -146,7 +147,8 @@ __kernel void add_layer_norm_bwd_rows(const angeom g, __global T *dx, __global c
 		for (int j = lid; j < g.C; j += lsz) {
 			ACC xh = ((LOAD(s, AN_AT(&g, 2, n, j)) - x0) - dm) * rstd;
 			ACC h = LOAD(gr, AN_AT(&g, 1, n, j)) * LOAD(ga, AN_AT1(&g, 3, j)) - h0;
-			STORE(dx, AN_AT(&g, 0, n, j), rstd * ((h - sh) - xh * shx));
+			ACC d = rstd * ((h - sh) - xh * shx);
+			STORE(dx, AN_AT(&g, 0, n, j), g.res ? d + LOAD(ad, AN_AT(&g, 6, n, j)) : d);
 		}
 	}
 #undef AN_WG
@@ -213,17 +215,17 @@ __kernel void add_layer_norm_cpu(const angeom g, __global T *y, __global const T
 }
 
 __kernel void add_layer_norm_bwd_cpu(const angeom g, __global T *dx, __global const T *gr, __global const T *s,
-				     __global const T *ga, const ACC eps, const int rb, __global ACC *part,
-				     const int nb)
+				     __global const T *ga, __global const T *ad, const ACC eps, const int rb,
+				     __global ACC *part, const int nb)
 {
 	int b = get_global_id(0);
 	if (b >= nb)
 		return;
 	int n0 = b * rb, n1 = min(g.N, n0 + rb), og3 = g.off[3];
-	int unit = g.cs[0] == 1 && g.cs[1] == 1 && g.cs[2] == 1 && g.cs[3] == 1;
+	int unit = g.cs[0] == 1 && g.cs[1] == 1 && g.cs[2] == 1 && g.cs[3] == 1 && (!g.res || g.cs[6] == 1);
 	__global ACC *pg = part + (size_t)b * 2 * g.C, *pb = pg + g.C;
 	for (int n = n0; n < n1; n++) {
-		int od = AN_AT(&g, 0, n, 0), og = AN_AT(&g, 1, n, 0), os = AN_AT(&g, 2, n, 0), j = 0;
+		int od = AN_AT(&g, 0, n, 0), og = AN_AT(&g, 1, n, 0), os = AN_AT(&g, 2, n, 0), oa = AN_AT(&g, 6, n, 0), j = 0;
 		ACC x0 = LOAD(s, os), a = (ACC)0, v = (ACC)0, dm, rstd, h0, sh = (ACC)0, shx = (ACC)0;
 		if (unit) {
 			ACC4 a4 = (ACC4)0;
@@ -278,23 +280,25 @@ __kernel void add_layer_norm_bwd_cpu(const angeom g, __global T *dx, __global co
 		if (unit)
 			for (; j + 4 <= g.C; j += 4) {
 				ACC4 xh = ((VLOAD4(s, os + j) - x0) - dm) * rstd;
-				ACC4 h = VLOAD4(gr, og + j) * VLOAD4(ga, og3 + j) - h0;
-				VSTORE4(dx, od + j, rstd * ((h - sh) - xh * shx));
+				ACC4 h = VLOAD4(gr, og + j) * VLOAD4(ga, og3 + j) - h0, d = rstd * ((h - sh) - xh * shx);
+				VSTORE4(dx, od + j, g.res ? d + VLOAD4(ad, oa + j) : d);
 			}
 		for (; j < g.C; j++) {
 			ACC xh = ((LOAD(s, AN_AT(&g, 2, n, j)) - x0) - dm) * rstd;
 			ACC h = LOAD(gr, AN_AT(&g, 1, n, j)) * LOAD(ga, AN_AT1(&g, 3, j)) - h0;
-			STORE(dx, AN_AT(&g, 0, n, j), rstd * ((h - sh) - xh * shx));
+			ACC d = rstd * ((h - sh) - xh * shx);
+			STORE(dx, AN_AT(&g, 0, n, j), g.res ? d + LOAD(ad, AN_AT(&g, 6, n, j)) : d);
 		}
 	}
 }
 
 /* ---- both shapes: the column sums ---- */
 
-/* dgamma[j] and dbeta[j] = the nb blocks' partials of column j, in block order; a work-item per
- * column (dgamma at off[4], stride cs[4]; dbeta at off[5], stride cs[5]). */
+/* dgamma[j] = bg * dgamma[j] + the nb blocks' partials of column j, in block order (the old value
+ * unread where bg is 0), dbeta[j] likewise with bb; a work-item per column (dgamma at off[4],
+ * stride cs[4]; dbeta at off[5], stride cs[5]). */
 __kernel void add_layer_norm_colsum(const angeom g, __global T *dg, __global T *db, __global const ACC *part,
-				    const int nb)
+				    const int nb, const ACC bg, const ACC bb)
 {
 	int j = get_global_id(0);
 	ACC a = (ACC)0, c = (ACC)0;
@@ -304,6 +308,10 @@ __kernel void add_layer_norm_colsum(const angeom g, __global T *dg, __global T *
 		a += part[(size_t)b * 2 * g.C + j];
 		c += part[(size_t)b * 2 * g.C + g.C + j];
 	}
+	if (bg != (ACC)0)
+		a += bg * LOAD(dg, g.off[4] + j * g.cs[4]);
+	if (bb != (ACC)0)
+		c += bb * LOAD(db, g.off[5] + j * g.cs[5]);
 	STORE(dg, g.off[4] + j * g.cs[4], a);
 	STORE(db, g.off[5] + j * g.cs[5], c);
 }

@@ -2,7 +2,8 @@
  * backward, clg_ops.def): with and without the residual, row lengths 1, 63, 65 and wider, row
  * counts that are no multiple of a work-group, the transformer's (4096, 64) and (1024, 512), rows
  * sharing a large offset, operands at an offset with padded rows. The sum s written in place and
- * the column sums dgamma and dbeta are compared too (check_src). Operands of at most 256 elements
+ * the column sums dgamma and dbeta (overwritten or accumulated) are compared too (check_src); the
+ * backward with and without the earlier gradient of s added to dx. Operands of at most 256 elements
  * run under Oclgrind (--small). */
 #include "test_ops.h"
 
@@ -41,10 +42,15 @@ void ops_cases_addnorm(op_case_adder add)
 					add(c);
 				}
 			}
-			/* dx, g, s, gamma, dgamma, dbeta */
-			op_case c = addnorm_case(CLG_OP_ADD_LAYER_NORM_BACKWARD, "mmmccc", N, C, lay);
+			/* dx, g, s, gamma, dgamma, dbeta, the earlier gradient of s */
+			op_case c = addnorm_case(CLG_OP_ADD_LAYER_NORM_BACKWARD, "mmmcccm", N, C, lay);
 			c.check_src = (1 << 3) | (1 << 4);
 			add(c);
+			op_case a = c;
+			a.i[0] = 1, a.tag = "adding the earlier gradient";
+			add(a);
+			a.f[1] = 1, a.f[2] = 1, a.tag = "adding the earlier gradient, accumulating dgamma, dbeta";
+			add(a);
 			if (l == 0 && C > 1) {
 				c.f[0] = 0.01, c.lo = -0.05f, c.hi = 0.05f, c.tag = "eps 0.01";
 				add(c);

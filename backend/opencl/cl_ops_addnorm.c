@@ -10,9 +10,9 @@
 /* Must match angeom in kernels_cl/addnorm.cl. */
 typedef struct {
 	cl_int N, C, res;
-	cl_int off[6];
-	cl_int rs[6];
-	cl_int cs[6];
+	cl_int off[7];
+	cl_int rs[7];
+	cl_int cs[7];
 } angeom;
 
 typedef union {
@@ -37,7 +37,7 @@ static clg_status addnorm_fwd(clg_backend *be, const clg_op_call *c, int cpu, co
 	const char *op = clg_op_name(c->op);
 	const size_t ms = sizeof(cl_mem);
 	angeom g;
-	cl_mem mem[6];
+	cl_mem mem[7];
 	cl_kernel k;
 	size_t local;
 	clg_status st = CLG_OK;
@@ -71,17 +71,24 @@ static clg_status addnorm_bwd(clg_backend *be, const clg_op_call *c, int cpu, co
 	size_t cus = be->info.compute_units ? be->info.compute_units : 1, local, nb, rb;
 	clg_buffer *part = NULL;
 	angeom g;
-	cl_mem mem[6], pm;
+	cl_mem mem[7], pm;
 	cl_int rb_i, nb_i;
+	scalar beta[2];
 	cl_kernel k;
 	clg_status st = CLG_OK;
 
 	memset(&g, 0, sizeof(g));
-	g.N = (cl_int)c->dst.shape[0], g.C = (cl_int)c->dst.shape[1];
-	/* dx, g, s, gamma, dgamma, dbeta */
+	g.N = (cl_int)c->dst.shape[0], g.C = (cl_int)c->dst.shape[1], g.res = (cl_int)c->i[0];
+	/* dx, g, s, gamma, dgamma, dbeta, the earlier gradient (g stands for it when there is none) */
 	st = put(be, c, &g, 0, &c->dst, mem);
-	for (int j = 0; !st && j < 5; j++)
-		st = put(be, c, &g, j + 1, &c->src[j], mem);
+	for (int j = 0; !st && j < 6; j++)
+		st = put(be, c, &g, j + 1, &c->src[j == 5 && !g.res ? 0 : j], mem);
+	for (int j = 0; j < 2; j++) {
+		if (ps == sizeof(double))
+			beta[j].d = c->f[1 + j];
+		else
+			beta[j].f = (float)c->f[1 + j];
+	}
 	if (st || g.C == 0)
 		return st;
 	/* blocks of rows: a few per compute unit, so the partials stay few and the cores busy */
@@ -100,9 +107,10 @@ static clg_status addnorm_bwd(clg_backend *be, const clg_op_call *c, int cpu, co
 		st = clg_cl_kernel(be, "addnorm", opts, cpu ? "add_layer_norm_bwd_cpu" : "add_layer_norm_bwd_rows", &k);
 		if (!st) {
 			local = cpu ? clg_cl_cpu_group_size(be, k, (int64_t)nb) : clg_cl_group_size_local(be, k, g.C, 2 * ps);
-			size_t sizes[] = {sizeof(g), ms, ms, ms, ms, ps, is, ms, cpu ? is : 2 * local * ps};
-			const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], &mem[3], eps, &rb_i, &pm, cpu ? (const void *)&nb_i : NULL};
-			st = clg_cl_set_args(be, k, op, 9, sizes, vals);
+			size_t sizes[] = {sizeof(g), ms, ms, ms, ms, ms, ps, is, ms, cpu ? is : 2 * local * ps};
+			const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], &mem[3], &mem[6], eps, &rb_i, &pm,
+					      cpu ? (const void *)&nb_i : NULL};
+			st = clg_cl_set_args(be, k, op, 10, sizes, vals);
 			if (!st)
 				st = clg_cl_launch_1d(be, k, cpu ? nb : nb * local, local, op);
 		}
@@ -110,10 +118,10 @@ static clg_status addnorm_bwd(clg_backend *be, const clg_op_call *c, int cpu, co
 	if (!st)
 		st = clg_cl_kernel(be, "addnorm", opts, "add_layer_norm_colsum", &k);
 	if (!st) {
-		size_t sizes[] = {sizeof(g), ms, ms, ms, is};
-		const void *vals[] = {&g, &mem[4], &mem[5], &pm, &nb_i};
+		size_t sizes[] = {sizeof(g), ms, ms, ms, is, ps, ps};
+		const void *vals[] = {&g, &mem[4], &mem[5], &pm, &nb_i, &beta[0], &beta[1]};
 		local = clg_cl_cpu_group_size(be, k, g.C);
-		st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+		st = clg_cl_set_args(be, k, op, 7, sizes, vals);
 		if (!st)
 			st = clg_cl_launch_1d(be, k, (size_t)g.C, local, op);
 		if (!st)

@@ -20,13 +20,13 @@ clg_status clg_addnorm_check(clg_backend *be, const clg_op_call *c)
 	if (c->op == CLG_OP_ADD_LAYER_NORM)
 		ok = ok && is_1d(&s[3], C) && (!c->i[0] || (is_2d(&s[1], N, C) && is_2d(&s[4], N, C)));
 	else
-		ok = ok && is_2d(&s[1], N, C) && is_1d(&s[3], C) && is_1d(&s[4], C);
+		ok = ok && is_2d(&s[1], N, C) && is_1d(&s[3], C) && is_1d(&s[4], C) && (!c->i[0] || is_2d(&s[5], N, C));
 	if (!ok)
 		return clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': shapes do not fit: dst %s, src0 %s (see clg_ops.def)",
 				clg_op_name(c->op), be->info.name, clg_shape_str(d, s0, sizeof(s0)),
 				clg_shape_str(&s[0], s1, sizeof(s1)));
-	if (c->op == CLG_OP_ADD_LAYER_NORM && c->i[0] != 0 && c->i[0] != 1)
-		return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': residual flag %lld (0 or 1)", clg_op_name(c->op),
+	if (c->i[0] != 0 && c->i[0] != 1)
+		return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': flag i[0] %lld (0 or 1)", clg_op_name(c->op),
 				be->info.name, (long long)c->i[0]);
 	if (!(c->f[0] >= 0))
 		return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': eps %g must be >= 0", clg_op_name(c->op),
@@ -75,7 +75,7 @@ static clg_status ref_add_layer_norm(clg_backend *be, const clg_op_call *c)
 	return st;
 }
 
-/* dx (N, C), and dgamma, dbeta (C) overwritten */
+/* dx (N, C) [+ the earlier gradient], and dgamma, dbeta (C) in place */
 static clg_status ref_add_layer_norm_backward(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *dx = &c->dst, *g = &c->src[0], *s = &c->src[1], *ga = &c->src[2], *dg = &c->src[3],
@@ -95,6 +95,10 @@ static clg_status ref_add_layer_norm_backward(clg_backend *be, const clg_op_call
 			sg += gv * (clg_ref_load(s, AT(s, n, j)) - stats[2 * n]) * stats[2 * n + 1];
 			sb += gv;
 		}
+		if (c->f[1] != 0)
+			sg += c->f[1] * clg_ref_load(dg, AT1(dg, j));
+		if (c->f[2] != 0)
+			sb += c->f[2] * clg_ref_load(db, AT1(db, j));
 		clg_ref_store(dg, AT1(dg, j), sg);
 		clg_ref_store(db, AT1(db, j), sb);
 	}
@@ -111,7 +115,8 @@ static clg_status ref_add_layer_norm_backward(clg_backend *be, const clg_op_call
 		for (int64_t j = 0; j < C; j++) {
 			double h = clg_ref_load(g, AT(g, n, j)) * clg_ref_load(ga, AT1(ga, j));
 			double xh = (clg_ref_load(s, AT(s, n, j)) - mean) * rstd;
-			clg_ref_store(dx, AT(dx, n, j), rstd * (h - mh - xh * mhx));
+			double d = rstd * (h - mh - xh * mhx);
+			clg_ref_store(dx, AT(dx, n, j), c->i[0] ? d + clg_ref_load(&c->src[5], AT(&c->src[5], n, j)) : d);
 		}
 	}
 	free(stats);
