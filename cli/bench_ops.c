@@ -21,7 +21,7 @@
 int bench_ops(int argc, char **argv);
 int bench_rows(clg_backend *be, int reps, int json); /* cli/bench_rows.c */
 
-#define MAXOPS 4 /* dst + up to 3 sources */
+#define MAXOPS 7 /* dst + up to 6 sources */
 
 typedef struct {
 	const char *name, *what;
@@ -50,6 +50,11 @@ static const op_bench benches[] = {
 	 {2, 2}, {{1024, 64}, {1024, 64}}, 0, {1e-5}, {0}, -1},
 	{"ln_bwd", "transformer rows (1024, 64)", CLG_OP_LAYER_NORM_BACKWARD, 3,
 	 {2, 2, 2}, {{1024, 64}, {1024, 64}, {1024, 64}}, 0, {1e-5}, {0}, -1},
+	/* one op for the residual add, the norm and gamma, beta (and its backward with their gradients) */
+	{"add_ln", "transformer residual + layer norm (1024, 64)", CLG_OP_ADD_LAYER_NORM, 6,
+	 {2, 2, 2, 1, 1, 2}, {{1024, 64}, {1024, 64}, {1024, 64}, {64}, {64}, {1024, 64}}, 0, {1e-5}, {1}, -1},
+	{"add_ln_bwd", "transformer residual + layer norm (1024, 64)", CLG_OP_ADD_LAYER_NORM_BACKWARD, 7,
+	 {2, 2, 2, 1, 1, 1, 2}, {{1024, 64}, {1024, 64}, {1024, 64}, {64}, {64}, {64}, {1024, 64}}, 0, {1e-5}, {1}, -1},
 	{"xent", "softmax cross-entropy, logits (4096, 64)", CLG_OP_SOFTMAX_XENT, 4,
 	 {1, 2, 2, 1}, {{1}, {4096, 64}, {4096, 64}, {4096}}, 0, {1.0 / 4096}, {0}, -1},
 	{"im2col", "conv2 input (128, 32, 14, 14), 3x3 pad 1", CLG_OP_IM2COL, 2,
@@ -79,6 +84,7 @@ static int family_of(clg_backend *be, const op_bench *b)
 	case CLG_OP_ARGMAX:
 	case CLG_OP_SOFTMAX: case CLG_OP_LOG_SOFTMAX: case CLG_OP_SOFTMAX_BACKWARD: case CLG_OP_LOG_SOFTMAX_BACKWARD:
 	case CLG_OP_LAYER_NORM: case CLG_OP_LAYER_NORM_BACKWARD: case CLG_OP_SOFTMAX_XENT: case CLG_OP_SOFTMAX_XENT_BACKWARD:
+	case CLG_OP_ADD_LAYER_NORM: case CLG_OP_ADD_LAYER_NORM_BACKWARD:
 		return CLG_KFAM_ROW;
 	case CLG_OP_BIAS_ACT_BACKWARD:
 		return CLG_KFAM_FUSED;

@@ -5,6 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Format 2: the transformer's Q, K and V projections are one (D, 3 D) layer (block children 0 ln1,
+ * 1 qkv, 2 out, 3 ln2, 4 fc1, 5 fc2); format 1 had three (D, D) layers there, whose tensor names
+ * a format-2 model would misread (same names, other roles): refused by name below. Other models'
+ * tensors are the same in both. */
+#define CKPT_FORMAT "clgrad-checkpoint-2"
+
+/* NULL when the file's format and model fit this clgrad, else why not (static text). */
+static const char *format_problem(const char *fmt, const char *model)
+{
+	if (fmt && !strcmp(fmt, CKPT_FORMAT))
+		return NULL;
+	if (fmt && !strcmp(fmt, "clgrad-checkpoint-1"))
+		return model && !strcmp(model, "transformer")
+			       ? "a transformer of format clgrad-checkpoint-1, from before its Q, K and V projections became one "
+				 "(D, 3 D) layer; convert it with scripts/ckpt_upgrade.py OLD NEW"
+			       : NULL;
+	return "not a clgrad checkpoint";
+}
+
 clg_status clg_ckpt_save(const char *path, clg_module *model, clg_optimizer *opt, const clg_ckpt_meta *m)
 {
 	clg_st_writer *w = NULL;
@@ -31,7 +50,7 @@ clg_status clg_ckpt_save(const char *path, clg_module *model, clg_optimizer *opt
 #define META(k, v) \
 	if (!st)   \
 	st = clg_st_writer_meta(w, k, v)
-	META("format", "clgrad-checkpoint-1");
+	META("format", CKPT_FORMAT);
 	META("model", m->model.name);
 	snprintf(num, sizeof(num), "%lld", (long long)m->model.vocab);
 	META("vocab", num);
@@ -87,17 +106,16 @@ static double meta_double(clg_st_file *f, const char *key)
 clg_status clg_ckpt_read_meta(const char *path, clg_ckpt_meta *m)
 {
 	clg_st_file *f = NULL;
-	const char *fmt, *v;
+	const char *fmt, *v, *why;
 	clg_status st = clg_st_open(path, &f);
 
 	memset(m, 0, sizeof(*m));
 	if (st)
 		return st;
 	fmt = clg_st_meta(f, "format");
-	if (!fmt || strcmp(fmt, "clgrad-checkpoint-1") != 0) {
+	if ((why = format_problem(fmt, clg_st_meta(f, "model"))) != NULL) {
 		/* fmt lives in f: the message is made before f is closed (found by fuzz_checkpoint) */
-		st = clg_fail(CLG_ERR_FORMAT, "checkpoint '%s': not a clgrad checkpoint (format %s)", path,
-			      fmt ? fmt : "missing");
+		st = clg_fail(CLG_ERR_FORMAT, "checkpoint '%s': %s (format %s)", path, why, fmt ? fmt : "missing");
 		clg_st_close(f);
 		return st;
 	}
@@ -135,6 +153,11 @@ clg_status clg_ckpt_load(const char *path, clg_module *model, clg_optimizer *opt
 	char name[300];
 	clg_status st = clg_st_open(path, &f);
 
+	if (!st) {
+		const char *fmt = clg_st_meta(f, "format"), *why = format_problem(fmt, clg_st_meta(f, "model"));
+		if (why)
+			st = clg_fail(CLG_ERR_FORMAT, "checkpoint '%s': %s (format %s)", path, why, fmt ? fmt : "missing");
+	}
 	if (!st)
 		st = clg_module_state(model, 1, &l);
 	for (int i = 0; !st && i < l.n; i++) {

@@ -12,6 +12,13 @@ extern "C" {
  * no shift). Differentiable in x, gamma and beta. */
 clg_tensor *clg_layer_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, double eps);
 
+/* The residual add of a pre-norm block and the layer norm after it: returns
+ * clg_layer_norm(x + r, gamma, beta, eps) and, when sum is not NULL, sets *sum to the new tensor
+ * x + r (the residual stream; NULL on failure). x and r (..., D) of one shape. One op forward and one
+ * backward where the device has them (float32, float64); else the add and the layer norm. */
+clg_tensor *clg_add_layer_norm(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tensor *beta, double eps,
+			       clg_tensor **sum);
+
 /* Batch normalisation of x (N, C) or (N, C, H, W) per channel, as torch.nn.functional.batch_norm.
  * training != 0: normalises with the batch statistics over N (and H, W), using the biased
  *   variance, and, when running_mean / running_var (C) are given, updates them in place (no
@@ -32,6 +39,12 @@ clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, c
  * composed from matmul, softmax and an additive mask. */
 clg_tensor *clg_scaled_dot_product_attention(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal,
 					     double dropout_p);
+
+/* Causal (or not) multi-head attention over one packed projection: qkv (B, T, 3 D) holds q, k and
+ * v side by side in each row (D = heads * Dh, each of them heads blocks of Dh), as one (D, 3 D)
+ * linear layer writes them. Returns (B, T, D), the heads back in place. The heads are strided views
+ * of qkv (no copies forward or backward where attention runs fused). Differentiable in qkv. */
+clg_tensor *clg_attention_qkv(clg_tensor *qkv, int64_t heads, int causal);
 
 #ifdef __cplusplus
 }

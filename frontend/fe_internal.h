@@ -101,6 +101,19 @@ clg_status fe_give(clg_tensor *x, clg_tensor *g);
 /* The bound of the uniform initialisation for the scheme and fans. */
 double clg_init_bound(clg_init init, int64_t fan_in, int64_t fan_out);
 
+/* ops_basic.c: where leaf parameter t's gradient can be written directly (t's .grad, made if need be,
+ * or its slot in the optimizer's arena; *beta 1 to accumulate, 0 to overwrite), else NULL (go
+ * through fe_give); fe_leaf_grad_undo drops a .grad it made (*made) when the write failed. */
+clg_tensor *fe_leaf_grad(clg_tensor *t, double *beta, int *made);
+void fe_leaf_grad_undo(clg_tensor *t, int made);
+/* ops_addnorm.c: 1 when the fused ADD_LAYER_NORM op serves x (+ r, may be NULL) with gamma and beta
+ * (float32 or float64, rows that are one 2-D view, a device with the ops, CLGRAD_FUSED not 0) */
+int fe_addnorm_ok(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tensor *beta);
+/* ... and runs it (fe_addnorm_ok said yes): y = LN(x [+ r]) * gamma + beta, *sum = x + r when r and
+ * sum are given */
+clg_tensor *fe_addnorm(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tensor *beta, double eps,
+		       clg_tensor **sum);
+
 /* Elementwise op on views of the same shape as out (src views already expanded). */
 clg_tensor *fe_ew(clg_op op, clg_tensor *a, clg_tensor *b, double f0, double f1);
 

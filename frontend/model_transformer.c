@@ -9,39 +9,57 @@ typedef struct {
 	int64_t dim, heads, seq_len;
 } tf_dims;
 
-/* children of a block */
-enum { LN1, WQ, WK, WV, WO, LN2, FC1, FC2, NBLOCK };
+#define LN_EPS 1e-5
 
-/* (B*T, D) -> (B, H, T, Dh) */
-static clg_tensor *heads(clg_tensor *x2, int64_t B, int64_t T, const tf_dims *d)
+/* children of a block: the Q, K and V projections are one (D, 3 D) linear layer (weight (3 D, D):
+ * the rows of Q's, then K's, then V's) */
+enum { LN1, WQKV, WO, LN2, FC1, FC2, NBLOCK };
+
+/* LN(x + r) with the layer norm module ln's gamma and beta; *sum = x + r. Without r, LN(x) and
+ * *sum = x. */
+static clg_tensor *add_norm(clg_module *ln, clg_tensor *x, clg_tensor *r, clg_tensor **sum)
 {
-	clg_tensor *r = clg_reshape(x2, CLG_SHAPE(B, T, d->heads, d->dim / d->heads));
-	return clg_permute(r, (int[]){0, 2, 1, 3});
+	if (r)
+		return clg_add_layer_norm(x, r, ln->tensors[0], ln->tensors[1], LN_EPS, sum);
+	*sum = x;
+	return clg_layer_norm(x, ln->tensors[0], ln->tensors[1], LN_EPS);
 }
 
-static clg_tensor *block_forward(clg_module *m, clg_tensor *x)
+/* One pre-norm block on the residual stream x (B, T, D) plus the previous block's pending
+ * branch *r (NULL for the first): its residual add is fused with LN1, the attention's with LN2.
+ * Leaves the stream in *x and the MLP's branch, still to be added, in *r (both kept out of the
+ * scope). */
+static void block_forward(clg_module *m, clg_tensor **x, clg_tensor **r)
 {
 	const tf_dims *d = m->data;
-	int64_t B = clg_shape(x)[0], T = clg_shape(x)[1], D = d->dim;
+	int64_t B = clg_shape(*x)[0], T = clg_shape(*x)[1], D = d->dim;
 	clg_module **c = m->children;
-	clg_tensor *out;
+	clg_tensor *xs = NULL, *x1 = NULL;
 
 	clg_scope_begin();
-	/* attention sub-block */
-	clg_tensor *h = clg_reshape(clg_module_forward(c[LN1], x), CLG_SHAPE(B * T, D));
-	clg_tensor *q = heads(clg_module_forward(c[WQ], h), B, T, d);
-	clg_tensor *k = heads(clg_module_forward(c[WK], h), B, T, d);
-	clg_tensor *v = heads(clg_module_forward(c[WV], h), B, T, d);
-	clg_tensor *a = clg_scaled_dot_product_attention(q, k, v, 1, 0.0);
-	clg_tensor *a2 = clg_reshape(clg_contiguous(clg_permute(a, (int[]){0, 2, 1, 3})), CLG_SHAPE(B * T, D));
-	clg_tensor *x1 = clg_add(x, clg_reshape(clg_module_forward(c[WO], a2), CLG_SHAPE(B, T, D)));
+	/* attention sub-block: q, k and v from one GEMM, the heads strided views of its output */
+	clg_tensor *h = clg_reshape(add_norm(c[LN1], *x, *r, &xs), CLG_SHAPE(B * T, D));
+	clg_tensor *qkv = clg_reshape(clg_module_forward(c[WQKV], h), CLG_SHAPE(B, T, 3 * D));
+	clg_tensor *a = clg_reshape(clg_attention_qkv(qkv, d->heads, 1), CLG_SHAPE(B * T, D));
+	clg_tensor *o = clg_reshape(clg_module_forward(c[WO], a), CLG_SHAPE(B, T, D));
 	/* MLP sub-block */
-	clg_tensor *h2 = clg_reshape(clg_module_forward(c[LN2], x1), CLG_SHAPE(B * T, D));
+	clg_tensor *h2 = clg_reshape(add_norm(c[LN2], xs, o, &x1), CLG_SHAPE(B * T, D));
 	/* the GELU in FC1's epilogue (clg_linear_act): bias, activation and their backward fused */
 	clg_module *fc1 = c[FC1];
 	clg_tensor *g = clg_linear_act(h2, fc1->tensors[0], fc1->ntensors > 1 ? fc1->tensors[1] : NULL, CLG_ACT_GELU);
 	clg_tensor *f = clg_module_forward(c[FC2], g);
-	out = clg_keep(clg_add(x1, clg_reshape(f, CLG_SHAPE(B, T, D))));
+	*x = clg_keep(x1);
+	*r = clg_keep(f ? clg_reshape(f, CLG_SHAPE(B, T, D)) : NULL);
+	clg_scope_end();
+}
+
+/* A block called on its own (as a module): x + its two branches. */
+static clg_tensor *block_module_forward(clg_module *m, clg_tensor *x)
+{
+	clg_tensor *s = x, *r = NULL, *out;
+	clg_scope_begin();
+	block_forward(m, &s, &r);
+	out = clg_keep(s && r ? clg_add(s, r) : NULL);
 	clg_scope_end();
 	return out;
 }
@@ -51,15 +69,16 @@ static clg_tensor *tf_forward(clg_module *m, clg_tensor *idx)
 	const tf_dims *d = m->data;
 	int n = m->nchildren, nblocks = n - 4;
 	int64_t B = clg_shape(idx)[0], T = clg_shape(idx)[1];
-	clg_tensor *out;
+	clg_tensor *out, *r = NULL, *s = NULL;
 
 	clg_scope_begin();
 	clg_tensor *x = clg_module_forward(m->children[0], idx); /* (B, T, D) */
 	clg_tensor *pos = clg_slice(m->children[1]->tensors[0], 0, 0, T, 1);
 	x = clg_add(x, pos);
-	for (int i = 0; i < nblocks; i++)
-		x = clg_module_forward(m->children[2 + i], x);
-	clg_tensor *h = clg_reshape(clg_module_forward(m->children[n - 2], x), CLG_SHAPE(B * T, d->dim));
+	for (int i = 0; i < nblocks && x; i++)
+		block_forward(m->children[2 + i], &x, &r);
+	/* the last block's residual add fused with the final layer norm */
+	clg_tensor *h = x ? clg_reshape(add_norm(m->children[n - 2], x, r, &s), CLG_SHAPE(B * T, d->dim)) : NULL;
 	out = clg_keep(clg_module_forward(m->children[n - 1], h));
 	clg_scope_end();
 	return out;
@@ -67,7 +86,7 @@ static clg_tensor *tf_forward(clg_module *m, clg_tensor *idx)
 
 static void free_data(clg_module *m) { free(m->data); }
 
-static const clg_module_ops block_ops = {"transformer_block", block_forward, free_data};
+static const clg_module_ops block_ops = {"transformer_block", block_module_forward, free_data};
 static const clg_module_ops tf_ops = {"transformer", tf_forward, free_data};
 
 /* A module of the given ops owning the n children (all freed on failure). */
@@ -100,6 +119,39 @@ static clg_module *with_children(const clg_module_ops *ops, clg_module **kids, i
 	return m;
 }
 
+/* The packed Q, K, V projection: a (D, 3 D) linear layer holding the three (D, D) layers of seeds
+ * seed, seed + 1, seed + 2 (as separate layers had them: the same initial model). */
+static clg_module *qkv_linear(clg_backend *be, int64_t D, uint64_t seed)
+{
+	clg_module *m = clg_nn_linear(be, D, 3 * D, 1, CLG_INIT_DEFAULT, seed), *p[3];
+	clg_tensor *w[3], *b[3], *wc = NULL, *bc = NULL;
+	int ok = m != NULL;
+
+	for (int i = 0; i < 3; i++)
+		p[i] = clg_nn_linear(be, D, D, 1, CLG_INIT_DEFAULT, seed + (uint64_t)i);
+	for (int i = 0; i < 3; i++) {
+		ok &= p[i] != NULL;
+		w[i] = p[i] ? p[i]->tensors[0] : NULL;
+		b[i] = p[i] ? p[i]->tensors[1] : NULL;
+	}
+	clg_no_grad_begin();
+	if (ok) {
+		wc = clg_concat(w, 3, 0); /* (3 D, D) */
+		bc = clg_concat(b, 3, 0); /* (3 D) */
+		ok = wc && bc && !clg_assign(m->tensors[0], wc) && !clg_assign(m->tensors[1], bc);
+	}
+	clg_no_grad_end();
+	clg_free(wc);
+	clg_free(bc);
+	for (int i = 0; i < 3; i++)
+		clg_module_free(p[i]);
+	if (!ok) {
+		clg_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
 clg_module *clg_transformer_build(clg_backend *be, const clg_model_config *cfg, uint64_t seed)
 {
 	tf_dims d = {cfg->dim, cfg->heads, cfg->seq_len};
@@ -122,18 +174,16 @@ clg_module *clg_transformer_build(clg_backend *be, const clg_model_config *cfg, 
 	for (int l = 0; l < nl; l++) {
 		uint64_t s = seed + 100 * (uint64_t)(l + 1);
 		clg_module *b[NBLOCK] = {
-			clg_nn_layer_norm(be, D, 1e-5),
-			clg_nn_linear(be, D, D, 1, CLG_INIT_DEFAULT, s + 1),
-			clg_nn_linear(be, D, D, 1, CLG_INIT_DEFAULT, s + 2),
-			clg_nn_linear(be, D, D, 1, CLG_INIT_DEFAULT, s + 3),
+			clg_nn_layer_norm(be, D, LN_EPS),
+			qkv_linear(be, D, s + 1),
 			clg_nn_linear(be, D, D, 1, CLG_INIT_DEFAULT, s + 4),
-			clg_nn_layer_norm(be, D, 1e-5),
+			clg_nn_layer_norm(be, D, LN_EPS),
 			clg_nn_linear(be, D, 4 * D, 1, CLG_INIT_DEFAULT, s + 5),
 			clg_nn_linear(be, 4 * D, D, 1, CLG_INIT_DEFAULT, s + 6),
 		};
 		kids[2 + l] = with_children(&block_ops, b, NBLOCK, &d);
 	}
-	kids[n - 2] = clg_nn_layer_norm(be, D, 1e-5);
+	kids[n - 2] = clg_nn_layer_norm(be, D, LN_EPS);
 	kids[n - 1] = clg_nn_linear(be, D, cfg->vocab, 1, CLG_INIT_DEFAULT, seed + 3);
 	clg_module *m = with_children(&tf_ops, kids, n, &d);
 	free(kids);

@@ -558,7 +558,7 @@ fail:
  * arena) made t's .grad (*beta 0: overwrite), or t's own exclusive contiguous .grad, or its slot
  * (*beta 1: accumulate), on the conditions fe_accumulate adds in
  * place. NULL otherwise (t not a leaf, its gradient shared; *made 0): then go through fe_give. */
-static clg_tensor *leaf_grad(clg_tensor *t, double *beta, int *made)
+clg_tensor *fe_leaf_grad(clg_tensor *t, double *beta, int *made)
 {
 	clg_tensor *g = t->grad;
 	*made = 0;
@@ -590,7 +590,7 @@ static clg_tensor *leaf_grad(clg_tensor *t, double *beta, int *made)
 }
 
 /* Undoes leaf_grad's new .grad after a failure (it holds no gradient). */
-static void leaf_grad_undo(clg_tensor *t, int made)
+void fe_leaf_grad_undo(clg_tensor *t, int made)
 {
 	if (made) {
 		fe_release(t->grad);
@@ -613,7 +613,7 @@ static clg_status linear_act_backward(clg_node *n, clg_tensor *g)
 	dz = fe_new(g->v.buf->backend, g->v.dtype, 2, g->v.shape);
 	if (!dz)
 		return clg_last_status();
-	tb = leaf_grad(b, &beta_b, &made_b);
+	tb = fe_leaf_grad(b, &beta_b, &made_b);
 	if (!tb) /* not a leaf or shared: a temporary, accumulated below */
 		tb = db = fe_new(g->v.buf->backend, g->v.dtype, 1, &g->v.shape[1]);
 	if (!tb)
@@ -631,7 +631,7 @@ static clg_status linear_act_backward(clg_node *n, clg_tensor *g)
 		st = fe_give(x, clg_matmul(dz, w)); /* (N, out) @ (out, in) */
 	if (!st && w->requires_grad) {
 		clg_tensor *dzt = clg_transpose(dz, 0, 1);
-		tw = dzt ? leaf_grad(w, &beta_w, &made_w) : NULL;
+		tw = dzt ? fe_leaf_grad(w, &beta_w, &made_w) : NULL;
 		if (!dzt)
 			st = clg_last_status();
 		else if (tw) /* (out, N) @ (N, in) into w's .grad */
@@ -639,7 +639,7 @@ static clg_status linear_act_backward(clg_node *n, clg_tensor *g)
 		else
 			st = fe_give(w, clg_matmul(dzt, x));
 		if (st)
-			leaf_grad_undo(w, made_w);
+			fe_leaf_grad_undo(w, made_w);
 		clg_free(dzt);
 	}
 	if (!st && db && b->requires_grad)
@@ -648,7 +648,7 @@ static clg_status linear_act_backward(clg_node *n, clg_tensor *g)
 	clg_free(db);
 	return st;
 fail:
-	leaf_grad_undo(b, made_b);
+	fe_leaf_grad_undo(b, made_b);
 	clg_free(dz);
 	clg_free(db);
 	return clg_last_status();

@@ -106,6 +106,8 @@ clg_tensor *clg_layer_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, d
 					x->v.buf->backend->info.name, (long long)D, clg_shape_str(&x->v, s0, sizeof(s0))));
 	if (!(eps >= 0))
 		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'layer_norm': eps %g must be >= 0", eps));
+	if (fe_addnorm_ok(x, NULL, gamma, beta)) /* gamma and beta inside the one fused op */
+		return fe_addnorm(x, NULL, gamma, beta, eps, NULL);
 	y = normalize_rows(x, eps);
 	if (y && gamma) {
 		t = clg_mul(y, gamma);

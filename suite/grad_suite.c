@@ -168,6 +168,7 @@ static const gcase *(*const grad_families[])(int *) = {
 	grad_cases_fused,
 	grad_cases_fft,
 	grad_cases_attention,
+	grad_cases_addnorm,
 };
 
 #define NFAMILIES (sizeof(grad_families) / sizeof(grad_families[0]))

@@ -661,6 +661,7 @@ static void (*const ops_families[])(op_case_adder) = {
 	ops_cases_cast,
 	ops_cases_fft,
 	ops_cases_attention,
+	ops_cases_addnorm,
 };
 
 static int build_table(void)

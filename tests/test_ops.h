@@ -64,5 +64,6 @@ void ops_cases_rows(op_case_adder add);   /* row kernels of either shape: odd le
 void ops_cases_cast(op_case_adder add);   /* dtype conversions between float32, float16, bfloat16 */
 void ops_cases_fft(op_case_adder add);    /* fft_c2c / fft_r2c / fft_c2r, complex_mul */
 void ops_cases_attention(op_case_adder add); /* fused scaled dot-product attention, forward and backward */
+void ops_cases_addnorm(op_case_adder add);   /* residual add + layer norm with gamma and beta */
 
 #endif

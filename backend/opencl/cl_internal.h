@@ -135,6 +135,7 @@ void clg_cl_register_index(clg_backend *be);
 void clg_cl_register_norm(clg_backend *be);
 void clg_cl_register_optim(clg_backend *be);
 void clg_cl_register_fused(clg_backend *be); /* cl_ops_fused.c */
+void clg_cl_register_addnorm(clg_backend *be); /* cl_ops_addnorm.c */
 void clg_cl_register_quant(clg_backend *be); /* cl_ops_quant.c */
 void clg_cl_register_fft(clg_backend *be);   /* cl_ops_fft.c */
 void clg_cl_fft_free(clg_backend *be);       /* destroys the backend's clFFT plans */

@@ -441,6 +441,7 @@ void clg_cl_register_ops(clg_backend *be)
 	clg_cl_register_norm(be);
 	clg_cl_register_optim(be);
 	clg_cl_register_fused(be);
+	clg_cl_register_addnorm(be);
 	clg_cl_register_attention(be);
 	clg_cl_register_quant(be);
 	clg_cl_register_fft(be);

@@ -10,6 +10,7 @@ void clg_ref_register_index(clg_backend *be);
 void clg_ref_register_norm(clg_backend *be);
 void clg_ref_register_optim(clg_backend *be);
 void clg_ref_register_fused(clg_backend *be); /* ref_ops_fused.c */
+void clg_ref_register_addnorm(clg_backend *be); /* ref_ops_addnorm.c */
 void clg_ref_register_quant(clg_backend *be); /* ref_ops_quant.c */
 void clg_ref_register_fft(clg_backend *be);   /* ref_ops_fft.c */
 void clg_ref_register_attention(clg_backend *be); /* ref_ops_attention.c */

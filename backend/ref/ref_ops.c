@@ -195,6 +195,7 @@ void clg_ref_register_ops(clg_backend *be)
 	clg_ref_register_norm(be);
 	clg_ref_register_optim(be);
 	clg_ref_register_fused(be);
+	clg_ref_register_addnorm(be);
 	clg_ref_register_quant(be);
 	clg_ref_register_fft(be);
 	clg_ref_register_attention(be);
