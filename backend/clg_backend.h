@@ -228,7 +228,8 @@ typedef enum { CLG_SHAPE_CPU, CLG_SHAPE_GPU } clg_kernel_shape;
 typedef enum {
 	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, softmax cross-entropy */
 	CLG_KFAM_REDUCE,     /* sums/means over leading dims (column reductions) */
-	CLG_KFAM_FUSED,      /* bias+activation backward (softmax cross-entropy is a row kernel) */
+	CLG_KFAM_FUSED,      /* bias+activation backward (softmax cross-entropy is a row kernel); the
+			      * optimizer updates' launches (CPU: unguarded groups + guarded rest) */
 	CLG_KFAM_CONV,       /* im2col/col2im, pooling */
 	CLG_KFAM_ATTENTION,  /* fused scaled dot-product attention */
 	CLG_KFAM_GEMM,       /* the own GEMM kernel: register-tiled (CPU) or local-memory tiled (GPU) */

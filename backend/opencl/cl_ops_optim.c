@@ -57,6 +57,7 @@ static clg_status optim_run(clg_backend *be, const clg_op_call *c)
 {
 	int adam = c->op == CLG_OP_ADAM_STEP, nsrc = adam ? 3 : 2;
 	cl_int n = (cl_int)clg_view_numel(&c->dst), off[4], flags[2] = {(cl_int)c->i[0], (cl_int)c->i[1]}, bulk;
+	int cpu;
 	cl_mem mem[4];
 	scalars sc = {.f64 = c->dst.dtype == CLG_F64};
 	char opts[256];
@@ -76,10 +77,12 @@ static clg_status optim_run(clg_backend *be, const clg_op_call *c)
 		sc.d[j] = c->f[j];
 	}
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
-	/* the whole groups through the unguarded kernel and the rest (fewer than a group) through the
-	 * guarded one: over the optimizer's arena of all parameters (n rarely a multiple of the group)
-	 * PoCL's masked vector accesses made the single guarded launch about twice as slow */
-	bulk = (cl_int)((size_t)n / local * local);
+	/* CPU shape: the whole groups through the unguarded kernel and the rest (fewer than a group)
+	 * through the guarded one: over the optimizer's arena of all parameters (n rarely a multiple of
+	 * the group) PoCL's masked vector accesses made the single guarded launch about twice as slow.
+	 * GPU shape: one launch (a guard costs a GPU nothing; a second launch of one group does). */
+	cpu = clg_backend_kernel_shape(be, CLG_KFAM_FUSED, NULL) == CLG_SHAPE_CPU;
+	bulk = cpu ? (cl_int)((size_t)n / local * local) : 0;
 	st = bulk ? optim_launch(be, c, opts, &sc, mem, off, flags, 0, bulk, local) : CLG_OK;
 	if (!st && bulk < n)
 		st = optim_launch(be, c, opts, &sc, mem, off, flags, bulk, n - bulk, local);
