@@ -1,8 +1,8 @@
 /* OpenCL launchers of the fused attention ops (kernels_cl/attention.cl; semantics in clg_ops.def).
  * The kernel shape (family "attention", backend/kernel_shape.c) picks a work-item per block of
- * rows held as the lanes of vectors (cpu) or a work-group per tile of rows with the other side's rows staged in local memory (gpu). The
- * backward runs two kernels: dq (which also writes each query row's delta = do . o into a scratch
- * buffer), then dk and dv. */
+ * rows held as the lanes of vectors (cpu) or a work-group per tile of rows with the other side's
+ * rows staged in local memory (gpu). The backward runs two kernels: dq (which also writes each
+ * query row's delta = do . o into a scratch buffer), then dk and dv. */
 #include "cl_internal.h"
 #include "../clg_attention_internal.h"
 
