@@ -2,7 +2,8 @@
  * GEMM, scale, mask and softmax (clg_set_fused_ops(0), as CLGRAD_FUSED=0), causal, float32:
  * median milliseconds of the forward (no graph) and of forward + backward, per T. With --ops, then
  * the fused ops alone (clg_op_timer: the device waited for before and after each op), ms a call.
- * usage: bench_attention [--device N] [--B 16] [--H 4] [--Dh 16] [--reps 10] [--ops] [T ...]
+ * --fused skips the composed runs (their columns print 0), for timing the fused kernels by CPU time.
+ * usage: bench_attention [--device N] [--B 16] [--H 4] [--Dh 16] [--reps 10] [--ops] [--fused] [T ...]
  *        (T: 64 128 256) */
 #include <clgrad.h>
 #include <clg_op_timer.h>
@@ -69,7 +70,7 @@ static double run(clg_backend *be, clg_tensor **qkv, int bwd, int reps)
 
 int main(int argc, char **argv)
 {
-	int dev = 0, reps = 10, nT = 0, ops = 0;
+	int dev = 0, reps = 10, nT = 0, ops = 0, fused_only = 0;
 	int64_t B = 16, H = 4, Dh = 16, Ts[16];
 	clg_backend *be;
 
@@ -84,6 +85,8 @@ int main(int argc, char **argv)
 			Dh = atoll(argv[++i]);
 		else if (!strcmp(argv[i], "--ops"))
 			ops = 1;
+		else if (!strcmp(argv[i], "--fused"))
+			fused_only = 1;
 		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = atoi(argv[++i]);
 		else if (nT < 16 && atoll(argv[i]) > 0)
@@ -111,7 +114,7 @@ int main(int argc, char **argv)
 		}
 		for (int m = 0; m < 4; m++) {
 			clg_set_fused_ops(!(m & 1));
-			ms[m] = run(be, qkv, m >= 2, reps);
+			ms[m] = fused_only && (m & 1) ? 0.0 : run(be, qkv, m >= 2, reps);
 		}
 		printf("%6lld %12.3f %12.3f %12.3f %12.3f\n", (long long)Ts[ti], ms[0], ms[1], ms[2], ms[3]);
 		if (ops) { /* the fused forward and backward op calls alone */

@@ -308,7 +308,8 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 	int bh = w_ / nb_, r0 = (w_ - bh * nb_) * QB;                                              \
 	HEAD(bh)
 
-/* Keys a block of query rows from i0 walks (kend), and each lane's last visible key (vlast). */
+/* Keys a block of query rows from i0 walks (kend), and each lane's last visible key (vlast): row
+ * numbers as ACC, exact up to 2^24 rows (the host's limit for this shape). */
 #define QUERY_KEYS(i0)                                                                             \
 	int kend = g.causal ? min(g.Tk, min(g.Tq, (i0) + QB)) : g.Tk;                              \
 	VT vlast = (VT)(ACC)(kend - 1);                                                            \

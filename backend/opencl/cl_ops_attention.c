@@ -1,8 +1,8 @@
 /* OpenCL launchers of the fused attention ops (kernels_cl/attention.cl; semantics in clg_ops.def).
  * The kernel shape (family "attention", backend/kernel_shape.c) picks a work-item per block of
- * rows held as the lanes of vectors (cpu) or a work-group per tile of rows with the other side's rows staged in local memory (gpu). The
- * backward runs two kernels: dq (which also writes each query row's delta = do . o into a scratch
- * buffer), then dk and dv. */
+ * rows held as the lanes of vectors (cpu) or a work-group per tile of rows with the other side's
+ * rows staged in local memory (gpu). The backward runs two kernels: dq (which also writes each
+ * query row's delta = do . o into a scratch buffer), then dk and dv. */
 #include "cl_internal.h"
 #include "../clg_attention_internal.h"
 
@@ -103,6 +103,9 @@ static clg_status attention_run(clg_backend *be, const clg_op_call *c)
 	if (heads * (d.Tq > d.Tk ? d.Tq : d.Tk) > 0x7fffffff)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': %lld heads of %lld rows overflow 32-bit indices",
 				op, be->info.name, (long long)heads, (long long)(d.Tq > d.Tk ? d.Tq : d.Tk));
+	if (!gpu && (d.Tq > (1 << 24) || d.Tk > (1 << 24))) /* the cpu kernels mask with row numbers in ACC */
+		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': Tq %lld, Tk %lld: at most %d rows",
+				op, be->info.name, (long long)d.Tq, (long long)d.Tk, 1 << 24);
 	if (!bwd) {
 		st = put(be, c, &g, A_O, &c->dst, &m[A_O]);
 		for (int r = 0; !st && r < 4; r++)
