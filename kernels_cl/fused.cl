@@ -261,8 +261,10 @@ __kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global 
 	int ox = AT(1, n, 0), ot = AT(2, n, 0), vec = g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 16;
 	if (vec) {
 		ACC16 m16 = (ACC16)(-INFINITY);
-		for (; j + 16 <= g.C; j += 16)
-			m16 = fmax(m16, VLOAD16(x, ox + j));
+		for (; j + 16 <= g.C; j += 16) {
+			ACC16 v = VLOAD16(x, ox + j);
+			m16 = select(m16, v, isgreater(v, m16)); /* skips NaN as fmax; cheaper (softmax.cl) */
+		}
 		m = HMAX16(m16);
 	}
 	for (; j < g.C; j++)

@@ -74,15 +74,18 @@ __kernel void log_softmax_backward_rows(const row_geom g, __global T *d, __globa
 /* Contiguous rows go sixteen elements at a time (ACC16, EXP16 of prelude.cl), the last C % 16 one
  * at a time; rows with a stride along them one at a time throughout. */
 
-/* max over row x (offset o, stride cs, length C); fmax skips NaN as wg_max does */
+/* max over row x (offset o, stride cs, length C); skips NaN as wg_max does (fmax; the lanes by a
+ * compare and a select, which skips it too and costs less than fmax: see reduce.cl's max) */
 ACC row_max(__global const T *x, int o, int cs, int C)
 {
 	ACC m = (ACC)(-INFINITY);
 	int j = 0;
 	if (cs == 1 && C >= 16) {
 		ACC16 m16 = (ACC16)(-INFINITY);
-		for (; j + 16 <= C; j += 16)
-			m16 = fmax(m16, VLOAD16(x, o + j));
+		for (; j + 16 <= C; j += 16) {
+			ACC16 v = VLOAD16(x, o + j);
+			m16 = select(m16, v, isgreater(v, m16));
+		}
 		m = HMAX16(m16);
 	}
 	for (; j < C; j++)
