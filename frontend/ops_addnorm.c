@@ -58,6 +58,10 @@ int fe_addnorm_ok(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tensor *b
 	if ((x->v.dtype != CLG_F32 && x->v.dtype != CLG_F64) || !be->ops[CLG_OP_ADD_LAYER_NORM] ||
 	    !be->ops[CLG_OP_ADD_LAYER_NORM_BACKWARD] || !is_vec(gamma, C) || !is_vec(beta, C) || !rows_view(&x->v, &v))
 		return 0;
+	/* one device and one dtype (a float16 branch under autocast goes through the composite's add) */
+	for (int i = 1; i < (r ? 4 : 3); i++)
+		if (ins[i]->v.buf->backend != be || ins[i]->v.dtype != x->v.dtype)
+			return 0;
 	if (!r)
 		return 1;
 	if (r->v.ndim != x->v.ndim || !rows_view(&r->v, &v))
@@ -208,22 +212,16 @@ fail:
 clg_tensor *clg_add_layer_norm(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tensor *beta, double eps,
 			       clg_tensor **sum)
 {
-	clg_tensor *ins[4] = {x, r, gamma, beta}, *s, *y;
-	int n = 2;
+	clg_tensor *s, *y;
 
 	if (sum)
 		*sum = NULL;
 	if (x && !r)
 		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'add_layer_norm': no residual r (clg_layer_norm normalises x alone)"));
-	if (gamma)
-		ins[n++] = gamma;
-	if (beta)
-		ins[n++] = beta;
-	if (!fe_check_inputs("add_layer_norm", n, ins))
-		return NULL;
-	if (eps >= 0 && fe_addnorm_ok(x, r, gamma, beta))
+	if (x && eps >= 0 && fe_addnorm_ok(x, r, gamma, beta))
 		return fe_addnorm(x, r, gamma, beta, eps, sum);
-	/* the composite: the reference, and the fallback (clg_layer_norm checks the shapes and eps) */
+	/* the composite: the reference, and the fallback (clg_add and clg_layer_norm check devices,
+	 * dtypes, shapes and eps, and promote a float16 addend) */
 	s = clg_add(x, r);
 	y = s ? clg_layer_norm(s, gamma, beta, eps) : NULL;
 	if (y && sum)

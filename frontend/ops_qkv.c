@@ -120,5 +120,19 @@ clg_tensor *clg_attention_qkv(clg_tensor *qkv, int64_t heads, int causal)
 	Dh = W / 3 / heads;
 	if (fe_attention_fused_ok(qkv, Dh, Dh))
 		return qkv_fused(qkv, heads, Dh, causal);
+	if (fe_autocast_high(1, &qkv) && clg_fused_ops_enabled()) {
+		/* autocast: a 16-bit qkv cast to float32 once, then the fused kernels (as
+		 * clg_scaled_dot_product_attention does with q, k and v) */
+		clg_tensor *c, *y = NULL;
+		int fused;
+		if (fe_cast_each(1, &qkv, CLG_F32, &c))
+			return NULL;
+		fused = fe_attention_fused_ok(c, Dh, Dh);
+		if (fused)
+			y = qkv_fused(c, heads, Dh, causal);
+		clg_free(c);
+		if (fused)
+			return y; /* NULL: its error */
+	}
 	return qkv_composite(qkv, heads, Dh, causal);
 }

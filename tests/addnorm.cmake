@@ -42,3 +42,9 @@ endif()
 add_test(NAME test_ckpt_upgrade COMMAND ${CMAKE_SOURCE_DIR}/tests/test_ckpt_upgrade.sh ${CMAKE_SOURCE_DIR}
   $<TARGET_FILE:clgrad_cli> $<TARGET_FILE:replay_checkpoint>)
 set_tests_properties(test_ckpt_upgrade PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+
+# The transformer's fused step end to end: fp32, mixed precision and the composite path agree, the
+# fused step launches fewer kernels.
+add_test(NAME test_train_tf_fused COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_train_tf_fused.sh $<TARGET_FILE:clgrad_cli>)
+set_tests_properties(test_train_tf_fused PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+  ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
