@@ -40,6 +40,27 @@ __kernel void index_select(const sgeom g, __global T *d, __global const T *tab, 
 	d[od] = j >= 0 && j < g.V ? tab[ot + j * g.tab_row_st] : (T)0;
 }
 
+/* index_select where the dst's leading dims and the indices merge into one run of R rows and the
+ * table has no batch dims (an embedding lookup): a 2-D launch over (element e of a row, row r), no
+ * division per element (PoCL runs integer division element by element: the general kernel above
+ * took ~9 ns an element on the transformer's (16, 64, 64) lookup). */
+typedef struct {
+	int R, D, V;
+	int off[3];            /* element offsets of dst, table, idx */
+	int dst_row, dst_el;   /* dst strides along the merged rows and along D */
+	int tab_row, tab_el;   /* table strides along V and along D */
+	int idx_st;            /* index stride along the merged rows */
+} rgeom;
+
+__kernel void index_select_rows(const rgeom g, __global T *d, __global const T *tab, __global const int *idx)
+{
+	int e = get_global_id(0), r = get_global_id(1);
+	if (e >= g.D || r >= g.R)
+		return;
+	int j = idx[g.off[2] + r * g.idx_st];
+	d[g.off[0] + r * g.dst_row + e * g.dst_el] = j >= 0 && j < g.V ? tab[g.off[1] + j * g.tab_row + e * g.tab_el] : (T)0;
+}
+
 typedef struct {
 	int items;           /* work-items: batches * V * nchunk */
 	int nb;              /* batch dims */

@@ -60,8 +60,8 @@ static void rand_cases(op_case_adder add)
 }
 
 /* dst, table, idx for INDEX_SELECT; dst, rows, idx for INDEX_ADD. */
-static void index_case(op_case_adder add, clg_op op, int ndd, const int64_t *dd, int nds, const int64_t *ds, int ndi,
-		       const int64_t *di, int32_t idx_hi, const char *tag)
+static void index_case_t(op_case_adder add, clg_op op, int ndd, const int64_t *dd, int nds, const int64_t *ds,
+			 int ndi, const int64_t *di, int32_t idx_hi, const char *tag, int op_trans)
 {
 	int nd[3] = {ndd, nds, ndi};
 	int64_t shape[3][CLG_MAX_DIMS] = {{0}};
@@ -73,8 +73,15 @@ static void index_case(op_case_adder add, clg_op op, int ndd, const int64_t *dd,
 		c.op_dtype[2] = CLG_I32;
 		c.idx_hi = idx_hi;
 		c.tag = tag;
+		c.op_trans = op_trans;
 		add(c);
 	}
+}
+
+static void index_case(op_case_adder add, clg_op op, int ndd, const int64_t *dd, int nds, const int64_t *ds, int ndi,
+		       const int64_t *di, int32_t idx_hi, const char *tag)
+{
+	index_case_t(add, op, ndd, dd, nds, ds, ndi, di, idx_hi, tag, 0);
 }
 
 #define S(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
@@ -95,6 +102,13 @@ void ops_cases_index(op_case_adder add)
 	index_case(add, sel, S(2, 3, 2, 2), S(2, 3, 4, 2), S(2, 3, 2), 4, "2 batch dims");
 	index_case(add, sel, S(300, 65), S(1000, 65), S(300), 1003, "large");
 	index_case(add, sel, S(8, 50, 17), S(8, 31, 17), S(8, 50), 31, "large batched");
+	/* the lookup kernel (index_select_rows: no table batch dims, rows that merge) at other strides,
+	 * and the general kernel where the dst's or the indices' leading dims do not merge */
+	index_case(add, sel, S(16, 64, 64), S(96, 64), S(16, 64), 100, "embedding lookup");
+	index_case_t(add, sel, S(7, 3), S(5, 3), S(7), 6, "dst transposed", 1);
+	index_case_t(add, sel, S(7, 3), S(5, 3), S(7), 6, "table transposed", 2);
+	index_case_t(add, sel, S(3, 4, 5), S(7, 5), S(3, 4), 7, "2-D indices, dst transposed", 1);
+	index_case_t(add, sel, S(3, 4, 5), S(7, 5), S(3, 4), 7, "2-D indices transposed", 4);
 
 	/* INDEX_ADD: dst (B..., V, D), rows (B..., M..., D), idx (B..., M...); repeats accumulate */
 	index_case(add, iadd, S(5, 3), S(11, 3), S(11), 5, "repeats");

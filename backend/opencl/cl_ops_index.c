@@ -25,6 +25,13 @@ typedef struct {
 	cl_int st[3][MAXD];
 } select_geom;
 
+/* Must match `rgeom` in kernels_cl/index.cl. */
+typedef struct {
+	cl_int R, D, V;
+	cl_int off[3];
+	cl_int dst_row, dst_el, tab_row, tab_el, idx_st;
+} rows_geom;
+
 /* Must match `ageom` in kernels_cl/index.cl. */
 typedef struct {
 	cl_int items, nb, V, D, DC, nchunk, mnd, M;
@@ -103,6 +110,62 @@ static clg_status cl_rand(clg_backend *be, const clg_op_call *c)
 	}
 }
 
+/* The embedding-lookup shape of index_select (no table batch dims; the dst's leading dims and the
+ * indices one run of rows at single strides): index_select_rows, a 2-D launch with no division per
+ * element. Returns 1 when it does not apply (then the general kernel runs). */
+static int select_rows(clg_backend *be, const clg_op_call *c, clg_status *st)
+{
+	const clg_view *d = &c->dst, *tab = &c->src[0], *ix = &c->src[1];
+	int nd = d->ndim, last = -1;
+	rows_geom g;
+	cl_kernel k;
+	char opts[256];
+	cl_mem mem[3] = {(cl_mem)d->buf->handle, (cl_mem)tab->buf->handle, (cl_mem)ix->buf->handle};
+
+	if (tab->ndim != 2 || nd < 1 || ix->ndim != nd - 1)
+		return 1;
+	memset(&g, 0, sizeof(g));
+	g.R = 1;
+	g.D = (cl_int)d->shape[nd - 1];
+	/* merge the leading dims, innermost first: each must continue the run at both operands' strides */
+	for (int k2 = nd - 2; k2 >= 0; k2--) {
+		if (d->shape[k2] == 1)
+			continue;
+		if (last < 0) {
+			g.dst_row = (cl_int)d->stride[k2];
+			g.idx_st = (cl_int)ix->stride[k2];
+		} else if (d->stride[k2] != d->stride[last] * d->shape[last] ||
+			   ix->stride[k2] != ix->stride[last] * ix->shape[last]) {
+			return 1;
+		}
+		g.R *= (cl_int)d->shape[k2];
+		last = k2;
+	}
+	g.V = (cl_int)tab->shape[0];
+	g.off[0] = (cl_int)d->offset, g.off[1] = (cl_int)tab->offset, g.off[2] = (cl_int)ix->offset;
+	g.dst_el = (cl_int)d->stride[nd - 1];
+	g.tab_row = (cl_int)tab->stride[0];
+	g.tab_el = (cl_int)tab->stride[1];
+	clg_cl_dtype_options(be, d->dtype, opts, sizeof(opts));
+	*st = clg_cl_kernel(be, "index", opts, "index_select_rows", &k);
+	if (!*st) {
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
+		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2]};
+		*st = clg_cl_set_args(be, k, "index_select", 4, sizes, vals);
+	}
+	if (!*st) {
+		/* a row's elements in adjacent lanes, the rest of the group over rows */
+		size_t L = clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), items[2] = {(size_t)g.D, (size_t)g.R}, local[2];
+		for (local[0] = 1; local[0] < L && local[0] < items[0];)
+			local[0] *= 2;
+		local[1] = L / local[0];
+		while (local[1] > 1 && local[1] / 2 >= items[1])
+			local[1] /= 2;
+		*st = clg_cl_launch_2d(be, k, items, local, "index_select");
+	}
+	return 0;
+}
+
 static clg_status cl_index_select(clg_backend *be, const clg_op_call *c)
 {
 	const clg_view *d = &c->dst, *tab = &c->src[0], *ix = &c->src[1];
@@ -113,6 +176,8 @@ static clg_status cl_index_select(clg_backend *be, const clg_op_call *c)
 	clg_status st = check_all(be, c, 3);
 
 	if (st || n == 0)
+		return st;
+	if (!select_rows(be, c, &st))
 		return st;
 	memset(&g, 0, sizeof(g));
 	g.nd = nd;
