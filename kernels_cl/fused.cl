@@ -44,7 +44,7 @@ ACC act_grad_(int a, ACC u)
 		return u > (ACC)0 ? (ACC)1 : (ACC)0;
 	if (a == 2)
 		return K(0.5) * (ACC)ERFC(-u * K(0.70710678118654752440)) +
-		       u * exp(-K(0.5) * u * u) * K(0.39894228040143267794);
+		       u * (ACC)EXP1(-K(0.5) * u * u) * K(0.39894228040143267794);
 	return (ACC)1;
 }
 
@@ -129,7 +129,7 @@ ACC4 act_grad4_(int a, ACC4 u)
 {
 	if (a == 1)
 		return select((ACC4)0, (ACC4)1, isgreater(u, (ACC4)0));
-	return K(0.5) * ERFC4(-u * K(0.70710678118654752440)) + u * exp(-K(0.5) * u * u) * K(0.39894228040143267794);
+	return K(0.5) * ERFC4(-u * K(0.70710678118654752440)) + u * EXP4(-K(0.5) * u * u) * K(0.39894228040143267794);
 }
 
 __kernel void bias_act_backward_v4(const fgeom g, __global T *dz, __global const T *gr, __global const T *t,

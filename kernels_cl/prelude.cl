@@ -52,6 +52,48 @@ inline ushort bf16_store(float v)
 
 #define MAXD 6
 
+/* EXP1(x), EXP4(x), EXP16(x): exp of an ACC, ACC4, ACC16, for GELU (ERFC and the normal density,
+ * elementwise.cl, fused.cl) and the CPU-shaped row kernels. In float a polynomial instead of the
+ * builtin, which PoCL runs element by element (7-8 GB/s over an elementwise exp): 2^t for
+ * t = x log2(e) as 2^n, n = t rounded (by adding 1.5 * 2^23, whose low bits then hold n: PoCL ran
+ * rint and convert_int16 element by element, 1.5x slower), built in the exponent bits, times a
+ * degree-7 Taylor polynomial of 2^f, f = t - n in [-1/2, 1/2] (truncation below 6e-9, so float
+ * rounding dominates).
+ * t is clamped to [-127, 128]: 0 below (results under 2^-126 flush to 0), inf above; NaN stays NaN
+ * (the clamps compare, and a NaN compares false). Double programs keep the builtin. */
+#if !defined(INT_ONLY) && !defined(CAST_SRC)
+#ifdef USE_FP64
+#define EXP1(x) exp(x)
+#define EXP4(x) exp(x)
+#define EXP16(x) exp(x)
+#else
+#define CLG_EXP_DEF(name, type, itype)                                                             \
+	type name(type x)                                                                          \
+	{                                                                                          \
+		type t = x * 1.44269504088896341f, k, n, f, p;                                     \
+		t = select(t, (type)-127.0f, isless(t, (type)-127.0f));                             \
+		t = select(t, (type)128.0f, isgreater(t, (type)128.0f));                            \
+		k = t + 12582912.0f; /* 1.5 * 2^23: rounds t to an integer in the low bits */      \
+		n = k - 12582912.0f;                                                               \
+		f = t - n;                                                                         \
+		p = mad(f, 1.5252733804059841e-5f, 1.5403530393381609e-4f);                        \
+		p = mad(p, f, 1.3333558146428443e-3f);                                             \
+		p = mad(p, f, 9.6181291076284772e-3f);                                             \
+		p = mad(p, f, 5.5504108664821580e-2f);                                             \
+		p = mad(p, f, 2.4022650695910071e-1f);                                             \
+		p = mad(p, f, 6.9314718055994531e-1f);                                             \
+		p = mad(p, f, 1.0f);                                                               \
+		return p * as_##type((as_##itype(k) - 0x4B400000 + 127) << 23);                    \
+	}
+CLG_EXP_DEF(clg_exp1, float, int)
+CLG_EXP_DEF(clg_exp4, float4, int4)
+CLG_EXP_DEF(clg_exp16, float16, int16)
+#define EXP1(x) clg_exp1(x)
+#define EXP4(x) clg_exp4(x)
+#define EXP16(x) clg_exp16(x)
+#endif
+#endif
+
 /* ERFC(x) for GELU (elementwise.cl, fused.cl). In float, not the builtin: PoCL's erfc ran about
  * 150 times slower than its exp (gelu over 2M floats: 364 ms, tanh 3.5 ms, exp 2.0 ms), a third of
  * the transformer's step. This one is one exp and a polynomial: erfc(z) = t exp(-z^2 + P(t)),
@@ -63,51 +105,22 @@ inline ushort bf16_store(float v)
 #define ERFC4(x) erfc(x)
 #else
 /* one body for float and float4 (fused.cl's CPU-shaped bias_act_backward works on four columns) */
-#define CLG_ERFC_DEF(name, type)                                                                  \
+#define CLG_ERFC_DEF(name, type, expfn)                                                    \
 	type name(type x)                                                                          \
 	{                                                                                          \
 		type z = fabs(x), t = 1.0f / (1.0f + 0.5f * z);                                    \
 		type p = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f +   \
 			 t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f +                \
 			 t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));           \
-		type y = t * exp(-z * z + p);                                                      \
+		type y = t * expfn(-z * z + p);                                                    \
 		return select(2.0f - y, y, isgreaterequal(x, (type)0.0f));                         \
 	}
-CLG_ERFC_DEF(clg_erfc, float)
-CLG_ERFC_DEF(clg_erfc4, float4)
+CLG_ERFC_DEF(clg_erfc, float, clg_exp1)
+CLG_ERFC_DEF(clg_erfc4, float4, clg_exp4)
 #define ERFC(x) clg_erfc((float)(x))
 #define ERFC4(x) clg_erfc4(x)
 #endif
 
-/* EXP16(x): exp of an ACC16, for the CPU-shaped row kernels. In float a polynomial instead of the
- * builtin: 2^t for t = x log2(e) as 2^n, n = t rounded (by adding 1.5 * 2^23, whose low bits
- * then hold n: PoCL ran rint and convert_int16 element by element, 1.5x slower), built in the
- * exponent bits, times a degree-7 Taylor polynomial of 2^f, f = t - n in [-1/2, 1/2] (truncation
- * below 6e-9, so float rounding dominates).
- * t is clamped to [-127, 128]: 0 below (results under 2^-126 flush to 0), inf above; NaN stays NaN
- * (the clamps compare, and a NaN compares false). Double programs keep the builtin. */
-#ifdef USE_FP64
-#define EXP16(x) exp(x)
-#else
-float16 clg_exp16(float16 x)
-{
-	float16 t = x * 1.44269504088896341f, k, n, f, p;
-	t = select(t, (float16)-127.0f, isless(t, (float16)-127.0f));
-	t = select(t, (float16)128.0f, isgreater(t, (float16)128.0f));
-	k = t + 12582912.0f; /* 1.5 * 2^23: rounds t to an integer in the low bits */
-	n = k - 12582912.0f;
-	f = t - n;
-	p = mad(f, 1.5252733804059841e-5f, 1.5403530393381609e-4f);
-	p = mad(p, f, 1.3333558146428443e-3f);
-	p = mad(p, f, 9.6181291076284772e-3f);
-	p = mad(p, f, 5.5504108664821580e-2f);
-	p = mad(p, f, 2.4022650695910071e-1f);
-	p = mad(p, f, 6.9314718055994531e-1f);
-	p = mad(p, f, 1.0f);
-	return p * as_float16((as_int16(k) - 0x4B400000 + 127) << 23);
-}
-#define EXP16(x) clg_exp16(x)
-#endif
 #endif
 
 #if defined(ACC) && !defined(INT_ONLY) /* not for int32 copies: fmax(int, int) is ambiguous */
