@@ -8,7 +8,8 @@
  * (out2 = W @ cols) and the columns' gradient (dcols = W^T @ g2) are single 2-D GEMMs in that
  * layout too: one large product runs faster than N small ones on CPU devices, and rearranging
  * out2 to NCHW costs one pass over the output. Rows of these (rows, N*OH*OW) matrices are ld
- * apart (conv_ld: N*OH*OW padded so that rows do not fall into the same cache sets). With groups, they are GEMMs batched over the images
+ * apart (conv_ld: N*OH*OW padded so that rows do not fall into the same cache sets). With groups,
+ * they are GEMMs batched over the images
  * (out_n = W_g @ cols_n, W repeated with batch stride 0, written straight into NCHW), one per
  * group, groups being column and row blocks of the same buffers.
  * The forward saves the columns for the weight gradient when they take at most

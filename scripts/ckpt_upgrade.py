@@ -12,6 +12,7 @@ Standard library only (the safetensors layout is simple: an 8-byte little-endian
 JSON header, the tensors' bytes).
 """
 import json
+import os
 import re
 import struct
 import sys
@@ -42,17 +43,29 @@ def write(path, meta, tensors):
         off += len(raw)
     h = json.dumps(header, separators=(",", ":")).encode()
     h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)) + h + body)
+    # atomically: a temporary file beside it, then a rename (an interrupted run leaves no torn file)
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    try:
+        with open(tmp, "wb") as f:
+            f.write(struct.pack("<Q", len(h)) + h + body)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
-def join(parts):
-    """Three tensors joined along dim 0, or None when they do not fit together."""
+def join(parts, names):
+    """Three tensors joined along dim 0; a clear error when one is missing or they do not fit."""
     if any(p is None for p in parts):
-        return None
+        raise SystemExit("ckpt_upgrade.py: %s missing: not a complete transformer checkpoint"
+                         % ", ".join(n for n, p in zip(names, parts) if p is None))
     dtypes, shapes = {p[0] for p in parts}, [p[1] for p in parts]
     if len(dtypes) != 1 or any(s[1:] != shapes[0][1:] or not s for s in shapes):
-        return None
+        raise SystemExit("ckpt_upgrade.py: %s do not fit together (dtypes %s, shapes %s)"
+                         % (", ".join(names), sorted(dtypes), shapes))
     return (parts[0][0], [sum(s[0] for s in shapes)] + shapes[0][1:], b"".join(p[2] for p in parts))
 
 
@@ -69,9 +82,8 @@ def upgrade(meta, tensors):
         if m and 2 <= int(m.group(1)) < 2 + layers:
             blk, child, kind = m.group(1), int(m.group(2)), m.group(3)
             if child == 1:
-                j = join([tensors.get("model.%s.%d.%s" % (blk, c, kind)) for c in (1, 2, 3)])
-                if j is not None:
-                    out[name] = j
+                names = ["model.%s.%d.%s" % (blk, c, kind) for c in (1, 2, 3)]
+                out[name] = join([tensors.get(n) for n in names], names)
             elif child in CHILD:
                 out["model.%s.%d.%s" % (blk, CHILD[child], kind)] = t
             continue
@@ -85,9 +97,8 @@ def upgrade(meta, tensors):
             if b >= layers:  # after the blocks: the final norm and the head
                 out["optim.%d.%s" % (i - layers * (PER_OLD - PER_NEW), slot)] = t
             elif k in (2, 3):
-                j = join([tensors.get("optim.%d.%s" % (2 + b * PER_OLD + k + 2 * c, slot)) for c in range(3)])
-                if j is not None:
-                    out["optim.%d.%s" % (2 + b * PER_NEW + k, slot)] = j
+                names = ["optim.%d.%s" % (2 + b * PER_OLD + k + 2 * c, slot) for c in range(3)]
+                out["optim.%d.%s" % (2 + b * PER_NEW + k, slot)] = join([tensors.get(n) for n in names], names)
             elif k in SLOT:
                 out["optim.%d.%s" % (2 + b * PER_NEW + SLOT[k], slot)] = t
             continue

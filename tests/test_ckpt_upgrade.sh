@@ -19,4 +19,19 @@ python3 "$src/scripts/ckpt_upgrade.py" "$old" "$work/in/new.safetensors" || fail
 "$replay" "$work/in" | grep -q "1 input(s) ran, 1 accepted" || fail "the converted file is not accepted"
 cp "$old" "$work/both/old.safetensors"
 "$replay" "$work/both" | grep -q "1 input(s) ran, 0 accepted" || fail "the old file is accepted"
+# a format-1 file without block 0's K weight: refused with the tensor's name, no output written
+python3 - "$old" "$work/broken.safetensors" <<'PY' || fail "could not make the broken fixture"
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", data[:8])[0]
+header = json.loads(data[8:8 + n])
+del header["model.2.2.weight"]
+h = json.dumps(header).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + data[8 + n:])
+PY
+out=$(python3 "$src/scripts/ckpt_upgrade.py" "$work/broken.safetensors" "$work/out.safetensors" 2>&1) &&
+	fail "a checkpoint without model.2.2.weight was converted"
+echo "$out" | grep -q "model.2.2.weight missing" || fail "the refusal does not name the missing tensor: $out"
+ls "$work" | grep -q "^out.safetensors" && fail "a refused conversion left a file: $(ls "$work")"
 echo "test_ckpt_upgrade: passed"
