@@ -44,25 +44,6 @@ ACC an_wg_sum(ACC v, __local ACC *scratch)
 	return v;
 }
 
-/* Two sums at once (scratch holds two ACC per work-item). */
-void an_wg_sum2(ACC *u, ACC *v, __local ACC *scratch)
-{
-	int lid = get_local_id(0), lsz = get_local_size(0);
-	scratch[lid] = *u;
-	scratch[lsz + lid] = *v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int k = lsz / 2; k > 0; k >>= 1) {
-		if (lid < k) {
-			scratch[lid] += scratch[lid + k];
-			scratch[lsz + lid] += scratch[lsz + lid + k];
-		}
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	*u = scratch[0];
-	*v = scratch[lsz];
-	barrier(CLK_LOCAL_MEM_FENCE);
-}
-
 /* Row n's statistics of s (operand k): shift x0, mean offset dm (mean = x0 + dm) and rstd, from
  * the columns j = first, first + step, ...; sum reduces a partial over the work-group (or not). */
 #define AN_STATS(g, s, k, n, first, step, eps, SUM, x0, dm, rstd)                                  \
@@ -141,7 +122,7 @@ __kernel void add_layer_norm_bwd_rows(const angeom g, __global T *dx, __global c
 			pg[j] = n == n0 ? gj * xh : pg[j] + gj * xh;
 			pb[j] = n == n0 ? gj : pb[j] + gj;
 		}
-		an_wg_sum2(&sh, &shx, scratch);
+		wg_sum2(&sh, &shx, scratch);
 		sh /= (ACC)g.C;
 		shx /= (ACC)g.C;
 		for (int j = lid; j < g.C; j += lsz) {

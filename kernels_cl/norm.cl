@@ -16,32 +16,7 @@
  * -DUSE_HALF_STORAGE for T=half (with ACC=float: half is storage only, see LOAD / STORE in prelude.cl).
  * Arguments: geometry, dst, a, b, eps (ACC), then (GPU) scratch of two ACC per work-item, the
  * work-group size a power of two, or (CPU) the number of rows. The row geometry (row_geom),
- * row_offsets, wg_sum, VLOAD16 and ACC16 come from prelude.cl. */
-
-/* Two sums at once (scratch holds two ACC per work-item): *u and *v are replaced by their sums
- * (with sub-groups: one after the other, each through registers). */
-void norm_wg_sum2(ACC *u, ACC *v, __local ACC *scratch)
-{
-#ifdef USE_SUBGROUPS
-	*u = wg_sum(*u, scratch);
-	*v = wg_sum(*v, scratch);
-#else
-	int lid = get_local_id(0), lsz = get_local_size(0);
-	scratch[lid] = *u;
-	scratch[lsz + lid] = *v;
-	barrier(CLK_LOCAL_MEM_FENCE);
-	for (int k = lsz / 2; k > 0; k >>= 1) {
-		if (lid < k) {
-			scratch[lid] += scratch[lid + k];
-			scratch[lsz + lid] += scratch[lsz + lid + k];
-		}
-		barrier(CLK_LOCAL_MEM_FENCE);
-	}
-	*u = scratch[0];
-	*v = scratch[lsz];
-	barrier(CLK_LOCAL_MEM_FENCE);
-#endif
-}
+ * row_offsets, wg_sum, wg_sum2, VLOAD16 and ACC16 come from prelude.cl. */
 
 /* The row's shift x0, mean offset dm (mean = x0 + dm) and rstd, from x at offset o, stride cs. */
 void norm_row_stats(const row_geom *g, __global const T *x, int o, int cs, ACC eps, __local ACC *scratch,
@@ -88,7 +63,7 @@ __kernel void layer_norm_backward_rows(const row_geom g, __global T *d, __global
 		sg += gj;
 		sgx += gj * xh;
 	}
-	norm_wg_sum2(&sg, &sgx, scratch);
+	wg_sum2(&sg, &sgx, scratch);
 	sg /= (ACC)g.C;
 	sgx /= (ACC)g.C;
 	for (int j = lid; j < g.C; j += lsz) {

@@ -10,7 +10,7 @@
  *   - MAXD, the most dims a geometry struct describes (CLG_MAX_DIMS on the host);
  *   - for the ROW ops (softmax.cl, norm.cl, reduce.cl, fused.cl's cross-entropy; programs built
  *     with ACC): the row geometry (backend/opencl/cl_ops_row.c fills it), a row's offsets, a
- *     work-group sum and max (GPU shape: a
+ *     work-group sum (and two at once) and max (GPU shape: a
  *     tree in local memory, or sub-group reductions under -DUSE_SUBGROUPS, which the host passes
  *     only to devices that report cl_intel_subgroups, or cl_khr_subgroups with OpenCL C 2.0),
  *     and VLOAD4 / ACC4 (CPU shape: four consecutive elements as one ACC vector). */
@@ -231,6 +231,31 @@ ACC wg_sum(ACC v, __local ACC *scratch)
 	v = scratch[0];
 	barrier(CLK_LOCAL_MEM_FENCE); /* everyone has read before scratch is reused */
 	return v;
+#endif
+}
+
+/* Two sums at once (scratch holds two ACC per work-item): *u and *v are replaced by their sums
+ * (with sub-groups: one after the other, each through registers). */
+void wg_sum2(ACC *u, ACC *v, __local ACC *scratch)
+{
+#ifdef USE_SUBGROUPS
+	*u = wg_sum(*u, scratch);
+	*v = wg_sum(*v, scratch);
+#else
+	int lid = get_local_id(0), lsz = get_local_size(0);
+	scratch[lid] = *u;
+	scratch[lsz + lid] = *v;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (int k = lsz / 2; k > 0; k >>= 1) {
+		if (lid < k) {
+			scratch[lid] += scratch[lid + k];
+			scratch[lsz + lid] += scratch[lsz + lid + k];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	*u = scratch[0];
+	*v = scratch[lsz];
+	barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 }
 
