@@ -136,6 +136,28 @@ __kernel void add_layer_norm_bwd_rows(const angeom g, __global T *dx, __global c
 }
 
 /* ---- CPU shape ---- */
+/* CPU shape: 1 / sqrt(variance + eps) of row n of operand k of src, centred by the shift x0 and
+ * the mean offset dm (mean = x0 + dm), four elements a load where the row is contiguous (unit). */
+ACC an_row_rstd(const angeom *g, __global const T *src, int k, int n, int unit, ACC x0, ACC dm, ACC eps)
+{
+	int o = AN_AT(g, k, n, 0), j = 0;
+	ACC v = (ACC)0;
+
+	if (unit) {
+		ACC4 v4 = (ACC4)0;
+		for (; j + 4 <= g->C; j += 4) {
+			ACC4 t = (VLOAD4(src, o + j) - x0) - dm;
+			v4 += t * t;
+		}
+		v = HSUM4(v4);
+	}
+	for (; j < g->C; j++) {
+		ACC t = (LOAD(src, AN_AT(g, k, n, j)) - x0) - dm;
+		v += t * t;
+	}
+	return rsqrt(v / (ACC)g->C + eps);
+}
+
 /* Four elements at a time where every row operand and gamma (and beta) have unit stride; the
  * op takes float and double only, so the sum s as stored is the sum computed (no re-read). */
 
@@ -148,7 +170,7 @@ __kernel void add_layer_norm_cpu(const angeom g, __global T *y, __global const T
 	int unit = g.cs[0] == 1 && g.cs[1] == 1 && g.cs[3] == 1 && g.cs[4] == 1 && (!g.res || (g.cs[2] == 1 && g.cs[5] == 1));
 	int oy = AN_AT(&g, 0, n, 0), ox = AN_AT(&g, 1, n, 0), orr = AN_AT(&g, 2, n, 0), os = AN_AT(&g, k, n, 0);
 	__global const T *src = g.res ? (__global const T *)s : x;
-	ACC x0 = g.res ? LOAD(x, ox) + LOAD(r, orr) : LOAD(x, ox), a = (ACC)0, v = (ACC)0, dm, rstd;
+	ACC x0 = g.res ? LOAD(x, ox) + LOAD(r, orr) : LOAD(x, ox), a = (ACC)0, dm, rstd;
 
 	/* the sum (stored when there is a residual) and its mean */
 	if (unit) {
@@ -172,20 +194,7 @@ __kernel void add_layer_norm_cpu(const angeom g, __global T *y, __global const T
 		a += t - x0;
 	}
 	dm = a / (ACC)g.C;
-	j = 0;
-	if (unit) {
-		ACC4 v4 = (ACC4)0;
-		for (; j + 4 <= g.C; j += 4) {
-			ACC4 t = (VLOAD4(src, os + j) - x0) - dm;
-			v4 += t * t;
-		}
-		v = HSUM4(v4);
-	}
-	for (; j < g.C; j++) {
-		ACC t = (LOAD(src, AN_AT(&g, k, n, j)) - x0) - dm;
-		v += t * t;
-	}
-	rstd = rsqrt(v / (ACC)g.C + eps);
+	rstd = an_row_rstd(&g, src, k, n, unit, x0, dm, eps);
 	j = 0;
 	if (unit)
 		for (; j + 4 <= g.C; j += 4)
@@ -207,7 +216,7 @@ __kernel void add_layer_norm_bwd_cpu(const angeom g, __global T *dx, __global co
 	__global ACC *pg = part + (size_t)b * 2 * g.C, *pb = pg + g.C;
 	for (int n = n0; n < n1; n++) {
 		int od = AN_AT(&g, 0, n, 0), og = AN_AT(&g, 1, n, 0), os = AN_AT(&g, 2, n, 0), oa = AN_AT(&g, 6, n, 0), j = 0;
-		ACC x0 = LOAD(s, os), a = (ACC)0, v = (ACC)0, dm, rstd, h0, sh = (ACC)0, shx = (ACC)0;
+		ACC x0 = LOAD(s, os), a = (ACC)0, dm, rstd, h0, sh = (ACC)0, shx = (ACC)0;
 		if (unit) {
 			ACC4 a4 = (ACC4)0;
 			for (; j + 4 <= g.C; j += 4)
@@ -217,20 +226,7 @@ __kernel void add_layer_norm_bwd_cpu(const angeom g, __global T *dx, __global co
 		for (; j < g.C; j++)
 			a += LOAD(s, AN_AT(&g, 2, n, j)) - x0;
 		dm = a / (ACC)g.C;
-		j = 0;
-		if (unit) {
-			ACC4 v4 = (ACC4)0;
-			for (; j + 4 <= g.C; j += 4) {
-				ACC4 t = (VLOAD4(s, os + j) - x0) - dm;
-				v4 += t * t;
-			}
-			v = HSUM4(v4);
-		}
-		for (; j < g.C; j++) {
-			ACC t = (LOAD(s, AN_AT(&g, 2, n, j)) - x0) - dm;
-			v += t * t;
-		}
-		rstd = rsqrt(v / (ACC)g.C + eps);
+		rstd = an_row_rstd(&g, s, 2, n, unit, x0, dm, eps);
 		/* the row's sums of h and h * xhat, and the block's column partials */
 		h0 = LOAD(gr, og) * LOAD(ga, og3);
 		j = 0;
