@@ -1,7 +1,8 @@
 /* compare section "compile": every kernel program the library embeds, built with the options the
  * library uses (float32): success or failure with its build log, cold build time (from source,
- * bypassing clgrad's program cache; the driver's own cache is off when the parent set its switch:
- * "driver_cache_disabled") and warm load time from clgrad's disk cache ($CLGRAD_CACHE_DIR). */
+ * bypassing clgrad's program cache, and the driver's by a define no kernel reads; whether the user
+ * turned the driver's cache off as well: "driver_cache_disabled") and warm load time from clgrad's
+ * disk cache ($CLGRAD_CACHE_DIR). */
 #include "compare.h"
 
 #include "clg_measure.h"
@@ -20,8 +21,8 @@ static int env_is(const char *name, const char *value)
 	return v && !strcmp(v, value);
 }
 
-/* Whether the device driver's own compiled-kernel cache is off in this process, by the switch the
- * parent sets for it. */
+/* Whether the device driver's own compiled-kernel cache is off in this process, by its switch in
+ * the environment (cold builds miss it either way). */
 static void driver_cache(clg_backend *dev, json_writer *w)
 {
 	const char *p = dev->info.platform;
@@ -143,7 +144,8 @@ int compare_compile(clg_backend *dev, const compare_opts *o, json_writer *w)
 			 "adds its tile #defines at run time)",
 			 o->quick ? "--quick: cold build of elementwise and gemm only (total_cold_s covers those), warm "
 				    "load of every program"
-				  : "cold build of every program from source, bypassing clgrad's cache",
+				  : "cold build of every program from source, bypassing clgrad's cache and, by a "
+				    "define of its own (-D CLG_COLD_BUILD), the driver's",
 			 cache && !strcmp(cache, "0") ? ", and CLGRAD_CACHE_DIR=0 disables the cache" : "");
 		json_key_str(w, "note", note);
 	}
