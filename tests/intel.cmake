@@ -1,12 +1,15 @@
 # ---- Intel's OpenCL CPU runtime as a second real vendor (scripts/setup_intel_ocl.sh) ----------
-# Included by tests/CMakeLists.txt after the tests it names. Where setup_intel_ocl.sh has filled its
-# folder, the tests that run on every device see Intel beside PoCL (OCL_ICD_VENDORS holds both):
-# two compilers, two sets of kernel-shape choices, the same reference. Only these tests, so the
-# suite's time grows by their Intel part alone (the CLI tests keep PoCL as the default device).
+# Included by tests/CMakeLists.txt after every other part, so the tests it names exist. Where
+# setup_intel_ocl.sh has filled its folder, the tests that run on every device see Intel beside
+# PoCL (OCL_ICD_VENDORS holds both): two compilers, two sets of kernel-shape choices, the same
+# reference (test_parallel_cli: data parallel over two vendors, not the slow float64 reference
+# beside PoCL). Only these tests, so the suite's time grows by their Intel part alone (the CLI
+# tests keep PoCL as the default device).
 # CLGRAD_SKIP_INTEL=1 at configure time, or -DCLGRAD_INTEL_OCL_DIR=OFF, leaves Intel out.
 set(CLG_INTEL_TESTS test_devices test_cli_devices_json test_kernels_compile test_ops test_grad
   test_ops_gemm_own test_ops_gemm_clblast test_train test_compare_quick test_device_auto test_device_default
-  test_ops_gemm_clblast_indirect test_clblast_switch test_staging test_half_selftest)
+  test_ops_gemm_clblast_indirect test_clblast_switch test_staging test_half_selftest
+  test_parallel_cli)
 
 if(NOT DEFINED CLGRAD_INTEL_OCL_DIR)
   if(DEFINED ENV{CLGRAD_INTEL_OCL_DIR})
