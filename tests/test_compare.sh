@@ -56,7 +56,7 @@ faults)
 	# both at once with a healthy device between them (every device of this machine)
 	n=$("$clgrad" devices --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["devices"]))')
 	if [ "$n" -ge 2 ]; then
-		CLGRAD_COMPARE_FAULT="1:hang" run_compare --quick --devices ref,1 --suite ops --timeout 30 --out "$work/m"
+		CLGRAD_COMPARE_FAULT="1:hang" run_compare --quick --devices ref,1 --suite ops --timeout 12 --out "$work/m"
 		$check "$work/m/report.json" --status 0=ok --status 1=timeout || fail "one device's hang spoiled another's result"
 	fi
 	# usage errors
