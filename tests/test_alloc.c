@@ -1,8 +1,11 @@
 /* The caching allocator: reuse within a size bucket, separate buckets for different sizes,
- * in-use / peak / cached accounting, trim; and the reference backend's in-use / peak. */
+ * in-use / peak / cached accounting, trim; the huge-page buffers of CPU devices; and the reference
+ * backend's in-use / peak. */
 #include "test_util.h"
 
+#include <CL/cl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static clg_stats stats_of(clg_backend *be)
@@ -187,6 +190,44 @@ static void check_cl_allocator(clg_backend *be)
 	expect_bytes(be, 0, peak, 0, "original instance untouched");
 }
 
+/* CPU devices: a buffer of 2 MiB and more lies on memory of clgrad's own, 2 MiB aligned for huge
+ * pages and passed with CL_MEM_USE_HOST_PTR (backend/opencl/cl_alloc.c); smaller ones, other
+ * devices and CLGRAD_HUGEPAGES=0 take the driver's. Either way the data survive a round trip, and
+ * freeing, trimming (the destructor callback unmaps) and allocating again work. */
+static void check_huge_pages(clg_backend *be)
+{
+	static const size_t sizes[] = {1 << 20, 2 << 20, 3 << 20, (5 << 20) + 7, 2 << 20};
+	const size_t huge = (size_t)2 << 20;
+
+	for (int off = 0; off < 2; off++) {
+		if (off)
+			setenv("CLGRAD_HUGEPAGES", "0", 1);
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			clg_buffer *b = NULL;
+			cl_mem_flags flags = 0;
+			void *host = NULL;
+			int want;
+			CHECK_OK(clg_buffer_alloc(be, sizes[i], &b));
+			if (!b)
+				continue;
+			want = !off && be->info.type == CLG_DEV_CPU && b->capacity >= huge;
+			CHECK(clGetMemObjectInfo((cl_mem)b->handle, CL_MEM_FLAGS, sizeof(flags), &flags, NULL) == CL_SUCCESS &&
+				      clGetMemObjectInfo((cl_mem)b->handle, CL_MEM_HOST_PTR, sizeof(host), &host, NULL) == CL_SUCCESS,
+			      "clGetMemObjectInfo on a buffer of %zu bytes", sizes[i]);
+			CHECK(!!(flags & CL_MEM_USE_HOST_PTR) == want, "%zu bytes (capacity %zu, huge pages %s): "
+			      "CL_MEM_USE_HOST_PTR %s, want %s", sizes[i], b->capacity, off ? "off" : "on",
+			      flags & CL_MEM_USE_HOST_PTR ? "set" : "clear", want ? "set" : "clear");
+			CHECK(!want || ((uintptr_t)host & (huge - 1)) == 0, "%zu bytes at %p: not 2 MiB aligned", sizes[i], host);
+			roundtrip(b, 10 + (unsigned)i, off ? "large buffer, huge pages off" : "large buffer");
+			clg_buffer_free(b);
+			if (i == 2)
+				be->iface->trim(be); /* the next 2 MiB request allocates anew after an unmap */
+		}
+		be->iface->trim(be);
+	}
+	unsetenv("CLGRAD_HUGEPAGES");
+}
+
 static void check_ref(void)
 {
 	clg_backend *be = NULL;
@@ -235,6 +276,7 @@ int main(void)
 		if (!be)
 			continue;
 		check_cl_allocator(be);
+		check_huge_pages(be);
 		clg_backend_close(be);
 	}
 	return t_finish("test_alloc");
