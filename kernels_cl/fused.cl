@@ -1,6 +1,7 @@
 /* Fused hot-path ops (semantics: backend/clg_ops.def, "fused hot-path ops"): the linear layer's
  * epilogue (bias + activation) and its backward (activation gradient and bias gradient in one
- * pass), softmax cross-entropy forward (loss and each row's logsumexp) and backward.
+ * pass), softmax cross-entropy forward (loss and each row's logsumexp) and backward; and GELU
+ * alone (op gelu) under the CPU shape of family "fused", sixteen elements a work-item (gelu_v16).
  * The cross-entropy kernels come in the two shapes of family "row" (backend/kernel_shape.c):
  * <name>_rows a work-group per row (GPU: coalesced loads, wg_sum / wg_max of prelude.cl, local
  * scratch of one ACC per work-item, a power-of-two size), <name>_rows_cpu a work-item per row (CPU:

@@ -5,7 +5,9 @@
  * and 2-D tiles on GPUs (bias_act_backward_tiles, family
  * "fused"). SOFTMAX_XENT and its backward are row kernels in the shape of family "row": a
  * work-group per row (GPU) or a work-item per row (CPU); the forward leaves each row's loss term in
- * a temporary buffer that a second kernel adds in a fixed order. Operands at any strides. */
+ * a temporary buffer that a second kernel adds in a fixed order. Operands at any strides.
+ * GELU (an elementwise op, cl_ops.c) comes here under the CPU shape over contiguous float32 / float64:
+ * sixteen elements a work-item (gelu_v16). */
 #include "cl_internal.h"
 #include "../clg_fused_internal.h"
 
