@@ -1,8 +1,8 @@
 /* Op-suite cases of the fused hot-path ops (see tests/test_ops.h and clg_ops.def): bias +
  * activation forward and backward, the GEMM with them (gemm_bias_act), softmax cross-entropy
  * forward and backward. The suite compares
- * the dst; the outputs written in place (the bias gradient, the logsumexp) reach the gradient
- * checks (tests/grad_cases_fused.c) through the ops that read them. */
+ * the dst, and bias_act_backward's bias gradient (written in place, check_src); the logsumexp
+ * reaches the gradient checks (tests/grad_cases_fused.c) through the op that reads it. */
 #include "test_ops.h"
 
 #include <string.h>
@@ -49,7 +49,9 @@ static void gemm_bias_act_cases(op_case_adder add)
 
 void ops_cases_fused(op_case_adder add)
 {
-	static const int64_t shapes[][2] = {{1, 1}, {3, 5}, {128, 10}, {33, 300}, {2, 513}};
+	/* (37, 64), (5, 128), (3, 64) (small enough for Oclgrind): bias_act_backward's CPU shape sixteen
+	 * columns a work-item (up to two compute units) */
+	static const int64_t shapes[][2] = {{1, 1}, {3, 5}, {128, 10}, {33, 300}, {2, 513}, {37, 64}, {5, 128}, {3, 64}};
 	static const char *const acts[] = {"none", "relu", "gelu"};
 
 	gemm_bias_act_cases(add);
@@ -65,10 +67,21 @@ void ops_cases_fused(op_case_adder add)
 				c = fused_case(CLG_OP_BIAS_ACT_BACKWARD, "mmmc", N, C, lay);
 				c.i[0] = a;
 				c.tag = acts[a];
+				c.check_src = 1 << 2;
 				add(c);
 			}
 			op_case c = fused_case(CLG_OP_BIAS_ACT_BACKWARD, "mmmc", N, C, lay);
 			c.i[0] = 1, c.f[0] = 1, c.tag = "relu, accumulating db";
+			c.check_src = 1 << 2;
+			add(c);
+			/* GELU's tails (u = x + b in [-12, 12], short of the float exp's flush below 2^-126): Phi's small
+			 * negative tail and 1 - Phi (one shared exp, NCDF) */
+			c = fused_case(CLG_OP_BIAS_ACT, "mmc", N, C, lay);
+			c.i[0] = 2, c.lo = -6, c.hi = 6, c.tag = "gelu tails";
+			add(c);
+			c = fused_case(CLG_OP_BIAS_ACT_BACKWARD, "mmmc", N, C, lay);
+			c.i[0] = 2, c.f[0] = 1, c.lo = -6, c.hi = 6, c.tag = "gelu tails, accumulating db";
+			c.check_src = 1 << 2;
 			add(c);
 			c = fused_case(CLG_OP_SOFTMAX_XENT, "1mmn", N, C, lay);
 			c.f[0] = 1.0 / (double)N;
