@@ -435,3 +435,84 @@ __kernel void attn_bwd_dkv_cpu(const ageom g, const ACC scale, __global T *dko, 
 	for (int x = 0; x < DV; x++)
 		SCATTER(dv[x], j0, g.Tk, STORE(dvo, ROW(A_DV, b, h, r_) + x * XS(A_DV), e_))
 }
+
+/* ---- _cpu shape, backward with ds stored: attn_bwd_dkvs_cpu, then attn_bwd_dqs_cpu ----
+ * The two kernels above each recompute a score, its exp and dp = do . v (the dq pass for the query
+ * rows, the dk/dv pass again for the key rows): 4 Dh + 3 Dv vector FMAs and two exps a score.
+ * Where the host's scratch allows B*H*Tk*Tq values (cl_ops_attention.c), the key-row kernel writes
+ * each ds = p (dp - delta) it computes, key-major (dst[bh][j][i], a block of query rows contiguous),
+ * and the query-row kernel only sums dq = ds k: 3 Dh + 2 Dv FMAs and one exp a score. delta_i =
+ * do_i . o_i is folded into dp: dp - delta = do_i . (v_j - o_i), no pass of its own. */
+
+/* A block of key rows: dk, dv, and ds of every query that sees one of them into dst. */
+__kernel void attn_bwd_dkvs_cpu(const ageom g, const ACC scale, __global T *dko, __global T *dvo,
+				__global const T *dO, __global const T *q, __global const T *k, __global const T *v,
+				__global const T *o, __global const T *lse, __global ACC *dst)
+{
+	BLOCK(g.Tk, j0);
+	int qr = ROW(A_Q, b, h, 0), dor = ROW(A_DO, b, h, 0), orow = ROW(A_O, b, h, 0), lr0 = ROW(A_L, b, h, 0);
+	int kr = ROW(A_K, b, h, 0), vr = ROW(A_V, b, h, 0);
+	size_t dsr = ((size_t)bh * g.Tk + j0) * g.Tq; /* dst row of key j0 */
+	VT kt[DH], vt[DV], dk[DH], dv[DV], col = (VT)(ACC)j0 + IOTA;
+	for (int x = 0; x < DH; x++) {
+		GATHER(kt[x], j0, g.Tk - 1, GKEY(r_, x))
+		kt[x] *= scale;
+		dk[x] = (VT)0;
+	}
+	for (int x = 0; x < DV; x++) {
+		GATHER(vt[x], j0, g.Tk - 1, GVAL(r_, x))
+		dv[x] = (VT)0;
+	}
+	for (int i = g.causal ? min(j0, g.Tq) : 0; i < g.Tq; i++) {
+		VT s = (VT)0, dpd = (VT)0;
+		for (int x = 0; x < DH; x++)
+			s += kt[x] * GQRY(i, x);
+		VT p = exp(s - GLSE(i));
+		if (g.causal)
+			p = select(p, (VT)0, col > (VT)(ACC)i);
+		for (int x = 0; x < DV; x++) {
+			ACC d = GDO(i, x);
+			dpd += (vt[x] - LOAD(o, orow + i * g.st[A_O][2] + x * XS(A_O))) * d;
+			dv[x] += p * d;
+		}
+		VT ds = p * dpd;
+		for (int x = 0; x < DH; x++)
+			dk[x] += ds * GQRY(i, x);
+		SCATTER(ds, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i] = e_)
+	}
+	for (int x = 0; x < DH; x++)
+		SCATTER(scale * dk[x], j0, g.Tk, STORE(dko, ROW(A_DK, b, h, r_) + x * XS(A_DK), e_))
+	for (int x = 0; x < DV; x++)
+		SCATTER(dv[x], j0, g.Tk, STORE(dvo, ROW(A_DV, b, h, r_) + x * XS(A_DV), e_))
+}
+
+/* dq of a block of query rows over keys [0, kend), each key's ds of the block read by DS(j) */
+#define DQS_KEYS(DS)                                                                               \
+	for (int j = 0; j < kend; j++) {                                                           \
+		VT ds;                                                                             \
+		DS(j);                                                                             \
+		for (int x = 0; x < DH; x++)                                                       \
+			dq[x] += ds * GKEY(j, x);                                                  \
+	}
+#define DS_FULL(j) ds = VLOADQ(0, src + dsr + (size_t)(j) * g.Tq)
+#define DS_TAIL(j) GATHER(ds, i0, g.Tq - 1, src[dsr + (size_t)(j) * g.Tq + (r_ - i0)])
+
+/* A block of query rows (after attn_bwd_dkvs_cpu): dq = ds k, the causal ds already zero. */
+__kernel void attn_bwd_dqs_cpu(const ageom g, const ACC scale, __global T *dqo, __global const T *k,
+			       __global const ACC *src)
+{
+	BLOCK(g.Tq, i0);
+	int kr = ROW(A_K, b, h, 0);
+	size_t dsr = (size_t)bh * g.Tk * g.Tq + i0; /* src column of query i0 */
+	int kend = g.causal ? min(g.Tk, min(g.Tq, i0 + QB)) : g.Tk;
+	VT dq[DH];
+	for (int x = 0; x < DH; x++)
+		dq[x] = (VT)0;
+	if (i0 + QB <= g.Tq) {
+		DQS_KEYS(DS_FULL)
+	} else { /* the last block: no reads past the rows (nor of unwritten values) */
+		DQS_KEYS(DS_TAIL)
+	}
+	for (int x = 0; x < DH; x++)
+		SCATTER(scale * dq[x], i0, g.Tq, STORE(dqo, ROW(A_DQ, b, h, r_) + x * XS(A_DQ), e_))
+}
