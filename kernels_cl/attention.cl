@@ -278,6 +278,23 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 #define VSTOREQ VCAT(vstore, QB)
 #define IOTA ((VT)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
 
+/* R = the sum of TERM(x) over x in [0, n) in four chains: PoCL keeps the x loops rolled, and one
+ * accumulator made each score a chain of n dependent FMAs (latency-bound). TERM(x) is a VT. */
+#define VDOT(R, n, TERM)                                                                           \
+	{                                                                                          \
+		VT a0_ = (VT)0, a1_ = (VT)0, a2_ = (VT)0, a3_ = (VT)0;                             \
+		int x_ = 0;                                                                        \
+		for (; x_ + 4 <= (n); x_ += 4) {                                                   \
+			a0_ += TERM(x_);                                                           \
+			a1_ += TERM(x_ + 1);                                                       \
+			a2_ += TERM(x_ + 2);                                                       \
+			a3_ += TERM(x_ + 3);                                                       \
+		}                                                                                  \
+		for (; x_ < (n); x_++)                                                             \
+			a0_ += TERM(x_);                                                           \
+		R = (a0_ + a1_) + (a2_ + a3_);                                                     \
+	}
+
 /* V = EXPR of rows r0 .. r0 + QB - 1 (EXPR reads its row as r_), rows past `last` read as `last` */
 #define GATHER(V, r0, last, EXPR)                                                                  \
 	{                                                                                          \
@@ -299,6 +316,14 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 			STMT;                                                                      \
 		}                                                                                  \
 	}
+
+/* VDOT terms: score of query lanes with key j (FWD_S), dp of query lanes (DQ_DP), score and dp of
+ * key lanes with query i (KV_S, KV_DP), dp - delta_i of key lanes (KVS_DPD: do_i . (v - o_i)) */
+#define FWD_S(x) qt[x] * GKEY(j, x)
+#define DQ_DP(x) dot[x] * GVAL(j, x)
+#define KV_S(x) kt[x] * GQRY(i, x)
+#define KV_DP(x) vt[x] * GDO(i, x)
+#define KVS_DPD(x) (vt[x] - LOAD(o, orow + i * g.st[A_O][2] + (x) * XS(A_O))) * GDO(i, x)
 
 /* Work-item w: head bh, rows r0 .. r0 + QB - 1 of a side of n rows. */
 #define BLOCK(n, r0)                                                                               \
@@ -334,9 +359,8 @@ __kernel void attn_fwd_cpu(const ageom g, const ACC scale, __global const T *q, 
 		VT s[CKB], bm = m;
 		for (int jj = 0; jj < CKB; jj++) {
 			int j = min(j0 + jj, kend - 1);
-			VT d = (VT)0;
-			for (int x = 0; x < DH; x++)
-				d += qt[x] * GKEY(j, x);
+			VT d;
+			VDOT(d, DH, FWD_S)
 			s[jj] = select(d, (VT)(-INFINITY), (VT)(ACC)(j0 + jj) > vlast);
 			bm = fmax(bm, s[jj]);
 		}
@@ -382,11 +406,9 @@ __kernel void attn_bwd_dq_cpu(const ageom g, const ACC scale, __global T *dqo, _
 	GATHER(lr, i0, g.Tq - 1, LOAD(lse, lr0 + r_ * g.st[A_L][2]))
 	SCATTER(dl, i0, g.Tq, delta[bh * g.Tq + r_] = e_)
 	for (int j = 0; j < kend; j++) {
-		VT s = (VT)0, dp = (VT)0;
-		for (int x = 0; x < DH; x++)
-			s += qt[x] * GKEY(j, x);
-		for (int x = 0; x < DV; x++)
-			dp += dot[x] * GVAL(j, x);
+		VT s, dp;
+		VDOT(s, DH, FWD_S)
+		VDOT(dp, DV, DQ_DP)
 		VT ds = select(exp(s - lr), (VT)0, (VT)(ACC)j > vlast) * (dp - dl);
 		for (int x = 0; x < DH; x++)
 			dq[x] += ds * GKEY(j, x);
@@ -415,17 +437,14 @@ __kernel void attn_bwd_dkv_cpu(const ageom g, const ACC scale, __global T *dko, 
 		dv[x] = (VT)0;
 	}
 	for (int i = g.causal ? min(j0, g.Tq) : 0; i < g.Tq; i++) {
-		VT s = (VT)0, dp = (VT)0;
-		for (int x = 0; x < DH; x++)
-			s += kt[x] * GQRY(i, x);
+		VT s, dp;
+		VDOT(s, DH, KV_S)
+		VDOT(dp, DV, KV_DP)
 		VT p = exp(s - GLSE(i));
 		if (g.causal)
 			p = select(p, (VT)0, col > (VT)(ACC)i);
-		for (int x = 0; x < DV; x++) {
-			ACC d = GDO(i, x);
-			dp += vt[x] * d;
-			dv[x] += p * d;
-		}
+		for (int x = 0; x < DV; x++)
+			dv[x] += p * GDO(i, x);
 		VT ds = p * (dp - GDELTA(i));
 		for (int x = 0; x < DH; x++)
 			dk[x] += ds * GQRY(i, x);
@@ -443,6 +462,19 @@ __kernel void attn_bwd_dkv_cpu(const ageom g, const ACC scale, __global T *dko, 
  * each ds = p (dp - delta) it computes, key-major (dst[bh][j][i], a block of query rows contiguous),
  * and the query-row kernel only sums dq = ds k: 3 Dh + 2 Dv FMAs and one exp a score. delta_i =
  * do_i . o_i is folded into dp: dp - delta = do_i . (v_j - o_i), no pass of its own. */
+
+/* P and DS = P (dp - delta) of key lanes with query row R */
+#define DKVS_P(R, P, DS)                                                                           \
+	{                                                                                          \
+		int i = (R);                                                                       \
+		VT s_, dpd_;                                                                       \
+		VDOT(s_, DH, KV_S)                                                                 \
+		VDOT(dpd_, DV, KVS_DPD)                                                            \
+		P = exp(s_ - GLSE(i));                                                             \
+		if (g.causal)                                                                      \
+			P = select(P, (VT)0, col > (VT)(ACC)i);                                    \
+		DS = P * dpd_;                                                                     \
+	}
 
 /* A block of key rows: dk, dv, and ds of every query that sees one of them into dst. */
 __kernel void attn_bwd_dkvs_cpu(const ageom g, const ACC scale, __global T *dko, __global T *dvo,
@@ -463,22 +495,30 @@ __kernel void attn_bwd_dkvs_cpu(const ageom g, const ACC scale, __global T *dko,
 		GATHER(vt[x], j0, g.Tk - 1, GVAL(r_, x))
 		dv[x] = (VT)0;
 	}
-	for (int i = g.causal ? min(j0, g.Tq) : 0; i < g.Tq; i++) {
-		VT s = (VT)0, dpd = (VT)0;
-		for (int x = 0; x < DH; x++)
-			s += kt[x] * GQRY(i, x);
-		VT p = exp(s - GLSE(i));
-		if (g.causal)
-			p = select(p, (VT)0, col > (VT)(ACC)i);
+	/* two queries a step (the second past the last masked): dk and dv, spilled, loaded and stored
+	 * once for both */
+	for (int i2 = g.causal ? min(j0, g.Tq) : 0; i2 < g.Tq; i2 += 2) {
+		int i1 = min(i2 + 1, g.Tq - 1);
+		VT p0, p1, ds0, ds1;
+		DKVS_P(i2, p0, ds0)
+		DKVS_P(i1, p1, ds1)
+		if (i2 + 1 >= g.Tq)
+			p1 = ds1 = (VT)0;
 		for (int x = 0; x < DV; x++) {
-			ACC d = GDO(i, x);
-			dpd += (vt[x] - LOAD(o, orow + i * g.st[A_O][2] + x * XS(A_O))) * d;
-			dv[x] += p * d;
+			VT a = dv[x];
+			a += p0 * GDO(i2, x);
+			a += p1 * GDO(i1, x);
+			dv[x] = a;
 		}
-		VT ds = p * dpd;
-		for (int x = 0; x < DH; x++)
-			dk[x] += ds * GQRY(i, x);
-		SCATTER(ds, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i] = e_)
+		for (int x = 0; x < DH; x++) {
+			VT a = dk[x];
+			a += ds0 * GQRY(i2, x);
+			a += ds1 * GQRY(i1, x);
+			dk[x] = a;
+		}
+		SCATTER(ds0, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i2] = e_)
+		if (i2 + 1 < g.Tq)
+			SCATTER(ds1, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i1] = e_)
 	}
 	for (int x = 0; x < DH; x++)
 		SCATTER(scale * dk[x], j0, g.Tk, STORE(dko, ROW(A_DK, b, h, r_) + x * XS(A_DK), e_))
