@@ -270,7 +270,7 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
  * one vector exp, and every loop bound is the same for all lanes (the causal part is masked with
  * select), a small outer-product GEMM without private arrays indexed by lane. */
 #define QB 16 /* rows a work-item (QB in cl_ops_attention.c): 4 and 8 ran 2-4x slower on PoCL and Intel */
-#define CKB 16 /* scores per online-softmax step in attn_fwd_cpu (8: ~6% more CPU time at T 128, Dh 32) */
+#define CKB 16 /* scores per online-softmax step in attn_fwd_cpu, even (8: ~6% more CPU time at T 128, Dh 32) */
 #define VCAT_(a, b) a##b
 #define VCAT(a, b) VCAT_(a, b)
 #define VT VCAT(ACC, QB)
@@ -341,7 +341,8 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 	if (g.causal)                                                                              \
 		vlast = fmin(vlast, (VT)(ACC)(i0) + IOTA);
 
-/* A block of query rows: the keys through an online softmax, CKB scores a step (a masked tail). */
+/* A block of query rows: the keys through an online softmax, CKB scores a step (a masked tail),
+ * two keys at a time into acc (spilled: read and written once for both). */
 __kernel void attn_fwd_cpu(const ageom g, const ACC scale, __global const T *q, __global const T *k,
 			   __global const T *v, __global T *o, __global T *lse)
 {
@@ -369,12 +370,16 @@ __kernel void attn_fwd_cpu(const ageom g, const ACC scale, __global const T *q, 
 		for (int x = 0; x < DV; x++)
 			acc[x] *= corr;
 		m = bm;
-		for (int jj = 0; jj < CKB; jj++) {
-			int j = min(j0 + jj, kend - 1);
-			VT p = exp(s[jj] - m);
-			l += p;
-			for (int x = 0; x < DV; x++)
-				acc[x] += p * GVAL(j, x);
+		for (int jj = 0; jj < CKB; jj += 2) {
+			int j = min(j0 + jj, kend - 1), j1 = min(j0 + jj + 1, kend - 1);
+			VT p = exp(s[jj] - m), p1 = exp(s[jj + 1] - m);
+			l += p + p1;
+			for (int x = 0; x < DV; x++) {
+				VT a = acc[x];
+				a += p * GVAL(j, x);
+				a += p1 * GVAL(j1, x);
+				acc[x] = a;
+			}
 		}
 	}
 	VT inv = select((VT)0, (VT)1 / l, l > (VT)0);
@@ -526,16 +531,25 @@ __kernel void attn_bwd_dkvs_cpu(const ageom g, const ACC scale, __global T *dko,
 		SCATTER(dv[x], j0, g.Tk, STORE(dvo, ROW(A_DV, b, h, r_) + x * XS(A_DV), e_))
 }
 
-/* dq of a block of query rows over keys [0, kend), each key's ds of the block read by DS(j) */
+/* dq of a block of query rows over keys [0, kend), two keys a step (dq, spilled, read and written
+ * once for both; the second past kend zeroed), the block's ds of key j read by DS(V, j) */
 #define DQS_KEYS(DS)                                                                               \
-	for (int j = 0; j < kend; j++) {                                                           \
-		VT ds;                                                                             \
-		DS(j);                                                                             \
-		for (int x = 0; x < DH; x++)                                                       \
-			dq[x] += ds * GKEY(j, x);                                                  \
+	for (int j = 0; j < kend; j += 2) {                                                        \
+		int j1 = min(j + 1, kend - 1);                                                     \
+		VT ds0, ds1;                                                                       \
+		DS(ds0, j);                                                                        \
+		DS(ds1, j1);                                                                       \
+		if (j + 1 >= kend)                                                                 \
+			ds1 = (VT)0;                                                               \
+		for (int x = 0; x < DH; x++) {                                                     \
+			VT a = dq[x];                                                              \
+			a += ds0 * GKEY(j, x);                                                     \
+			a += ds1 * GKEY(j1, x);                                                    \
+			dq[x] = a;                                                                 \
+		}                                                                                  \
 	}
-#define DS_FULL(j) ds = VLOADQ(0, src + dsr + (size_t)(j) * g.Tq)
-#define DS_TAIL(j) GATHER(ds, i0, g.Tq - 1, src[dsr + (size_t)(j) * g.Tq + (r_ - i0)])
+#define DS_FULL(V, j) V = VLOADQ(0, src + dsr + (size_t)(j) * g.Tq)
+#define DS_TAIL(V, j) GATHER(V, i0, g.Tq - 1, src[dsr + (size_t)(j) * g.Tq + (r_ - i0)])
 
 /* A block of query rows (after attn_bwd_dkvs_cpu): dq = ds k, the causal ds already zero. */
 __kernel void attn_bwd_dqs_cpu(const ageom g, const ACC scale, __global T *dqo, __global const T *k,
