@@ -1,10 +1,12 @@
 /* Fused scaled dot-product attention (semantics: backend/clg_ops.def, "fused scaled dot-product
- * attention"), FlashAttention style: no (Tq, Tk) matrix in global memory. The forward walks the
- * keys with an online softmax (running max m and sum l, the output rescaled when m grows) and
- * stores each query row's log-sum-exp; the backward recomputes the probabilities from q, k and
+ * attention"), FlashAttention style: the forward writes no (Tq, Tk) matrix to global memory; it
+ * walks the keys with an online softmax (running max m and sum l, the output rescaled when m
+ * grows) and stores each query row's log-sum-exp; the backward recomputes the probabilities from q, k and
  * that log-sum-exp: attn_bwd_dq_* (query rows: dq, and delta_i = do_i . o_i into a scratch
  * buffer), then attn_bwd_dkv_* (key rows: dk, dv), each row summed by one work-item in a fixed
- * order, so results are deterministic without atomics.
+ * order, so results are deterministic without atomics. Under the cpu shape, where the host's
+ * scratch allows, attn_bwd_dkvs_cpu (dk, dv and every ds stored) then attn_bwd_dqs_cpu (dq = ds k)
+ * instead: each score and its exp computed once (see there).
  * Two shapes per kernel (backend/kernel_shape.c, family "attention"):
  *   _cpu: a work-item per block of QB rows of a head, a row a lane of an ACC vector, walking the
  *         other side's rows in global memory with uniform loop bounds (the causal part masked);
