@@ -451,13 +451,13 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 	} else if (be->op_timer) { /* waits before and after: the op's own time (clg_op_timer.h) */
 		double t0;
 		st = clg_synchronize(be);
-		t0 = clg_now();
+		t0 = clg_op_timer_now();
 		if (!st)
 			st = be->ops[c->op](be, c);
 		if (!st)
 			st = clg_synchronize(be);
 		if (!st)
-			clg_op_timer_add(be->op_timer, c, clg_now() - t0);
+			clg_op_timer_add(be->op_timer, c, clg_op_timer_now() - t0);
 	} else {
 		st = be->ops[c->op](be, c);
 	}

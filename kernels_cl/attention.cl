@@ -1,10 +1,12 @@
 /* Fused scaled dot-product attention (semantics: backend/clg_ops.def, "fused scaled dot-product
- * attention"), FlashAttention style: no (Tq, Tk) matrix in global memory. The forward walks the
- * keys with an online softmax (running max m and sum l, the output rescaled when m grows) and
- * stores each query row's log-sum-exp; the backward recomputes the probabilities from q, k and
+ * attention"), FlashAttention style: the forward writes no (Tq, Tk) matrix to global memory; it
+ * walks the keys with an online softmax (running max m and sum l, the output rescaled when m
+ * grows) and stores each query row's log-sum-exp; the backward recomputes the probabilities from q, k and
  * that log-sum-exp: attn_bwd_dq_* (query rows: dq, and delta_i = do_i . o_i into a scratch
  * buffer), then attn_bwd_dkv_* (key rows: dk, dv), each row summed by one work-item in a fixed
- * order, so results are deterministic without atomics.
+ * order, so results are deterministic without atomics. Under the cpu shape, where the host's
+ * scratch allows, attn_bwd_dkvs_cpu (dk, dv and every ds stored) then attn_bwd_dqs_cpu (dq = ds k)
+ * instead: each score and its exp computed once (see there).
  * Two shapes per kernel (backend/kernel_shape.c, family "attention"):
  *   _cpu: a work-item per block of QB rows of a head, a row a lane of an ACC vector, walking the
  *         other side's rows in global memory with uniform loop bounds (the causal part masked);
@@ -270,13 +272,30 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
  * one vector exp, and every loop bound is the same for all lanes (the causal part is masked with
  * select), a small outer-product GEMM without private arrays indexed by lane. */
 #define QB 16 /* rows a work-item (QB in cl_ops_attention.c): 4 and 8 ran 2-4x slower on PoCL and Intel */
-#define CKB 16 /* scores per online-softmax step in attn_fwd_cpu (8: ~6% more CPU time at T 128, Dh 32) */
+#define CKB 16 /* scores per online-softmax step in attn_fwd_cpu, even (8: ~6% more CPU time at T 128, Dh 32) */
 #define VCAT_(a, b) a##b
 #define VCAT(a, b) VCAT_(a, b)
 #define VT VCAT(ACC, QB)
 #define VLOADQ VCAT(vload, QB)
 #define VSTOREQ VCAT(vstore, QB)
 #define IOTA ((VT)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+
+/* R = the sum of TERM(x) over x in [0, n) in four chains: PoCL keeps the x loops rolled, and one
+ * accumulator made each score a chain of n dependent FMAs (latency-bound). TERM(x) is a VT. */
+#define VDOT(R, n, TERM)                                                                           \
+	{                                                                                          \
+		VT a0_ = (VT)0, a1_ = (VT)0, a2_ = (VT)0, a3_ = (VT)0;                             \
+		int x_ = 0;                                                                        \
+		for (; x_ + 4 <= (n); x_ += 4) {                                                   \
+			a0_ += TERM(x_);                                                           \
+			a1_ += TERM(x_ + 1);                                                       \
+			a2_ += TERM(x_ + 2);                                                       \
+			a3_ += TERM(x_ + 3);                                                       \
+		}                                                                                  \
+		for (; x_ < (n); x_++)                                                             \
+			a0_ += TERM(x_);                                                           \
+		R = (a0_ + a1_) + (a2_ + a3_);                                                     \
+	}
 
 /* V = EXPR of rows r0 .. r0 + QB - 1 (EXPR reads its row as r_), rows past `last` read as `last` */
 #define GATHER(V, r0, last, EXPR)                                                                  \
@@ -300,6 +319,14 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 		}                                                                                  \
 	}
 
+/* VDOT terms: score of query lanes with key j (FWD_S), dp of query lanes (DQ_DP), score and dp of
+ * key lanes with query i (KV_S, KV_DP), dp - delta_i of key lanes (KVS_DPD: do_i . (v - o_i)) */
+#define FWD_S(x) qt[x] * GKEY(j, x)
+#define DQ_DP(x) dot[x] * GVAL(j, x)
+#define KV_S(x) kt[x] * GQRY(i, x)
+#define KV_DP(x) vt[x] * GDO(i, x)
+#define KVS_DPD(x) (vt[x] - LOAD(o, orow + i * g.st[A_O][2] + (x) * XS(A_O))) * GDO(i, x)
+
 /* Work-item w: head bh, rows r0 .. r0 + QB - 1 of a side of n rows. */
 #define BLOCK(n, r0)                                                                               \
 	int nb_ = ((n) + QB - 1) / QB, w_ = get_global_id(0);                                      \
@@ -316,7 +343,8 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 	if (g.causal)                                                                              \
 		vlast = fmin(vlast, (VT)(ACC)(i0) + IOTA);
 
-/* A block of query rows: the keys through an online softmax, CKB scores a step (a masked tail). */
+/* A block of query rows: the keys through an online softmax, CKB scores a step (a masked tail),
+ * two keys at a time into acc (spilled: read and written once for both). */
 __kernel void attn_fwd_cpu(const ageom g, const ACC scale, __global const T *q, __global const T *k,
 			   __global const T *v, __global T *o, __global T *lse)
 {
@@ -334,9 +362,8 @@ __kernel void attn_fwd_cpu(const ageom g, const ACC scale, __global const T *q, 
 		VT s[CKB], bm = m;
 		for (int jj = 0; jj < CKB; jj++) {
 			int j = min(j0 + jj, kend - 1);
-			VT d = (VT)0;
-			for (int x = 0; x < DH; x++)
-				d += qt[x] * GKEY(j, x);
+			VT d;
+			VDOT(d, DH, FWD_S)
 			s[jj] = select(d, (VT)(-INFINITY), (VT)(ACC)(j0 + jj) > vlast);
 			bm = fmax(bm, s[jj]);
 		}
@@ -345,12 +372,16 @@ __kernel void attn_fwd_cpu(const ageom g, const ACC scale, __global const T *q, 
 		for (int x = 0; x < DV; x++)
 			acc[x] *= corr;
 		m = bm;
-		for (int jj = 0; jj < CKB; jj++) {
-			int j = min(j0 + jj, kend - 1);
-			VT p = exp(s[jj] - m);
-			l += p;
-			for (int x = 0; x < DV; x++)
-				acc[x] += p * GVAL(j, x);
+		for (int jj = 0; jj < CKB; jj += 2) {
+			int j = min(j0 + jj, kend - 1), j1 = min(j0 + jj + 1, kend - 1);
+			VT p = exp(s[jj] - m), p1 = exp(s[jj + 1] - m);
+			l += p + p1;
+			for (int x = 0; x < DV; x++) {
+				VT a = acc[x];
+				a += p * GVAL(j, x);
+				a += p1 * GVAL(j1, x);
+				acc[x] = a;
+			}
 		}
 	}
 	VT inv = select((VT)0, (VT)1 / l, l > (VT)0);
@@ -382,11 +413,9 @@ __kernel void attn_bwd_dq_cpu(const ageom g, const ACC scale, __global T *dqo, _
 	GATHER(lr, i0, g.Tq - 1, LOAD(lse, lr0 + r_ * g.st[A_L][2]))
 	SCATTER(dl, i0, g.Tq, delta[bh * g.Tq + r_] = e_)
 	for (int j = 0; j < kend; j++) {
-		VT s = (VT)0, dp = (VT)0;
-		for (int x = 0; x < DH; x++)
-			s += qt[x] * GKEY(j, x);
-		for (int x = 0; x < DV; x++)
-			dp += dot[x] * GVAL(j, x);
+		VT s, dp;
+		VDOT(s, DH, FWD_S)
+		VDOT(dp, DV, DQ_DP)
 		VT ds = select(exp(s - lr), (VT)0, (VT)(ACC)j > vlast) * (dp - dl);
 		for (int x = 0; x < DH; x++)
 			dq[x] += ds * GKEY(j, x);
@@ -415,17 +444,14 @@ __kernel void attn_bwd_dkv_cpu(const ageom g, const ACC scale, __global T *dko, 
 		dv[x] = (VT)0;
 	}
 	for (int i = g.causal ? min(j0, g.Tq) : 0; i < g.Tq; i++) {
-		VT s = (VT)0, dp = (VT)0;
-		for (int x = 0; x < DH; x++)
-			s += kt[x] * GQRY(i, x);
+		VT s, dp;
+		VDOT(s, DH, KV_S)
+		VDOT(dp, DV, KV_DP)
 		VT p = exp(s - GLSE(i));
 		if (g.causal)
 			p = select(p, (VT)0, col > (VT)(ACC)i);
-		for (int x = 0; x < DV; x++) {
-			ACC d = GDO(i, x);
-			dp += vt[x] * d;
-			dv[x] += p * d;
-		}
+		for (int x = 0; x < DV; x++)
+			dv[x] += p * GDO(i, x);
 		VT ds = p * (dp - GDELTA(i));
 		for (int x = 0; x < DH; x++)
 			dk[x] += ds * GQRY(i, x);
@@ -434,4 +460,115 @@ __kernel void attn_bwd_dkv_cpu(const ageom g, const ACC scale, __global T *dko, 
 		SCATTER(scale * dk[x], j0, g.Tk, STORE(dko, ROW(A_DK, b, h, r_) + x * XS(A_DK), e_))
 	for (int x = 0; x < DV; x++)
 		SCATTER(dv[x], j0, g.Tk, STORE(dvo, ROW(A_DV, b, h, r_) + x * XS(A_DV), e_))
+}
+
+/* ---- _cpu shape, backward with ds stored: attn_bwd_dkvs_cpu, then attn_bwd_dqs_cpu ----
+ * The two kernels above each recompute a score, its exp and dp = do . v (the dq pass for the query
+ * rows, the dk/dv pass again for the key rows): 4 Dh + 3 Dv vector FMAs and two exps a score.
+ * Where the host's scratch allows B*H*Tk*Tq values (cl_ops_attention.c), the key-row kernel writes
+ * each ds = p (dp - delta) it computes, key-major (dst[bh][j][i], a block of query rows contiguous),
+ * and the query-row kernel only sums dq = ds k: 3 Dh + 2 Dv FMAs and one exp a score. delta_i =
+ * do_i . o_i is folded into dp: dp - delta = do_i . (v_j - o_i), no pass of its own. */
+
+/* P and DS = P (dp - delta) of key lanes with query row R */
+#define DKVS_P(R, P, DS)                                                                           \
+	{                                                                                          \
+		int i = (R);                                                                       \
+		VT s_, dpd_;                                                                       \
+		VDOT(s_, DH, KV_S)                                                                 \
+		VDOT(dpd_, DV, KVS_DPD)                                                            \
+		P = exp(s_ - GLSE(i));                                                             \
+		if (g.causal)                                                                      \
+			P = select(P, (VT)0, col > (VT)(ACC)i);                                    \
+		DS = P * dpd_;                                                                     \
+	}
+
+/* A block of key rows: dk, dv, and ds of every query that sees one of them into dst. */
+__kernel void attn_bwd_dkvs_cpu(const ageom g, const ACC scale, __global T *dko, __global T *dvo,
+				__global const T *dO, __global const T *q, __global const T *k, __global const T *v,
+				__global const T *o, __global const T *lse, __global ACC *dst)
+{
+	BLOCK(g.Tk, j0);
+	int qr = ROW(A_Q, b, h, 0), dor = ROW(A_DO, b, h, 0), orow = ROW(A_O, b, h, 0), lr0 = ROW(A_L, b, h, 0);
+	int kr = ROW(A_K, b, h, 0), vr = ROW(A_V, b, h, 0);
+	size_t dsr = ((size_t)bh * g.Tk + j0) * g.Tq; /* dst row of key j0 */
+	VT kt[DH], vt[DV], dk[DH], dv[DV], col = (VT)(ACC)j0 + IOTA;
+	for (int x = 0; x < DH; x++) {
+		GATHER(kt[x], j0, g.Tk - 1, GKEY(r_, x))
+		kt[x] *= scale;
+		dk[x] = (VT)0;
+	}
+	for (int x = 0; x < DV; x++) {
+		GATHER(vt[x], j0, g.Tk - 1, GVAL(r_, x))
+		dv[x] = (VT)0;
+	}
+	/* two queries a step (the second past the last masked): dk and dv, spilled, loaded and stored
+	 * once for both */
+	for (int i2 = g.causal ? min(j0, g.Tq) : 0; i2 < g.Tq; i2 += 2) {
+		int i1 = min(i2 + 1, g.Tq - 1);
+		VT p0, p1, ds0, ds1;
+		DKVS_P(i2, p0, ds0)
+		DKVS_P(i1, p1, ds1)
+		if (i2 + 1 >= g.Tq)
+			p1 = ds1 = (VT)0;
+		for (int x = 0; x < DV; x++) {
+			VT a = dv[x];
+			a += p0 * GDO(i2, x);
+			a += p1 * GDO(i1, x);
+			dv[x] = a;
+		}
+		for (int x = 0; x < DH; x++) {
+			VT a = dk[x];
+			a += ds0 * GQRY(i2, x);
+			a += ds1 * GQRY(i1, x);
+			dk[x] = a;
+		}
+		SCATTER(ds0, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i2] = e_)
+		if (i2 + 1 < g.Tq)
+			SCATTER(ds1, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i1] = e_)
+	}
+	for (int x = 0; x < DH; x++)
+		SCATTER(scale * dk[x], j0, g.Tk, STORE(dko, ROW(A_DK, b, h, r_) + x * XS(A_DK), e_))
+	for (int x = 0; x < DV; x++)
+		SCATTER(dv[x], j0, g.Tk, STORE(dvo, ROW(A_DV, b, h, r_) + x * XS(A_DV), e_))
+}
+
+/* dq of a block of query rows over keys [0, kend), two keys a step (dq, spilled, read and written
+ * once for both; the second past kend zeroed), the block's ds of key j read by DS(V, j) */
+#define DQS_KEYS(DS)                                                                               \
+	for (int j = 0; j < kend; j += 2) {                                                        \
+		int j1 = min(j + 1, kend - 1);                                                     \
+		VT ds0, ds1;                                                                       \
+		DS(ds0, j);                                                                        \
+		DS(ds1, j1);                                                                       \
+		if (j + 1 >= kend)                                                                 \
+			ds1 = (VT)0;                                                               \
+		for (int x = 0; x < DH; x++) {                                                     \
+			VT a = dq[x];                                                              \
+			a += ds0 * GKEY(j, x);                                                     \
+			a += ds1 * GKEY(j1, x);                                                    \
+			dq[x] = a;                                                                 \
+		}                                                                                  \
+	}
+#define DS_FULL(V, j) V = VLOADQ(0, src + dsr + (size_t)(j) * g.Tq)
+#define DS_TAIL(V, j) GATHER(V, i0, g.Tq - 1, src[dsr + (size_t)(j) * g.Tq + (r_ - i0)])
+
+/* A block of query rows (after attn_bwd_dkvs_cpu): dq = ds k, the causal ds already zero. */
+__kernel void attn_bwd_dqs_cpu(const ageom g, const ACC scale, __global T *dqo, __global const T *k,
+			       __global const ACC *src)
+{
+	BLOCK(g.Tq, i0);
+	int kr = ROW(A_K, b, h, 0);
+	size_t dsr = (size_t)bh * g.Tk * g.Tq + i0; /* src column of query i0 */
+	int kend = g.causal ? min(g.Tk, min(g.Tq, i0 + QB)) : g.Tk;
+	VT dq[DH];
+	for (int x = 0; x < DH; x++)
+		dq[x] = (VT)0;
+	if (i0 + QB <= g.Tq) {
+		DQS_KEYS(DS_FULL)
+	} else { /* the last block: no reads past the rows (nor of unwritten values) */
+		DQS_KEYS(DS_TAIL)
+	}
+	for (int x = 0; x < DH; x++)
+		SCATTER(scale * dq[x], i0, g.Tq, STORE(dqo, ROW(A_DQ, b, h, r_) + x * XS(A_DQ), e_))
 }

@@ -1,9 +1,9 @@
 /* Op-suite cases of the fused attention ops (see tests/test_ops.h and clg_ops.def):
  * ATTENTION_FWD and ATTENTION_BWD, causal and not, T in {1, 7, 64, 100}, Dh in {8, 16, 64}, 4-D
  * (B, H, T, D) and 3-D (B, T, D) operands, contiguous and at an offset with padded rows; one case
- * with Tq != Tk and Dv != Dh; T around the CPU shape's blocks of 16 rows. The outputs written in place (the forward's log-sum-exp, the
- * backward's dk and dv) are compared too. Cases of at most 256 elements per operand run under
- * Oclgrind (--small). */
+ * with Tq != Tk and Dv != Dh; T around the CPU shape's blocks of 16 rows (Dh 32, 64 and odd). The
+ * outputs written in place (the forward's log-sum-exp, the backward's dk and dv) are compared too.
+ * Cases of at most 256 elements per operand run under Oclgrind (--small). */
 #include "test_ops.h"
 
 #include <math.h>
@@ -82,6 +82,15 @@ void ops_cases_attention(op_case_adder add)
 			add(attn_case(ops[o], 1, 1, 33, 17, 4, 4, causal, L_OFFSET));
 			add(attn_case(ops[o], 1, 2, 9, 9, 64, 64, causal, L_CONTIG));
 			add(attn_case(ops[o], 1, 1, 7, 5, 160, 144, causal, L_CONTIG));
+			/* the cpu shape's stored-ds backward (ds of several key blocks summed into a query
+			 * block, the last block cut short): head widths 32, 64 and odd, one head, T = 1,
+			 * Tq != Tk across blocks, the transformer's larger head at T 128 */
+			add(attn_case(ops[o], 2, 1, 35, 35, 32, 32, causal, L_CONTIG));
+			add(attn_case(ops[o], 1, 3, 21, 21, 5, 7, causal, L_OFFSET));
+			add(attn_case(ops[o], 2, 1, 1, 1, 32, 32, causal, L_CONTIG));
+			add(attn_case(ops[o], 1, 1, 40, 23, 32, 16, causal, L_CONTIG));
+			add(attn_case(ops[o], 1, 1, 23, 40, 64, 64, causal, L_CONTIG));
+			add(attn_case(ops[o], 1, 2, 128, 128, 32, 32, causal, L_CONTIG));
 		}
 	}
 }

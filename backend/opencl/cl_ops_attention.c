@@ -2,16 +2,27 @@
  * The kernel shape (family "attention", backend/kernel_shape.c) picks a work-item per block of
  * rows held as the lanes of vectors (cpu) or a work-group per tile of rows with the other side's
  * rows staged in local memory (gpu). The backward runs two kernels: dq (which also writes each
- * query row's delta = do . o into a scratch buffer), then dk and dv. */
+ * query row's delta = do . o into a scratch buffer), then dk and dv; under the cpu shape, where
+ * B*H*Tk*Tq values fit the scratch limit, dk and dv first (writing ds), then dq = ds k. */
 #include "cl_internal.h"
 #include "../clg_attention_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define KB 16 /* scores per online-softmax step (FWD_KEYS) */
 #define MAX_TILE 64 /* rows per work-group and per local-memory tile */
 #define QB 16 /* rows a _cpu work-item takes, one a vector lane (QB in attention.cl) */
+/* Largest ds scratch (MiB) of the cpu shape's stored-ds backward; past it (or
+ * $CLGRAD_ATTN_DS_MB, 0 = never) the backward recomputes the scores in both passes. */
+#define DS_MB 256
+
+static int64_t ds_limit(void)
+{
+	const char *e = getenv("CLGRAD_ATTN_DS_MB");
+	return (e && *e ? strtoll(e, NULL, 10) : DS_MB) << 20;
+}
 
 /* Must match ageom in kernels_cl/attention.cl, operands in its A_* order. */
 enum { A_Q, A_K, A_V, A_O, A_L, A_DO, A_DQ, A_DK, A_DV, A_N };
@@ -69,6 +80,43 @@ static clg_status launch(clg_backend *be, cl_kernel k, const char *op, int gpu, 
 		return clg_cl_launch_1d(be, k, (size_t)n, l, op);
 	}
 	return clg_cl_launch_1d(be, k, (size_t)(heads * ((rows + (int64_t)local - 1) / (int64_t)local)) * local, local, op);
+}
+
+/* The cpu shape's backward with ds stored (attn_bwd_dkvs_cpu, then attn_bwd_dqs_cpu): ds of every
+ * score in a (B*H, Tk, Tq) scratch of the compute type, where the recomputing pair spends a second
+ * exp and Dh + Dv FMAs a score on it. */
+static clg_status ds_backward(clg_backend *be, const clg_op_call *c, ageom *g, cl_mem *m, const char *opts,
+			      const scalar *sc, size_t ps, int64_t heads, const clg_attention_dims *d)
+{
+	const char *op = clg_op_name(c->op);
+	size_t ms = sizeof(cl_mem);
+	clg_buffer *scratch = NULL;
+	cl_mem dm;
+	cl_kernel k;
+	clg_status st = clg_buffer_alloc(be, (size_t)(heads * d->Tq * d->Tk) * ps, &scratch);
+
+	if (st)
+		return st;
+	dm = (cl_mem)scratch->handle;
+	st = clg_cl_kernel(be, "attention", opts, "attn_bwd_dkvs_cpu", &k);
+	if (!st) {
+		size_t sizes[11] = {sizeof(*g), ps, ms, ms, ms, ms, ms, ms, ms, ms, ms};
+		const void *vals[11] = {g, sc, &m[A_DK], &m[A_DV], &m[A_DO], &m[A_Q], &m[A_K], &m[A_V], &m[A_O], &m[A_L], &dm};
+		st = clg_cl_set_args(be, k, op, 11, sizes, vals);
+	}
+	if (!st)
+		st = launch(be, k, op, 0, d->Tk, heads, 1);
+	if (!st)
+		st = clg_cl_kernel(be, "attention", opts, "attn_bwd_dqs_cpu", &k);
+	if (!st) {
+		size_t sizes[5] = {sizeof(*g), ps, ms, ms, ms};
+		const void *vals[5] = {g, sc, &m[A_DQ], &m[A_K], &dm};
+		st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+	}
+	if (!st)
+		st = launch(be, k, op, 0, d->Tq, heads, 1);
+	clg_buffer_free(scratch); /* the queue is in order: a later user of the memory runs after */
+	return st;
 }
 
 static clg_status attention_run(clg_backend *be, const clg_op_call *c)
@@ -139,6 +187,11 @@ static clg_status attention_run(clg_backend *be, const clg_op_call *c)
 		return st ? st : launch(be, k, op, gpu, d.Tq, heads, local);
 	}
 
+	if (!gpu) {
+		int64_t n = heads * d.Tq * d.Tk, bytes = n * (int64_t)ps;
+		if (n > 0 && bytes <= ds_limit() && (uint64_t)bytes <= be->info.max_alloc)
+			return ds_backward(be, c, &g, m, opts, &sc, ps, heads, &d);
+	}
 	/* delta (B*H*Tq) in the compute type, written by the dq pass, read by the dk/dv pass */
 	st = clg_buffer_alloc(be, (size_t)(heads * d.Tq > 0 ? heads * d.Tq : 1) * ps, &scratch);
 	if (st)
