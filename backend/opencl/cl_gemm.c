@@ -233,6 +233,12 @@ static int tile_from_env(gemm_tile *g)
  * the pass costs more than it saves: the MLP's backward GEMMs (K 128 and 512, rows 2 KiB apart)
  * ran 5-10% faster unpacked on a 2-core EPYC under PoCL, and a training step lost four launches. */
 #define PACK_KMIN 513
+/* A transposed (S read across its rows, a column of A at a time) is packed only where C has
+ * PACK_S_QTILES tiles of gemm_op along q or more: gemm_op reads S once a tile, and with two the
+ * pass that packs it costs more than the conflicts it saves (the transformer's weight gradient
+ * (256, 64) K 1024, A^T's rows 1 KiB apart: 44-52 GFLOP per CPU second packed, 86-91 as stored,
+ * PoCL; (1024, 256) K 2048 with 8 tiles: 56-60 packed, 34-35 as stored). */
+#define PACK_S_QTILES 4
 static int want_pack(int64_t K, int64_t step)
 {
 	return K >= PACK_KMIN && step % 512 == 0;
@@ -556,7 +562,8 @@ static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int
 	/* B^T (V.sr != 1, clg_cl_gemm_op_for_bt) always: gemm_op needs unit stride along q */
 	pack_v = (V.sr != 1 || want_pack(K, (int64_t)V.sk * (int64_t)ts)) &&
 		 packed_elems(Q, K, g.tn, V.sb ? batch : 1) >= 0;
-	pack_s = S.sk != 1 && want_pack(K, (int64_t)S.sk * (int64_t)ts) &&
+	/* S is read once per tile along q: packed only where PACK_S_QTILES or more read it */
+	pack_s = S.sk != 1 && Q >= PACK_S_QTILES * g.tn && want_pack(K, (int64_t)S.sk * (int64_t)ts) &&
 		 packed_elems(P, K, g.tm, S.sb ? batch : 1) >= 0;
 	S.sp = g.tm * S.sr;
 	V.sp = g.tn;
