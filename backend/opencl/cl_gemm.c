@@ -889,8 +889,8 @@ clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c)
 		tile_from_env(&g);
 	if (impl == GEMM_AUTO)
 		impl = tuned ? tuned_impl : be->info.type == CLG_DEV_CPU ? GEMM_OWN : GEMM_CLBLAST;
-	if (fused && impl == GEMM_OWN && clg_cl_gemm_op_for_bt(M, N, K) && packed_elems(N, K, g.tn, 1) >= 0 &&
-	    (c->i[0] == CLG_FUSED_NONE || c->i[0] == CLG_FUSED_RELU))
+	if (fused && impl == GEMM_OWN && c->op == CLG_OP_GEMM_BIAS_ACT && clg_cl_gemm_op_for_bt(M, N, K) &&
+	    packed_elems(N, K, g.tn, 1) >= 0 && (c->i[0] == CLG_FUSED_NONE || c->i[0] == CLG_FUSED_RELU))
 		return bias_act_op(be, c, &la, &lb, &lc, &g);
 	if (fused && impl == GEMM_OWN) {
 		cl_int P = (cl_int)M, Q = (cl_int)N, Kk = (cl_int)K, act = (cl_int)c->i[0];
