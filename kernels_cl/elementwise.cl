@@ -130,10 +130,18 @@ EW_KERNELS_N(1, cast_c, cast_2d, cast_s, x, float, CAST_LOAD)
 
 #ifndef INT_ONLY
 ACC sigmoid_(ACC x) { return ONE / (ONE + exp(-x)); }
-/* Phi(x), the standard normal CDF; erfc keeps its precision for negative x */
-ACC normal_cdf_(ACC x) { return K(0.5) * (ACC)ERFC(-x * K(0.70710678118654752440)); }
-/* d gelu / dx = Phi(x) + x * phi(x), phi the standard normal density */
-ACC gelu_grad_(ACC x) { return normal_cdf_(x) + x * (ACC)EXP1(-K(0.5) * x * x) * K(0.39894228040143267794); }
+/* Phi(x), the standard normal CDF (NCDF, prelude.cl: precise in the negative tail) */
+ACC normal_cdf_(ACC x)
+{
+	NTYPE pdf;
+	return (ACC)NCDF(x, pdf);
+}
+/* d gelu / dx = Phi(x) + x * phi(x), phi the standard normal density (one exp for both) */
+ACC gelu_grad_(ACC x)
+{
+	NTYPE pdf, cdf = NCDF(x, pdf);
+	return (ACC)(cdf + (NTYPE)x * pdf);
+}
 /* min(max(x, lo), hi) with NaN passing through */
 ACC clamp_(ACC x, ACC lo, ACC hi)
 {

@@ -33,18 +33,22 @@ ACC act_(int a, ACC u)
 {
 	if (a == 1)
 		return u > (ACC)0 ? u : (ACC)0;
-	if (a == 2)
-		return K(0.5) * u * (ACC)ERFC(-u * K(0.70710678118654752440));
+	if (a == 2) {
+		NTYPE pdf;
+		return u * (ACC)NCDF(u, pdf);
+	}
 	return u;
 }
 
+/* gelu' = Phi(u) + u phi(u), one exp for both (NCDF, prelude.cl) */
 ACC act_grad_(int a, ACC u)
 {
 	if (a == 1)
 		return u > (ACC)0 ? (ACC)1 : (ACC)0;
-	if (a == 2)
-		return K(0.5) * (ACC)ERFC(-u * K(0.70710678118654752440)) +
-		       u * (ACC)EXP1(-K(0.5) * u * u) * K(0.39894228040143267794);
+	if (a == 2) {
+		NTYPE pdf, cdf = NCDF(u, pdf);
+		return (ACC)(cdf + (NTYPE)u * pdf);
+	}
 	return (ACC)1;
 }
 
@@ -108,8 +112,10 @@ ACC4 act4_(int a, ACC4 u)
 {
 	if (a == 1)
 		return select((ACC4)0, u, isgreater(u, (ACC4)0));
-	if (a == 2)
-		return K(0.5) * u * ERFC4(-u * K(0.70710678118654752440));
+	if (a == 2) {
+		ACC4 pdf;
+		return u * NCDF4(u, pdf);
+	}
 	return u;
 }
 
@@ -127,9 +133,12 @@ __kernel void bias_act_v4(const fgeom g, __global T *d, __global const T *x, __g
 
 ACC4 act_grad4_(int a, ACC4 u)
 {
+	ACC4 pdf, cdf;
+
 	if (a == 1)
 		return select((ACC4)0, (ACC4)1, isgreater(u, (ACC4)0));
-	return K(0.5) * ERFC4(-u * K(0.70710678118654752440)) + u * EXP4(-K(0.5) * u * u) * K(0.39894228040143267794);
+	cdf = NCDF4(u, pdf);
+	return cdf + u * pdf;
 }
 
 __kernel void bias_act_backward_v4(const fgeom g, __global T *dz, __global const T *gr, __global const T *t,
@@ -150,6 +159,36 @@ __kernel void bias_act_backward_v4(const fgeom g, __global T *dz, __global const
 	for (int q = 0; q < 4; q++) {
 		ACC old = beta != (ACC)0 ? beta * XLOAD(db, AT1(3, j + q)) : (ACC)0;
 		XSTORE(db, AT1(3, j + q), old + (q == 0 ? acc.s0 : q == 1 ? acc.s1 : q == 2 ? acc.s2 : acc.s3));
+	}
+}
+
+/* bias_act_backward_v4 sixteen columns at a time (ACC16: one AVX-512 register) where C % 16 == 0
+ * and the host finds columns enough for the compute units: GELU's exp and polynomials then run on
+ * sixteen lanes at once. */
+__kernel void bias_act_backward_v16(const fgeom g, __global T *dz, __global const T *gr, __global const T *t,
+				    __global T *db, const ACC beta)
+{
+	int j = 16 * (int)get_global_id(0);
+	ACC16 acc = (ACC16)0;
+	ACC a[16];
+
+	if (j >= g.C)
+		return;
+	for (int n = 0; n < g.N; n++) {
+		ACC16 v = VLOAD16(gr, AT(1, n, j));
+		if (g.act == 1) {
+			v *= select((ACC16)0, (ACC16)1, isgreater(VLOAD16(t, AT(2, n, j)), (ACC16)0));
+		} else if (g.act == 2) {
+			ACC16 u = VLOAD16(t, AT(2, n, j)), pdf, cdf = NCDF16(u, pdf);
+			v *= cdf + u * pdf;
+		}
+		VSTORE16(dz, AT(0, n, j), v);
+		acc += v;
+	}
+	vstore16(acc, 0, a);
+	for (int q = 0; q < 16; q++) {
+		ACC old = beta != (ACC)0 ? beta * XLOAD(db, AT1(3, j + q)) : (ACC)0;
+		XSTORE(db, AT1(3, j + q), old + a[q]);
 	}
 }
 

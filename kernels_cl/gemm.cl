@@ -238,12 +238,13 @@ __kernel void gemm_op_bias_act(const int P, const int Q, const int K,
 
 /* The body of gemm_dot and gemm_dot_bias_act. bias == 0 (a constant after inlining): the plain
  * store; else D = act(acc + bias[b_off + q * b_sq]) with act 0 none, 1 relu (alpha 1, beta 0; the
- * same float operations as GEMM then bias_act, fused.cl). */
+ * same float operations as GEMM then bias_act, fused.cl); act 2: D = u = acc + bias and Y = gelu(u)
+ * at the same place (the same float operations as GEMM, bias_act then gelu). */
 inline void gemm_dot_tile(const int P, const int Q, const int K, const T alpha, const T beta,
 			  __global const T *S, const int s_off, const int lds, const int s_sb,
 			  __global const T *W, const int w_off, const int ldw, const int w_sb,
 			  __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb,
-			  __global const T *bias, const int b_off, const int b_sq, const int act)
+			  __global const T *bias, const int b_off, const int b_sq, const int act, __global T *Y)
 {
 	const int p0 = (int)get_global_id(0) * DM, q0 = (int)get_global_id(1) * DN, b = (int)get_global_id(2);
 	__global const T *s = S + s_off + b * s_sb;
@@ -299,6 +300,10 @@ inline void gemm_dot_tile(const int P, const int Q, const int K, const T alpha, 
 			for (int i = 0; i < DM && p0 + i < P; i++) {
 				const T u = res[i][j] + bj;
 				d[(p0 + i) * d_sp + (q0 + j) * d_sq] = act == 1 ? (u > (T)0 ? u : (T)0) : u;
+				if (act == 2) {
+					NTYPE pdf;
+					Y[d_off + (p0 + i) * d_sp + q0 + j] = u * (T)NCDF(u, pdf);
+				}
 			}
 		}
 		return;
@@ -314,19 +319,20 @@ __kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, con
 		       __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
 {
 	gemm_dot_tile(P, Q, K, alpha, beta, S, s_off, lds, s_sb, W, w_off, ldw, w_sb, D, d_off, d_sp, d_sq, d_sb,
-		      (__global const T *)0, 0, 0, 0);
+		      (__global const T *)0, 0, 0, 0, (__global T *)0);
 }
 
-/* gemm_dot with the linear layer's epilogue (op gemm_bias_act): D (P, Q) = act(S @ W^T + bias (Q)),
- * one batch; act 0 none, 1 relu. */
+/* gemm_dot with the linear layer's epilogue (ops gemm_bias_act, gemm_bias_gelu): D (P, Q) =
+ * act(S @ W^T + bias (Q)), one batch; act 0 none, 1 relu; act 2 (gemm_bias_gelu): D = u, the sum, and
+ * Y = gelu(u), Y at D's offset and row stride. */
 __kernel void gemm_dot_bias_act(const int P, const int Q, const int K,
 				__global const T *S, const int s_off, const int lds,
 				__global const T *W, const int w_off, const int ldw,
 				__global T *D, const int d_off, const int d_sp,
-				__global const T *bias, const int b_off, const int b_sq, const int act)
+				__global const T *bias, const int b_off, const int b_sq, const int act, __global T *Y)
 {
 	gemm_dot_tile(P, Q, K, (T)1, (T)0, S, s_off, lds, 0, W, w_off, ldw, 0, D, d_off, d_sp, 1, 0, bias, b_off,
-		      b_sq, act);
+		      b_sq, act, Y);
 }
 
 /* Packs X (K, Q), at any strides, into panels of W columns for gemm_op: panel t holds

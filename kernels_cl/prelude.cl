@@ -52,9 +52,9 @@ inline ushort bf16_store(float v)
 
 #define MAXD 6
 
-/* EXP1(x), EXP4(x), EXP16(x): exp of an ACC, ACC4, ACC16, for GELU (ERFC and the normal density,
- * elementwise.cl, fused.cl) and the CPU-shaped row kernels. In float a polynomial instead of the
- * builtin, which PoCL runs element by element (7-8 GB/s over an elementwise exp): 2^t for
+/* EXP1(x), EXP4(x), EXP16(x): exp of an ACC, ACC4, ACC16, for GELU (NCDF below) and the
+ * CPU-shaped row kernels. In float a polynomial instead of the builtin, which PoCL runs element
+ * by element (7-8 GB/s over an elementwise exp): 2^t for
  * t = x log2(e) as 2^n, n = t rounded (by adding 1.5 * 2^23, whose low bits then hold n: PoCL ran
  * rint and convert_int16 element by element, 1.5x slower), built in the exponent bits, times a
  * degree-7 Taylor polynomial of 2^f, f = t - n in [-1/2, 1/2] (truncation below 6e-9, so float
@@ -94,33 +94,54 @@ CLG_EXP_DEF(clg_exp16, float16, int16)
 #endif
 #endif
 
-/* ERFC(x) for GELU (elementwise.cl, fused.cl). In float, not the builtin: PoCL's erfc ran about
- * 150 times slower than its exp (gelu over 2M floats: 364 ms, tanh 3.5 ms, exp 2.0 ms), a third of
- * the transformer's step. This one is one exp and a polynomial: erfc(z) = t exp(-z^2 + P(t)),
- * t = 1 / (1 + z/2) for z >= 0 (a Chebyshev fit, fractional error below 1.2e-7 in exact arithmetic),
- * 2 - erfc(-z) below 0. Double programs keep the builtin. */
+/* NCDF(u, pdf), NCDF4, NCDF16 for GELU (elementwise.cl, fused.cl, gemm.cl): Phi(u), the standard
+ * normal CDF, of an NTYPE, NTYPE4, NTYPE16, with the density phi(u) stored in pdf (a variable of the
+ * same type). In float, not the builtins: PoCL's erfc ran about 150 times slower than its exp (gelu
+ * over 2M floats: 364 ms, tanh 3.5 ms, exp 2.0 ms). Both share one exp, e = exp(-u^2 / 2):
+ * phi = e / sqrt(2 pi), and for z = |u| / sqrt 2, erfc(z) = e t Q(t), t = 1 / (1 + z / 2), Q a
+ * degree-10 polynomial fitted (weighted least squares toward minimax, relative error below 1.1e-8
+ * in exact arithmetic over t in [0, 1], i.e. every z >= 0) to erfc(z) exp(z^2) / t; then
+ * Phi(u) = erfc(z) / 2 for u < 0 and 1 - erfc(z) / 2 otherwise, so the small tail keeps its relative
+ * precision. GELU's backward, Phi + u phi, had taken two exps. Double programs keep the builtins. */
 #if !defined(INT_ONLY) && !defined(CAST_SRC)
 #ifdef USE_FP64
-#define ERFC(x) erfc(x)
-#define ERFC4(x) erfc(x)
-#else
-/* one body for float and float4 (fused.cl's CPU-shaped bias_act_backward works on four columns) */
-#define CLG_ERFC_DEF(name, type, expfn)                                                    \
-	type name(type x)                                                                          \
+#define NTYPE double
+#define CLG_NCDF_DEF(name, type)                                                                   \
+	type name(type u, type *pdf)                                                               \
 	{                                                                                          \
-		type z = fabs(x), t = 1.0f / (1.0f + 0.5f * z);                                    \
-		type p = -1.26551223f + t * (1.00002368f + t * (0.37409196f + t * (0.09678418f +   \
-			 t * (-0.18628806f + t * (0.27886807f + t * (-1.13520398f +                \
-			 t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));           \
-		type y = t * expfn(-z * z + p);                                                    \
-		return select(2.0f - y, y, isgreaterequal(x, (type)0.0f));                         \
+		*pdf = exp(-0.5 * u * u) * 0.39894228040143267794;                                  \
+		return 0.5 * erfc(-u * 0.70710678118654752440);                                      \
 	}
-CLG_ERFC_DEF(clg_erfc, float, clg_exp1)
-CLG_ERFC_DEF(clg_erfc4, float4, clg_exp4)
-#define ERFC(x) clg_erfc((float)(x))
-#define ERFC4(x) clg_erfc4(x)
+CLG_NCDF_DEF(clg_ncdf, double)
+CLG_NCDF_DEF(clg_ncdf4, double4)
+CLG_NCDF_DEF(clg_ncdf16, double16)
+#else
+#define NTYPE float
+#define CLG_NCDF_DEF(name, type, expfn)                                                            \
+	type name(type u, type *pdf)                                                               \
+	{                                                                                          \
+		type t = 1.0f / mad(fabs(u), 0.35355339059327376f, 1.0f), e = expfn(-0.5f * u * u), q; \
+		q = mad(t, 4.2352593617437660e-2f, -2.3085765729264150e-1f);                         \
+		q = mad(q, t, 4.8617889122801310e-1f);                                               \
+		q = mad(q, t, -4.4697750311822790e-1f);                                              \
+		q = mad(q, t, 1.2708951623873140e-1f);                                               \
+		q = mad(q, t, -5.7232506734342990e-2f);                                              \
+		q = mad(q, t, 9.3000591869630790e-2f);                                               \
+		q = mad(q, t, 1.7537682979411650e-1f);                                               \
+		q = mad(q, t, 2.4688058624384274e-1f);                                               \
+		q = mad(q, t, 2.8209385268548780e-1f);                                               \
+		q = mad(q, t, 2.8209479479678230e-1f);                                               \
+		*pdf = e * 0.39894228040143267794f;                                                  \
+		q *= 0.5f * t * e; /* erfc(|u| / sqrt 2) / 2 = Phi(-|u|) */                           \
+		return select(1.0f - q, q, isless(u, (type)0.0f));                                   \
+	}
+CLG_NCDF_DEF(clg_ncdf, float, clg_exp1)
+CLG_NCDF_DEF(clg_ncdf4, float4, clg_exp4)
+CLG_NCDF_DEF(clg_ncdf16, float16, clg_exp16)
 #endif
-
+#define NCDF(u, pdf) clg_ncdf((NTYPE)(u), &(pdf))
+#define NCDF4(u, pdf) clg_ncdf4(u, &(pdf))
+#define NCDF16(u, pdf) clg_ncdf16(u, &(pdf))
 #endif
 
 #if defined(ACC) && !defined(INT_ONLY) /* not for int32 copies: fmax(int, int) is ambiguous */

@@ -1,8 +1,8 @@
 /* Op-suite cases of the fused hot-path ops (see tests/test_ops.h and clg_ops.def): bias +
  * activation forward and backward, the GEMM with them (gemm_bias_act), softmax cross-entropy
  * forward and backward. The suite compares
- * the dst; the outputs written in place (the bias gradient, the logsumexp) reach the gradient
- * checks (tests/grad_cases_fused.c) through the ops that read them. */
+ * the dst, and bias_act_backward's bias gradient (written in place, check_src); the logsumexp
+ * reaches the gradient checks (tests/grad_cases_fused.c) through the op that reads it. */
 #include "test_ops.h"
 
 #include <string.h>
@@ -46,12 +46,21 @@ static void gemm_bias_act_cases(op_case_adder add)
 					c.op_shape[0][1] = c.op_shape[2][1] = c.op_shape[3][0] = mnk[s][1];
 					c.op_shape[1][1] = c.op_shape[2][0] = mnk[s][2];
 					add(c);
+					if (a != 2)
+						continue;
+					/* gemm_bias_gelu: u (src3) and gelu(u); offset layouts give u and the
+					 * dst different offsets (GEMM, bias_act, gelu), contiguous ones the fused store */
+					c.op = CLG_OP_GEMM_BIAS_GELU, c.nops = 5, c.op_nd[4] = 2, c.check_src = 1 << 3;
+					c.op_shape[4][0] = mnk[s][0], c.op_shape[4][1] = mnk[s][1];
+					add(c);
 				}
 }
 
 void ops_cases_fused(op_case_adder add)
 {
-	static const int64_t shapes[][2] = {{1, 1}, {3, 5}, {128, 10}, {33, 300}, {2, 513}};
+	/* (37, 64), (5, 128), (3, 64) (small enough for Oclgrind): bias_act_backward's CPU shape sixteen
+	 * columns a work-item (up to two compute units) */
+	static const int64_t shapes[][2] = {{1, 1}, {3, 5}, {128, 10}, {33, 300}, {2, 513}, {37, 64}, {5, 128}, {3, 64}};
 	static const char *const acts[] = {"none", "relu", "gelu"};
 
 	gemm_bias_act_cases(add);
@@ -67,10 +76,21 @@ void ops_cases_fused(op_case_adder add)
 				c = fused_case(CLG_OP_BIAS_ACT_BACKWARD, "mmmc", N, C, lay);
 				c.i[0] = a;
 				c.tag = acts[a];
+				c.check_src = 1 << 2;
 				add(c);
 			}
 			op_case c = fused_case(CLG_OP_BIAS_ACT_BACKWARD, "mmmc", N, C, lay);
 			c.i[0] = 1, c.f[0] = 1, c.tag = "relu, accumulating db";
+			c.check_src = 1 << 2;
+			add(c);
+			/* GELU's tails (u = x + b in [-12, 12], short of the float exp's flush below 2^-126): Phi's small
+			 * negative tail and 1 - Phi (one shared exp, NCDF) */
+			c = fused_case(CLG_OP_BIAS_ACT, "mmc", N, C, lay);
+			c.i[0] = 2, c.lo = -6, c.hi = 6, c.tag = "gelu tails";
+			add(c);
+			c = fused_case(CLG_OP_BIAS_ACT_BACKWARD, "mmmc", N, C, lay);
+			c.i[0] = 2, c.f[0] = 1, c.lo = -6, c.hi = 6, c.tag = "gelu tails, accumulating db";
+			c.check_src = 1 << 2;
 			add(c);
 			c = fused_case(CLG_OP_SOFTMAX_XENT, "1mmn", N, C, lay);
 			c.f[0] = 1.0 / (double)N;

@@ -447,4 +447,5 @@ void clg_cl_register_ops(clg_backend *be)
 	clg_cl_register_fft(be);
 	be->ops[CLG_OP_GEMM] = clg_cl_gemm;
 	be->ops[CLG_OP_GEMM_BIAS_ACT] = clg_cl_gemm_bias_act;
+	be->ops[CLG_OP_GEMM_BIAS_GELU] = clg_cl_gemm_bias_act;
 }

@@ -1,7 +1,7 @@
 /* OpenCL launchers of the fused hot-path ops (kernels_cl/fused.cl; semantics in clg_ops.def):
  * BIAS_ACT one work-item per element (on CPUs per four contiguous columns, as one vector),
  * BIAS_ACT_BACKWARD one per column on CPUs (it walks the rows,
- * so the bias gradient needs no second pass; four columns as one vector where they are contiguous)
+ * so the bias gradient needs no second pass; four or sixteen columns as one vector where they are contiguous)
  * and 2-D tiles on GPUs (bias_act_backward_tiles, family
  * "fused"). SOFTMAX_XENT and its backward are row kernels in the shape of family "row": a
  * work-group per row (GPU) or a work-item per row (CPU); the forward leaves each row's loss term in
@@ -197,20 +197,20 @@ static clg_status bias_act_backward_tiles(clg_backend *be, const clg_op_call *c,
 	return st;
 }
 
-/* CPU shape of BIAS_ACT_BACKWARD over contiguous columns, C % 4 == 0 (fused.cl,
- * bias_act_backward_v4): a work-item per four columns, in groups small enough that every compute
- * unit gets several (one group of 256 columns had left one core of two idle). */
-static clg_status bias_act_backward_v4(clg_backend *be, const clg_op_call *c, const fgeom *g, cl_mem *mem,
-				       const scalar *p, size_t ps)
+/* CPU shape of BIAS_ACT_BACKWARD over contiguous columns, C % w == 0 (fused.cl,
+ * bias_act_backward_v4 / _v16): a work-item per w columns, in groups small enough that every
+ * compute unit gets several (one group of 256 columns had left one core of two idle). */
+static clg_status bias_act_backward_vec(clg_backend *be, const clg_op_call *c, const fgeom *g, cl_mem *mem,
+					const scalar *p, size_t ps, int w)
 {
 	const char *op = clg_op_name(c->op);
-	size_t items = (size_t)g->C / 4, local, ms = sizeof(cl_mem);
+	size_t items = (size_t)g->C / (size_t)w, local, ms = sizeof(cl_mem);
 	char opts[256];
 	cl_kernel k;
 	clg_status st;
 
 	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts)); /* the build of fused.cl that fused_run uses */
-	st = clg_cl_kernel(be, "fused", opts, "bias_act_backward_v4", &k);
+	st = clg_cl_kernel(be, "fused", opts, w == 16 ? "bias_act_backward_v16" : "bias_act_backward_v4", &k);
 	if (st)
 		return st;
 	local = clg_cl_cpu_group_size(be, k, (int64_t)items);
@@ -267,8 +267,11 @@ static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 		return st;
 	if (c->op == CLG_OP_BIAS_ACT_BACKWARD && clg_backend_kernel_shape(be, CLG_KFAM_FUSED, NULL) == CLG_SHAPE_GPU)
 		return bias_act_backward_tiles(be, c, &g, mem, &p, ps);
-	if (c->op == CLG_OP_BIAS_ACT_BACKWARD && g.C % 4 == 0 && g.cs[0] == 1 && g.cs[1] == 1 && (g.cs[2] == 1 || !g.act))
-		return bias_act_backward_v4(be, c, &g, mem, &p, ps);
+	if (c->op == CLG_OP_BIAS_ACT_BACKWARD && g.C % 4 == 0 && g.cs[0] == 1 && g.cs[1] == 1 && (g.cs[2] == 1 || !g.act)) {
+		/* sixteen columns a work-item where that leaves two or more for every compute unit */
+		size_t cus = be->info.compute_units ? be->info.compute_units : 1;
+		return bias_act_backward_vec(be, c, &g, mem, &p, ps, g.C % 16 == 0 && (size_t)g.C / 16 >= 2 * cus ? 16 : 4);
+	}
 	if (c->op == CLG_OP_BIAS_ACT && g.C % 4 == 0 && g.cs[0] == 1 && g.cs[1] == 1 && g.rs[2] == 1 &&
 	    clg_backend_kernel_shape(be, CLG_KFAM_FUSED, NULL) == CLG_SHAPE_CPU)
 		return bias_act_v4(be, c, &g, mem);
