@@ -813,16 +813,21 @@ clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
 
 /* ---- GEMM with the linear layer's epilogue ------------------------------------------------------ */
 
-/* gemm_bias_act as gemm_op_bias_act (see clg_cl_gemm_op_for_bt): B^T, the weight, packed into panels of TN
- * columns, then the product with the bias and activation applied as it is stored. */
+/* gemm_bias_act (gemm_bias_gelu) as gemm_op_bias_act (see clg_cl_gemm_op_for_bt): B^T, the weight,
+ * packed into panels of TN columns, then the product with the bias and activation applied as it is
+ * stored (for GELU: u into src3, gelu(u) into dst, at the same offset and row stride, checked by
+ * the caller). */
 static clg_status bias_act_op(clg_backend *be, const clg_op_call *c, const gemm_layout *la, const gemm_layout *lb,
 			      const gemm_layout *lc, const gemm_tile *g)
 {
-	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst, *bias = &c->src[2];
-	cl_int P = (cl_int)C->shape[0], Q = (cl_int)C->shape[1], Kk = (cl_int)A->shape[1], act = (cl_int)c->i[0];
+	int gelu = c->op == CLG_OP_GEMM_BIAS_GELU;
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = gelu ? &c->src[3] : &c->dst, *bias = &c->src[2];
+	cl_int P = (cl_int)C->shape[0], Q = (cl_int)C->shape[1], Kk = (cl_int)A->shape[1];
+	cl_int act = gelu ? CLG_FUSED_GELU : (cl_int)c->i[0];
 	cl_int oc = (cl_int)C->offset, ldc = (cl_int)lc->ld, obias = (cl_int)bias->offset;
 	cl_int sbias = (cl_int)bias->stride[0];
 	cl_mem mc = (cl_mem)C->buf->handle, mbias = (cl_mem)bias->buf->handle;
+	cl_mem my = (cl_mem)c->dst.buf->handle; /* written by gelu only */
 	size_t ts = C->dtype == CLG_F64 ? sizeof(double) : sizeof(float), global[3], local[3] = {1, 1, 1};
 	const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
 	op_operand S = {(cl_mem)A->buf->handle, (cl_int)A->offset, (cl_int)la->ld, 1, 0, 0, P};
@@ -834,6 +839,8 @@ static clg_status bias_act_op(clg_backend *be, const clg_op_call *c, const gemm_
 
 	for (int i = 0; !st && i < 4; i++)
 		st = clg_cl_check_int_range(be, c, i < 3 ? &c->src[i] : C);
+	if (!st && gelu)
+		st = clg_cl_check_int_range(be, c, &c->dst);
 	if (st || P == 0 || Q == 0)
 		return st;
 	own_options(be, C->dtype, g, opts, sizeof(opts));
@@ -842,13 +849,13 @@ static clg_status bias_act_op(clg_backend *be, const clg_op_call *c, const gemm_
 	    (st = clg_cl_kernel(be, "gemm", opts, "gemm_op_bias_act", &k)))
 		goto out;
 	{
-		size_t sizes[] = {I, I, I, MEM, I, I, I, MEM, I, I, I, I, MEM, I, I, MEM, I, I, I};
+		size_t sizes[] = {I, I, I, MEM, I, I, I, MEM, I, I, I, I, MEM, I, I, MEM, I, I, I, MEM};
 		const void *vals[] = {&P, &Q, &Kk, &S.mem, &S.off, &S.sr, &S.sp, &V.mem, &V.off, &V.sk, &V.sp, &V.lim,
-				      &mc, &oc, &ldc, &mbias, &obias, &sbias, &act};
+				      &mc, &oc, &ldc, &mbias, &obias, &sbias, &act, &my};
 		global[0] = (size_t)((P + g->tm - 1) / g->tm);
 		global[1] = (size_t)((Q + g->tn - 1) / g->tn);
 		global[2] = 1;
-		st = set_and_launch(be, k, "gemm_op_bias_act", 19, sizes, vals, global, local);
+		st = set_and_launch(be, k, "gemm_op_bias_act", 20, sizes, vals, global, local);
 	}
 out:
 	/* safe at once: the in-order queue runs any later user of the buffer after this GEMM */
@@ -896,8 +903,7 @@ clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c)
 		tile_from_env(&g);
 	if (impl == GEMM_AUTO)
 		impl = tuned ? tuned_impl : be->info.type == CLG_DEV_CPU ? GEMM_OWN : GEMM_CLBLAST;
-	if (fused && impl == GEMM_OWN && c->op == CLG_OP_GEMM_BIAS_ACT && clg_cl_gemm_op_for_bt(M, N, K) &&
-	    packed_elems(N, K, g.tn, 1) >= 0 && (c->i[0] == CLG_FUSED_NONE || c->i[0] == CLG_FUSED_RELU))
+	if (fused && impl == GEMM_OWN && clg_cl_gemm_op_for_bt(M, N, K) && packed_elems(N, K, g.tn, 1) >= 0)
 		return bias_act_op(be, c, &la, &lb, &lc, &g);
 	if (fused && impl == GEMM_OWN) {
 		cl_int P = (cl_int)M, Q = (cl_int)N, Kk = (cl_int)K, act = gelu ? CLG_FUSED_GELU : (cl_int)c->i[0];
