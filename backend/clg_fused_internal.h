@@ -1,4 +1,4 @@
-/* The fused hot-path ops (BIAS_ACT, BIAS_ACT_BACKWARD, GEMM_BIAS_ACT, GEMM_BIAS_GELU, SOFTMAX_XENT, SOFTMAX_XENT_BACKWARD; see
+/* The fused hot-path ops (BIAS_ACT, BIAS_ACT_BACKWARD, GEMM_BIAS_ACT, SOFTMAX_XENT, SOFTMAX_XENT_BACKWARD; see
  * clg_ops.def): the shape check both backends share (implemented in ref/ref_ops_fused.c). */
 #ifndef CLG_FUSED_INTERNAL_H
 #define CLG_FUSED_INTERNAL_H

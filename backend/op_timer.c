@@ -37,7 +37,7 @@ void clg_op_timer_key(const clg_op_call *c, char *buf, size_t len)
 		p += (size_t)snprintf(buf + p, len - p, "%s%lld", d ? ", " : "", (long long)c->dst.shape[d]);
 	if (p < len)
 		p += (size_t)snprintf(buf + p, len - p, ")");
-	if (p < len && (c->op == CLG_OP_GEMM || c->op == CLG_OP_GEMM_BIAS_ACT || c->op == CLG_OP_GEMM_BIAS_GELU) && c->src[0].ndim > 0)
+	if (p < len && (c->op == CLG_OP_GEMM || c->op == CLG_OP_GEMM_BIAS_ACT) && c->src[0].ndim > 0)
 		p += (size_t)snprintf(buf + p, len - p, " K %lld", (long long)c->src[0].shape[c->src[0].ndim - 1]);
 	if (p < len && c->dst.dtype != CLG_F32)
 		snprintf(buf + p, len - p, " %s", clg_dtype_name(c->dst.dtype));

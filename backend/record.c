@@ -83,7 +83,7 @@ static double view_bytes(const clg_view *v)
 void clg_record_op_done(clg_recorder *r, const clg_op_call *c, int first)
 {
 	int nsrc = clg_op_nsrc(c->op), todo = 0, last = -1;
-	int gemm = c->op == CLG_OP_GEMM || c->op == CLG_OP_GEMM_BIAS_ACT || c->op == CLG_OP_GEMM_BIAS_GELU;
+	int gemm = c->op == CLG_OP_GEMM || c->op == CLG_OP_GEMM_BIAS_ACT;
 	double bytes = view_bytes(&c->dst), flops = (double)clg_view_numel(&c->dst);
 	int64_t m = 0, n = 0, k = 0, batch = 1, elems = clg_view_numel(&c->dst);
 

@@ -674,23 +674,17 @@ static clg_status gelu_into(clg_tensor *y, clg_tensor *u)
 }
 
 /* out = act(a @ bt + b) (act none or relu): one op where the device has GEMM_BIAS_ACT (the own CPU
- * GEMM applies the bias and act as it stores), else the GEMM and then bias_act in place. With u
- * (act gelu): u = a @ bt + b and out = gelu(u), one op where the device has GEMM_BIAS_GELU (the own
- * CPU GEMM stores both), else as for none and then gelu. */
-static clg_status gemm_bias_act(clg_tensor *a, clg_tensor *bt, clg_tensor *b, clg_tensor *out, clg_act act,
-				clg_tensor *u)
+ * GEMM applies the bias and act as it stores), else the GEMM and then bias_act in place. */
+static clg_status gemm_bias_act(clg_tensor *a, clg_tensor *bt, clg_tensor *b, clg_tensor *out, clg_act act)
 {
 	clg_backend *be = out->v.buf->backend;
-	clg_op_call c = {.op = u ? CLG_OP_GEMM_BIAS_GELU : CLG_OP_GEMM_BIAS_ACT};
+	clg_op_call c = {.op = CLG_OP_GEMM_BIAS_ACT};
 	clg_tensor *ga, *gb;
 	clg_status st;
 
-	if (!be->ops[c.op] || a->v.ndim != 2 || out->v.ndim != 2) {
-		clg_tensor *z = u ? u : out;
-		st = gemm(a, bt, z, 1.0, 0.0);
-		if (!st)
-			st = bias_act(z, z, b, u ? CLG_ACT_NONE : act);
-		return st || !u ? st : gelu_into(out, u);
+	if (!be->ops[CLG_OP_GEMM_BIAS_ACT] || a->v.ndim != 2 || out->v.ndim != 2) {
+		st = gemm(a, bt, out, 1.0, 0.0);
+		return st ? st : bias_act(out, out, b, act);
 	}
 	clg_no_grad_begin();
 	ga = gemm_operand(a);
@@ -705,8 +699,6 @@ static clg_status gemm_bias_act(clg_tensor *a, clg_tensor *bt, clg_tensor *b, cl
 	c.src[0] = ga->v;
 	c.src[1] = gb->v;
 	c.src[2] = b->v;
-	if (u)
-		c.src[3] = u->v;
 	c.i[0] = act;
 	st = fe_run(be, &c);
 	clg_free(ga);
@@ -742,15 +734,16 @@ clg_tensor *clg_linear_act(clg_tensor *x, clg_tensor *w, clg_tensor *b, clg_act 
 	clg_no_grad_begin();
 	wt = clg_transpose(w, 0, 1);
 	clg_no_grad_end();
-	/* z = act(x @ w^T + b) for relu and none; gelu keeps u = x @ w^T + b for its backward in z */
-	if (act == CLG_ACT_GELU)
-		y = fe_new(x->v.buf->backend, x->v.dtype, 2, z->v.shape);
-	if (!wt || (act == CLG_ACT_GELU && !y) ||
-	    gemm_bias_act(x, wt, b, act == CLG_ACT_GELU ? y : z, act, act == CLG_ACT_GELU ? z : NULL))
+	/* z = act(x @ w^T + b) for relu and none; gelu keeps u = x @ w^T + b for its backward */
+	if (!wt || gemm_bias_act(x, wt, b, z, act == CLG_ACT_GELU ? CLG_ACT_NONE : act))
 		goto fail;
 	clg_free(wt);
 	wt = NULL;
-	if (act != CLG_ACT_GELU) {
+	if (act == CLG_ACT_GELU) {
+		y = fe_new(x->v.buf->backend, x->v.dtype, 2, z->v.shape);
+		if (!y || gelu_into(y, z))
+			goto fail;
+	} else {
 		y = z;
 		z = NULL;
 	}

@@ -98,35 +98,15 @@ inline VT op_act(VT u, const int act)
 	return act == 1 ? select((VT)0, u, isgreater(u, (VT)0)) : u;
 }
 
-/* gelu(u) = u Phi(u) on a vector of a gemm_op tile, through the vector NCDF of its width (prelude.cl;
- * element by element GELU's polynomials cost more than the product). */
-inline VT op_gelu(VT u)
-{
-#if VW == 16
-	VT pdf;
-	return u * NCDF16(u, pdf);
-#elif VW == 8
-	CAT(T, 4) pl, ph;
-	return (VT)(u.lo * NCDF4(u.lo, pl), u.hi * NCDF4(u.hi, ph));
-#elif VW == 4
-	VT pdf;
-	return u * NCDF4(u, pdf);
-#else
-	NTYPE p0, p1;
-	return (VT)(u.x * (T)NCDF(u.x, p0), u.y * (T)NCDF(u.y, p1));
-#endif
-}
-
 /* The body of gemm_op and gemm_op_bias_act. bias == 0 (a constant after inlining): the plain
- * store; else D = act(acc + bias[b_off + q * b_sq]) (alpha 1, beta 0), see op_act; act 2: D = u =
- * acc + bias and Y = gelu(u) at D's offset and strides (one batch). */
+ * store; else D = act(acc + bias[b_off + q * b_sq]) (alpha 1, beta 0), see op_act. */
 inline void gemm_op_tile(const int P, const int Q, const int K, const T alpha, const T beta,
 			 __global const T *S, const int s_off, const int s_sp, const int s_sk, const int s_pp,
 			 const int s_sb,
 			 __global const T *V, const int v_off, const int ldv, const int v_sp, const int vq,
 			 const int v_sb,
 			 __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb,
-			 __global const T *bias, const int b_off, const int b_sq, const int act, __global T *Y)
+			 __global const T *bias, const int b_off, const int b_sq, const int act)
 {
 	const int tp = (int)get_global_id(0), tq = (int)get_global_id(1), p0 = tp * TM, q0 = tq * TN;
 	const int b = (int)get_global_id(2);
@@ -214,27 +194,20 @@ inline void gemm_op_tile(const int P, const int Q, const int K, const T alpha, c
 				if (beta != 0)
 					r = MAD((VT)beta, VLOAD(j, dr), r);
 				VSTORE(r, j, dr);
-				if (act == 2)
-					VSTORE(op_gelu(r), j, Y + d_off + (p0 + i) * d_sp + q0);
 			}
 		}
 	} else {
 		for (int i = 0; i < TM && p0 + i < P; i++) {
-			T out[TN], yo[TN];
+			T out[TN];
 			__global T *dr = d + (p0 + i) * d_sp;
 #pragma unroll
-			for (int j = 0; j < NV; j++) {
+			for (int j = 0; j < NV; j++)
 				VSTORE(acc[i][j], j, out);
-				if (act == 2)
-					VSTORE(op_gelu(acc[i][j]), j, yo);
-			}
 			for (int c = 0; c < TN && q0 + c < Q; c++) {
 				if (bias)
 					dr[(q0 + c) * d_sq] = out[c];
 				else
 					STORE1(dr, (q0 + c) * d_sq, out[c]);
-				if (act == 2)
-					Y[d_off + (p0 + i) * d_sp + (q0 + c) * d_sq] = yo[c];
 			}
 		}
 	}
@@ -248,31 +221,29 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 		      __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
 {
 	gemm_op_tile(P, Q, K, alpha, beta, S, s_off, s_sp, s_sk, s_pp, s_sb, V, v_off, ldv, v_sp, vq, v_sb, D, d_off,
-		     d_sp, d_sq, d_sb, (__global const T *)0, 0, 0, 0, (__global T *)0);
+		     d_sp, d_sq, d_sb, (__global const T *)0, 0, 0, 0);
 }
 
-/* gemm_op with the linear layer's epilogue (ops gemm_bias_act, gemm_bias_gelu; one batch): D (P, Q) =
- * act(S @ V + bias (Q)), act 0 none, 1 relu; act 2: D = u, the sum, and Y = gelu(u) at D's offset
- * and row stride; V packed from the weight (x @ w^T with w^T in panels). */
+/* gemm_op with the linear layer's epilogue (op gemm_bias_act, one batch): D (P, Q) = act(S @ V +
+ * bias (Q)), act 0 none, 1 relu; V packed from the weight (x @ w^T with w^T in panels). */
 __kernel void gemm_op_bias_act(const int P, const int Q, const int K,
 			       __global const T *S, const int s_off, const int s_sp, const int s_pp,
 			       __global const T *V, const int v_off, const int ldv, const int v_sp, const int vq,
 			       __global T *D, const int d_off, const int d_sp,
-			       __global const T *bias, const int b_off, const int b_sq, const int act, __global T *Y)
+			       __global const T *bias, const int b_off, const int b_sq, const int act)
 {
 	gemm_op_tile(P, Q, K, (T)1, (T)0, S, s_off, s_sp, 1, s_pp, 0, V, v_off, ldv, v_sp, vq, 0, D, d_off, d_sp, 1, 0,
-		     bias, b_off, b_sq, act, Y);
+		     bias, b_off, b_sq, act);
 }
 
 /* The body of gemm_dot and gemm_dot_bias_act. bias == 0 (a constant after inlining): the plain
  * store; else D = act(acc + bias[b_off + q * b_sq]) with act 0 none, 1 relu (alpha 1, beta 0; the
- * same float operations as GEMM then bias_act, fused.cl); act 2: D = u = acc + bias and Y = gelu(u)
- * at the same place (the same float operations as GEMM, bias_act then gelu). */
+ * same float operations as GEMM then bias_act, fused.cl). */
 inline void gemm_dot_tile(const int P, const int Q, const int K, const T alpha, const T beta,
 			  __global const T *S, const int s_off, const int lds, const int s_sb,
 			  __global const T *W, const int w_off, const int ldw, const int w_sb,
 			  __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb,
-			  __global const T *bias, const int b_off, const int b_sq, const int act, __global T *Y)
+			  __global const T *bias, const int b_off, const int b_sq, const int act)
 {
 	const int p0 = (int)get_global_id(0) * DM, q0 = (int)get_global_id(1) * DN, b = (int)get_global_id(2);
 	__global const T *s = S + s_off + b * s_sb;
@@ -328,10 +299,6 @@ inline void gemm_dot_tile(const int P, const int Q, const int K, const T alpha, 
 			for (int i = 0; i < DM && p0 + i < P; i++) {
 				const T u = res[i][j] + bj;
 				d[(p0 + i) * d_sp + (q0 + j) * d_sq] = act == 1 ? (u > (T)0 ? u : (T)0) : u;
-				if (act == 2) {
-					NTYPE pdf;
-					Y[d_off + (p0 + i) * d_sp + q0 + j] = u * (T)NCDF(u, pdf);
-				}
 			}
 		}
 		return;
@@ -347,20 +314,19 @@ __kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, con
 		       __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
 {
 	gemm_dot_tile(P, Q, K, alpha, beta, S, s_off, lds, s_sb, W, w_off, ldw, w_sb, D, d_off, d_sp, d_sq, d_sb,
-		      (__global const T *)0, 0, 0, 0, (__global T *)0);
+		      (__global const T *)0, 0, 0, 0);
 }
 
-/* gemm_dot with the linear layer's epilogue (ops gemm_bias_act, gemm_bias_gelu): D (P, Q) =
- * act(S @ W^T + bias (Q)), one batch; act 0 none, 1 relu; act 2 (gemm_bias_gelu): D = u, the sum, and
- * Y = gelu(u), Y at D's offset and row stride. */
+/* gemm_dot with the linear layer's epilogue (op gemm_bias_act): D (P, Q) = act(S @ W^T + bias (Q)),
+ * one batch; act 0 none, 1 relu. */
 __kernel void gemm_dot_bias_act(const int P, const int Q, const int K,
 				__global const T *S, const int s_off, const int lds,
 				__global const T *W, const int w_off, const int ldw,
 				__global T *D, const int d_off, const int d_sp,
-				__global const T *bias, const int b_off, const int b_sq, const int act, __global T *Y)
+				__global const T *bias, const int b_off, const int b_sq, const int act)
 {
 	gemm_dot_tile(P, Q, K, (T)1, (T)0, S, s_off, lds, 0, W, w_off, ldw, 0, D, d_off, d_sp, 1, 0, bias, b_off,
-		      b_sq, act, Y);
+		      b_sq, act);
 }
 
 /* Packs X (K, Q), at any strides, into panels of W columns for gemm_op: panel t holds

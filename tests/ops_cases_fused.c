@@ -46,13 +46,6 @@ static void gemm_bias_act_cases(op_case_adder add)
 					c.op_shape[0][1] = c.op_shape[2][1] = c.op_shape[3][0] = mnk[s][1];
 					c.op_shape[1][1] = c.op_shape[2][0] = mnk[s][2];
 					add(c);
-					if (a != 2)
-						continue;
-					/* gemm_bias_gelu: u (src3) and gelu(u); offset layouts give u and the
-					 * dst different offsets (GEMM, bias_act, gelu), contiguous ones the fused store */
-					c.op = CLG_OP_GEMM_BIAS_GELU, c.nops = 5, c.op_nd[4] = 2, c.check_src = 1 << 3;
-					c.op_shape[4][0] = mnk[s][0], c.op_shape[4][1] = mnk[s][1];
-					add(c);
 				}
 }
 

@@ -813,21 +813,16 @@ clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
 
 /* ---- GEMM with the linear layer's epilogue ------------------------------------------------------ */
 
-/* gemm_bias_act (gemm_bias_gelu) as gemm_op_bias_act (see clg_cl_gemm_op_for_bt): B^T, the weight,
- * packed into panels of TN columns, then the product with the bias and activation applied as it is
- * stored (for GELU: u into src3, gelu(u) into dst, at the same offset and row stride, checked by
- * the caller). */
+/* gemm_bias_act as gemm_op_bias_act (see clg_cl_gemm_op_for_bt): B^T, the weight, packed into panels of TN
+ * columns, then the product with the bias and activation applied as it is stored. */
 static clg_status bias_act_op(clg_backend *be, const clg_op_call *c, const gemm_layout *la, const gemm_layout *lb,
 			      const gemm_layout *lc, const gemm_tile *g)
 {
-	int gelu = c->op == CLG_OP_GEMM_BIAS_GELU;
-	const clg_view *A = &c->src[0], *B = &c->src[1], *C = gelu ? &c->src[3] : &c->dst, *bias = &c->src[2];
-	cl_int P = (cl_int)C->shape[0], Q = (cl_int)C->shape[1], Kk = (cl_int)A->shape[1];
-	cl_int act = gelu ? CLG_FUSED_GELU : (cl_int)c->i[0];
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst, *bias = &c->src[2];
+	cl_int P = (cl_int)C->shape[0], Q = (cl_int)C->shape[1], Kk = (cl_int)A->shape[1], act = (cl_int)c->i[0];
 	cl_int oc = (cl_int)C->offset, ldc = (cl_int)lc->ld, obias = (cl_int)bias->offset;
 	cl_int sbias = (cl_int)bias->stride[0];
 	cl_mem mc = (cl_mem)C->buf->handle, mbias = (cl_mem)bias->buf->handle;
-	cl_mem my = (cl_mem)c->dst.buf->handle; /* written by gelu only */
 	size_t ts = C->dtype == CLG_F64 ? sizeof(double) : sizeof(float), global[3], local[3] = {1, 1, 1};
 	const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
 	op_operand S = {(cl_mem)A->buf->handle, (cl_int)A->offset, (cl_int)la->ld, 1, 0, 0, P};
@@ -839,8 +834,6 @@ static clg_status bias_act_op(clg_backend *be, const clg_op_call *c, const gemm_
 
 	for (int i = 0; !st && i < 4; i++)
 		st = clg_cl_check_int_range(be, c, i < 3 ? &c->src[i] : C);
-	if (!st && gelu)
-		st = clg_cl_check_int_range(be, c, &c->dst);
 	if (st || P == 0 || Q == 0)
 		return st;
 	own_options(be, C->dtype, g, opts, sizeof(opts));
@@ -849,13 +842,13 @@ static clg_status bias_act_op(clg_backend *be, const clg_op_call *c, const gemm_
 	    (st = clg_cl_kernel(be, "gemm", opts, "gemm_op_bias_act", &k)))
 		goto out;
 	{
-		size_t sizes[] = {I, I, I, MEM, I, I, I, MEM, I, I, I, I, MEM, I, I, MEM, I, I, I, MEM};
+		size_t sizes[] = {I, I, I, MEM, I, I, I, MEM, I, I, I, I, MEM, I, I, MEM, I, I, I};
 		const void *vals[] = {&P, &Q, &Kk, &S.mem, &S.off, &S.sr, &S.sp, &V.mem, &V.off, &V.sk, &V.sp, &V.lim,
-				      &mc, &oc, &ldc, &mbias, &obias, &sbias, &act, &my};
+				      &mc, &oc, &ldc, &mbias, &obias, &sbias, &act};
 		global[0] = (size_t)((P + g->tm - 1) / g->tm);
 		global[1] = (size_t)((Q + g->tn - 1) / g->tn);
 		global[2] = 1;
-		st = set_and_launch(be, k, "gemm_op_bias_act", 20, sizes, vals, global, local);
+		st = set_and_launch(be, k, "gemm_op_bias_act", 19, sizes, vals, global, local);
 	}
 out:
 	/* safe at once: the in-order queue runs any later user of the buffer after this GEMM */
@@ -863,20 +856,18 @@ out:
 	return st;
 }
 
-/* dst = act(A @ B + bias) (GEMM_BIAS_ACT, clg_ops.def), or u = A @ B + bias into src3 and
- * dst = gelu(u) (GEMM_BIAS_GELU): where the GEMM would run as the own CPU kernel gemm_dot (float32 or
- * float64, A as stored, B transposed: x @ w^T), gemm_dot_bias_act (or, where clg_cl_gemm_op_for_bt
- * picks gemm_op, gemm_op_bias_act) adds the bias and applies relu (or nothing), or stores both u and
- * gelu(u), as it stores, saving BIAS_ACT's (and GELU's) launch and
- * pass; otherwise (GELU in GEMM_BIAS_ACT, CLBlast, the GPU shape, other layouts, 16-bit operands, a
- * GEMM routed by the self-test) GEMM then BIAS_ACT in place (then GELU), each through clg_run. */
+/* dst = act(A @ B + bias) (GEMM_BIAS_ACT, clg_ops.def): where the GEMM would run as the own CPU
+ * kernel gemm_dot (float32 or float64, A as stored, B transposed: x @ w^T), gemm_dot_bias_act (or,
+ * where clg_cl_gemm_op_for_bt picks gemm_op, gemm_op_bias_act) adds the bias and applies relu (or
+ * nothing) as it stores, saving BIAS_ACT's launch and its pass over
+ * dst; otherwise (GELU, CLBlast, the GPU shape, other layouts, 16-bit operands, a GEMM routed by
+ * the self-test) GEMM then BIAS_ACT in place, each through clg_run. */
 clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c)
 {
-	int gelu = c->op == CLG_OP_GEMM_BIAS_GELU;
-	const clg_view *A = &c->src[0], *B = &c->src[1], *C = gelu ? &c->src[3] : &c->dst, *bias = &c->src[2];
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst, *bias = &c->src[2];
 	int64_t M = C->ndim == 2 ? C->shape[0] : 0, N = C->ndim == 2 ? C->shape[1] : 0;
 	int64_t K = A->ndim == 2 ? A->shape[1] : 0;
-	gemm_layout la, lb, lc, ly;
+	gemm_layout la, lb, lc;
 	gemm_impl impl = GEMM_AUTO, tuned_impl = GEMM_AUTO;
 	gemm_tile g;
 	int tuned = 0, fused;
@@ -887,14 +878,9 @@ clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c)
 	if (st)
 		return st;
 	fused = (C->dtype == CLG_F32 || C->dtype == CLG_F64) && be->ops[CLG_OP_GEMM] == clg_cl_gemm &&
-		(c->i[0] == CLG_FUSED_NONE || c->i[0] == CLG_FUSED_RELU || gelu) && !layout_of(A, &la) &&
-		!layout_of(B, &lb) && !layout_of(C, &lc) && lc.trans == CLBlastTransposeNo &&
-		la.trans == CLBlastTransposeNo && lb.trans == CLBlastTransposeYes &&
-		clg_backend_kernel_shape(be, CLG_KFAM_GEMM, NULL) != CLG_SHAPE_GPU;
-	/* gelu(u) goes where u goes, in its own buffer: the same offset and row stride */
-	if (fused && gelu)
-		fused = !layout_of(&c->dst, &ly) && ly.trans == CLBlastTransposeNo && ly.ld == lc.ld &&
-			c->dst.offset == C->offset;
+		(c->i[0] == CLG_FUSED_NONE || c->i[0] == CLG_FUSED_RELU) && !layout_of(A, &la) && !layout_of(B, &lb) &&
+		!layout_of(C, &lc) && lc.trans == CLBlastTransposeNo && la.trans == CLBlastTransposeNo &&
+		lb.trans == CLBlastTransposeYes && clg_backend_kernel_shape(be, CLG_KFAM_GEMM, NULL) != CLG_SHAPE_GPU;
 	if (fused && C->dtype == CLG_F32)
 		tuned = clg_cl_tune_lookup(be, 0, 1, M, N, K, 1, &tuned_impl, &g);
 	if (fused && !tuned)
@@ -903,24 +889,23 @@ clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c)
 		tile_from_env(&g);
 	if (impl == GEMM_AUTO)
 		impl = tuned ? tuned_impl : be->info.type == CLG_DEV_CPU ? GEMM_OWN : GEMM_CLBLAST;
-	if (fused && impl == GEMM_OWN && clg_cl_gemm_op_for_bt(M, N, K) && packed_elems(N, K, g.tn, 1) >= 0)
+	if (fused && impl == GEMM_OWN && c->op == CLG_OP_GEMM_BIAS_ACT && clg_cl_gemm_op_for_bt(M, N, K) &&
+	    packed_elems(N, K, g.tn, 1) >= 0 && (c->i[0] == CLG_FUSED_NONE || c->i[0] == CLG_FUSED_RELU))
 		return bias_act_op(be, c, &la, &lb, &lc, &g);
 	if (fused && impl == GEMM_OWN) {
-		cl_int P = (cl_int)M, Q = (cl_int)N, Kk = (cl_int)K, act = gelu ? CLG_FUSED_GELU : (cl_int)c->i[0];
+		cl_int P = (cl_int)M, Q = (cl_int)N, Kk = (cl_int)K, act = (cl_int)c->i[0];
 		cl_int oa = (cl_int)A->offset, ob = (cl_int)B->offset, oc = (cl_int)C->offset, obias = (cl_int)bias->offset;
 		cl_int lda = (cl_int)la.ld, ldb = (cl_int)lb.ld, ldc = (cl_int)lc.ld, sbias = (cl_int)bias->stride[0];
 		cl_mem ma = (cl_mem)A->buf->handle, mb = (cl_mem)B->buf->handle, mc = (cl_mem)C->buf->handle;
-		cl_mem mbias = (cl_mem)bias->buf->handle, my = (cl_mem)c->dst.buf->handle; /* written by gelu only */
+		cl_mem mbias = (cl_mem)bias->buf->handle;
 		const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
-		size_t sizes[] = {I, I, I, MEM, I, I, MEM, I, I, MEM, I, I, MEM, I, I, I, MEM}, global[3], local[3] = {1, 1, 1};
-		const void *vals[] = {&P, &Q, &Kk, &ma, &oa, &lda, &mb, &ob, &ldb, &mc, &oc, &ldc, &mbias, &obias, &sbias, &act, &my};
+		size_t sizes[] = {I, I, I, MEM, I, I, MEM, I, I, MEM, I, I, MEM, I, I, I}, global[3], local[3] = {1, 1, 1};
+		const void *vals[] = {&P, &Q, &Kk, &ma, &oa, &lda, &mb, &ob, &ldb, &mc, &oc, &ldc, &mbias, &obias, &sbias, &act};
 		char opts[256];
 		cl_kernel k;
 
 		for (int i = 0; !st && i < 4; i++)
 			st = clg_cl_check_int_range(be, c, i < 3 ? &c->src[i] : C);
-		if (!st && gelu)
-			st = clg_cl_check_int_range(be, c, &c->dst);
 		if (st || M == 0 || N == 0)
 			return st;
 		own_options(be, C->dtype, &g, opts, sizeof(opts));
@@ -930,20 +915,16 @@ clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c)
 		global[1] = (size_t)((Q + g.dn - 1) / g.dn);
 		global[2] = 1;
 		local[0] = dot_local(be, k, global[0]);
-		return set_and_launch(be, k, "gemm_dot_bias_act", 17, sizes, vals, global, local);
+		return set_and_launch(be, k, "gemm_dot_bias_act", 16, sizes, vals, global, local);
 	}
 	{
 		clg_op_call gm = {.op = CLG_OP_GEMM, .dst = *C, .f = {1.0, 0.0}};
-		clg_op_call ba = {.op = CLG_OP_BIAS_ACT, .dst = *C, .i = {gelu ? CLG_FUSED_NONE : c->i[0]}};
-		clg_op_call ge = {.op = CLG_OP_GELU, .dst = c->dst};
+		clg_op_call ba = {.op = CLG_OP_BIAS_ACT, .dst = *C, .i = {c->i[0]}};
 		gm.src[0] = *A;
 		gm.src[1] = *B;
 		ba.src[0] = *C;
 		ba.src[1] = *bias;
-		ge.src[0] = *C;
 		st = clg_run(be, &gm);
-		if (!st)
-			st = clg_run(be, &ba);
-		return st || !gelu ? st : clg_run(be, &ge);
+		return st ? st : clg_run(be, &ba);
 	}
 }

@@ -148,7 +148,11 @@ clg_cl_fft_path clg_cl_fft_path_batch(clg_backend *be, int64_t n, int64_t batch,
 int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len);
 void clg_cl_register_attention(clg_backend *be); /* cl_ops_attention.c */
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c);
-clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c); /* GEMM_BIAS_ACT, GEMM_BIAS_GELU, cl_gemm.c */
+clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c); /* GEMM_BIAS_ACT, cl_gemm.c */
+/* GELU over contiguous float32 / float64 under the CPU shape of family fused (cl_ops_fused.c): whether
+ * it applies, and the launch; the elementwise kernels otherwise */
+int clg_cl_gelu_v16_fits(clg_backend *be, const clg_op_call *c);
+clg_status clg_cl_gelu_v16(clg_backend *be, const clg_op_call *c);
 /* bench step's recorder (clg_record.h): one launch of kernel k as enqueued (local NULL: the
  * driver's choice). Call only where be->recorder is set: it asks the kernel's name. */
 void clg_cl_record(clg_backend *be, cl_kernel k, int dims, const size_t *global, const size_t *local);

@@ -203,6 +203,8 @@ static clg_status ew_run(clg_backend *be, const clg_op_call *c)
 	cl_int pi[2] = {(cl_int)c->f[0], (cl_int)c->f[1]};
 	int f64 = c->dst.dtype == CLG_F64, i32 = c->dst.dtype == CLG_I32;
 
+	if (clg_cl_gelu_v16_fits(be, c)) /* sixteen elements a work-item (cl_ops_fused.c) */
+		return clg_cl_gelu_v16(be, c);
 	/* int32 tensors can be copied and filled (indices), not computed with */
 	st = i32 && (c->op == CLG_OP_COPY || c->op == CLG_OP_FILL) ? CLG_OK : clg_cl_check_dtype(be, c, c->dst.dtype);
 	if (!st && c->op == CLG_OP_CAST)
@@ -447,5 +449,4 @@ void clg_cl_register_ops(clg_backend *be)
 	clg_cl_register_fft(be);
 	be->ops[CLG_OP_GEMM] = clg_cl_gemm;
 	be->ops[CLG_OP_GEMM_BIAS_ACT] = clg_cl_gemm_bias_act;
-	be->ops[CLG_OP_GEMM_BIAS_GELU] = clg_cl_gemm_bias_act;
 }

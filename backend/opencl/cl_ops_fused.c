@@ -307,6 +307,46 @@ static clg_status fused_run(clg_backend *be, const clg_op_call *c)
 	return clg_cl_launch_1d(be, k, items, local, op);
 }
 
+int clg_cl_gelu_v16_fits(clg_backend *be, const clg_op_call *c)
+{
+	return c->op == CLG_OP_GELU && (c->dst.dtype == CLG_F32 || c->dst.dtype == CLG_F64) &&
+	       c->src[0].dtype == c->dst.dtype && clg_view_is_contiguous(&c->dst) &&
+	       clg_view_is_contiguous(&c->src[0]) && clg_view_numel(&c->dst) == clg_view_numel(&c->src[0]) &&
+	       clg_backend_kernel_shape(be, CLG_KFAM_FUSED, NULL) == CLG_SHAPE_CPU;
+}
+
+/* GELU over contiguous float32 / float64 under the CPU shape (fused.cl, gelu_v16): sixteen elements
+ * a work-item; elsewhere the elementwise kernels (cl_ops.c) */
+clg_status clg_cl_gelu_v16(clg_backend *be, const clg_op_call *c)
+{
+	const char *op = clg_op_name(c->op);
+	int64_t n64 = clg_view_numel(&c->dst);
+	size_t items = (size_t)((n64 + 15) / 16), local, ms = sizeof(cl_mem), is = sizeof(cl_int);
+	cl_int n = (cl_int)n64, od = (cl_int)c->dst.offset, ox = (cl_int)c->src[0].offset;
+	cl_mem md = (cl_mem)c->dst.buf->handle, mx = (cl_mem)c->src[0].buf->handle;
+	char opts[256];
+	cl_kernel k;
+	clg_status st = clg_cl_check_dtype(be, c, c->dst.dtype);
+
+	for (int j = 0; !st && j < 2; j++)
+		st = clg_cl_check_int_range(be, c, j ? &c->src[0] : &c->dst);
+	if (st || n64 == 0)
+		return st;
+	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts)); /* the build of fused.cl that fused_run uses */
+	st = clg_cl_kernel(be, "fused", opts, "gelu_v16", &k);
+	if (st)
+		return st;
+	local = clg_cl_cpu_group_size(be, k, (int64_t)items);
+	{
+		size_t sizes[] = {is, ms, is, ms, is};
+		const void *vals[] = {&n, &md, &od, &mx, &ox};
+		st = clg_cl_set_args(be, k, op, 5, sizes, vals);
+	}
+	if (!st)
+		st = clg_cl_launch_1d(be, k, (items + local - 1) / local * local, local, op);
+	return st;
+}
+
 void clg_cl_register_fused(clg_backend *be)
 {
 	be->ops[CLG_OP_BIAS_ACT] = fused_run;

@@ -26,9 +26,6 @@ clg_status clg_fused_check(clg_backend *be, const clg_op_call *c)
 	case CLG_OP_GEMM_BIAS_ACT: /* A and B checked as GEMM's (clg_run) */
 		ok = d->ndim == 2 && s[0].ndim == 2 && is_1d(&s[2], C);
 		break;
-	case CLG_OP_GEMM_BIAS_GELU:
-		ok = d->ndim == 2 && s[0].ndim == 2 && is_1d(&s[2], C) && is_2d(&s[3], N, C);
-		break;
 	case CLG_OP_SOFTMAX_XENT:
 		N = s[0].ndim == 2 ? s[0].shape[0] : -1;
 		C = s[0].ndim == 2 ? s[0].shape[1] : -1;
@@ -99,24 +96,6 @@ static clg_status ref_gemm_bias_act(clg_backend *be, const clg_op_call *c)
 			for (int64_t k = 0; k < K; k++)
 				u += clg_ref_load(A, AT(A, n, k)) * clg_ref_load(B, AT(B, k, j));
 			clg_ref_store(d, AT(d, n, j), act(c->i[0], u));
-		}
-	return st;
-}
-
-/* u = A @ B + bias as GEMM_BIAS_ACT, stored in src3; dst = gelu(u) of the stored (rounded) u */
-static clg_status ref_gemm_bias_gelu(clg_backend *be, const clg_op_call *c)
-{
-	const clg_view *d = &c->dst, *A = &c->src[0], *B = &c->src[1], *b = &c->src[2], *U = &c->src[3];
-	clg_status st = clg_fused_check(be, c);
-	int64_t K = A->ndim == 2 ? A->shape[1] : 0;
-
-	for (int64_t n = 0; !st && n < d->shape[0]; n++)
-		for (int64_t j = 0; j < d->shape[1]; j++) {
-			double u = clg_ref_load(b, AT1(b, j));
-			for (int64_t k = 0; k < K; k++)
-				u += clg_ref_load(A, AT(A, n, k)) * clg_ref_load(B, AT(B, k, j));
-			clg_ref_store(U, AT(U, n, j), u);
-			clg_ref_store(d, AT(d, n, j), act(CLG_FUSED_GELU, clg_ref_load(U, AT(U, n, j))));
 		}
 	return st;
 }
@@ -194,7 +173,6 @@ void clg_ref_register_fused(clg_backend *be)
 	be->ops[CLG_OP_BIAS_ACT] = ref_bias_act;
 	be->ops[CLG_OP_BIAS_ACT_BACKWARD] = ref_bias_act_backward;
 	be->ops[CLG_OP_GEMM_BIAS_ACT] = ref_gemm_bias_act;
-	be->ops[CLG_OP_GEMM_BIAS_GELU] = ref_gemm_bias_gelu;
 	be->ops[CLG_OP_SOFTMAX_XENT] = ref_softmax_xent;
 	be->ops[CLG_OP_SOFTMAX_XENT_BACKWARD] = ref_softmax_xent_backward;
 }
