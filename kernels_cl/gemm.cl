@@ -10,9 +10,12 @@
  *   gemm_dot  D (P, Q) = alpha * S (P, K) @ W (Q, K)^T + beta * D
  *             dot products: S and W both have unit stride along k. Each work-item holds a
  *             DM x DN block of D as DM * DN vectors of partial sums over k (VW at a time), summed
- *             across lanes at the end. Covers C = A @ B with only B transposed.
- *   gemm_dot_bias_act  gemm_dot and the linear layer's bias and activation in its store (one
- *             batch): the forward of a linear layer, x @ w^T, without a pass of its own after it.
+ *             across lanes at the end. Covers C = A @ B with only B transposed where C has few
+ *             rows; with many, the host packs B^T into panels and runs gemm_op (its lane sums and
+ *             DM + DN loads per DM * DN multiply-adds cost more than the pack).
+ *   gemm_dot_bias_act, gemm_op_bias_act  gemm_dot (gemm_op on the packed weight) and the linear
+ *             layer's bias and activation in its store (one batch): the forward of a linear layer,
+ *             x @ w^T, without a pass of its own after it.
  *   gemm_pack copies an operand of gemm_op into panels of W rows (TM for S, TN for V, V taken
  *             as V^T) contiguous along k, zero-padded, for operands whose rows along k are a
  *             multiple of 512 bytes apart and so would fall into a few cache sets.
@@ -88,12 +91,22 @@ inline T hsum(VT x)
 /* dst = alpha * acc + beta * dst at element o (dst is not read when beta == 0). */
 #define STORE1(D, o, v) ((D)[o] = beta == 0 ? alpha * (v) : alpha * (v) + beta * (D)[o])
 
-__kernel void gemm_op(const int P, const int Q, const int K, const T alpha, const T beta,
-		      __global const T *S, const int s_off, const int s_sp, const int s_sk, const int s_pp,
-		      const int s_sb,
-		      __global const T *V, const int v_off, const int ldv, const int v_sp, const int vq,
-		      const int v_sb,
-		      __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
+/* The linear layer's epilogue on a vector of a gemm_op tile: act(u) with act 0 none, 1 relu (the
+ * same float operations as gemm_dot_bias_act's store and fused.cl's bias_act). */
+inline VT op_act(VT u, const int act)
+{
+	return act == 1 ? select((VT)0, u, isgreater(u, (VT)0)) : u;
+}
+
+/* The body of gemm_op and gemm_op_bias_act. bias == 0 (a constant after inlining): the plain
+ * store; else D = act(acc + bias[b_off + q * b_sq]) (alpha 1, beta 0), see op_act. */
+inline void gemm_op_tile(const int P, const int Q, const int K, const T alpha, const T beta,
+			 __global const T *S, const int s_off, const int s_sp, const int s_sk, const int s_pp,
+			 const int s_sb,
+			 __global const T *V, const int v_off, const int ldv, const int v_sp, const int vq,
+			 const int v_sb,
+			 __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb,
+			 __global const T *bias, const int b_off, const int b_sq, const int act)
 {
 	const int tp = (int)get_global_id(0), tq = (int)get_global_id(1), p0 = tp * TM, q0 = tq * TN;
 	const int b = (int)get_global_id(2);
@@ -153,6 +166,22 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 			}
 		}
 	}
+	if (bias) {
+		/* bias per column as one vector, or gathered (strided bias, the last tile along q) */
+		VT bv[NV];
+		T bc[TN];
+#pragma unroll
+		for (int c = 0; c < TN; c++)
+			bc[c] = bias[b_off + min(q0 + c, Q - 1) * b_sq];
+#pragma unroll
+		for (int j = 0; j < NV; j++)
+			bv[j] = VLOAD(j, bc);
+#pragma unroll
+		for (int i = 0; i < TM; i++)
+#pragma unroll
+			for (int j = 0; j < NV; j++)
+				acc[i][j] = op_act(acc[i][j] + bv[j], act);
+	}
 	if (q0 + TN <= Q && d_sq == 1) {
 #pragma unroll
 		for (int i = 0; i < TM; i++) {
@@ -161,7 +190,7 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 				break;
 #pragma unroll
 			for (int j = 0; j < NV; j++) {
-				VT r = (VT)alpha * acc[i][j];
+				VT r = bias ? acc[i][j] : (VT)alpha * acc[i][j];
 				if (beta != 0)
 					r = MAD((VT)beta, VLOAD(j, dr), r);
 				VSTORE(r, j, dr);
@@ -174,10 +203,37 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 #pragma unroll
 			for (int j = 0; j < NV; j++)
 				VSTORE(acc[i][j], j, out);
-			for (int c = 0; c < TN && q0 + c < Q; c++)
-				STORE1(dr, (q0 + c) * d_sq, out[c]);
+			for (int c = 0; c < TN && q0 + c < Q; c++) {
+				if (bias)
+					dr[(q0 + c) * d_sq] = out[c];
+				else
+					STORE1(dr, (q0 + c) * d_sq, out[c]);
+			}
 		}
 	}
+}
+
+__kernel void gemm_op(const int P, const int Q, const int K, const T alpha, const T beta,
+		      __global const T *S, const int s_off, const int s_sp, const int s_sk, const int s_pp,
+		      const int s_sb,
+		      __global const T *V, const int v_off, const int ldv, const int v_sp, const int vq,
+		      const int v_sb,
+		      __global T *D, const int d_off, const int d_sp, const int d_sq, const int d_sb)
+{
+	gemm_op_tile(P, Q, K, alpha, beta, S, s_off, s_sp, s_sk, s_pp, s_sb, V, v_off, ldv, v_sp, vq, v_sb, D, d_off,
+		     d_sp, d_sq, d_sb, (__global const T *)0, 0, 0, 0);
+}
+
+/* gemm_op with the linear layer's epilogue (op gemm_bias_act, one batch): D (P, Q) = act(S @ V +
+ * bias (Q)), act 0 none, 1 relu; V packed from the weight (x @ w^T with w^T in panels). */
+__kernel void gemm_op_bias_act(const int P, const int Q, const int K,
+			       __global const T *S, const int s_off, const int s_sp, const int s_pp,
+			       __global const T *V, const int v_off, const int ldv, const int v_sp, const int vq,
+			       __global T *D, const int d_off, const int d_sp,
+			       __global const T *bias, const int b_off, const int b_sq, const int act)
+{
+	gemm_op_tile(P, Q, K, (T)1, (T)0, S, s_off, s_sp, 1, s_pp, 0, V, v_off, ldv, v_sp, vq, 0, D, d_off, d_sp, 1, 0,
+		     bias, b_off, b_sq, act);
 }
 
 /* The body of gemm_dot and gemm_dot_bias_act. bias == 0 (a constant after inlining): the plain

@@ -24,10 +24,12 @@ static op_case fused_case(clg_op op, const char *layout, int64_t N, int64_t C, e
 
 /* gemm_bias_act: dst (M, N) = act(A (M, K) @ B (K, N) + bias (N)), with B stored transposed (the
  * linear layer's x @ w^T: on CPU devices the own GEMM's fused store, whole and edge tiles of
- * gemm_dot, a tail along k) and as stored or with A transposed too (GEMM then bias_act). */
+ * gemm_dot, a tail along k; from 256 rows gemm_op_bias_act on the packed weight: {300, 37, 19},
+ * edge tiles both ways) and as stored or with A transposed too (GEMM then bias_act). */
 static void gemm_bias_act_cases(op_case_adder add)
 {
-	static const int64_t mnk[][3] = {{1, 1, 1}, {3, 5, 7}, {4, 6, 16}, {9, 7, 33}, {128, 10, 70}, {33, 300, 17}};
+	static const int64_t mnk[][3] = {{1, 1, 1},     {3, 5, 7},     {4, 6, 16},  {9, 7, 33},
+					 {128, 10, 70}, {33, 300, 17}, {300, 37, 19}};
 	static const int trans[] = {4, 0, 6}; /* bit 1: A stored transposed, bit 2: B */
 	static const char *const tags[3][3] = {{"Bt none", "Bt relu", "Bt gelu"},
 					       {"A B none", "A B relu", "A B gelu"},

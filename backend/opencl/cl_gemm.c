@@ -233,6 +233,12 @@ static int tile_from_env(gemm_tile *g)
  * the pass costs more than it saves: the MLP's backward GEMMs (K 128 and 512, rows 2 KiB apart)
  * ran 5-10% faster unpacked on a 2-core EPYC under PoCL, and a training step lost four launches. */
 #define PACK_KMIN 513
+/* A transposed (S read across its rows, a column of A at a time) is packed only where C has
+ * PACK_S_QTILES tiles of gemm_op along q or more: gemm_op reads S once a tile, and with two the
+ * pass that packs it costs more than the conflicts it saves (the transformer's weight gradient
+ * (256, 64) K 1024, A^T's rows 1 KiB apart: 44-52 GFLOP per CPU second packed, 86-91 as stored,
+ * PoCL; (1024, 256) K 2048 with 8 tiles: 56-60 packed, 34-35 as stored). */
+#define PACK_S_QTILES 4
 static int want_pack(int64_t K, int64_t step)
 {
 	return K >= PACK_KMIN && step % 512 == 0;
@@ -473,6 +479,25 @@ static void own_options(clg_backend *be, clg_dtype t, const gemm_tile *g, char *
 		 fpc & CL_FP_FMA ? " -DUSE_FMA" : "", g->tm, g->tn, g->vw, g->dm, g->dn);
 }
 
+/* Whether C = A @ B^T (A as stored, B transposed: x @ w^T, a linear layer's forward) runs as
+ * gemm_op on B^T packed into panels (gemm_pack) rather than gemm_dot on both as stored. gemm_dot
+ * loads a vector of each of its DM + DN rows for DM * DN multiply-adds and ends every output with
+ * a sum across lanes (VW - 1 adds and shuffles), which for K of a few hundred costs as much as
+ * the products; gemm_op loads TN / VW vectors and broadcasts TM scalars for TM * TN / VW. The
+ * pack is a pass over B, small against the product where C has many rows. */
+#define OP_BT_MMIN 256
+int clg_cl_gemm_op_for_bt(int64_t M, int64_t N, int64_t K)
+{
+	const char *e = getenv("CLGRAD_GEMM_BT"); /* dot|op forces one (tests, measurements) */
+
+	(void)N, (void)K;
+	if (e && !strcmp(e, "dot"))
+		return 0;
+	if (e && !strcmp(e, "op"))
+		return 1;
+	return M >= OP_BT_MMIN;
+}
+
 static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int64_t N, int64_t K, int64_t batch,
 			   const gemm_layout *la, const gemm_layout *lb, const gemm_layout *lc, const gemm_tile *tile)
 {
@@ -519,7 +544,7 @@ static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int
 		V = (op_operand){ma, oa, 1, lda, sa, 0, Q};
 		d_sp = 1, d_sq = ldc;
 	}
-	if (V.sr != 1) {
+	if (V.sr != 1 && (!clg_cl_gemm_op_for_bt(M, N, K) || packed_elems(Q, K, g.tn, V.sb ? batch : 1) < 0)) {
 		/* B transposed, A as stored: gemm_dot, C (M, N) = A (M, K) @ (B^T (N, K))^T, reads both
 		 * along k as stored (as fast as gemm_op on B packed, or faster, and no pass over B) */
 		size_t sizes[] = {I, I, I, ts, ts, MEM, I, I, I, MEM, I, I, I, MEM, I, I, I, I};
@@ -534,8 +559,11 @@ static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int
 		return set_and_launch(be, k, "gemm_dot", 18, sizes, vals, global, local);
 	}
 	/* gemm_op reads V along its rows (unit stride along q) and S one element at a time */
-	pack_v = want_pack(K, (int64_t)V.sk * (int64_t)ts) && packed_elems(Q, K, g.tn, V.sb ? batch : 1) >= 0;
-	pack_s = S.sk != 1 && want_pack(K, (int64_t)S.sk * (int64_t)ts) &&
+	/* B^T (V.sr != 1, clg_cl_gemm_op_for_bt) always: gemm_op needs unit stride along q */
+	pack_v = (V.sr != 1 || want_pack(K, (int64_t)V.sk * (int64_t)ts)) &&
+		 packed_elems(Q, K, g.tn, V.sb ? batch : 1) >= 0;
+	/* S is read once per tile along q: packed only where PACK_S_QTILES or more read it */
+	pack_s = S.sk != 1 && Q >= PACK_S_QTILES * g.tn && want_pack(K, (int64_t)S.sk * (int64_t)ts) &&
 		 packed_elems(P, K, g.tm, S.sb ? batch : 1) >= 0;
 	S.sp = g.tm * S.sr;
 	V.sp = g.tn;
@@ -785,9 +813,53 @@ clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
 
 /* ---- GEMM with the linear layer's epilogue ------------------------------------------------------ */
 
+/* gemm_bias_act as gemm_op_bias_act (see clg_cl_gemm_op_for_bt): B^T, the weight, packed into panels of TN
+ * columns, then the product with the bias and activation applied as it is stored. */
+static clg_status bias_act_op(clg_backend *be, const clg_op_call *c, const gemm_layout *la, const gemm_layout *lb,
+			      const gemm_layout *lc, const gemm_tile *g)
+{
+	const clg_view *A = &c->src[0], *B = &c->src[1], *C = &c->dst, *bias = &c->src[2];
+	cl_int P = (cl_int)C->shape[0], Q = (cl_int)C->shape[1], Kk = (cl_int)A->shape[1], act = (cl_int)c->i[0];
+	cl_int oc = (cl_int)C->offset, ldc = (cl_int)lc->ld, obias = (cl_int)bias->offset;
+	cl_int sbias = (cl_int)bias->stride[0];
+	cl_mem mc = (cl_mem)C->buf->handle, mbias = (cl_mem)bias->buf->handle;
+	size_t ts = C->dtype == CLG_F64 ? sizeof(double) : sizeof(float), global[3], local[3] = {1, 1, 1};
+	const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
+	op_operand S = {(cl_mem)A->buf->handle, (cl_int)A->offset, (cl_int)la->ld, 1, 0, 0, P};
+	op_operand V = {(cl_mem)B->buf->handle, (cl_int)B->offset, (cl_int)lb->ld, 1, 0, 0, Q};
+	clg_buffer *packed = NULL;
+	char opts[256];
+	cl_kernel k;
+	clg_status st = CLG_OK;
+
+	for (int i = 0; !st && i < 4; i++)
+		st = clg_cl_check_int_range(be, c, i < 3 ? &c->src[i] : C);
+	if (st || P == 0 || Q == 0)
+		return st;
+	own_options(be, C->dtype, g, opts, sizeof(opts));
+	S.sp = g->tm * S.sr;
+	if ((st = pack_operand(be, opts, &V, Q, Kk, g->tn, 1, ts, &packed)) ||
+	    (st = clg_cl_kernel(be, "gemm", opts, "gemm_op_bias_act", &k)))
+		goto out;
+	{
+		size_t sizes[] = {I, I, I, MEM, I, I, I, MEM, I, I, I, I, MEM, I, I, MEM, I, I, I};
+		const void *vals[] = {&P, &Q, &Kk, &S.mem, &S.off, &S.sr, &S.sp, &V.mem, &V.off, &V.sk, &V.sp, &V.lim,
+				      &mc, &oc, &ldc, &mbias, &obias, &sbias, &act};
+		global[0] = (size_t)((P + g->tm - 1) / g->tm);
+		global[1] = (size_t)((Q + g->tn - 1) / g->tn);
+		global[2] = 1;
+		st = set_and_launch(be, k, "gemm_op_bias_act", 19, sizes, vals, global, local);
+	}
+out:
+	/* safe at once: the in-order queue runs any later user of the buffer after this GEMM */
+	clg_buffer_free(packed);
+	return st;
+}
+
 /* dst = act(A @ B + bias) (GEMM_BIAS_ACT, clg_ops.def): where the GEMM would run as the own CPU
- * kernel gemm_dot (float32 or float64, A as stored, B transposed: x @ w^T), gemm_dot_bias_act adds
- * the bias and applies relu (or nothing) as it stores, saving BIAS_ACT's launch and its pass over
+ * kernel gemm_dot (float32 or float64, A as stored, B transposed: x @ w^T), gemm_dot_bias_act (or,
+ * where clg_cl_gemm_op_for_bt picks gemm_op, gemm_op_bias_act) adds the bias and applies relu (or
+ * nothing) as it stores, saving BIAS_ACT's launch and its pass over
  * dst; otherwise (GELU, CLBlast, the GPU shape, other layouts, 16-bit operands, a GEMM routed by
  * the self-test) GEMM then BIAS_ACT in place, each through clg_run. */
 clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c)
@@ -817,6 +889,9 @@ clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c)
 		tile_from_env(&g);
 	if (impl == GEMM_AUTO)
 		impl = tuned ? tuned_impl : be->info.type == CLG_DEV_CPU ? GEMM_OWN : GEMM_CLBLAST;
+	if (fused && impl == GEMM_OWN && c->op == CLG_OP_GEMM_BIAS_ACT && clg_cl_gemm_op_for_bt(M, N, K) &&
+	    packed_elems(N, K, g.tn, 1) >= 0 && (c->i[0] == CLG_FUSED_NONE || c->i[0] == CLG_FUSED_RELU))
+		return bias_act_op(be, c, &la, &lb, &lc, &g);
 	if (fused && impl == GEMM_OWN) {
 		cl_int P = (cl_int)M, Q = (cl_int)N, Kk = (cl_int)K, act = (cl_int)c->i[0];
 		cl_int oa = (cl_int)A->offset, ob = (cl_int)B->offset, oc = (cl_int)C->offset, obias = (cl_int)bias->offset;

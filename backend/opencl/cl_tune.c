@@ -184,7 +184,7 @@ static clg_status shape_setup(tuner *t, tshape *x)
 	clg_gemm_operand_view(&x->call.dst, x->c, s->batch, s->m, s->n, 0, s->m * s->n, 0);
 	x->call.f[0] = 1.0;
 	x->call.f[1] = 0.0;
-	x->dot = s->tb && !s->ta;
+	x->dot = s->tb && !s->ta && !clg_cl_gemm_op_for_bt(s->m, s->n, s->k);
 	return CLG_OK;
 }
 
