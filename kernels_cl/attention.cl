@@ -502,30 +502,49 @@ __kernel void attn_bwd_dkvs_cpu(const ageom g, const ACC scale, __global T *dko,
 		GATHER(vt[x], j0, g.Tk - 1, GVAL(r_, x))
 		dv[x] = (VT)0;
 	}
-	/* two queries a step (the second past the last masked): dk and dv, spilled, loaded and stored
-	 * once for both */
-	for (int i2 = g.causal ? min(j0, g.Tq) : 0; i2 < g.Tq; i2 += 2) {
-		int i1 = min(i2 + 1, g.Tq - 1);
-		VT p0, p1, ds0, ds1;
-		DKVS_P(i2, p0, ds0)
+	/* four queries a step (those past the last masked): dk and dv, spilled, loaded and stored
+	 * once for the four */
+	for (int i0 = g.causal ? min(j0, g.Tq) : 0; i0 < g.Tq; i0 += 4) {
+		int i1 = min(i0 + 1, g.Tq - 1), i2 = min(i0 + 2, g.Tq - 1), i3 = min(i0 + 3, g.Tq - 1);
+		VT p0, p1, p2, p3, ds0, ds1, ds2, ds3;
+		DKVS_P(i0, p0, ds0)
 		DKVS_P(i1, p1, ds1)
-		if (i2 + 1 >= g.Tq)
-			p1 = ds1 = (VT)0;
+		DKVS_P(i2, p2, ds2)
+		DKVS_P(i3, p3, ds3)
+		if (i0 + 3 >= g.Tq) {
+			p3 = ds3 = (VT)0;
+			if (i0 + 2 >= g.Tq)
+				p2 = ds2 = (VT)0;
+			if (i0 + 1 >= g.Tq)
+				p1 = ds1 = (VT)0;
+		}
 		for (int x = 0; x < DV; x++) {
 			VT a = dv[x];
-			a += p0 * GDO(i2, x);
+			a += p0 * GDO(i0, x);
 			a += p1 * GDO(i1, x);
+			a += p2 * GDO(i2, x);
+			a += p3 * GDO(i3, x);
 			dv[x] = a;
 		}
 		for (int x = 0; x < DH; x++) {
 			VT a = dk[x];
-			a += ds0 * GQRY(i2, x);
+			a += ds0 * GQRY(i0, x);
 			a += ds1 * GQRY(i1, x);
+			a += ds2 * GQRY(i2, x);
+			a += ds3 * GQRY(i3, x);
 			dk[x] = a;
 		}
-		SCATTER(ds0, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i2] = e_)
-		if (i2 + 1 < g.Tq)
+		SCATTER(ds0, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i0] = e_)
+		if (i0 + 3 < g.Tq) {
 			SCATTER(ds1, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i1] = e_)
+			SCATTER(ds2, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i2] = e_)
+			SCATTER(ds3, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i3] = e_)
+		} else {
+			if (i0 + 1 < g.Tq)
+				SCATTER(ds1, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i1] = e_)
+			if (i0 + 2 < g.Tq)
+				SCATTER(ds2, j0, g.Tk, dst[dsr + (size_t)(r_ - j0) * g.Tq + i2] = e_)
+		}
 	}
 	for (int x = 0; x < DH; x++)
 		SCATTER(scale * dk[x], j0, g.Tk, STORE(dko, ROW(A_DK, b, h, r_) + x * XS(A_DK), e_))
