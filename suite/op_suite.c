@@ -169,6 +169,10 @@ static void fill_operand(const op_case *c, int which, float *x, size_t n, unsign
 			if (which == 2)
 				lo = -6, hi = 0;
 			break;
+		case CLG_OP_SOFTMAX_XENT: /* targets in [-3, 3] whatever the logits' range */
+			if (which == 2)
+				lo = -3, hi = 3;
+			break;
 		default:
 			break;
 		}

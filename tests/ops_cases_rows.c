@@ -5,7 +5,8 @@
  * vector width (16) and work-group sizes (1, 3, 15, 16, 17, 63, 64, 65, 512, 1000, 4097) and at many
  * rows (3001 of 3, 1025 of 64 and of 65), contiguous (the CPU shape's vector
  * loads), padded at an offset, and transposed (strided rows: its scalar path; cross-entropy
- * takes contiguous and offset operands). Shapes of at most 64 elements (256 per operand for
+ * takes contiguous and offset operands); softmax, log-softmax and cross-entropy again on logits of
+ * large magnitude (large_logit_cases: a wrong row max). Shapes of at most 64 elements (256 per operand for
  * cross-entropy) also run under Oclgrind (--small). */
 #include "test_ops.h"
 
@@ -24,6 +25,32 @@ static op_case xent_case(clg_op op, const char *ops, int64_t N, int64_t C, enum 
 	return c;
 }
 
+/* Softmax is the same for any shift of a row, so a wrong row max goes unseen on inputs near 0:
+ * only exp's range shows it. Rows of logits 90 +- 2 (exp(90) overflows float) and spread over
+ * [-80, 80] (a max off by more than 88 overflows, most terms underflow) make a kernel that
+ * subtracts the wrong max fail (tests/rows.cmake plants one in each shape). */
+static void large_logit_cases(op_case_adder add)
+{
+	static const int64_t shapes[][2] = {{9, 1}, {9, 3}, {3, 17}, {6, 65}, {257, 64}};
+	static const float ranges[][2] = {{88, 92}, {-80, 80}};
+	static const clg_op ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX};
+	static const enum layout layouts[] = {L_CONTIG, L_TRANSPOSED};
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+		for (size_t r = 0; r < sizeof(ranges) / sizeof(ranges[0]); r++) {
+			for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++)
+				for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+					op_case c = {.op = ops[o], .nd = 2, .shape = {shapes[s][0], shapes[s][1]},
+						     .layout = layouts[l], .lo = ranges[r][0], .hi = ranges[r][1],
+						     .tag = "rows large logits"};
+					add(c);
+				}
+			op_case x = xent_case(CLG_OP_SOFTMAX_XENT, "1mmn", shapes[s][0], shapes[s][1], L_CONTIG);
+			x.lo = ranges[r][0], x.hi = ranges[r][1], x.tag = "rows large logits";
+			add(x);
+		}
+}
+
 void ops_cases_rows(op_case_adder add)
 {
 	static const int64_t shapes[][2] = {
@@ -38,6 +65,7 @@ void ops_cases_rows(op_case_adder add)
 	static const clg_op red_ops[] = {CLG_OP_SUM, CLG_OP_MAX, CLG_OP_MIN, CLG_OP_ARGMAX};
 	static const enum layout layouts[] = {L_CONTIG, L_OFFSET, L_TRANSPOSED};
 
+	large_logit_cases(add);
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
 			for (size_t o = 0; o < sizeof(row_ops) / sizeof(row_ops[0]); o++) {

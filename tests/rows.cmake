@@ -98,3 +98,38 @@ foreach(shape cpu gpu)
     SKIP_REGULAR_EXPRESSION "no OpenCL device present"
     ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${shape}")
 endforeach()
+
+# Softmax is the same for any shift of a row, so a wrong row max shows only through exp's range:
+# a copy whose max is the row's first element (softmax.cl and fused.cl's cross-entropy, the shape
+# under test) must fail on the large-logit cases of tests/ops_cases_rows.c (logits in [-80, 80]),
+# which logits in [-2, 2] or [80, 120] let pass.
+file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/fused.cl CLG_FUSED_SRC)
+foreach(shape cpu gpu)
+  if(shape STREQUAL cpu)
+    set(clg_sm_from "\treturn m;\n")
+    set(clg_sm_to "\treturn LOAD(x, o);\n")
+    set(clg_xe_from "\tj = 0;\n\tif (vec) {\n\t\tACC16 s16")
+    set(clg_xe_to "\tm = XLOAD(x, ox);\n${clg_xe_from}")
+  else()
+    set(clg_sm_from "m = wg_max(m, scratch);")
+    set(clg_sm_to "${clg_sm_from} m = LOAD(a, o[1]);")
+    set(clg_xe_from "m = wg_max(m, scratch);")
+    set(clg_xe_to "${clg_xe_from} m = XLOAD(x, AT(1, n, 0));")
+  endif()
+  string(REPLACE "${clg_sm_from}" "${clg_sm_to}" clg_sm "${CLG_SOFTMAX_SRC}")
+  string(REPLACE "${clg_xe_from}" "${clg_xe_to}" clg_xe "${CLG_FUSED_SRC}")
+  if(clg_sm STREQUAL CLG_SOFTMAX_SRC OR clg_xe STREQUAL CLG_FUSED_SRC)
+    message(FATAL_ERROR "rows.cmake: the ${shape}-shaped row max line was not found in softmax.cl or fused.cl")
+  endif()
+  set(clg_dir ${CMAKE_BINARY_DIR}/rows_max_mutant_${shape})
+  file(COPY ${CLG_ALL_KERNELS} DESTINATION ${clg_dir})
+  file(WRITE ${clg_dir}/softmax.cl "${clg_sm}")
+  file(WRITE ${clg_dir}/fused.cl "${clg_xe}")
+  foreach(op softmax softmax_xent)
+    add_test(NAME test_ops_rows_${shape}_catches_wrong_max_${op} COMMAND test_ops --op ${op})
+    set_tests_properties(test_ops_rows_${shape}_catches_wrong_max_${op} PROPERTIES TIMEOUT 600
+      PASS_REGULAR_EXPRESSION "${op} \\[[^\n]*large logits[^\n]*normalized error"
+      SKIP_REGULAR_EXPRESSION "no OpenCL device present"
+      ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${shape}")
+  endforeach()
+endforeach()
