@@ -227,7 +227,8 @@ typedef struct {
 typedef enum { CLG_SHAPE_CPU, CLG_SHAPE_GPU } clg_kernel_shape;
 typedef enum {
 	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, softmax cross-entropy */
-	CLG_KFAM_REDUCE,     /* sums/means over leading dims (column reductions) */
+	CLG_KFAM_REDUCE,     /* sums/means over leading dims (column reductions); index_add's last
+			      * counting-sort pass (CPU: 16 elements of a row a work-item) */
 	CLG_KFAM_FUSED,      /* bias+activation backward (softmax cross-entropy is a row kernel); the
 			      * optimizer updates' launches (CPU: unguarded groups + guarded rest) */
 	CLG_KFAM_CONV,       /* im2col/col2im, pooling */

@@ -13,12 +13,14 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define DEFAULT_IMAGES "/usr/share/datasets/fashion-mnist"
 #define DEFAULT_TEXT "/usr/share/common-licenses/GPL-3"
+#define PROF_TOP 12 /* --profile: rows of the op table unless --profile-top says */
 
 typedef struct {
 	clg_train_config cfg;
@@ -26,6 +28,7 @@ typedef struct {
 	int64_t limit;
 	int mpi;
 	int profile;          /* --profile: commands and host time a step, each epoch */
+	int32_t profile_top;  /* --profile-top N: the op table's rows (0: every op); implies --profile */
 	double mpi_timeout;   /* seconds a rank waits for the others before it gives up */
 } train_opts;
 
@@ -46,6 +49,7 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"       [--seed N] [--save FILE] [--resume FILE] [--log FILE] [--limit SAMPLES]\n"
 		"       [--stop-after EPOCHS]   (end early, as if interrupted; --resume continues the same run)\n"
 		"       [--profile]   (each epoch: kernel launches, transfers and host time a step)\n"
+		"       [--profile-top N]   (--profile whose op table lists the N longest ops, default 12; 0: every op)\n"
 		"       [--precision fp32|mixed]   (mixed: float16 forward/backward of the GEMM-like ops on float32\n"
 		"                                  master weights, dynamic loss scaling; resumes in either)\n"
 		"       [--devices SPEC,SPEC,...|all] [--shares measured|equal] [--compress none|int8]   (data parallel)\n"
@@ -87,6 +91,7 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 		CLI_OPT_STR("devices", &o->devices),
 		CLI_OPT_FLAG("mpi", &o->mpi),
 		CLI_OPT_FLAG("profile", &o->profile),
+		CLI_OPT_I32("profile-top", &o->profile_top, 0, 1000000),
 		CLI_OPT_POS("mpi-timeout", &o->mpi_timeout, 1e6),
 		CLI_OPT_CHOICE("shares", &s->shares, "measured|equal"),
 		CLI_OPT_CHOICE("compress", &s->compress, "none|int8"),
@@ -142,13 +147,17 @@ static int parse(int argc, char **argv, train_opts *o, const char *cmd)
 	clg_train_config *c = &o->cfg;
 	int rc;
 
-	*o = (train_opts){.cfg = clg_train_config_default(), .mpi_timeout = 120};
+	*o = (train_opts){.cfg = clg_train_config_default(), .mpi_timeout = 120, .profile_top = -1};
 	if (model_arg(argc, argv) && !strcmp(model_arg(argc, argv), "gfnet"))
 		gfnet_defaults(c);
 	usage_text(usage, sizeof(usage), cmd);
 	spec.n = train_table(o, &s, table);
 	if ((rc = cli_parse(&spec, argc, argv)) >= 0)
 		return rc;
+	if (o->profile_top >= 0)
+		o->profile = 1;
+	else
+		o->profile_top = PROF_TOP;
 	/* the choices were checked against the same names these take */
 	if (s.optimizer)
 		clg_opt_kind_parse(s.optimizer, &c->optim.kind);
@@ -360,7 +369,6 @@ static void test_fault(run_view *v)
  * builds kernels and allocates); an epoch shorter than that is timed whole. */
 #define PROF_SKIP 2
 #define PROF_STEPS 3
-#define PROF_TOP 12
 
 static void on_epoch_begin(void *user, int64_t epoch, int64_t epochs, int64_t steps)
 {
@@ -385,6 +393,12 @@ static void on_step_end(void *user, const clg_step_info *s)
 	if (v->prof_be && (s->step == v->prof_from - 1 || s->step == v->prof_to))
 		clg_backend_set_op_timer(v->prof_be, s->step == v->prof_to ? NULL : &v->prof);
 	test_fault(v);
+}
+
+/* The op table's rows: --profile-top N (0: every op), else PROF_TOP. */
+static int prof_top(const run_view *v)
+{
+	return v->o->profile_top == 0 ? INT32_MAX : v->o->profile_top;
 }
 
 static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
@@ -431,7 +445,7 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 	if (v->prof_be && v->prof.n > 0 && v->prof_to >= v->prof_from) { /* sorted: printed before */
 		double steps = (double)(v->prof_to - v->prof_from + 1);
 		fprintf(f, ", \"op_profile\": [");
-		for (int i = 0; i < v->prof.n && i < PROF_TOP; i++) {
+		for (int i = 0; i < v->prof.n && i < prof_top(v); i++) {
 			fprintf(f, "%s{\"op\": ", i ? ", " : "");
 			json_string(f, v->prof.e[i].key);
 			fprintf(f, ", \"calls_per_step\": %.1f, \"ms_per_step\": %.4f}", (double)v->prof.e[i].calls / steps,
@@ -456,9 +470,9 @@ static void print_op_profile(run_view *v)
 		return;
 	clg_op_timer_sort(&v->prof);
 	printf("  ops of %lld step(s) on device %d, each op waited for: %.2f ms a step%s\n", (long long)steps, v->idx[0],
-	       1e3 * t->total / (double)steps, t->n > PROF_TOP ? "; the longest:" : "");
+	       1e3 * t->total / (double)steps, t->n > prof_top(v) ? "; the longest:" : "");
 	printf("    %-44s %8s %10s %6s\n", "op (dst shape)", "calls", "ms a step", "share");
-	for (int i = 0; i < t->n && i < PROF_TOP; i++)
+	for (int i = 0; i < t->n && i < prof_top(v); i++)
 		printf("    %-44s %8.1f %10.3f %5.1f%%\n", t->e[i].key, (double)t->e[i].calls / (double)steps,
 		       1e3 * t->e[i].seconds / (double)steps, t->total > 0 ? 100 * t->e[i].seconds / t->total : 0);
 }

@@ -261,3 +261,39 @@ __kernel void index_add_sorted(const ageom g, __global T *d, __global const T *s
 			d[od + e * g.dst_el_st] += src[os + e * g.src_el_st];
 	}
 }
+
+/* index_add_sorted for the CPU shape: a work-item per (row, 16 elements of the row), the 16 sums
+ * held in registers across the bucket. The position's offset (divisions, which PoCL runs element by
+ * element) is found once per 16 elements instead of once per element, as in index_add_sorted at
+ * the GPU shape's one element a work-item. Each element still adds its rows in ascending m, starting
+ * from dst: the same operations in the same order, the same bits. */
+__kernel void index_add_sorted16(const ageom g, __global T *d, __global const T *src, __global const int *start,
+				 __global const int *pos)
+{
+	int i = get_global_id(0);
+	if (i >= g.items)
+		return;
+	int c = i % g.nchunk, r = i / g.nchunk, v = r % g.V, b = r / g.V;
+	int od = g.off[0] + v * g.dst_row_st;
+	for (int dim = g.nb - 1, q = b; dim >= 0; dim--) {
+		od += (q % g.bshape[dim]) * g.bst[0][dim];
+		q /= g.bshape[dim];
+	}
+	int e0 = c * 16, n = min(16, g.D - e0);
+	T acc[16];
+	od += e0 * g.dst_el_st;
+	for (int e = 0; e < 16; e++)
+		acc[e] = e < n ? d[od + e * g.dst_el_st] : (T)0;
+	for (int k = start[r]; k < start[r + 1]; k++) {
+		int os = pos_offset(&g, 0, b, pos[k]) + e0 * g.src_el_st;
+		if (n == 16 && g.src_el_st == 1) {
+			for (int e = 0; e < 16; e++)
+				acc[e] += src[os + e];
+		} else {
+			for (int e = 0; e < n; e++)
+				acc[e] += src[os + e * g.src_el_st];
+		}
+	}
+	for (int e = 0; e < n; e++)
+		d[od + e * g.dst_el_st] = acc[e];
+}

@@ -266,7 +266,15 @@ static clg_status index_add_sorted(clg_backend *be, const clg_op_call *c, const 
 	cl_int rows_i = (cl_int)rows, n_i = (cl_int)n;
 	cl_mem m[4];
 	char opts[256];
+	/* the CPU shape adds 16 elements of a row a work-item (index_add_sorted16), the GPU shape g's chunks */
+	int cpu = clg_backend_kernel_shape(be, CLG_KFAM_REDUCE, NULL) == CLG_SHAPE_CPU;
+	add_geom gc = *g;
+	const add_geom *g16 = cpu ? &gc : g;
 	clg_status st = CLG_OK;
+
+	gc.DC = 16;
+	gc.nchunk = (g->D + 15) / 16;
+	gc.items = (cl_int)(rows * gc.nchunk);
 
 	for (int k = 0; !st && k < 4; k++) {
 		st = clg_buffer_alloc(be, (size_t)(k < 2 ? rows + k : n) * sizeof(cl_int), &b[k]);
@@ -288,8 +296,8 @@ static clg_status index_add_sorted(clg_backend *be, const clg_op_call *c, const 
 		st = launch(be, opts, "index_add_sort", 4, (size_t[]){is, ms, ms, ms},
 			    (const void *[]){&rows_i, &m[1], &m[2], &m[3]}, (size_t)rows);
 	if (!st)
-		st = launch(be, opts, "index_add_sorted", 5, (size_t[]){gs, ms, ms, ms, ms},
-			    (const void *[]){g, &mem[0], &mem[1], &m[1], &m[2]}, (size_t)g->items);
+		st = launch(be, opts, cpu ? "index_add_sorted16" : "index_add_sorted", 5, (size_t[]){gs, ms, ms, ms, ms},
+			    (const void *[]){g16, &mem[0], &mem[1], &m[1], &m[2]}, (size_t)g16->items);
 	/* safe at once: the in-order queue runs any later user of the buffers after these kernels */
 	for (int k = 0; k < 4; k++)
 		clg_buffer_free(b[k]);
