@@ -347,3 +347,83 @@ __kernel void max_pool2d_2x2(const cgeom g, __global T *d, __global const T *a, 
 	ACC m = isnan(m01) ? m01 : (m23 > m01) | isnan(m23) ? m23 : m01;
 	XSTORE(d, at(&g, 0, n, c, 0, 0) + oh * g.st[0][2] + ow, m);
 }
+
+/* The CPU shape (CLG_KFAM_CONV = cpu) of the two 2x2 kernels above, float32 only, same conditions:
+ * work-item i owns output row (n, c, oh), i.e. input rows 2 oh and 2 oh + 1, and takes four windows
+ * at a time as vectors: two 8-wide loads per input row pair, the even and odd lanes being each
+ * window's left and right pixels. The 3-D kernels run windows in vector lanes too, but their
+ * strided pixel loads and (backward) stores go element by element on CPUs. The tests and the
+ * maxima are those of the 2x2 kernels, lane by lane; the last OW % 4 windows go one at a time. */
+#define PF(p) ((__global float *)(p))
+#define PCF(p) ((__global const float *)(p))
+
+/* The 2x2 max of the selected windows: NaN when one holds a NaN, else the largest value. */
+#define MAX2X2(V0, V1, V2, V3, M)                                                                        \
+	{                                                                                                \
+		M##01 = select(V0, V1, (V1 > V0) | isnan(V1));                                              \
+		M##23 = select(V2, V3, (V3 > V2) | isnan(V3));                                              \
+		M = select(select(M##01, M##23, (M##23 > M##01) | isnan(M##23)), M##01, isnan(M##01));     \
+	}
+
+__kernel void max_pool2d_2x2_rows(const cgeom g, __global T *d, __global const T *a, __global const T *b)
+{
+	int i = get_global_id(0);
+	if (i >= g.n)
+		return;
+	int oh = i % g.OH, p = i / g.OH, n = p / g.C, c = p - n * g.C, xh = g.st[1][2];
+	__global const float *x0 = PCF(a) + at(&g, 1, n, c, 2 * oh, 0), *x1 = x0 + xh;
+	__global float *y = PF(d) + at(&g, 0, n, c, oh, 0);
+	int ow = 0;
+	for (; ow + 4 <= g.OW; ow += 4) {
+		float8 r0 = vload8(0, x0 + 2 * ow), r1 = vload8(0, x1 + 2 * ow);
+		float4 m01, m23, m;
+		MAX2X2(r0.even, r0.odd, r1.even, r1.odd, m)
+		vstore4(m, 0, y + ow);
+	}
+	for (; ow < g.OW; ow++) {
+		float m01, m23, m;
+		MAX2X2(x0[2 * ow], x0[2 * ow + 1], x1[2 * ow], x1[2 * ow + 1], m)
+		y[ow] = m;
+	}
+}
+
+__kernel void max_pool2d_backward_2x2_rows(const cgeom g, __global T *d, __global const T *a, __global const T *b)
+{
+	int i = get_global_id(0);
+	if (i >= g.n)
+		return;
+	int oh = i % g.OH, p = i / g.OH, n = p / g.C, c = p - n * g.C, xh = g.st[2][2], dh = g.st[0][2];
+	__global const float *x0 = PCF(b) + at(&g, 2, n, c, 2 * oh, 0), *x1 = x0 + xh;
+	__global const float *gr = PCF(a) + at(&g, 1, n, c, oh, 0);
+	__global float *d0 = PF(d) + at(&g, 0, n, c, 2 * oh, 0), *d1 = d0 + dh;
+	int ow = 0;
+	for (; ow + 4 <= g.OW; ow += 4) {
+		float8 r0 = vload8(0, x0 + 2 * ow), r1 = vload8(0, x1 + 2 * ow);
+		float4 v0 = r0.even, v1 = r0.odd, v2 = r1.even, v3 = r1.odd, z = (float4)(0.0f);
+		int4 t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
+		float4 m = select(v0, v1, t1);
+		int4 t2 = !isnan(m) & ((v2 > m) | isnan(v2));
+		m = select(m, v2, t2);
+		int4 t3 = !isnan(m) & ((v3 > m) | isnan(v3));
+		/* 0 + g, as the gather's sum (a -0 gradient becomes +0) */
+		float4 gz = 0.0f + vload4(0, gr + ow);
+		float4 g0 = select(z, gz, ~(t1 | t2 | t3)), g1 = select(z, gz, t1 & ~(t2 | t3));
+		float4 g2 = select(z, gz, t2 & ~t3), g3 = select(z, gz, t3);
+		vstore8(shuffle2(g0, g1, (uint8)(0, 4, 1, 5, 2, 6, 3, 7)), 0, d0 + 2 * ow);
+		vstore8(shuffle2(g2, g3, (uint8)(0, 4, 1, 5, 2, 6, 3, 7)), 0, d1 + 2 * ow);
+	}
+	for (; ow < g.OW; ow++) {
+		float v0 = x0[2 * ow], v1 = x0[2 * ow + 1], v2 = x1[2 * ow], v3 = x1[2 * ow + 1];
+		int t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
+		float m = t1 ? v1 : v0;
+		int t2 = !isnan(m) & ((v2 > m) | isnan(v2));
+		m = t2 ? v2 : m;
+		int t3 = !isnan(m) & ((v3 > m) | isnan(v3));
+		int k = t3 ? 3 : t2 ? 2 : t1;
+		float gz = 0.0f + gr[ow];
+		d0[2 * ow] = k == 0 ? gz : 0.0f;
+		d0[2 * ow + 1] = k == 1 ? gz : 0.0f;
+		d1[2 * ow] = k == 2 ? gz : 0.0f;
+		d1[2 * ow + 1] = k == 3 ? gz : 0.0f;
+	}
+}
