@@ -353,7 +353,7 @@ __kernel void max_pool2d_2x2(const cgeom g, __global T *d, __global const T *a, 
  * at a time as vectors: two 8-wide loads per input row pair, the even and odd lanes being each
  * window's left and right pixels. The 3-D kernels run windows in vector lanes too, but their
  * strided pixel loads and (backward) stores go element by element on CPUs. The tests and the
- * maxima are those of the 2x2 kernels, lane by lane; the last OW % 4 windows go one at a time. */
+ * maxima are those of the 2x2 kernels, lane by lane; rows of fewer than 4 windows go one at a time. */
 #define PF(p) ((__global float *)(p))
 #define PCF(p) ((__global const float *)(p))
 
@@ -373,14 +373,14 @@ __kernel void max_pool2d_2x2_rows(const cgeom g, __global T *d, __global const T
 	int oh = i % g.OH, p = i / g.OH, n = p / g.C, c = p - n * g.C, xh = g.st[1][2];
 	__global const float *x0 = PCF(a) + at(&g, 1, n, c, 2 * oh, 0), *x1 = x0 + xh;
 	__global float *y = PF(d) + at(&g, 0, n, c, oh, 0);
-	int ow = 0;
-	for (; ow + 4 <= g.OW; ow += 4) {
+	/* rows of 4 windows or more end with a step back to OW - 4: it redoes a few windows, same values */
+	for (int ow = 0, last = g.OW - 4; ow <= last; ow = ow < last && ow + 4 > last ? last : ow + 4) {
 		float8 r0 = vload8(0, x0 + 2 * ow), r1 = vload8(0, x1 + 2 * ow);
 		float4 m01, m23, m;
 		MAX2X2(r0.even, r0.odd, r1.even, r1.odd, m)
 		vstore4(m, 0, y + ow);
 	}
-	for (; ow < g.OW; ow++) {
+	for (int ow = 0; g.OW < 4 && ow < g.OW; ow++) {
 		float m01, m23, m;
 		MAX2X2(x0[2 * ow], x0[2 * ow + 1], x1[2 * ow], x1[2 * ow + 1], m)
 		y[ow] = m;
@@ -396,8 +396,8 @@ __kernel void max_pool2d_backward_2x2_rows(const cgeom g, __global T *d, __globa
 	__global const float *x0 = PCF(b) + at(&g, 2, n, c, 2 * oh, 0), *x1 = x0 + xh;
 	__global const float *gr = PCF(a) + at(&g, 1, n, c, oh, 0);
 	__global float *d0 = PF(d) + at(&g, 0, n, c, 2 * oh, 0), *d1 = d0 + dh;
-	int ow = 0;
-	for (; ow + 4 <= g.OW; ow += 4) {
+	/* as the forward: a last step back to OW - 4 */
+	for (int ow = 0, last = g.OW - 4; ow <= last; ow = ow < last && ow + 4 > last ? last : ow + 4) {
 		float8 r0 = vload8(0, x0 + 2 * ow), r1 = vload8(0, x1 + 2 * ow);
 		float4 v0 = r0.even, v1 = r0.odd, v2 = r1.even, v3 = r1.odd, z = (float4)(0.0f);
 		int4 t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
@@ -412,7 +412,7 @@ __kernel void max_pool2d_backward_2x2_rows(const cgeom g, __global T *d, __globa
 		vstore8(shuffle2(g0, g1, (uint8)(0, 4, 1, 5, 2, 6, 3, 7)), 0, d0 + 2 * ow);
 		vstore8(shuffle2(g2, g3, (uint8)(0, 4, 1, 5, 2, 6, 3, 7)), 0, d1 + 2 * ow);
 	}
-	for (; ow < g.OW; ow++) {
+	for (int ow = 0; g.OW < 4 && ow < g.OW; ow++) {
 		float v0 = x0[2 * ow], v1 = x0[2 * ow + 1], v2 = x1[2 * ow], v3 = x1[2 * ow + 1];
 		int t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
 		float m = t1 ? v1 : v0;

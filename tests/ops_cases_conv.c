@@ -30,8 +30,9 @@ static const geo geos[] = {
 	{1, 3, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1},     /* 2x2 stride 2, odd sizes: last row and column in no window */
 	{2, 2, 6, 8, 2, 2, 2, 2, 0, 0, 1, 1},     /* 2x2 stride 2 tiling the image (one work-item per window) */
 	{3, 1, 4, 6, 2, 2, 2, 2, 0, 0, 1, 1},     /* the same with one channel */
-	{2, 3, 10, 18, 2, 2, 2, 2, 0, 0, 1, 1},   /* tiling, 9 windows a row: the CPU rows' 4-wide steps and a rest */
+	{2, 3, 10, 18, 2, 2, 2, 2, 0, 0, 1, 1},   /* tiling, 9 windows a row: the CPU rows' 4-wide steps and a step back */
 	{1, 2, 4, 16, 2, 2, 2, 2, 0, 0, 1, 1},    /* tiling, 8 windows a row: 4-wide steps only */
+	{1, 3, 6, 14, 2, 2, 2, 2, 0, 0, 1, 1},    /* tiling, 7 windows a row (the CNN's 14x14): a step back */
 	{1, 2, 8, 7, 3, 3, 3, 3, 1, 1, 1, 1},     /* 3x3 stride 3, padding 1 */
 	{1, 2, 9, 8, 2, 2, 3, 3, 0, 1, 1, 1},     /* 2x2 stride 3: gaps between windows */
 	{1, 2, 7, 7, 2, 2, 3, 3, 1, 0, 2, 1},     /* dilation 2 within stride 3 */
