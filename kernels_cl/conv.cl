@@ -256,6 +256,49 @@ __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *re
 	}
 }
 
+/* The CPU shape (CLG_KFAM_CONV = cpu) of col2im for float32 rows of 8 pixels or more, unit strides
+ * along w everywhere (the host checks): work-item i owns image row (n, c, y) and takes it 8 pixels
+ * at a time (the last step going back to W - 8), summing the taps in registers in the order
+ * (kh, kw) from +0, as col2im does in memory: a tap's run covers the 8 pixels in one load, or
+ * lane by lane at the run's ends (adding +0 where it does not reach, which leaves every sum
+ * that starts from +0 unchanged). */
+/* float32 views of T pointers, for the CPU-shape kernels (launched for float32 only) */
+#define PF(p) ((__global float *)(p))
+#define PCF(p) ((__global const float *)(p))
+
+__kernel void col2im_rows(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
+{
+	int i = get_global_id(0);
+	if (i >= g.n)
+		return;
+	int y = i % g.H, t = i / g.H;
+	int c = t % g.C, n = t / g.C;
+	__global float *drow = PF(d) + at(&g, 0, n, c, y, 0);
+	for (int x = 0, last = g.W - 8; x <= last; x = x < last && x + 8 > last ? last : x + 8) {
+		float8 acc = (float8)(0.0f);
+		for (int kh = 0; kh < g.KH; kh++) {
+			int oh = window_of(y, kh, g.SH, g.PH, g.DH, g.OH);
+			if (oh < 0)
+				continue;
+			for (int kw = 0; kw < g.KW; kw++) {
+				/* pixel x reads column ow = x + PW - kw * DW, for ow in [0, OW) */
+				int x0 = kw * g.DW - g.PW;
+				int lo = max(x0, 0), hi = min(x0 + g.OW, g.W);
+				int src = at(&g, 1, n, (c * g.KH + kh) * g.KW + kw, oh * g.OW, 0) - x0;
+				if (x >= lo && x + 8 <= hi) {
+					acc += vload8(0, PCF(a) + src + x);
+				} else {
+					float v[8];
+					for (int j = 0; j < 8; j++)
+						v[j] = x + j >= lo && x + j < hi ? PCF(a)[src + x + j] : 0.0f;
+					acc += vload8(0, v);
+				}
+			}
+		}
+		vstore8(acc, 0, drow + x);
+	}
+}
+
 /* One tap of the scatter's argmax: take v when it is the window's first element, larger than the
  * max so far, or its first NaN; pos follows as v's offset in dx's plane. The max so far is kept
  * as its offset in x (xpos) and read back rather than in a float variable: on PoCL this measured
@@ -354,8 +397,6 @@ __kernel void max_pool2d_2x2(const cgeom g, __global T *d, __global const T *a, 
  * window's left and right pixels. The 3-D kernels run windows in vector lanes too, but their
  * strided pixel loads and (backward) stores go element by element on CPUs. The tests and the
  * maxima are those of the 2x2 kernels, lane by lane; rows of fewer than 4 windows go one at a time. */
-#define PF(p) ((__global float *)(p))
-#define PCF(p) ((__global const float *)(p))
 
 /* The 2x2 max of the selected windows: NaN when one holds a NaN, else the largest value. */
 #define MAX2X2(V0, V1, V2, V3, M)                                                                        \

@@ -125,6 +125,10 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 	rows_2x2 = with_2x2 && shape != CLG_SHAPE_GPU && c->dst.dtype == CLG_F32;
 	if (rows_2x2)
 		kname = c->op == CLG_OP_MAXPOOL2D ? "max_pool2d_2x2_rows" : "max_pool2d_backward_2x2_rows";
+	/* float32 col2im on CPU-shaped devices, rows of 8 or more at unit strides along w: in registers */
+	if (c->op == CLG_OP_COL2IM && !strcmp(kname, "col2im") && shape != CLG_SHAPE_GPU && c->dst.dtype == CLG_F32 &&
+	    cg.W >= 8 && c->dst.stride[3] == 1 && c->src[0].stride[2] == 1)
+		kname = "col2im_rows";
 	memset(&g, 0, sizeof(g));
 	g.N = (cl_int)cg.N, g.C = (cl_int)cg.C, g.H = (cl_int)cg.H, g.W = (cl_int)cg.W;
 	g.OH = (cl_int)cg.OH, g.OW = (cl_int)cg.OW;
