@@ -25,6 +25,7 @@ static const geo geos[] = {
 	{2, 3, 5, 14, 3, 3, 1, 1, 1, 1, 1, 1},    /* the same, 14 wide: col2im's CPU rows, 8 wide and a step back */
 	{1, 2, 4, 8, 3, 3, 1, 1, 1, 1, 1, 1},     /* 8 wide: one step of 8 */
 	{1, 2, 5, 19, 3, 3, 1, 1, 2, 0, 1, 2},    /* 19 wide, dilation 2 along w, no padding along w */
+	{1, 1, 2, 9, 1, 3, 1, 1, 0, 1, 1, 1},     /* 9 wide, 1x3: col2im's CPU rows within --small (Oclgrind) */
 	{1, 2, 13, 13, 3, 3, 2, 2, 1, 1, 1, 1},   /* stride 2 */
 	{1, 3, 13, 7, 3, 2, 1, 2, 2, 1, 2, 1},    /* dilation 2 in h only */
 	{2, 4, 13, 13, 5, 5, 2, 2, 2, 2, 2, 2},   /* larger: 5x5, dilation 2 */
