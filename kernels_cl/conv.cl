@@ -256,6 +256,49 @@ __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *re
 	}
 }
 
+/* The CPU shape (CLG_KFAM_CONV = cpu) of col2im for float32 rows of 8 pixels or more, unit strides
+ * along w everywhere (the host checks): work-item i owns image row (n, c, y) and takes it 8 pixels
+ * at a time (the last step going back to W - 8), summing the taps in registers in the order
+ * (kh, kw) from +0, as col2im does in memory: a tap's run covers the 8 pixels in one load, or
+ * lane by lane at the run's ends (adding +0 where it does not reach, which leaves every sum
+ * that starts from +0 unchanged). */
+/* float32 views of T pointers, for the CPU-shape kernels (launched for float32 only) */
+#define PF(p) ((__global float *)(p))
+#define PCF(p) ((__global const float *)(p))
+
+__kernel void col2im_rows(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
+{
+	int i = get_global_id(0);
+	if (i >= g.n)
+		return;
+	int y = i % g.H, t = i / g.H;
+	int c = t % g.C, n = t / g.C;
+	__global float *drow = PF(d) + at(&g, 0, n, c, y, 0);
+	for (int x = 0, last = g.W - 8; x <= last; x = x < last && x + 8 > last ? last : x + 8) {
+		float8 acc = (float8)(0.0f);
+		for (int kh = 0; kh < g.KH; kh++) {
+			int oh = window_of(y, kh, g.SH, g.PH, g.DH, g.OH);
+			if (oh < 0)
+				continue;
+			for (int kw = 0; kw < g.KW; kw++) {
+				/* pixel x reads column ow = x + PW - kw * DW, for ow in [0, OW) */
+				int x0 = kw * g.DW - g.PW;
+				int lo = max(x0, 0), hi = min(x0 + g.OW, g.W);
+				int src = at(&g, 1, n, (c * g.KH + kh) * g.KW + kw, oh * g.OW, 0) - x0;
+				if (x >= lo && x + 8 <= hi) {
+					acc += vload8(0, PCF(a) + src + x);
+				} else {
+					float v[8];
+					for (int j = 0; j < 8; j++)
+						v[j] = x + j >= lo && x + j < hi ? PCF(a)[src + x + j] : 0.0f;
+					acc += vload8(0, v);
+				}
+			}
+		}
+		vstore8(acc, 0, drow + x);
+	}
+}
+
 /* One tap of the scatter's argmax: take v when it is the window's first element, larger than the
  * max so far, or its first NaN; pos follows as v's offset in dx's plane. The max so far is kept
  * as its offset in x (xpos) and read back rather than in a float variable: on PoCL this measured
@@ -346,4 +389,82 @@ __kernel void max_pool2d_2x2(const cgeom g, __global T *d, __global const T *a, 
 	ACC m01 = (v1 > v0) | isnan(v1) ? v1 : v0, m23 = (v3 > v2) | isnan(v3) ? v3 : v2;
 	ACC m = isnan(m01) ? m01 : (m23 > m01) | isnan(m23) ? m23 : m01;
 	XSTORE(d, at(&g, 0, n, c, 0, 0) + oh * g.st[0][2] + ow, m);
+}
+
+/* The CPU shape (CLG_KFAM_CONV = cpu) of the two 2x2 kernels above, float32 only, same conditions:
+ * work-item i owns output row (n, c, oh), i.e. input rows 2 oh and 2 oh + 1, and takes four windows
+ * at a time as vectors: two 8-wide loads per input row pair, the even and odd lanes being each
+ * window's left and right pixels. The 3-D kernels run windows in vector lanes too, but their
+ * strided pixel loads and (backward) stores go element by element on CPUs. The tests and the
+ * maxima are those of the 2x2 kernels, lane by lane; rows of fewer than 4 windows go one at a time. */
+
+/* The 2x2 max of the selected windows: NaN when one holds a NaN, else the largest value. */
+#define MAX2X2(V0, V1, V2, V3, M)                                                                        \
+	{                                                                                                \
+		M##01 = select(V0, V1, (V1 > V0) | isnan(V1));                                              \
+		M##23 = select(V2, V3, (V3 > V2) | isnan(V3));                                              \
+		M = select(select(M##01, M##23, (M##23 > M##01) | isnan(M##23)), M##01, isnan(M##01));     \
+	}
+
+__kernel void max_pool2d_2x2_rows(const cgeom g, __global T *d, __global const T *a, __global const T *b)
+{
+	int i = get_global_id(0);
+	if (i >= g.n)
+		return;
+	int oh = i % g.OH, p = i / g.OH, n = p / g.C, c = p - n * g.C, xh = g.st[1][2];
+	__global const float *x0 = PCF(a) + at(&g, 1, n, c, 2 * oh, 0), *x1 = x0 + xh;
+	__global float *y = PF(d) + at(&g, 0, n, c, oh, 0);
+	/* rows of 4 windows or more end with a step back to OW - 4: it redoes a few windows, same values */
+	for (int ow = 0, last = g.OW - 4; ow <= last; ow = ow < last && ow + 4 > last ? last : ow + 4) {
+		float8 r0 = vload8(0, x0 + 2 * ow), r1 = vload8(0, x1 + 2 * ow);
+		float4 m01, m23, m;
+		MAX2X2(r0.even, r0.odd, r1.even, r1.odd, m)
+		vstore4(m, 0, y + ow);
+	}
+	for (int ow = 0; g.OW < 4 && ow < g.OW; ow++) {
+		float m01, m23, m;
+		MAX2X2(x0[2 * ow], x0[2 * ow + 1], x1[2 * ow], x1[2 * ow + 1], m)
+		y[ow] = m;
+	}
+}
+
+__kernel void max_pool2d_backward_2x2_rows(const cgeom g, __global T *d, __global const T *a, __global const T *b)
+{
+	int i = get_global_id(0);
+	if (i >= g.n)
+		return;
+	int oh = i % g.OH, p = i / g.OH, n = p / g.C, c = p - n * g.C, xh = g.st[2][2], dh = g.st[0][2];
+	__global const float *x0 = PCF(b) + at(&g, 2, n, c, 2 * oh, 0), *x1 = x0 + xh;
+	__global const float *gr = PCF(a) + at(&g, 1, n, c, oh, 0);
+	__global float *d0 = PF(d) + at(&g, 0, n, c, 2 * oh, 0), *d1 = d0 + dh;
+	/* as the forward: a last step back to OW - 4 */
+	for (int ow = 0, last = g.OW - 4; ow <= last; ow = ow < last && ow + 4 > last ? last : ow + 4) {
+		float8 r0 = vload8(0, x0 + 2 * ow), r1 = vload8(0, x1 + 2 * ow);
+		float4 v0 = r0.even, v1 = r0.odd, v2 = r1.even, v3 = r1.odd, z = (float4)(0.0f);
+		int4 t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
+		float4 m = select(v0, v1, t1);
+		int4 t2 = !isnan(m) & ((v2 > m) | isnan(v2));
+		m = select(m, v2, t2);
+		int4 t3 = !isnan(m) & ((v3 > m) | isnan(v3));
+		/* 0 + g, as the gather's sum (a -0 gradient becomes +0) */
+		float4 gz = 0.0f + vload4(0, gr + ow);
+		float4 g0 = select(z, gz, ~(t1 | t2 | t3)), g1 = select(z, gz, t1 & ~(t2 | t3));
+		float4 g2 = select(z, gz, t2 & ~t3), g3 = select(z, gz, t3);
+		vstore8(shuffle2(g0, g1, (uint8)(0, 4, 1, 5, 2, 6, 3, 7)), 0, d0 + 2 * ow);
+		vstore8(shuffle2(g2, g3, (uint8)(0, 4, 1, 5, 2, 6, 3, 7)), 0, d1 + 2 * ow);
+	}
+	for (int ow = 0; g.OW < 4 && ow < g.OW; ow++) {
+		float v0 = x0[2 * ow], v1 = x0[2 * ow + 1], v2 = x1[2 * ow], v3 = x1[2 * ow + 1];
+		int t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
+		float m = t1 ? v1 : v0;
+		int t2 = !isnan(m) & ((v2 > m) | isnan(v2));
+		m = t2 ? v2 : m;
+		int t3 = !isnan(m) & ((v3 > m) | isnan(v3));
+		int k = t3 ? 3 : t2 ? 2 : t1;
+		float gz = 0.0f + gr[ow];
+		d0[2 * ow] = k == 0 ? gz : 0.0f;
+		d0[2 * ow + 1] = k == 1 ? gz : 0.0f;
+		d1[2 * ow] = k == 2 ? gz : 0.0f;
+		d1[2 * ow + 1] = k == 3 ? gz : 0.0f;
+	}
 }

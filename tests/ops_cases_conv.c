@@ -22,6 +22,10 @@ static const geo geos[] = {
 	{1, 1, 7, 7, 3, 3, 2, 2, 1, 1, 2, 2},     /* dilation 2, stride 2 */
 	{1, 2, 5, 7, 2, 2, 1, 1, 1, 0, 1, 1},     /* overlapping 2x2 windows */
 	{2, 3, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1},     /* the common 3x3 "same" conv */
+	{2, 3, 5, 14, 3, 3, 1, 1, 1, 1, 1, 1},    /* the same, 14 wide: col2im's CPU rows, 8 wide and a step back */
+	{1, 2, 4, 8, 3, 3, 1, 1, 1, 1, 1, 1},     /* 8 wide: one step of 8 */
+	{1, 2, 5, 19, 3, 3, 1, 1, 2, 0, 1, 2},    /* 19 wide, dilation 2 along w, no padding along w */
+	{1, 1, 2, 9, 1, 3, 1, 1, 0, 1, 1, 1},     /* 9 wide, 1x3: col2im's CPU rows within --small (Oclgrind) */
 	{1, 2, 13, 13, 3, 3, 2, 2, 1, 1, 1, 1},   /* stride 2 */
 	{1, 3, 13, 7, 3, 2, 1, 2, 2, 1, 2, 1},    /* dilation 2 in h only */
 	{2, 4, 13, 13, 5, 5, 2, 2, 2, 2, 2, 2},   /* larger: 5x5, dilation 2 */
@@ -30,6 +34,9 @@ static const geo geos[] = {
 	{1, 3, 7, 9, 2, 2, 2, 2, 0, 0, 1, 1},     /* 2x2 stride 2, odd sizes: last row and column in no window */
 	{2, 2, 6, 8, 2, 2, 2, 2, 0, 0, 1, 1},     /* 2x2 stride 2 tiling the image (one work-item per window) */
 	{3, 1, 4, 6, 2, 2, 2, 2, 0, 0, 1, 1},     /* the same with one channel */
+	{2, 3, 10, 18, 2, 2, 2, 2, 0, 0, 1, 1},   /* tiling, 9 windows a row: the CPU rows' 4-wide steps and a step back */
+	{1, 2, 4, 16, 2, 2, 2, 2, 0, 0, 1, 1},    /* tiling, 8 windows a row: 4-wide steps only */
+	{1, 3, 6, 14, 2, 2, 2, 2, 0, 0, 1, 1},    /* tiling, 7 windows a row (the CNN's 14x14): a step back */
 	{1, 2, 8, 7, 3, 3, 3, 3, 1, 1, 1, 1},     /* 3x3 stride 3, padding 1 */
 	{1, 2, 9, 8, 2, 2, 3, 3, 0, 1, 1, 1},     /* 2x2 stride 3: gaps between windows */
 	{1, 2, 7, 7, 2, 2, 3, 3, 1, 0, 2, 1},     /* dilation 2 within stride 3 */

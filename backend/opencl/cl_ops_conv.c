@@ -86,6 +86,8 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 	char opts[256];
 	int64_t n;
 	int px; /* im2col's GPU shape: a work-item per element */
+	int rows_2x2; /* the 2x2 pools' CPU shape */
+	clg_kernel_shape shape;
 	clg_status st;
 
 	st = clg_conv_geometry(be, c, &cg);
@@ -115,9 +117,18 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 		return CLG_OK;
 	with_2x2 = pool_2x2_tiles(&cg, c);
 	n = pick_kernel(&cg, c, with_2x2, &kname);
-	px = c->op == CLG_OP_IM2COL && clg_backend_kernel_shape(be, CLG_KFAM_CONV, NULL) == CLG_SHAPE_GPU;
+	shape = clg_backend_kernel_shape(be, CLG_KFAM_CONV, NULL);
+	px = c->op == CLG_OP_IM2COL && shape == CLG_SHAPE_GPU;
 	if (px)
 		kname = "im2col_px";
+	/* float32 2x2 pools on CPU-shaped devices: a work-item per output row, 4 windows a vector */
+	rows_2x2 = with_2x2 && shape != CLG_SHAPE_GPU && c->dst.dtype == CLG_F32;
+	if (rows_2x2)
+		kname = c->op == CLG_OP_MAXPOOL2D ? "max_pool2d_2x2_rows" : "max_pool2d_backward_2x2_rows";
+	/* float32 col2im on CPU-shaped devices, rows of 8 or more at unit strides along w: in registers */
+	if (c->op == CLG_OP_COL2IM && !strcmp(kname, "col2im") && shape != CLG_SHAPE_GPU && c->dst.dtype == CLG_F32 &&
+	    cg.W >= 8 && c->dst.stride[3] == 1 && c->src[0].stride[2] == 1)
+		kname = "col2im_rows";
 	memset(&g, 0, sizeof(g));
 	g.N = (cl_int)cg.N, g.C = (cl_int)cg.C, g.H = (cl_int)cg.H, g.W = (cl_int)cg.W;
 	g.OH = (cl_int)cg.OH, g.OW = (cl_int)cg.OW;
@@ -132,7 +143,10 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
 	st = clg_cl_kernel(be, "conv", opts, kname, &k);
 	/* a 2x2 kernel runs a plane's windows in one work-group: fall back when they do not fit */
-	if (!st && with_2x2 && (int64_t)clg_cl_group_size(be, k, cg.OH * cg.OW) < cg.OH * cg.OW) {
+	if (!st && with_2x2 && rows_2x2) { /* the CPU shape's row kernels: 1-D over output rows */
+		n = cg.N * cg.C * cg.OH;
+		with_2x2 = 0;
+	} else if (!st && with_2x2 && (int64_t)clg_cl_group_size(be, k, cg.OH * cg.OW) < cg.OH * cg.OW) {
 		with_2x2 = 0;
 		n = pick_kernel(&cg, c, 0, &kname);
 		st = clg_cl_kernel(be, "conv", opts, kname, &k);
