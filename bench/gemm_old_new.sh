@@ -3,9 +3,11 @@
 # alternated shape by shape, so both see the same load: GFLOP/s of each (median of the rounds, each
 # round `bench gemm` with --reps R, itself a median) and new / old. Linear layers keep W as (out,
 # in): forward x @ W^T (Bt; gemm_bias_act's GEMM), dx = g @ W, dW = g^T @ x (At).
-#   bench/gemm_old_new.sh OLD_CLGRAD NEW_CLGRAD [--size default|large|both] [--rounds N] [--reps R]
+#   bench/gemm_old_new.sh OLD_CLGRAD NEW_CLGRAD [--size default|large|both|mlp] [--rounds N] [--reps R]
 #                         [--device SPEC]
-# default: D 64, T 64, 4 heads (rows 1024); large: D 256, T 128, 8 heads (rows 2048).
+# default: D 64, T 64, 4 heads (rows 1024); large: D 256, T 128, 8 heads (rows 2048); mlp: the MLP's
+# GEMMs (`train --model mlp`, batch 128, 784 -> 512 -> 512 -> 10) and the CNN's linear forward
+# (128, 128) K 3136, the shapes below 256 rows (gemm_dot for x @ W^T).
 # Where both binaries print the CPU time a call (`bench gemm`, since the gemm_op route for A @ B^T)
 # the rate is GFLOP per CPU second of the process (what a loaded machine moves least), else wall
 # GFLOP/s; the header says which. OLD_ENV / NEW_ENV: variables for one side only, e.g. the same
@@ -33,7 +35,17 @@ shapes() {
 	echo "qkv_dx $R $D $Q -"; echo "fc1_dx $R $D $F -"; echo "fc2_dx $R $F $D -"
 	echo "qkv_dW $Q $D $R --transa"; echo "fc1_dW $F $D $R --transa"; echo "fc2_dW $D $F $R --transa"
 }
-list=$( { [ "$size" != large ] && shapes 1024 64; [ "$size" != default ] && shapes 2048 256; } || true)
+mlp_shapes() {
+	echo "fc1_fwd 128 512 784 --transb"; echo "fc2_fwd 128 512 512 --transb"; echo "fc3_fwd 128 10 512 --transb"
+	echo "fc2_dx 128 512 512 -"; echo "fc3_dx 128 512 10 -"
+	echo "fc1_dW 512 784 128 --transa"; echo "fc2_dW 512 512 128 --transa"; echo "fc3_dW 10 512 128 --transa"
+	echo "cnn_fc1 128 128 3136 --transb"
+}
+case $size in
+default | large | both) list=$( { [ "$size" != large ] && shapes 1024 64; [ "$size" != default ] && shapes 2048 256; } || true) ;;
+mlp) list=$(mlp_shapes) ;;
+*) echo "gemm_old_new.sh: --size is default, large, both or mlp" >&2; exit 2 ;;
+esac
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 echo "old: ${OLD_ENV:+$OLD_ENV }$old"

@@ -615,10 +615,14 @@ static void build_cases(void)
 	 * {70, 512, 100}, A stored transposed in {128, 10, 512} and {512, 33, 70}. A long side (at
 	 * least 8192) takes other default tiles on AVX-512 devices (long_side_tile in cl_gemm.c): long
 	 * rows of C in {5, 8200, 7}, long dot products in {6, 13, 8195}. A @ B^T with 256 rows or more
-	 * packs B^T and runs gemm_op (clg_cl_gemm_op_for_bt): {300, 37, 19}, edge tiles both ways and an odd K. */
+	 * packs B^T and runs gemm_op (clg_cl_gemm_op_for_bt): {300, 37, 19}, edge tiles both ways and an odd K.
+	 * gemm_op's last tile along q loads whole vectors where its width is a multiple of them (the MLP's
+	 * 784 columns): {3, 20, 5} with 4-float vectors (tile 8), {5, 56, 9} with 8 (tile 16), {64, 48, 32}
+	 * with 16 (tile 32). */
 	static const int64_t mnk[][3] = {{1, 1, 1}, {7, 5, 3}, {6, 8, 10}, {4, 6, 16}, {2, 17, 9}, {64, 48, 32},
 					 {129, 65, 33}, {128, 10, 512}, {3, 257, 17}, {70, 512, 100}, {512, 33, 70},
-					 {128, 128, 520}, {5, 8200, 7}, {6, 13, 8195}, {300, 37, 19}};
+					 {128, 128, 520}, {5, 8200, 7}, {6, 13, 8195}, {300, 37, 19}, {3, 20, 5},
+					 {5, 56, 9}};
 	for (size_t s = 0; s < sizeof(mnk) / sizeof(mnk[0]); s++) {
 		for (int t = 0; t < 4; t++) {
 			for (int batch = 0; batch <= 3; batch += 3) {

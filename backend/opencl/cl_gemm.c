@@ -178,7 +178,10 @@ int clg_cl_gemm_tile_valid(const clg_cl_gemm_tile *u)
 
 /* The untuned tile from the preferred vector width (8 floats on AVX2: 6 x 16 = 12 accumulator
  * registers of 16; 16 on AVX-512: 8 x 32, 16 of 32; gemm_dot 4 x 3, 12 registers of partial
- * sums). Measured on Zen 3 (docs/PERFORMANCE.md). */
+ * sums, 4 x 6 = 24 of 32 on AVX-512). Measured on Zen 3 (docs/PERFORMANCE.md). gemm_dot's 4 x 6
+ * on AVX-512 (PoCL, Zen 4, the MLP's forward x @ w^T at 128 rows, GFLOP per CPU second, alternated,
+ * loaded): (128, 512) K 784 median 85 -> 97 with DN 3 -> 6; K 512 unchanged (89-90); DN 5 and
+ * 3 x 8 no better. Fewer, wider tiles: each row of S read once per 6 outputs rather than 3. */
 void clg_cl_gemm_default_tile(clg_backend *be, clg_dtype t, clg_cl_gemm_tile *g)
 {
 	cl_uint pref = 0;
@@ -188,7 +191,7 @@ void clg_cl_gemm_default_tile(clg_backend *be, clg_dtype t, clg_cl_gemm_tile *g)
 			t == CLG_F64 ? CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE : CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT,
 			sizeof(pref), &pref, NULL);
 	vw = pref >= 16 ? 16 : pref >= 8 ? 8 : 4;
-	*g = (gemm_tile){.tm = vw >= 16 ? 8 : 6, .tn = 2 * vw, .vw = vw, .dm = 4, .dn = 3};
+	*g = (gemm_tile){.tm = vw >= 16 ? 8 : 6, .tn = 2 * vw, .vw = vw, .dm = 4, .dn = vw >= 16 ? 6 : 3};
 }
 
 /* The untuned tile for products with a long side, such as a conv's GEMMs, whose N*OH*OW side
