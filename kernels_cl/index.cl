@@ -241,6 +241,17 @@ __kernel void index_add_sort(int rows, __global const int *start, __global int *
 			pos[s + i] = a[i];
 }
 
+/* dst's offset of bucket r's row: table row v of batch position b, r = b * V + v */
+static int sorted_dst_row(const ageom *g, int r)
+{
+	int v = r % g->V, b = r / g->V, od = g->off[0] + v * g->dst_row_st;
+	for (int dim = g->nb - 1, q = b; dim >= 0; dim--) {
+		od += (q % g->bshape[dim]) * g->bst[0][dim];
+		q /= g->bshape[dim];
+	}
+	return od;
+}
+
 /* one work-item per (row, chunk of the row): adds its bucket's source rows in ascending m */
 __kernel void index_add_sorted(const ageom g, __global T *d, __global const T *src, __global const int *start,
 			       __global const int *pos)
@@ -248,12 +259,7 @@ __kernel void index_add_sorted(const ageom g, __global T *d, __global const T *s
 	int i = get_global_id(0);
 	if (i >= g.items)
 		return;
-	int c = i % g.nchunk, r = i / g.nchunk, v = r % g.V, b = r / g.V;
-	int od = g.off[0] + v * g.dst_row_st;
-	for (int dim = g.nb - 1, q = b; dim >= 0; dim--) {
-		od += (q % g.bshape[dim]) * g.bst[0][dim];
-		q /= g.bshape[dim];
-	}
+	int c = i % g.nchunk, r = i / g.nchunk, b = r / g.V, od = sorted_dst_row(&g, r);
 	int e0 = c * g.DC, e1 = min(e0 + g.DC, g.D);
 	for (int k = start[r]; k < start[r + 1]; k++) {
 		int os = pos_offset(&g, 0, b, pos[k]);
@@ -273,12 +279,7 @@ __kernel void index_add_sorted16(const ageom g, __global T *d, __global const T 
 	int i = get_global_id(0);
 	if (i >= g.items)
 		return;
-	int c = i % g.nchunk, r = i / g.nchunk, v = r % g.V, b = r / g.V;
-	int od = g.off[0] + v * g.dst_row_st;
-	for (int dim = g.nb - 1, q = b; dim >= 0; dim--) {
-		od += (q % g.bshape[dim]) * g.bst[0][dim];
-		q /= g.bshape[dim];
-	}
+	int c = i % g.nchunk, r = i / g.nchunk, b = r / g.V, od = sorted_dst_row(&g, r);
 	int e0 = c * 16, n = min(16, g.D - e0);
 	T acc[16];
 	od += e0 * g.dst_el_st;
