@@ -94,7 +94,6 @@ static int ob_threads(void)
 #endif
 }
 
-/* One shape: OpenBLAS first (its result is the reference), then clgrad. */
 /* User + system CPU time of the process so far: on a CPU device the runtime's threads do the work,
  * so CPU time a call measures a kernel where other processes share the cores and wall time does not. */
 static double cpu_seconds(void)
@@ -106,6 +105,7 @@ static double cpu_seconds(void)
 	return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
+/* One shape: OpenBLAS first (its result is the reference), then clgrad. */
 static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 {
 	size_t na = (size_t)(s->m * s->k * (s->shared_a ? 1 : s->batch)), nb = (size_t)(s->k * s->n * s->batch);
