@@ -318,6 +318,47 @@ __kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global 
 	if (n >= g.N)
 		return;
 	int ox = AT(1, n, 0), ot = AT(2, n, 0), vec = g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 16;
+	if (vec && g.C <= 64 && !(g.C & 15)) {
+		/* rows of 16..64 (attention rows): x and t held in registers, one pass over memory
+		 * (softmax.cl's softmax_row64); unused registers repeat x0 for the max, take no exp */
+		ACC16 x0 = VLOAD16(x, ox), t0 = VLOAD16(t, ot), x1 = x0, x2 = x0, x3 = x0;
+		ACC16 m16 = (ACC16)(-INFINITY), s16, ts16 = t0, tx16 = t0 * x0;
+		if (g.C > 16) {
+			ACC16 t1 = VLOAD16(t, ot + 16);
+			x1 = VLOAD16(x, ox + 16);
+			ts16 += t1;
+			tx16 += t1 * x1;
+		}
+		if (g.C > 32) {
+			ACC16 t2 = VLOAD16(t, ot + 32);
+			x2 = VLOAD16(x, ox + 32);
+			ts16 += t2;
+			tx16 += t2 * x2;
+		}
+		if (g.C > 48) {
+			ACC16 t3 = VLOAD16(t, ot + 48);
+			x3 = VLOAD16(x, ox + 48);
+			ts16 += t3;
+			tx16 += t3 * x3;
+		}
+		m16 = select(m16, x0, isgreater(x0, m16)); /* skips NaN as fmax */
+		m16 = select(m16, x1, isgreater(x1, m16));
+		m16 = select(m16, x2, isgreater(x2, m16));
+		m16 = select(m16, x3, isgreater(x3, m16));
+		m = HMAX16(m16);
+		s16 = EXP16(x0 - m);
+		if (g.C > 16)
+			s16 += EXP16(x1 - m);
+		if (g.C > 32)
+			s16 += EXP16(x2 - m);
+		if (g.C > 48)
+			s16 += EXP16(x3 - m);
+		s = HSUM16(s16);
+		ts = HSUM16(ts16);
+		tx = HSUM16(tx16);
+		XENT_ROW_END(n, m, s, ts, tx)
+		return;
+	}
 	if (vec) {
 		ACC16 m16 = (ACC16)(-INFINITY);
 		for (; j + 16 <= g.C; j += 16) {

@@ -113,6 +113,51 @@ ACC row_sum(__global const T *x, int o, int cs, int C, ACC m, int E)
 	return s;
 }
 
+/* Rows of 16, 32, 48 or 64 contiguous elements (attention rows): the row held in four ACC16, read
+ * once; max, exp, sum and the store from registers, one pass over memory instead of three.
+ * Unused registers repeat v0 (the max is unchanged) and take no exp. Returns 0, touching nothing, where the row does not qualify. */
+int softmax_row64(__global T *d, int od, int dcs, __global const T *a, int oa, int acs, int C, int LOG)
+{
+	ACC16 v0, v1, v2, v3, e0, e1, e2, e3, m16 = (ACC16)(-INFINITY);
+	ACC m, k;
+	if (dcs != 1 || acs != 1 || C > 64 || C < 16 || (C & 15))
+		return 0;
+	v0 = VLOAD16(a, oa);
+	v1 = C > 16 ? VLOAD16(a, oa + 16) : v0;
+	v2 = C > 32 ? VLOAD16(a, oa + 32) : v0;
+	v3 = C > 48 ? VLOAD16(a, oa + 48) : v0;
+	m16 = select(m16, v0, isgreater(v0, m16)); /* skips NaN, as row_max */
+	m16 = select(m16, v1, isgreater(v1, m16));
+	m16 = select(m16, v2, isgreater(v2, m16));
+	m16 = select(m16, v3, isgreater(v3, m16));
+	m = HMAX16(m16);
+	e0 = EXP16(v0 - m);
+	e1 = C > 16 ? EXP16(v1 - m) : (ACC16)0;
+	e2 = C > 32 ? EXP16(v2 - m) : (ACC16)0;
+	e3 = C > 48 ? EXP16(v3 - m) : (ACC16)0;
+	k = HSUM16(e0 + e1 + e2 + e3);
+	if (LOG) {
+		k = LOG1(k);
+		VSTORE16(d, od, v0 - m - k);
+		if (C > 16)
+			VSTORE16(d, od + 16, v1 - m - k);
+		if (C > 32)
+			VSTORE16(d, od + 32, v2 - m - k);
+		if (C > 48)
+			VSTORE16(d, od + 48, v3 - m - k);
+	} else {
+		k = (ACC)1 / k;
+		VSTORE16(d, od, e0 * k);
+		if (C > 16)
+			VSTORE16(d, od + 16, e1 * k);
+		if (C > 32)
+			VSTORE16(d, od + 32, e2 * k);
+		if (C > 48)
+			VSTORE16(d, od + 48, e3 * k);
+	}
+	return 1;
+}
+
 #define SOFTMAX_CPU_KERNEL(NAME, LOG)                                                            \
 __kernel void NAME##_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
 			      const int nrows)                                                   \
@@ -121,9 +166,11 @@ __kernel void NAME##_rows_cpu(const row_geom g, __global T *d, __global const T 
 	if (r >= nrows)                                                                          \
 		return;                                                                          \
 	row_offsets_of(&g, r, o);                                                                \
+	if (softmax_row64(d, o[0], g.cst[0], a, o[1], g.cst[1], g.C, LOG))                       \
+		return;                                                                          \
 	ACC m = row_max(a, o[1], g.cst[1], g.C);                                                 \
 	ACC s = row_sum(a, o[1], g.cst[1], g.C, m, 1);                                           \
-	ACC k = LOG ? log(s) : (ACC)1 / s;                                                         \
+	ACC k = LOG ? LOG1(s) : (ACC)1 / s;                                                       \
 	int j = 0;                                                                               \
 	if (g.cst[0] == 1 && g.cst[1] == 1)                                                      \
 		for (; j + 16 <= g.C; j += 16) {                                                 \
@@ -149,6 +196,8 @@ __kernel void softmax_rows_cpu(const row_geom g, __global T *d, __global const T
 	if (r >= nrows)
 		return;
 	row_offsets_of(&g, r, o);
+	if (softmax_row64(d, o[0], g.cst[0], a, o[1], g.cst[1], g.C, 0))
+		return;
 	m = row_max(a, o[1], g.cst[1], g.C);
 	if (g.cst[0] == 1 && g.cst[1] == 1 && g.C >= 16) {
 		ACC16 s16 = (ACC16)0;
