@@ -309,14 +309,12 @@ __kernel void softmax_xent_rows(const fgeom g, __global ACC *part, __global cons
 	}
 }
 
-/* CPU shape: work-item n takes row n, sixteen elements at a time where contiguous (ACC16, EXP16) */
-__kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
-				    __global T *lse)
+/* CPU shape: row n, sixteen elements at a time where contiguous (ACC16, EXP16) */
+void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t, __global T *lse,
+		  int n)
 {
-	int n = get_global_id(0), j = 0;
+	int j = 0;
 	ACC m = -INFINITY, s = (ACC)0, ts = (ACC)0, tx = (ACC)0;
-	if (n >= g.N)
-		return;
 	int ox = AT(1, n, 0), ot = AT(2, n, 0), vec = g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 16;
 	if (vec && g.C <= 64 && !(g.C & 15)) {
 		/* rows of 16..64 (attention rows): x and t held in registers, one pass over memory
@@ -389,6 +387,66 @@ __kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global 
 		tx += tv * xv;
 	}
 	XENT_ROW_END(n, m, s, ts, tx)
+}
+
+/* ... work-item n takes row n */
+__kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
+				    __global T *lse)
+{
+	int n = get_global_id(0);
+	if (n < g.N)
+		xent_row_cpu(g, part, x, t, lse, n);
+}
+
+/* ... work-item b takes rows 16b..16b+15 of C = 16, 32, 48 or 64 contiguous elements (the host's
+ * choice, as for softmax.cl's softmax_rows16): sixteen independent rows, their sums gathered
+ * into one ACC16 each (prelude.cl's tree16_sum, lane i = row i, which adds in HSUM16's order),
+ * one vector log for the sixteen (the builtin, which gives the scalar builtin's values); each
+ * row's sums add in xent_row_cpu's order, so lse and the terms are those of the row-by-row
+ * kernel to the bit. A last, partial block goes row by row. */
+__kernel void softmax_xent_rows16_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
+				      __global T *lse)
+{
+	int n0 = get_global_id(0) * 16, ox[16], ot[16];
+	ACC16 v[16], s16[16], ts16[16], tx16[16], r;
+	ACC m[16], rs[16], ts[16], tx[16];
+
+	if (n0 + 16 > g.N) {
+		for (int n = n0; n < g.N; n++)
+			xent_row_cpu(g, part, x, t, lse, n);
+		return;
+	}
+	for (int i = 0; i < 16; i++) {
+		ox[i] = AT(1, n0 + i, 0);
+		ot[i] = AT(2, n0 + i, 0);
+		v[i] = (ACC16)(-INFINITY);
+	}
+	for (int c = 0; c < g.C; c += 16)
+		for (int i = 0; i < 16; i++) {
+			ACC16 xv = VLOAD16(x, ox[i] + c);
+			v[i] = select(v[i], xv, isgreater(xv, v[i])); /* skips NaN as fmax */
+		}
+	vstore16(tree16_max(v), 0, m);
+	for (int i = 0; i < 16; i++) {
+		ACC16 x0 = VLOAD16(x, ox[i]), t0 = VLOAD16(t, ot[i]);
+		s16[i] = EXP16(x0 - m[i]);
+		ts16[i] = t0;
+		tx16[i] = t0 * x0;
+		for (int c = 16; c < g.C; c += 16) {
+			ACC16 xv = VLOAD16(x, ox[i] + c), tv = VLOAD16(t, ot[i] + c);
+			s16[i] += EXP16(xv - m[i]);
+			ts16[i] += tv;
+			tx16[i] += tv * xv;
+		}
+	}
+	r = vload16(0, m) + log(tree16_sum(s16));
+	vstore16(r, 0, rs);
+	vstore16(tree16_sum(ts16), 0, ts);
+	vstore16(tree16_sum(tx16), 0, tx);
+	for (int i = 0; i < 16; i++) {
+		XSTORE(lse, AT1(3, n0 + i), rs[i]);
+		part[n0 + i] = rs[i] * ts[i] - tx[i];
+	}
 }
 
 /* loss = scale * the sum of the N row terms: one work-group, a tree over fixed strides (GPU) */

@@ -67,6 +67,13 @@ inline ushort bf16_store(float v)
 #define EXP4(x) exp(x)
 #define EXP16(x) exp(x)
 #else
+/* fma() where the device fuses in hardware (-DUSE_FMA: the host's probe of CL_FP_FMA): PoCL's mad()
+ * stays a multiply and an add, a third of the exp's operations; Intel's runtime fuses mad() itself */
+#ifdef USE_FMA
+#define CLG_FMADD(a, b, c) fma(a, b, c)
+#else
+#define CLG_FMADD(a, b, c) mad(a, b, c)
+#endif
 #define CLG_EXP_DEF(name, type, itype)                                                             \
 	type name(type x)                                                                          \
 	{                                                                                          \
@@ -76,13 +83,13 @@ inline ushort bf16_store(float v)
 		k = t + 12582912.0f; /* 1.5 * 2^23: rounds t to an integer in the low bits */      \
 		n = k - 12582912.0f;                                                               \
 		f = t - n;                                                                         \
-		p = mad(f, 1.5252733804059841e-5f, 1.5403530393381609e-4f);                        \
-		p = mad(p, f, 1.3333558146428443e-3f);                                             \
-		p = mad(p, f, 9.6181291076284772e-3f);                                             \
-		p = mad(p, f, 5.5504108664821580e-2f);                                             \
-		p = mad(p, f, 2.4022650695910071e-1f);                                             \
-		p = mad(p, f, 6.9314718055994531e-1f);                                             \
-		p = mad(p, f, 1.0f);                                                               \
+		p = CLG_FMADD(f, 1.5252733804059841e-5f, 1.5403530393381609e-4f);                  \
+		p = CLG_FMADD(p, f, 1.3333558146428443e-3f);                                       \
+		p = CLG_FMADD(p, f, 9.6181291076284772e-3f);                                       \
+		p = CLG_FMADD(p, f, 5.5504108664821580e-2f);                                       \
+		p = CLG_FMADD(p, f, 2.4022650695910071e-1f);                                       \
+		p = CLG_FMADD(p, f, 6.9314718055994531e-1f);                                       \
+		p = CLG_FMADD(p, f, 1.0f);                                                         \
 		return p * as_##type((as_##itype(k) - 0x4B400000 + 127) << 23);                    \
 	}
 CLG_EXP_DEF(clg_exp1, float, int)
@@ -219,12 +226,46 @@ CLG_NCDF_DEF(clg_ncdf16, float16, clg_exp16)
 #define VLOAD16(p, i) as_float16(convert_uint16(vload16(0, (p) + (i))) << 16)
 #define VSTORE16(p, i, v) do { ACC16 v16_ = (v); VSTORE4(p, (i), v16_.s0123); VSTORE4(p, (i) + 4, v16_.s4567); \
 	VSTORE4(p, (i) + 8, v16_.s89ab); VSTORE4(p, (i) + 12, v16_.scdef); } while (0)
+#elif defined(USE_PACKED_V16)
+/* CPU devices (-DUSE_PACKED_V16 from the host): through a packed struct, one unaligned 64-byte load
+ * or store; PoCL 3.1 split vstore16 into three stores (16 + 16 + 32 bytes), which cost an exp of
+ * the same elements in the CPU-shaped softmax (bench ops --rows) */
+typedef struct __attribute__((packed)) {
+	ACC16 v;
+} clg_packed16;
+#define VLOAD16(p, i) (((__global const clg_packed16 *)((p) + (i)))->v)
+#define VSTORE16(p, i, x) (((__global clg_packed16 *)((p) + (i)))->v = (x))
 #else
 #define VLOAD16(p, i) vload16(0, (p) + (i))
 #define VSTORE16(p, i, v) vstore16((v), 0, (p) + (i))
 #endif
 #define HSUM16(v) (HSUM4((v).s0123 + (v).s4567) + HSUM4((v).s89ab + (v).scdef))
 #define HMAX16(v) HMAX4(fmax(fmax((v).s0123, (v).s4567), fmax((v).s89ab, (v).scdef)))
+
+/* Sixteen rows' reductions at once (CPU-shaped kernels taking sixteen short rows a work-item):
+ * v[i] holds row i's sixteen partial sums (maxima); the result's lane i is HSUM16(v[i])
+ * (HMAX16(v[i])). A tree of fifteen vector operations on pairs of vectors, not sixteen chains of
+ * scalar ones; the sums add in HSUM16's order (lanes j and j + 4 of each half, then adjacent
+ * pairs, then the halves), so each lane equals HSUM16 of its row to the bit. v is overwritten. */
+#define CLG_TREE_EVEN(a, b) ((ACC16)((a).s02468ace, (b).s02468ace))
+#define CLG_TREE_ODD(a, b) ((ACC16)((a).s13579bdf, (b).s13579bdf))
+ACC16 tree16_sum(ACC16 *v)
+{
+	for (int i = 0; i < 8; i++) /* lanes: HSUM16's two halves of row 2i, then of row 2i + 1 */
+		v[i] = (ACC16)(v[2 * i].s0123, v[2 * i].s89ab, v[2 * i + 1].s0123, v[2 * i + 1].s89ab) +
+		       (ACC16)(v[2 * i].s4567, v[2 * i].scdef, v[2 * i + 1].s4567, v[2 * i + 1].scdef);
+	for (int n = 8; n > 1; n /= 2)
+		for (int i = 0; i < n / 2; i++)
+			v[i] = CLG_TREE_EVEN(v[2 * i], v[2 * i + 1]) + CLG_TREE_ODD(v[2 * i], v[2 * i + 1]);
+	return v[0];
+}
+ACC16 tree16_max(ACC16 *v)
+{
+	for (int n = 16; n > 1; n /= 2)
+		for (int i = 0; i < n / 2; i++)
+			v[i] = fmax(CLG_TREE_EVEN(v[2 * i], v[2 * i + 1]), CLG_TREE_ODD(v[2 * i], v[2 * i + 1]));
+	return v[0];
+}
 
 typedef struct {
 	int nd;          /* leading (row index) dims, after merging */

@@ -4,6 +4,8 @@
  *                    memory (or sub-groups); last argument the local scratch
  *   <name>_rows_cpu  CPU shape: one work-item per row, sixteen elements at a time where the row
  *                    is contiguous, no barriers; last argument the number of rows
+ *   <name>_rows16_cpu  softmax and log-softmax in the CPU shape over short contiguous rows:
+ *                    sixteen rows a work-item (arguments as <name>_rows_cpu)
  *   softmax_rows               dst = exp(x - max) / sum(exp(x - max))            (a = x)
  *   log_softmax_rows           dst = x - max - log(sum(exp(x - max)))            (a = x)
  *   softmax_backward_rows      dst = y * (g - sum(g * y))                        (a = g, b = y)
@@ -158,71 +160,132 @@ int softmax_row64(__global T *d, int od, int dcs, __global const T *a, int oa, i
 	return 1;
 }
 
-#define SOFTMAX_CPU_KERNEL(NAME, LOG)                                                            \
+/* Row r of softmax (LOG = 0) or log-softmax (LOG = 1), one work-item (CPU shape). Where dst holds
+ * ACC exactly, softmax stores exp(x - m) in the sum's pass and scales it in place after: one exp
+ * per element instead of two (exp dominates rows that fit in the cache). */
+void softmax_row_cpu(const row_geom *g, __global T *d, __global const T *a, int r, int LOG)
+{
+	int o[3], j = 0, C = g->C;
+	ACC m, s = (ACC)0, k;
+
+	row_offsets_of(g, r, o);
+	if (softmax_row64(d, o[0], g->cst[0], a, o[1], g->cst[1], C, LOG))
+		return;
+	m = row_max(a, o[1], g->cst[1], C);
+#if !defined(USE_HALF_STORAGE) && !defined(USE_BF16_STORAGE)
+	if (!LOG) {
+		if (g->cst[0] == 1 && g->cst[1] == 1 && C >= 16) {
+			ACC16 s16 = (ACC16)0;
+			for (; j + 16 <= C; j += 16) {
+				ACC16 e = EXP16(VLOAD16(a, o[1] + j) - m);
+				VSTORE16(d, o[0] + j, e);
+				s16 += e;
+			}
+			s = HSUM16(s16);
+		}
+		for (; j < C; j++) {
+			ACC e = exp(LOAD(a, o[1] + j * g->cst[1]) - m);
+			STORE(d, o[0] + j * g->cst[0], e);
+			s += e;
+		}
+		k = (ACC)1 / s;
+		j = 0;
+		if (g->cst[0] == 1)
+			for (; j + 16 <= C; j += 16)
+				VSTORE16(d, o[0] + j, VLOAD16(d, o[0] + j) * k);
+		for (; j < C; j++)
+			STORE(d, o[0] + j * g->cst[0], LOAD(d, o[0] + j * g->cst[0]) * k);
+		return;
+	}
+#endif
+	s = row_sum(a, o[1], g->cst[1], C, m, 1);
+	k = LOG ? LOG1(s) : (ACC)1 / s;
+	if (g->cst[0] == 1 && g->cst[1] == 1)
+		for (; j + 16 <= C; j += 16) {
+			ACC16 x = VLOAD16(a, o[1] + j);
+			VSTORE16(d, o[0] + j, LOG ? x - m - k : EXP16(x - m) * k);
+		}
+	for (; j < C; j++) {
+		ACC x = LOAD(a, o[1] + j * g->cst[1]);
+		STORE(d, o[0] + j * g->cst[0], LOG ? x - m - k : exp(x - m) * k);
+	}
+}
+
+/* Rows r0..r0 + 15 of softmax or log-softmax, their elements contiguous, C a multiple of 16 (the
+ * host's choice, for C <= 64: attention-sized rows). One row a work-item, such rows spend their
+ * time waiting along each row's chain (max, exps, sum, divide or log, stores); sixteen rows a
+ * work-item give sixteen independent chains, and the rows' maxima and sums gather into one ACC16
+ * (tree16_max, tree16_sum: lane i = row i), so the sixteen divides or logs are one vector
+ * operation (the builtin log: PoCL's scalar one cost about as much as the row's exps). */
+void softmax_rows16(const row_geom *g, __global T *d, __global const T *a, int r0, int LOG)
+{
+	int od[16], oa[16], o[3], C = g->C;
+	ACC16 v[16];
+	ACC m[16], k[16];
+
+	for (int i = 0; i < 16; i++) {
+		row_offsets_of(g, r0 + i, o);
+		od[i] = o[0];
+		oa[i] = o[1];
+		v[i] = (ACC16)(-INFINITY);
+	}
+	for (int c = 0; c < C; c += 16)
+		for (int i = 0; i < 16; i++) {
+			ACC16 x = VLOAD16(a, oa[i] + c);
+			v[i] = select(v[i], x, isgreater(x, v[i])); /* skips NaN, as row_max */
+		}
+	vstore16(tree16_max(v), 0, m);
+	for (int i = 0; i < 16; i++) {
+		ACC16 s = (ACC16)0;
+		for (int c = 0; c < C; c += 16) {
+			ACC16 e = EXP16(VLOAD16(a, oa[i] + c) - m[i]);
+#if !defined(USE_HALF_STORAGE) && !defined(USE_BF16_STORAGE)
+			if (!LOG)
+				VSTORE16(d, od[i] + c, e);
+#endif
+			s += e;
+		}
+		v[i] = s;
+	}
+	vstore16(LOG ? log(tree16_sum(v)) : (ACC16)1 / tree16_sum(v), 0, k);
+	for (int i = 0; i < 16; i++)
+		for (int c = 0; c < C; c += 16) {
+			ACC16 y;
+			if (LOG)
+				y = VLOAD16(a, oa[i] + c) - m[i] - k[i];
+			else
+#if !defined(USE_HALF_STORAGE) && !defined(USE_BF16_STORAGE)
+				y = VLOAD16(d, od[i] + c) * k[i];
+#else
+				y = EXP16(VLOAD16(a, oa[i] + c) - m[i]) * k[i];
+#endif
+			VSTORE16(d, od[i] + c, y);
+		}
+}
+
+/* <name>_rows_cpu: work-item r takes row r; <name>_rows16_cpu: work-item b takes rows 16b..16b+15
+ * (softmax_rows16), a last partial block row by row */
+#define SOFTMAX_CPU_KERNELS(NAME, LOG)                                                           \
 __kernel void NAME##_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
 			      const int nrows)                                                   \
 {                                                                                                \
-	int r = get_global_id(0), o[3];                                                          \
-	if (r >= nrows)                                                                          \
-		return;                                                                          \
-	row_offsets_of(&g, r, o);                                                                \
-	if (softmax_row64(d, o[0], g.cst[0], a, o[1], g.cst[1], g.C, LOG))                       \
-		return;                                                                          \
-	ACC m = row_max(a, o[1], g.cst[1], g.C);                                                 \
-	ACC s = row_sum(a, o[1], g.cst[1], g.C, m, 1);                                           \
-	ACC k = LOG ? LOG1(s) : (ACC)1 / s;                                                       \
-	int j = 0;                                                                               \
-	if (g.cst[0] == 1 && g.cst[1] == 1)                                                      \
-		for (; j + 16 <= g.C; j += 16) {                                                 \
-			ACC16 x = VLOAD16(a, o[1] + j);                                          \
-			VSTORE16(d, o[0] + j, LOG ? x - m - k : EXP16(x - m) * k);               \
-		}                                                                                \
-	for (; j < g.C; j++) {                                                                   \
-		ACC x = LOAD(a, o[1] + j * g.cst[1]);                                            \
-		STORE(d, o[0] + j * g.cst[0], LOG ? x - m - k : exp(x - m) * k);                 \
-	}                                                                                        \
+	int r = get_global_id(0);                                                                \
+	if (r < nrows)                                                                           \
+		softmax_row_cpu(&g, d, a, r, LOG);                                               \
+}                                                                                                \
+__kernel void NAME##_rows16_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
+				const int nrows)                                                 \
+{                                                                                                \
+	int r0 = get_global_id(0) * 16;                                                          \
+	if (r0 + 16 <= nrows)                                                                    \
+		softmax_rows16(&g, d, a, r0, LOG);                                               \
+	else                                                                                     \
+		for (int r = r0; r < nrows; r++)                                                 \
+			softmax_row_cpu(&g, d, a, r, LOG);                                       \
 }
 
-#if defined(USE_HALF_STORAGE) || defined(USE_BF16_STORAGE)
-SOFTMAX_CPU_KERNEL(softmax, 0)
-#else
-/* Where dst holds ACC exactly, exp(x - m) is stored in the sum's pass and scaled in place after:
- * one exp per element instead of two (exp dominates rows that fit in the cache). */
-__kernel void softmax_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
-			       const int nrows)
-{
-	int r = get_global_id(0), o[3], j = 0;
-	ACC m, s = (ACC)0, inv;
-	if (r >= nrows)
-		return;
-	row_offsets_of(&g, r, o);
-	if (softmax_row64(d, o[0], g.cst[0], a, o[1], g.cst[1], g.C, 0))
-		return;
-	m = row_max(a, o[1], g.cst[1], g.C);
-	if (g.cst[0] == 1 && g.cst[1] == 1 && g.C >= 16) {
-		ACC16 s16 = (ACC16)0;
-		for (; j + 16 <= g.C; j += 16) {
-			ACC16 e = EXP16(VLOAD16(a, o[1] + j) - m);
-			VSTORE16(d, o[0] + j, e);
-			s16 += e;
-		}
-		s = HSUM16(s16);
-	}
-	for (; j < g.C; j++) {
-		ACC e = exp(LOAD(a, o[1] + j * g.cst[1]) - m);
-		STORE(d, o[0] + j * g.cst[0], e);
-		s += e;
-	}
-	inv = (ACC)1 / s;
-	j = 0;
-	if (g.cst[0] == 1)
-		for (; j + 16 <= g.C; j += 16)
-			VSTORE16(d, o[0] + j, VLOAD16(d, o[0] + j) * inv);
-	for (; j < g.C; j++)
-		STORE(d, o[0] + j * g.cst[0], LOAD(d, o[0] + j * g.cst[0]) * inv);
-}
-#endif
-SOFTMAX_CPU_KERNEL(log_softmax, 1)
+SOFTMAX_CPU_KERNELS(softmax, 0)
+SOFTMAX_CPU_KERNELS(log_softmax, 1)
 
 __kernel void softmax_backward_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 					const int nrows)

@@ -51,6 +51,34 @@ static void large_logit_cases(op_case_adder add)
 		}
 }
 
+/* The CPU shape's sixteen rows a work-item (softmax.cl's softmax_rows16, fused.cl's
+ * softmax_xent_rows16_cpu, over rows of 16..64 contiguous elements; tests/rows.cmake forces it
+ * with CLGRAD_ROWS16=1): whole blocks and a partial last one at each such row length, the rows
+ * contiguous and at an offset; (16, 16) with explicit operands is small enough for Oclgrind. */
+static void rows16_cases(op_case_adder add)
+{
+	static const int64_t shapes[][2] = {{16, 16}, {40, 32}, {35, 48}, {17, 64}};
+	static const clg_op ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX};
+	static const enum layout layouts[] = {L_CONTIG, L_OFFSET};
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+		for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
+			for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+				op_case c = {.op = ops[o], .layout = layouts[l], .lo = -3, .hi = 3, .nops = 2,
+					     .tag = "rows16"};
+				for (int k = 0; k < 2; k++) {
+					c.op_nd[k] = 2;
+					c.op_shape[k][0] = shapes[s][0];
+					c.op_shape[k][1] = shapes[s][1];
+				}
+				add(c);
+			}
+			op_case x = xent_case(CLG_OP_SOFTMAX_XENT, "1mmn", shapes[s][0], shapes[s][1], layouts[l]);
+			x.tag = "rows16";
+			add(x);
+		}
+}
+
 void ops_cases_rows(op_case_adder add)
 {
 	static const int64_t shapes[][2] = {
@@ -67,6 +95,7 @@ void ops_cases_rows(op_case_adder add)
 	static const enum layout layouts[] = {L_CONTIG, L_OFFSET, L_TRANSPOSED};
 
 	large_logit_cases(add);
+	rows16_cases(add);
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
 			for (size_t o = 0; o < sizeof(row_ops) / sizeof(row_ops[0]); o++) {

@@ -10,11 +10,19 @@ foreach(shape cpu gpu)
   foreach(op IN LISTS CLG_ROW_OPS)
     add_test(NAME test_ops_rows_${shape}_${op} COMMAND test_ops --op ${op})
     set_tests_properties(test_ops_rows_${shape}_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-      ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape}")
+      ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape};CLGRAD_ROWS16=0")
   endforeach()
   add_test(NAME test_grad_rows_${shape} COMMAND test_grad)
   set_tests_properties(test_grad_rows_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
     ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape}")
+endforeach()
+# The CPU shape's sixteen rows a work-item (softmax, log-softmax, cross-entropy forward over rows of
+# 16..64 contiguous elements; the runs above keep to one row a work-item): wherever the rows allow
+set(CLG_ROWS16_OPS softmax log_softmax softmax_xent)
+foreach(op IN LISTS CLG_ROWS16_OPS)
+  add_test(NAME test_ops_rows_cpu16_${op} COMMAND test_ops --op ${op})
+  set_tests_properties(test_ops_rows_cpu16_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+    ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=cpu;CLGRAD_ROWS16=1")
 endforeach()
 
 # The GPU shape under Oclgrind with a GPU's limits (256 work-items, 32 KiB of local memory), and
@@ -27,6 +35,12 @@ if(CLG_OCLGRIND)
       set_tests_properties(test_ops_rows_oclgrind_${shape}_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
         ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape};OCLGRIND_MAX_WGSIZE=256;OCLGRIND_LOCAL_MEM_SIZE=32768")
     endforeach()
+  endforeach()
+  foreach(op softmax softmax_xent)
+    add_test(NAME test_ops_rows_oclgrind_cpu16_${op}
+      COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
+    set_tests_properties(test_ops_rows_oclgrind_cpu16_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+      ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=cpu;CLGRAD_ROWS16=1")
   endforeach()
 endif()
 
@@ -79,16 +93,24 @@ endif()
 # is 0.1% off fails under row=cpu, and one whose GPU-shaped softmax is off fails under row=gpu.
 file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/softmax.cl CLG_SOFTMAX_SRC)
 file(GLOB CLG_ALL_KERNELS ${CMAKE_SOURCE_DIR}/kernels_cl/*.cl)
-foreach(shape cpu gpu)
+foreach(shape cpu gpu cpu16)
+  set(clg_rows16 0)
   if(shape STREQUAL cpu)
-    set(clg_from "\tinv = (ACC)1 / s;")
+    set(clg_from "\t\tk = (ACC)1 / s;")
+    set(clg_to "${clg_from} k *= (ACC)1.001;")
+  elseif(shape STREQUAL cpu16)
+    set(clg_from "(ACC16)1 / tree16_sum(v)")
+    set(clg_to "(ACC16)1.001 / tree16_sum(v)")
+    set(clg_rows16 1)
   else()
     set(clg_from "\t\tACC inv = (ACC)1 / s;")
+    set(clg_to "${clg_from} inv *= (ACC)1.001;")
   endif()
-  string(REPLACE "${clg_from}" "${clg_from} inv *= (ACC)1.001;" clg_mutant "${CLG_SOFTMAX_SRC}")
+  string(REPLACE "${clg_from}" "${clg_to}" clg_mutant "${CLG_SOFTMAX_SRC}")
   if(clg_mutant STREQUAL CLG_SOFTMAX_SRC)
     message(FATAL_ERROR "rows.cmake: the ${shape}-shaped softmax's scale line was not found in softmax.cl")
   endif()
+  string(REPLACE "16" "" clg_shape "${shape}")
   set(clg_dir ${CMAKE_BINARY_DIR}/rows_mutant_${shape})
   file(COPY ${CLG_ALL_KERNELS} DESTINATION ${clg_dir})
   file(WRITE ${clg_dir}/softmax.cl "${clg_mutant}")
@@ -96,16 +118,24 @@ foreach(shape cpu gpu)
   set_tests_properties(test_ops_rows_${shape}_catches_wrong_kernel PROPERTIES TIMEOUT 600
     PASS_REGULAR_EXPRESSION "softmax \\[[^\n]*normalized error"
     SKIP_REGULAR_EXPRESSION "no OpenCL device present"
-    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${shape}")
+    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${clg_shape};CLGRAD_ROWS16=${clg_rows16}")
 endforeach()
 
 # Softmax is the same for any shift of a row, so a wrong row max shows only through exp's range:
 # a copy whose max is the row's first element (softmax.cl and fused.cl's cross-entropy, the shape
 # under test) must fail on the large-logit cases of tests/ops_cases_rows.c (logits in [-80, 80]),
-# which logits in [-2, 2] or [80, 120] let pass.
+# which logits in [-2, 2] or [80, 120] let pass. cpu16: the same under sixteen rows a work-item.
 file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/fused.cl CLG_FUSED_SRC)
-foreach(shape cpu gpu)
-  if(shape STREQUAL cpu)
+foreach(shape cpu gpu cpu16)
+  set(clg_rows16 0)
+  if(shape STREQUAL cpu16)
+    # sixteen rows a work-item: rows 0 and 1 of each block take a max of -100
+    set(clg_sm_from "vstore16(tree16_max(v), 0, m);")
+    set(clg_sm_to "${clg_sm_from} m[1] = m[0] = -100;")
+    set(clg_xe_from "${clg_sm_from}")
+    set(clg_xe_to "${clg_sm_to}")
+    set(clg_rows16 1)
+  elseif(shape STREQUAL cpu)
     set(clg_sm_from "\treturn m;\n")
     set(clg_sm_to "\treturn LOAD(x, o);\n")
     set(clg_xe_from "\tj = 0;\n\tif (vec) {\n\t\tACC16 s16")
@@ -121,6 +151,7 @@ foreach(shape cpu gpu)
   if(clg_sm STREQUAL CLG_SOFTMAX_SRC OR clg_xe STREQUAL CLG_FUSED_SRC)
     message(FATAL_ERROR "rows.cmake: the ${shape}-shaped row max line was not found in softmax.cl or fused.cl")
   endif()
+  string(REPLACE "16" "" clg_shape "${shape}")
   set(clg_dir ${CMAKE_BINARY_DIR}/rows_max_mutant_${shape})
   file(COPY ${CLG_ALL_KERNELS} DESTINATION ${clg_dir})
   file(WRITE ${clg_dir}/softmax.cl "${clg_sm}")
@@ -130,6 +161,6 @@ foreach(shape cpu gpu)
     set_tests_properties(test_ops_rows_${shape}_catches_wrong_max_${op} PROPERTIES TIMEOUT 600
       PASS_REGULAR_EXPRESSION "${op} \\[[^\n]*large logits[^\n]*normalized error"
       SKIP_REGULAR_EXPRESSION "no OpenCL device present"
-      ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${shape}")
+      ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${clg_shape};CLGRAD_ROWS16=${clg_rows16}")
   endforeach()
 endforeach()

@@ -397,7 +397,7 @@ static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, i
 	size_t ts = f64 ? sizeof(double) : sizeof(float), tile, wpt, L, global[3], local[3];
 	int64_t cus = be->info.compute_units ? be->info.compute_units : 1, tiles, nsplit;
 	const size_t I = sizeof(cl_int), MEM = sizeof(cl_mem);
-	char opts[256], dt[128];
+	char opts[256], dt[192];
 	clg_buffer *part = NULL;
 	cl_kernel k = NULL;
 	clg_status st;
@@ -472,14 +472,11 @@ static size_t dot_local(clg_backend *be, cl_kernel k, size_t tiles0)
 /* The build options of gemm.cl for dtype t and tile g (one program for every kernel of the tile). */
 static void own_options(clg_backend *be, clg_dtype t, const gemm_tile *g, char *opts, size_t len)
 {
-	char dt[128];
-	cl_device_fp_config fpc = 0;
+	char dt[192];
 
-	clg_cl_dtype_options(be, t, dt, sizeof(dt));
-	clGetDeviceInfo(clg_cl_of(be)->device, t == CLG_F64 ? CL_DEVICE_DOUBLE_FP_CONFIG : CL_DEVICE_SINGLE_FP_CONFIG,
-			sizeof(fpc), &fpc, NULL);
-	snprintf(opts, len, "%s -cl-mad-enable%s -DTM=%d -DTN=%d -DVW=%d -DDM=%d -DDN=%d", dt,
-		 fpc & CL_FP_FMA ? " -DUSE_FMA" : "", g->tm, g->tn, g->vw, g->dm, g->dn);
+	clg_cl_dtype_options(be, t, dt, sizeof(dt)); /* with -DUSE_FMA where the device fuses */
+	snprintf(opts, len, "%s -cl-mad-enable -DTM=%d -DTN=%d -DVW=%d -DDM=%d -DDN=%d", dt, g->tm, g->tn, g->vw,
+		 g->dm, g->dn);
 }
 
 /* Whether C = A @ B^T (A as stored, B transposed: x @ w^T, a linear layer's forward) runs as

@@ -65,7 +65,7 @@ static clg_status xent_run(clg_backend *be, const clg_op_call *c)
 	int fwd = c->op == CLG_OP_SOFTMAX_XENT, f64 = c->dst.dtype == CLG_F64;
 	int cpu = clg_backend_kernel_shape(be, CLG_KFAM_ROW, NULL) == CLG_SHAPE_CPU;
 	const char *op = clg_op_name(c->op);
-	size_t ps = f64 ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem), local;
+	size_t ps = f64 ? sizeof(double) : sizeof(float), ms = sizeof(cl_mem), local, items, by16 = 1;
 	clg_buffer *part = NULL;
 	cl_mem mem[5], pm;
 	scalar p;
@@ -77,11 +77,14 @@ static clg_status xent_run(clg_backend *be, const clg_op_call *c)
 	if (st)
 		return st;
 	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts));
-	snprintf(kname, sizeof(kname), "%s_rows%s", op, cpu ? "_cpu" : "");
+	if (cpu && fwd && clg_cl_rows16_wanted(be, g.C, g.cs[1] == 1 && g.cs[2] == 1, g.N))
+		by16 = 16; /* fused.cl's softmax_xent_rows16_cpu: sixteen rows a work-item */
+	snprintf(kname, sizeof(kname), "%s_rows%s", op, by16 > 1 ? "16_cpu" : cpu ? "_cpu" : "");
 	st = clg_cl_kernel(be, "fused", opts, kname, &k);
 	if (st)
 		return st;
-	local = cpu ? clg_cl_cpu_group_size(be, k, g.N) : clg_cl_group_size_local(be, k, g.C, ps);
+	items = ((size_t)g.N + by16 - 1) / by16;
+	local = cpu ? clg_cl_cpu_group_size(be, k, (int64_t)items) : clg_cl_group_size_local(be, k, g.C, ps);
 	if (fwd) { /* (g, part, x, t, lse[, scratch]) */
 		st = clg_buffer_alloc(be, (size_t)(g.N > 0 ? g.N : 1) * ps, &part);
 		if (st)
@@ -98,7 +101,7 @@ static clg_status xent_run(clg_backend *be, const clg_op_call *c)
 		st = clg_cl_set_args(be, k, op, cpu ? 7 : 8, sizes, vals);
 	}
 	if (!st)
-		st = clg_cl_launch_1d(be, k, cpu ? (size_t)g.N : (size_t)g.N * local, local, op);
+		st = clg_cl_launch_1d(be, k, cpu ? items : (size_t)g.N * local, local, op);
 	if (st || !fwd)
 		goto out_free;
 	/* the loss: the row terms added in a fixed order (g, loss, part, scale[, scratch]) */

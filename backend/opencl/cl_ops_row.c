@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g)
@@ -40,6 +41,16 @@ int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g
 	return g->C == 0 ? 0 : rows;
 }
 
+int clg_cl_rows16_wanted(clg_backend *be, int C, int contiguous, int64_t rows)
+{
+	const char *e = getenv("CLGRAD_ROWS16");
+	int64_t cus = be->info.compute_units ? be->info.compute_units : 1;
+
+	if (!contiguous || C % 16 || C > 64 || rows < 16 || (e && !strcmp(e, "0")))
+		return 0;
+	return (e && !strcmp(e, "1")) || (rows + 15) / 16 >= 2 * cus;
+}
+
 clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *program, int with_eps,
 			     int scratch_per_item)
 {
@@ -54,6 +65,7 @@ clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *
 	size_t local, acc;
 	int64_t rows;
 	cl_int nrows;
+	int by16 = 1; /* rows a work-item */
 	double eps64 = c->f[0];
 	float eps32 = (float)c->f[0];
 	clg_status st;
@@ -75,13 +87,17 @@ clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': %lld rows exceed 2^31", op,
 				be->info.name, (long long)rows);
 	nrows = (cl_int)rows;
-	snprintf(kname, sizeof(kname), "%s_rows%s", op, cpu ? "_cpu" : "");
+	if (cpu && (c->op == CLG_OP_SOFTMAX || c->op == CLG_OP_LOG_SOFTMAX) &&
+	    clg_cl_rows16_wanted(be, g.C, g.cst[0] == 1 && g.cst[1] == 1, rows))
+		by16 = 16;
+	snprintf(kname, sizeof(kname), "%s_rows%s", op, by16 > 1 ? "16_cpu" : cpu ? "_cpu" : "");
 	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts));
 	st = clg_cl_kernel(be, program, opts, kname, &k);
 	if (st)
 		return st;
 	acc = f64 ? sizeof(double) : sizeof(float);
-	local = cpu ? clg_cl_cpu_group_size(be, k, rows) : clg_cl_group_size_local(be, k, g.C, scratch_per_item * acc);
+	local = cpu ? clg_cl_cpu_group_size(be, k, (rows + by16 - 1) / by16)
+		    : clg_cl_group_size_local(be, k, g.C, scratch_per_item * acc);
 	for (int i = 0; i < CLG_CL_ROW_NOPS; i++)
 		mem[i] = (cl_mem)views[i]->buf->handle;
 	{
@@ -98,7 +114,7 @@ clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *
 	}
 	if (st)
 		return st;
-	return clg_cl_launch_1d(be, k, cpu ? (size_t)rows : (size_t)rows * local, local, op);
+	return clg_cl_launch_1d(be, k, cpu ? (size_t)((rows + by16 - 1) / by16) : (size_t)rows * local, local, op);
 }
 
 clg_status clg_cl_row(clg_backend *be, const clg_op_call *c) { return clg_cl_row_launch(be, c, "softmax", 0, 1); }
