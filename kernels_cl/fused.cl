@@ -344,13 +344,13 @@ void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __glob
 		m16 = select(m16, x2, isgreater(x2, m16));
 		m16 = select(m16, x3, isgreater(x3, m16));
 		m = HMAX16(m16);
-		s16 = EXP16(x0 - m);
+		s16 = EXP16N(x0 - m);
 		if (g.C > 16)
-			s16 += EXP16(x1 - m);
+			s16 += EXP16N(x1 - m);
 		if (g.C > 32)
-			s16 += EXP16(x2 - m);
+			s16 += EXP16N(x2 - m);
 		if (g.C > 48)
-			s16 += EXP16(x3 - m);
+			s16 += EXP16N(x3 - m);
 		s = HSUM16(s16);
 		ts = HSUM16(ts16);
 		tx = HSUM16(tx16);
@@ -372,7 +372,7 @@ void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __glob
 		ACC16 s16 = (ACC16)0, ts16 = (ACC16)0, tx16 = (ACC16)0;
 		for (; j + 16 <= g.C; j += 16) {
 			ACC16 xv = VLOAD16(x, ox + j), tv = VLOAD16(t, ot + j);
-			s16 += EXP16(xv - m);
+			s16 += EXP16N(xv - m);
 			ts16 += tv;
 			tx16 += tv * xv;
 		}
@@ -429,12 +429,12 @@ __kernel void softmax_xent_rows16_cpu(const fgeom g, __global ACC *part, __globa
 	vstore16(tree16_max(v), 0, m);
 	for (int i = 0; i < 16; i++) {
 		ACC16 x0 = VLOAD16(x, ox[i]), t0 = VLOAD16(t, ot[i]);
-		s16[i] = EXP16(x0 - m[i]);
+		s16[i] = EXP16N(x0 - m[i]);
 		ts16[i] = t0;
 		tx16[i] = t0 * x0;
 		for (int c = 16; c < g.C; c += 16) {
 			ACC16 xv = VLOAD16(x, ox[i] + c), tv = VLOAD16(t, ot[i] + c);
-			s16[i] += EXP16(xv - m[i]);
+			s16[i] += EXP16N(xv - m[i]);
 			ts16[i] += tv;
 			tx16[i] += tv * xv;
 		}

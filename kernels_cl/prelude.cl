@@ -60,12 +60,14 @@ inline ushort bf16_store(float v)
  * degree-7 Taylor polynomial of 2^f, f = t - n in [-1/2, 1/2] (truncation below 6e-9, so float
  * rounding dominates).
  * t is clamped to [-127, 128]: 0 below (results under 2^-126 flush to 0), inf above; NaN stays NaN
- * (the clamps compare, and a NaN compares false). Double programs keep the builtin. */
+ * (the clamps compare, and a NaN compares false). EXP16N(x) for x <= 0 (softmax's x - max): the
+ * same values without the upper clamp. Double programs keep the builtin. */
 #if !defined(INT_ONLY) && !defined(CAST_SRC)
 #ifdef USE_FP64
 #define EXP1(x) exp(x)
 #define EXP4(x) exp(x)
 #define EXP16(x) exp(x)
+#define EXP16N(x) exp(x)
 #else
 /* fma() where the device fuses in hardware (-DUSE_FMA: the host's probe of CL_FP_FMA): PoCL's mad()
  * stays a multiply and an add, a third of the exp's operations; Intel's runtime fuses mad() itself */
@@ -74,12 +76,13 @@ inline ushort bf16_store(float v)
 #else
 #define CLG_FMADD(a, b, c) mad(a, b, c)
 #endif
-#define CLG_EXP_DEF(name, type, itype)                                                             \
+#define CLG_EXP_DEF(name, type, itype, HI)                                                         \
 	type name(type x)                                                                          \
 	{                                                                                          \
 		type t = x * 1.44269504088896341f, k, n, f, p;                                     \
 		t = select(t, (type)-127.0f, isless(t, (type)-127.0f));                             \
-		t = select(t, (type)128.0f, isgreater(t, (type)128.0f));                            \
+		if (HI)                                                                            \
+			t = select(t, (type)128.0f, isgreater(t, (type)128.0f));                    \
 		k = t + 12582912.0f; /* 1.5 * 2^23: rounds t to an integer in the low bits */      \
 		n = k - 12582912.0f;                                                               \
 		f = t - n;                                                                         \
@@ -92,12 +95,14 @@ inline ushort bf16_store(float v)
 		p = CLG_FMADD(p, f, 1.0f);                                                         \
 		return p * as_##type((as_##itype(k) - 0x4B400000 + 127) << 23);                    \
 	}
-CLG_EXP_DEF(clg_exp1, float, int)
-CLG_EXP_DEF(clg_exp4, float4, int4)
-CLG_EXP_DEF(clg_exp16, float16, int16)
+CLG_EXP_DEF(clg_exp1, float, int, 1)
+CLG_EXP_DEF(clg_exp4, float4, int4, 1)
+CLG_EXP_DEF(clg_exp16, float16, int16, 1)
+CLG_EXP_DEF(clg_exp16n, float16, int16, 0)
 #define EXP1(x) clg_exp1(x)
 #define EXP4(x) clg_exp4(x)
 #define EXP16(x) clg_exp16(x)
+#define EXP16N(x) clg_exp16n(x)
 #endif
 #endif
 

@@ -104,7 +104,7 @@ ACC row_sum(__global const T *x, int o, int cs, int C, ACC m, int E)
 		ACC16 s16 = (ACC16)0;
 		if (E)
 			for (; j + 16 <= C; j += 16)
-				s16 += EXP16(VLOAD16(x, o + j) - m);
+				s16 += EXP16N(VLOAD16(x, o + j) - m);
 		else
 			for (; j + 16 <= C; j += 16)
 				s16 += VLOAD16(x, o + j);
@@ -133,10 +133,10 @@ int softmax_row64(__global T *d, int od, int dcs, __global const T *a, int oa, i
 	m16 = select(m16, v2, isgreater(v2, m16));
 	m16 = select(m16, v3, isgreater(v3, m16));
 	m = HMAX16(m16);
-	e0 = EXP16(v0 - m);
-	e1 = C > 16 ? EXP16(v1 - m) : (ACC16)0;
-	e2 = C > 32 ? EXP16(v2 - m) : (ACC16)0;
-	e3 = C > 48 ? EXP16(v3 - m) : (ACC16)0;
+	e0 = EXP16N(v0 - m);
+	e1 = C > 16 ? EXP16N(v1 - m) : (ACC16)0;
+	e2 = C > 32 ? EXP16N(v2 - m) : (ACC16)0;
+	e3 = C > 48 ? EXP16N(v3 - m) : (ACC16)0;
 	k = HSUM16(e0 + e1 + e2 + e3);
 	if (LOG) {
 		k = LOG1(k);
@@ -177,7 +177,7 @@ void softmax_row_cpu(const row_geom *g, __global T *d, __global const T *a, int 
 		if (g->cst[0] == 1 && g->cst[1] == 1 && C >= 16) {
 			ACC16 s16 = (ACC16)0;
 			for (; j + 16 <= C; j += 16) {
-				ACC16 e = EXP16(VLOAD16(a, o[1] + j) - m);
+				ACC16 e = EXP16N(VLOAD16(a, o[1] + j) - m);
 				VSTORE16(d, o[0] + j, e);
 				s16 += e;
 			}
@@ -203,7 +203,7 @@ void softmax_row_cpu(const row_geom *g, __global T *d, __global const T *a, int 
 	if (g->cst[0] == 1 && g->cst[1] == 1)
 		for (; j + 16 <= C; j += 16) {
 			ACC16 x = VLOAD16(a, o[1] + j);
-			VSTORE16(d, o[0] + j, LOG ? x - m - k : EXP16(x - m) * k);
+			VSTORE16(d, o[0] + j, LOG ? x - m - k : EXP16N(x - m) * k);
 		}
 	for (; j < C; j++) {
 		ACC x = LOAD(a, o[1] + j * g->cst[1]);
@@ -238,7 +238,7 @@ void softmax_rows16(const row_geom *g, __global T *d, __global const T *a, int r
 	for (int i = 0; i < 16; i++) {
 		ACC16 s = (ACC16)0;
 		for (int c = 0; c < C; c += 16) {
-			ACC16 e = EXP16(VLOAD16(a, oa[i] + c) - m[i]);
+			ACC16 e = EXP16N(VLOAD16(a, oa[i] + c) - m[i]);
 #if !defined(USE_HALF_STORAGE) && !defined(USE_BF16_STORAGE)
 			if (!LOG)
 				VSTORE16(d, od[i] + c, e);
@@ -257,7 +257,7 @@ void softmax_rows16(const row_geom *g, __global T *d, __global const T *a, int r
 #if !defined(USE_HALF_STORAGE) && !defined(USE_BF16_STORAGE)
 				y = VLOAD16(d, od[i] + c) * k[i];
 #else
-				y = EXP16(VLOAD16(a, oa[i] + c) - m[i]) * k[i];
+				y = EXP16N(VLOAD16(a, oa[i] + c) - m[i]) * k[i];
 #endif
 			VSTORE16(d, od[i] + c, y);
 		}
