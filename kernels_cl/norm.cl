@@ -1,7 +1,8 @@
 /* Norm family (ROW ops): layer normalisation over the last dim, forward and backward, in two
  * shapes (family "row", backend/kernel_shape.c): <name>_rows one work-group per row (GPU; last
  * argument the local scratch), <name>_rows_cpu one work-item per row, sixteen elements at a time
- * where the row is contiguous, no barriers (CPU; last argument the number of rows).
+ * where the row is contiguous, no barriers (CPU; last argument the number of rows), and
+ * <name>_rows16_cpu sixteen short contiguous rows a work-item (CPU, as softmax.cl's).
  *   layer_norm_rows           dst = (x - mean) * rstd                                  (a = x)
  *   layer_norm_backward_rows  dst = rstd * (g - mean(g) - xhat * mean(g * xhat))      (a = g, b = x)
  * with mean and the biased variance of the row, rstd = rsqrt(var + eps), xhat = (x - mean) * rstd.
@@ -105,38 +106,36 @@ void norm_row_stats_cpu(const row_geom *g, __global const T *x, int o, int cs, A
 	*rstd = rsqrt(norm_row_sum(x, o, cs, g->C, *x0, *dm, 1) / (ACC)g->C + eps);
 }
 
-__kernel void layer_norm_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
-				  const ACC eps, const int nrows)
+/* Row r of the layer norm, one work-item (CPU shape) */
+void layer_norm_row_cpu(const row_geom *g, __global T *d, __global const T *a, ACC eps, int r)
 {
-	int r = get_global_id(0), o[3];
+	int o[3], j = 0;
 	ACC x0, dm, rstd;
-	if (r >= nrows)
-		return;
-	row_offsets_of(&g, r, o);
-	norm_row_stats_cpu(&g, a, o[1], g.cst[1], eps, &x0, &dm, &rstd);
-	int j = 0;
-	if (g.cst[0] == 1 && g.cst[1] == 1)
-		for (; j + 16 <= g.C; j += 16)
+
+	row_offsets_of(g, r, o);
+	norm_row_stats_cpu(g, a, o[1], g->cst[1], eps, &x0, &dm, &rstd);
+	if (g->cst[0] == 1 && g->cst[1] == 1)
+		for (; j + 16 <= g->C; j += 16)
 			VSTORE16(d, o[0] + j, ((VLOAD16(a, o[1] + j) - x0) - dm) * rstd);
-	for (; j < g.C; j++)
-		STORE(d, o[0] + j * g.cst[0], ((LOAD(a, o[1] + j * g.cst[1]) - x0) - dm) * rstd);
+	for (; j < g->C; j++)
+		STORE(d, o[0] + j * g->cst[0], ((LOAD(a, o[1] + j * g->cst[1]) - x0) - dm) * rstd);
 }
 
-__kernel void layer_norm_backward_rows_cpu(const row_geom g, __global T *d, __global const T *a,
-					   __global const T *b, const ACC eps, const int nrows)
+/* Row r of the layer norm's backward, one work-item (CPU shape) */
+void layer_norm_backward_row_cpu(const row_geom *g, __global T *d, __global const T *a, __global const T *b,
+				 ACC eps, int r)
 {
-	int r = get_global_id(0), o[3], j = 0;
+	int o[3], j = 0, C = g->C;
 	ACC x0, dm, rstd, g0, sx = (ACC)0, sg = (ACC)0, sgx = (ACC)0;
-	if (r >= nrows)
-		return;
-	row_offsets_of(&g, r, o);
+
+	row_offsets_of(g, r, o);
 	x0 = LOAD(b, o[2]);
 	g0 = LOAD(a, o[1]); /* g shifted by its first element, as in the GPU shape */
 	/* one pass for the mean and both sums: sum(g' xhat) = rstd (sum(g' x') - dm sum(g')) with
 	 * x' = x - x0, g' = g - g0 */
-	if (g.cst[1] == 1 && g.cst[2] == 1 && g.C >= 16) {
+	if (g->cst[1] == 1 && g->cst[2] == 1 && C >= 16) {
 		ACC16 sx16 = (ACC16)0, sg16 = (ACC16)0, sgx16 = (ACC16)0;
-		for (; j + 16 <= g.C; j += 16) {
+		for (; j + 16 <= C; j += 16) {
 			ACC16 gj = VLOAD16(a, o[1] + j) - g0, xj = VLOAD16(b, o[2] + j) - x0;
 			sx16 += xj;
 			sg16 += gj;
@@ -146,24 +145,154 @@ __kernel void layer_norm_backward_rows_cpu(const row_geom g, __global T *d, __gl
 		sg = HSUM16(sg16);
 		sgx = HSUM16(sgx16);
 	}
-	for (; j < g.C; j++) {
-		ACC gj = LOAD(a, o[1] + j * g.cst[1]) - g0, xj = LOAD(b, o[2] + j * g.cst[2]) - x0;
+	for (; j < C; j++) {
+		ACC gj = LOAD(a, o[1] + j * g->cst[1]) - g0, xj = LOAD(b, o[2] + j * g->cst[2]) - x0;
 		sx += xj;
 		sg += gj;
 		sgx += gj * xj;
 	}
-	dm = sx / (ACC)g.C;
-	rstd = rsqrt(norm_row_sum(b, o[2], g.cst[2], g.C, x0, dm, 1) / (ACC)g.C + eps);
-	sgx = rstd * (sgx - dm * sg) / (ACC)g.C;
-	sg /= (ACC)g.C;
+	dm = sx / (ACC)C;
+	rstd = rsqrt(norm_row_sum(b, o[2], g->cst[2], C, x0, dm, 1) / (ACC)C + eps);
+	sgx = rstd * (sgx - dm * sg) / (ACC)C;
+	sg /= (ACC)C;
 	j = 0;
-	if (g.cst[0] == 1 && g.cst[1] == 1 && g.cst[2] == 1)
-		for (; j + 16 <= g.C; j += 16) {
+	if (g->cst[0] == 1 && g->cst[1] == 1 && g->cst[2] == 1)
+		for (; j + 16 <= C; j += 16) {
 			ACC16 gj = VLOAD16(a, o[1] + j) - g0, xh = ((VLOAD16(b, o[2] + j) - x0) - dm) * rstd;
 			VSTORE16(d, o[0] + j, rstd * ((gj - sg) - xh * sgx));
 		}
-	for (; j < g.C; j++) {
-		ACC gj = LOAD(a, o[1] + j * g.cst[1]) - g0, xh = ((LOAD(b, o[2] + j * g.cst[2]) - x0) - dm) * rstd;
-		STORE(d, o[0] + j * g.cst[0], rstd * ((gj - sg) - xh * sgx));
+	for (; j < C; j++) {
+		ACC gj = LOAD(a, o[1] + j * g->cst[1]) - g0, xh = ((LOAD(b, o[2] + j * g->cst[2]) - x0) - dm) * rstd;
+		STORE(d, o[0] + j * g->cst[0], rstd * ((gj - sg) - xh * sgx));
 	}
+}
+
+/* Sixteen rows r0..r0 + 15, contiguous, C a multiple of 16 (the host's choice, for C <= 64, as
+ * softmax.cl's softmax_rows16): the rows' sums gather into one ACC16 (prelude.cl's tree16_sum,
+ * lane i = row i, in HSUM16's order), so the statistics are those of the row-by-row functions
+ * above, computed for the sixteen rows in one vector each, and the rows' chains of reductions
+ * run side by side. */
+void layer_norm_rows16(const row_geom *g, __global T *d, __global const T *a, ACC eps, int r0)
+{
+	int od[16], oa[16], o[3], C = g->C;
+	ACC16 v[16], dm16, rstd16;
+	ACC x0[16], dm[16], rstd[16];
+
+	for (int i = 0; i < 16; i++) {
+		row_offsets_of(g, r0 + i, o);
+		od[i] = o[0];
+		oa[i] = o[1];
+		x0[i] = LOAD(a, oa[i]);
+	}
+	for (int i = 0; i < 16; i++) { /* norm_row_sum(u = 0) */
+		ACC16 s = (ACC16)0;
+		for (int c = 0; c < C; c += 16)
+			s += (VLOAD16(a, oa[i] + c) - x0[i]) - (ACC)0;
+		v[i] = s;
+	}
+	dm16 = tree16_sum(v) / (ACC)C;
+	vstore16(dm16, 0, dm);
+	for (int i = 0; i < 16; i++) { /* norm_row_sum(u = 1), as the row-by-row forward adds it */
+		ACC16 s = (ACC16)0;
+		for (int c = 0; c < C; c += 16) {
+			ACC16 t = (VLOAD16(a, oa[i] + c) - x0[i]) - dm[i], t2 = t * t;
+			s += t2; /* a separate statement: not contracted into an fma */
+		}
+		v[i] = s;
+	}
+	rstd16 = rsqrt(tree16_sum(v) / (ACC)C + eps);
+	vstore16(rstd16, 0, rstd);
+	for (int i = 0; i < 16; i++)
+		for (int c = 0; c < C; c += 16)
+			VSTORE16(d, od[i] + c, ((VLOAD16(a, oa[i] + c) - x0[i]) - dm[i]) * rstd[i]);
+}
+
+void layer_norm_backward_rows16(const row_geom *g, __global T *d, __global const T *a, __global const T *b, ACC eps,
+				int r0)
+{
+	int od[16], oa[16], ob[16], o[3], C = g->C;
+	ACC16 v[16], w[16], u[16], dm16, rstd16, sg16, sgx16;
+	ACC x0[16], g0[16], dm[16], rstd[16], sg[16], sgx[16];
+
+	for (int i = 0; i < 16; i++) {
+		row_offsets_of(g, r0 + i, o);
+		od[i] = o[0];
+		oa[i] = o[1];
+		ob[i] = o[2];
+		x0[i] = LOAD(b, ob[i]);
+		g0[i] = LOAD(a, oa[i]);
+	}
+	for (int i = 0; i < 16; i++) { /* sum(x'), sum(g'), sum(g' x') */
+		ACC16 sx = (ACC16)0, sgs = (ACC16)0, sgxs = (ACC16)0;
+		for (int c = 0; c < C; c += 16) {
+			ACC16 gj = VLOAD16(a, oa[i] + c) - g0[i], xj = VLOAD16(b, ob[i] + c) - x0[i];
+			sx += xj;
+			sgs += gj;
+			sgxs += gj * xj;
+		}
+		v[i] = sx;
+		w[i] = sgs;
+		u[i] = sgxs;
+	}
+	dm16 = tree16_sum(v) / (ACC)C;
+	sg16 = tree16_sum(w);
+	sgx16 = tree16_sum(u);
+	vstore16(dm16, 0, dm);
+	for (int i = 0; i < 16; i++) { /* norm_row_sum(u = 1) */
+		ACC16 s = (ACC16)0;
+		for (int c = 0; c < C; c += 16) {
+			ACC16 t = (VLOAD16(b, ob[i] + c) - x0[i]) - dm[i];
+			s += t * t;
+		}
+		v[i] = s;
+	}
+	rstd16 = rsqrt(tree16_sum(v) / (ACC)C + eps);
+	vstore16(rstd16, 0, rstd);
+	vstore16(rstd16 * (sgx16 - dm16 * sg16) / (ACC)C, 0, sgx);
+	vstore16(sg16 / (ACC)C, 0, sg);
+	for (int i = 0; i < 16; i++)
+		for (int c = 0; c < C; c += 16) {
+			ACC16 gj = VLOAD16(a, oa[i] + c) - g0[i], xh = ((VLOAD16(b, ob[i] + c) - x0[i]) - dm[i]) * rstd[i];
+			VSTORE16(d, od[i] + c, rstd[i] * ((gj - sg[i]) - xh * sgx[i]));
+		}
+}
+
+/* <name>_rows_cpu: work-item r takes row r; <name>_rows16_cpu: work-item b takes rows 16b..16b+15,
+ * a last partial block row by row */
+__kernel void layer_norm_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
+				  const ACC eps, const int nrows)
+{
+	int r = get_global_id(0);
+	if (r < nrows)
+		layer_norm_row_cpu(&g, d, a, eps, r);
+}
+
+__kernel void layer_norm_rows16_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
+				    const ACC eps, const int nrows)
+{
+	int r0 = get_global_id(0) * 16;
+	if (r0 + 16 <= nrows)
+		layer_norm_rows16(&g, d, a, eps, r0);
+	else
+		for (int r = r0; r < nrows; r++)
+			layer_norm_row_cpu(&g, d, a, eps, r);
+}
+
+__kernel void layer_norm_backward_rows_cpu(const row_geom g, __global T *d, __global const T *a,
+					   __global const T *b, const ACC eps, const int nrows)
+{
+	int r = get_global_id(0);
+	if (r < nrows)
+		layer_norm_backward_row_cpu(&g, d, a, b, eps, r);
+}
+
+__kernel void layer_norm_backward_rows16_cpu(const row_geom g, __global T *d, __global const T *a,
+					     __global const T *b, const ACC eps, const int nrows)
+{
+	int r0 = get_global_id(0) * 16;
+	if (r0 + 16 <= nrows)
+		layer_norm_backward_rows16(&g, d, a, b, eps, r0);
+	else
+		for (int r = r0; r < nrows; r++)
+			layer_norm_backward_row_cpu(&g, d, a, b, eps, r);
 }

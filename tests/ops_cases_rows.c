@@ -51,22 +51,24 @@ static void large_logit_cases(op_case_adder add)
 		}
 }
 
-/* The CPU shape's sixteen rows a work-item (softmax.cl's softmax_rows16, fused.cl's
- * softmax_xent_rows16_cpu, over rows of 16..64 contiguous elements; tests/rows.cmake forces it
+/* The CPU shape's sixteen rows a work-item (softmax.cl's softmax_rows16, norm.cl's layer norm and its
+ * backward, fused.cl's softmax_xent_rows16_cpu, over rows of 16..64 contiguous elements; tests/rows.cmake forces it
  * with CLGRAD_ROWS16=1): whole blocks and a partial last one at each such row length, the rows
  * contiguous and at an offset; (16, 16) with explicit operands is small enough for Oclgrind. */
 static void rows16_cases(op_case_adder add)
 {
 	static const int64_t shapes[][2] = {{16, 16}, {40, 32}, {35, 48}, {17, 64}};
-	static const clg_op ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX};
+	static const clg_op ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX, CLG_OP_LAYER_NORM, CLG_OP_LAYER_NORM_BACKWARD};
 	static const enum layout layouts[] = {L_CONTIG, L_OFFSET};
 
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
 		for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {
 			for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
-				op_case c = {.op = ops[o], .layout = layouts[l], .lo = -3, .hi = 3, .nops = 2,
+				int norm = ops[o] == CLG_OP_LAYER_NORM || ops[o] == CLG_OP_LAYER_NORM_BACKWARD;
+				op_case c = {.op = ops[o], .layout = layouts[l], .lo = -3, .hi = 3,
+					     .nops = ops[o] == CLG_OP_LAYER_NORM_BACKWARD ? 3 : 2, .f = {norm ? 1e-5 : 0},
 					     .tag = "rows16"};
-				for (int k = 0; k < 2; k++) {
+				for (int k = 0; k < c.nops; k++) {
 					c.op_nd[k] = 2;
 					c.op_shape[k][0] = shapes[s][0];
 					c.op_shape[k][1] = shapes[s][1];

@@ -16,9 +16,10 @@ foreach(shape cpu gpu)
   set_tests_properties(test_grad_rows_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
     ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape}")
 endforeach()
-# The CPU shape's sixteen rows a work-item (softmax, log-softmax, cross-entropy forward over rows of
-# 16..64 contiguous elements; the runs above keep to one row a work-item): wherever the rows allow
-set(CLG_ROWS16_OPS softmax log_softmax softmax_xent)
+# The CPU shape's sixteen rows a work-item (softmax, log-softmax, layer norm and its backward, the
+# cross-entropy forward, over rows of 16..64 contiguous elements; the runs above keep to one row a
+# work-item): wherever the rows allow
+set(CLG_ROWS16_OPS softmax log_softmax layer_norm layer_norm_backward softmax_xent)
 foreach(op IN LISTS CLG_ROWS16_OPS)
   add_test(NAME test_ops_rows_cpu16_${op} COMMAND test_ops --op ${op})
   set_tests_properties(test_ops_rows_cpu16_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
@@ -36,7 +37,7 @@ if(CLG_OCLGRIND)
         ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape};OCLGRIND_MAX_WGSIZE=256;OCLGRIND_LOCAL_MEM_SIZE=32768")
     endforeach()
   endforeach()
-  foreach(op softmax softmax_xent)
+  foreach(op softmax layer_norm_backward softmax_xent)
     add_test(NAME test_ops_rows_oclgrind_cpu16_${op}
       COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
     set_tests_properties(test_ops_rows_oclgrind_cpu16_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
@@ -119,6 +120,24 @@ foreach(shape cpu gpu cpu16)
     PASS_REGULAR_EXPRESSION "softmax \\[[^\n]*normalized error"
     SKIP_REGULAR_EXPRESSION "no OpenCL device present"
     ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${clg_shape};CLGRAD_ROWS16=${clg_rows16}")
+endforeach()
+
+# ... and a copy of norm.cl whose sixteen-row layer norm (forward and backward) has rstd 0.1% off
+file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/norm.cl CLG_NORM_SRC)
+set(clg_from "rstd16 = rsqrt(tree16_sum(v) / (ACC)C + eps);")
+string(REPLACE "${clg_from}" "rstd16 = rsqrt(tree16_sum(v) / (ACC)C + eps) * (ACC)1.001;" clg_mutant "${CLG_NORM_SRC}")
+if(clg_mutant STREQUAL CLG_NORM_SRC)
+  message(FATAL_ERROR "rows.cmake: the sixteen-row layer norm's rstd line was not found in norm.cl")
+endif()
+set(clg_dir ${CMAKE_BINARY_DIR}/rows_mutant_norm16)
+file(COPY ${CLG_ALL_KERNELS} DESTINATION ${clg_dir})
+file(WRITE ${clg_dir}/norm.cl "${clg_mutant}")
+foreach(op layer_norm layer_norm_backward)
+  add_test(NAME test_ops_rows_cpu16_catches_wrong_${op} COMMAND test_ops --op ${op})
+  set_tests_properties(test_ops_rows_cpu16_catches_wrong_${op} PROPERTIES TIMEOUT 600
+    PASS_REGULAR_EXPRESSION "${op} \\[[^\n]*rows16[^\n]*normalized error"
+    SKIP_REGULAR_EXPRESSION "no OpenCL device present"
+    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=cpu;CLGRAD_ROWS16=1")
 endforeach()
 
 # Softmax is the same for any shift of a row, so a wrong row max shows only through exp's range:

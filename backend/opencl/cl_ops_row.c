@@ -87,9 +87,9 @@ clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' on device '%s': %lld rows exceed 2^31", op,
 				be->info.name, (long long)rows);
 	nrows = (cl_int)rows;
-	if (cpu && (c->op == CLG_OP_SOFTMAX || c->op == CLG_OP_LOG_SOFTMAX) &&
-	    clg_cl_rows16_wanted(be, g.C, g.cst[0] == 1 && g.cst[1] == 1, rows))
-		by16 = 16;
+	if (cpu && c->op != CLG_OP_SOFTMAX_BACKWARD && c->op != CLG_OP_LOG_SOFTMAX_BACKWARD &&
+	    clg_cl_rows16_wanted(be, g.C, g.cst[0] == 1 && g.cst[1] == 1 && (nv < 3 || g.cst[2] == 1), rows))
+		by16 = 16; /* softmax, log-softmax, layer norm and its backward: <op>_rows16_cpu */
 	snprintf(kname, sizeof(kname), "%s_rows%s", op, by16 > 1 ? "16_cpu" : cpu ? "_cpu" : "");
 	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts));
 	st = clg_cl_kernel(be, program, opts, kname, &k);
