@@ -169,6 +169,14 @@ static const clg_backend_iface cl_iface = {
 	.reset_peak = cl_reset_peak,
 };
 
+/* Whether the device's fp config of that type has CL_FP_FMA: fma() fused in hardware (elsewhere it
+ * may be emulated, so the kernels take mad() there) */
+static int fused_fma(cl_device_id d, cl_device_info which)
+{
+	cl_device_fp_config fpc = 0;
+	return clGetDeviceInfo(d, which, sizeof(fpc), &fpc, NULL) == CL_SUCCESS && (fpc & CL_FP_FMA);
+}
+
 /* Which sub-group built-ins the row kernels may use (clg_cl.subgroups), probed from the device's
  * extensions and OpenCL C version. CLGRAD_SUBGROUPS=0 turns them off, =khr builds as for
  * cl_khr_subgroups (OpenCL C 2.0) on any device with sub-groups and OpenCL C 2.0 or later: the
@@ -238,6 +246,8 @@ clg_status clg_cl_open(int index, clg_backend **out)
 		st = clg_cl_fail(be, "open", err, "clCreateCommandQueue");
 		goto err_release_context;
 	}
+	cl->fma_single = fused_fma(cl->device, CL_DEVICE_SINGLE_FP_CONFIG); /* before any build */
+	cl->fma_double = fused_fma(cl->device, CL_DEVICE_DOUBLE_FP_CONFIG);
 	st = clg_kernel_shape_init(be); /* before the self-test: it checks the kernels in use */
 	if (!st)
 		st = clg_cl_fault_check();

@@ -43,6 +43,7 @@ typedef struct {
 	/* sub-group reductions for the GPU-shaped row kernels: 0 none (or CLGRAD_SUBGROUPS=0),
 	 * 1 cl_intel_subgroups (OpenCL C 1.2 builds), 2 cl_khr_subgroups (needs OpenCL C 2.0 builds) */
 	int subgroups;
+	int fma_single, fma_double;      /* fp config has CL_FP_FMA: kernels built with -DUSE_FMA */
 
 	clg_cl_cached_mem *cached;       /* freed buffers kept for reuse */
 	int ncached, capcached;
@@ -177,8 +178,8 @@ int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g
  * argument is the number of rows instead of the scratch. */
 clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *program, int with_eps,
 			     int scratch_per_item);
-/* Whether the CPU shape of softmax, log-softmax and the cross-entropy forward takes sixteen rows a
- * work-item (<op>_rows16_cpu): rows of C = 16, 32, 48 or 64 contiguous elements, and enough of
+/* Whether the CPU shape of softmax, log-softmax, layer norm (both ways) and the cross-entropy forward
+ * takes sixteen rows a work-item (<op>_rows16_cpu): rows of C = 16, 32, 48 or 64 contiguous elements, and enough of
  * them that the blocks leave no compute unit idle; CLGRAD_ROWS16=0 never, =1 wherever the rows
  * allow (tests run both). */
 int clg_cl_rows16_wanted(clg_backend *be, int C, int contiguous, int64_t rows);

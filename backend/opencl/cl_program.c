@@ -575,11 +575,9 @@ void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
 	/* fma() where the device fuses in hardware (CL_FP_FMA of the compute type: prelude.cl's exp,
 	 * gemm.cl); on CPUs, sixteen-element loads and stores through a packed struct (VLOAD16) */
 	if (t != CLG_I32) {
-		cl_device_fp_config fpc = 0;
 		size_t n = strlen(buf);
-		clGetDeviceInfo(clg_cl_of(be)->device, t == CLG_F64 ? CL_DEVICE_DOUBLE_FP_CONFIG : CL_DEVICE_SINGLE_FP_CONFIG,
-				sizeof(fpc), &fpc, NULL);
-		snprintf(buf + n, len > n ? len - n : 0, "%s%s", fpc & CL_FP_FMA ? " -DUSE_FMA" : "",
+		int fma = t == CLG_F64 ? clg_cl_of(be)->fma_double : clg_cl_of(be)->fma_single;
+		snprintf(buf + n, len > n ? len - n : 0, "%s%s", fma ? " -DUSE_FMA" : "",
 			 be->info.type == CLG_DEV_CPU ? " -DUSE_PACKED_V16" : "");
 	}
 }
