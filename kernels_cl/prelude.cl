@@ -70,7 +70,7 @@ inline ushort bf16_store(float v)
 #define EXP16N(x) exp(x)
 #else
 /* fma() where the device fuses in hardware (-DUSE_FMA: the host's probe of CL_FP_FMA): PoCL's mad()
- * stays a multiply and an add, a third of the exp's operations; Intel's runtime fuses mad() itself */
+ * stays a multiply and an add, seven more of the exp's operations; Intel's runtime fuses mad() itself */
 #ifdef USE_FMA
 #define CLG_FMADD(a, b, c) fma(a, b, c)
 #else
@@ -233,8 +233,8 @@ CLG_NCDF_DEF(clg_ncdf16, float16, clg_exp16)
 	VSTORE4(p, (i) + 8, v16_.s89ab); VSTORE4(p, (i) + 12, v16_.scdef); } while (0)
 #elif defined(USE_PACKED_V16)
 /* CPU devices (-DUSE_PACKED_V16 from the host): through a packed struct, one unaligned 64-byte load
- * or store; PoCL 3.1 split vstore16 into three stores (16 + 16 + 32 bytes), which cost an exp of
- * the same elements in the CPU-shaped softmax (bench ops --rows) */
+ * or store; PoCL 3.1 split vstore16 into three stores (16 + 16 + 32 bytes): an elementwise exp of
+ * 1 MiB by EXP16 took 38 us that way, 30 through the struct */
 typedef struct __attribute__((packed)) {
 	ACC16 v;
 } clg_packed16;
