@@ -425,11 +425,26 @@ static clg_status make_program(clg_backend *be, const char *name, const char *op
 }
 
 /* ---- the list of programs a workload used on this device (for clg_precompile in later runs) ----
- * <cache dir>/programs-<key>.txt, key a hash of the device and the workload named by the last
- * clg_precompile on this backend ("" before any), one "name<TAB>options" line per program,
- * appended the first time a process makes a program that the file lacks. Lines are short single
- * writes in append mode, so concurrent processes do not interleave them; duplicates are skipped
- * on reading. */
+ * <cache dir>/programs-<key>.txt, key a hash of the device, the embedded kernel sources and the
+ * workload named by the last clg_precompile on this backend ("" before any), one
+ * "name<TAB>options" line per program, appended the first time a process makes a program that the
+ * file lacks. Lines are short single writes in append mode, so concurrent processes do not
+ * interleave them; duplicates are skipped on reading. A clgrad whose kernels changed starts a new
+ * list: the old one names programs (options) it may no longer use, which every start would
+ * otherwise ready again. */
+
+static uint64_t sources_hash;
+static pthread_once_t sources_once = PTHREAD_ONCE_INIT;
+
+static void hash_sources(void)
+{
+	uint64_t h = CLG_HASH_SEED;
+	for (int i = 0; i < clg_embedded_kernel_count; i++) {
+		h = clg_hash64(h, clg_embedded_kernels[i].name, strlen(clg_embedded_kernels[i].name) + 1);
+		h = clg_hash64(h, clg_embedded_kernels[i].data, clg_embedded_kernels[i].size);
+	}
+	sources_hash = h;
+}
 
 static int manifest_path(clg_backend *be, char *buf, size_t len)
 {
@@ -440,6 +455,8 @@ static int manifest_path(clg_backend *be, char *buf, size_t len)
 	clg_cl_cache_dir(dir, sizeof(dir));
 	if (!dir[0])
 		return 0;
+	pthread_once(&sources_once, hash_sources);
+	h = clg_hash64(h, &sources_hash, sizeof(sources_hash));
 	h = clg_hash64(h, i->platform, strlen(i->platform) + 1);
 	h = clg_hash64(h, i->platform_version, strlen(i->platform_version) + 1);
 	h = clg_hash64(h, i->name, strlen(i->name) + 1);
