@@ -196,7 +196,7 @@ void layer_norm_rows16(const row_geom *g, __global T *d, __global const T *a, AC
 		ACC16 s = (ACC16)0;
 		for (int c = 0; c < C; c += 16) {
 			ACC16 t = (VLOAD16(a, oa[i] + c) - x0[i]) - dm[i], t2 = t * t;
-			s += t2; /* a separate statement: not contracted into an fma */
+			s += t2; /* a separate statement: no fma, as in PoCL's row-by-row forward */
 		}
 		v[i] = s;
 	}
@@ -238,11 +238,11 @@ void layer_norm_backward_rows16(const row_geom *g, __global T *d, __global const
 	sg16 = tree16_sum(w);
 	sgx16 = tree16_sum(u);
 	vstore16(dm16, 0, dm);
-	for (int i = 0; i < 16; i++) { /* norm_row_sum(u = 1) */
+	for (int i = 0; i < 16; i++) { /* norm_row_sum(u = 1), as the row-by-row backward adds it */
 		ACC16 s = (ACC16)0;
 		for (int c = 0; c < C; c += 16) {
 			ACC16 t = (VLOAD16(b, ob[i] + c) - x0[i]) - dm[i];
-			s += t * t;
+			s += t * t; /* one expression, as where norm_row_sum is inlined (PoCL fuses it) */
 		}
 		v[i] = s;
 	}

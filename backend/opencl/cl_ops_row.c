@@ -43,12 +43,16 @@ int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g
 
 int clg_cl_rows16_wanted(clg_backend *be, int C, int contiguous, int64_t rows)
 {
-	const char *e = getenv("CLGRAD_ROWS16");
+	static int forced = -2; /* $CLGRAD_ROWS16, read once: 0, 1, or -1 (unset: by the rows) */
 	int64_t cus = be->info.compute_units ? be->info.compute_units : 1;
 
-	if (!contiguous || C % 16 || C > 64 || rows < 16 || (e && !strcmp(e, "0")))
+	if (forced == -2) {
+		const char *e = getenv("CLGRAD_ROWS16");
+		forced = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
+	}
+	if (!contiguous || C % 16 || C > 64 || rows < 16 || !forced)
 		return 0;
-	return (e && !strcmp(e, "1")) || (rows + 15) / 16 >= 2 * cus;
+	return forced == 1 || (rows + 15) / 16 >= 2 * cus;
 }
 
 clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *program, int with_eps,
