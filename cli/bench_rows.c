@@ -144,14 +144,32 @@ static clg_status time_pair(clg_backend *be, call *op, call *cp, int reps, doubl
 	return st;
 }
 
+/* the median time of reps copies of n floats (after one warm-up) */
+static clg_status copy_median(clg_backend *be, int64_t n, int reps, double *median)
+{
+	double *t = malloc((size_t)reps * sizeof(double)), w;
+	call k = {0};
+	clg_status st = t ? copy_make(be, n, &k) : clg_fail(CLG_ERR_OOM, "bench ops --rows: %d timings", reps);
+
+	if (!st)
+		st = run1(be, &k, &w);
+	for (int i = 0; !st && i < reps; i++)
+		st = run1(be, &k, &t[i]);
+	if (!st)
+		*median = clg_measure_median(t, reps);
+	free(t);
+	call_free(&k);
+	return st;
+}
+
 int bench_rows(clg_backend *be, int reps, int json)
 {
 	const char *why = NULL;
 	clg_kernel_shape def = clg_backend_kernel_shape(be, CLG_KFAM_ROW, &why), shapes[2];
 	char def_why[96];
 	int nshape = 2, rc = 0;
-	double big_gbs = 0, t_big = 0, t_launch = 0, w;
-	call big = {0}, op, cp;
+	double big_gbs, t_big = 0, t_launch = 0;
+	call op, cp;
 	json_writer jw;
 
 	snprintf(def_why, sizeof(def_why), "%s", why);
@@ -159,43 +177,13 @@ int bench_rows(clg_backend *be, int reps, int json)
 	shapes[1] = def == CLG_SHAPE_CPU ? CLG_SHAPE_GPU : CLG_SHAPE_CPU;
 	if (!strcmp(def_why, "CLGRAD_KERNEL_SHAPE"))
 		nshape = 1; /* forced: only that shape */
-	/* the device's copy bandwidth without the launch cost: 64 MiB each way */
-	{
-		const int64_t n = (int64_t)16 << 20;
-		double *t = malloc((size_t)reps * sizeof(double));
-		clg_status st = t ? copy_make(be, n, &big) : clg_fail(CLG_ERR_OOM, "bench ops --rows");
-		if (!st)
-			st = run1(be, &big, &w);
-		for (int i = 0; !st && i < reps; i++)
-			st = run1(be, &big, &t[i]);
-		if (!st) {
-			t_big = clg_measure_median(t, reps);
-			big_gbs = 8.0 * (double)n / t_big * 1e-9;
-		}
-		free(t);
-		call_free(&big);
-		if (st) {
-			fprintf(stderr, "clgrad bench ops --rows: copy on '%s': %s\n", be->info.name, clg_last_error());
-			return 1;
-		}
+	/* the device's copy bandwidth without the launch cost (64 MiB each way), and a launch alone (a
+	 * copy of 16 floats) */
+	if (copy_median(be, (int64_t)16 << 20, reps, &t_big) || copy_median(be, 16, reps, &t_launch)) {
+		fprintf(stderr, "clgrad bench ops --rows: copy on '%s': %s\n", be->info.name, clg_last_error());
+		return 1;
 	}
-	/* a launch alone: a copy of 16 floats */
-	{
-		double *t = malloc((size_t)reps * sizeof(double));
-		clg_status st = t ? copy_make(be, 16, &big) : clg_fail(CLG_ERR_OOM, "bench ops --rows");
-		if (!st)
-			st = run1(be, &big, &w);
-		for (int i = 0; !st && i < reps; i++)
-			st = run1(be, &big, &t[i]);
-		if (!st)
-			t_launch = clg_measure_median(t, reps);
-		free(t);
-		call_free(&big);
-		if (st) {
-			fprintf(stderr, "clgrad bench ops --rows: copy on '%s': %s\n", be->info.name, clg_last_error());
-			return 1;
-		}
-	}
+	big_gbs = 8.0 * (double)((int64_t)16 << 20) / t_big * 1e-9;
 	if (json) {
 		json_init(&jw, stdout, 1);
 		json_begin_object(&jw);
