@@ -223,6 +223,17 @@ GATHER_KERNEL(col2im_pixels, 0)
 GATHER_KERNEL(max_pool2d_backward, 1)
 GATHER_KERNEL(avg_pool2d_backward, 2)
 
+/* Tap (kh, kw) of col2im on image row y, oh = its output row (window_of >= 0): pixel x reads column
+ * ow = x + PW - kw * DW, for ow in [0, OW), so the tap reaches the pixels [*lo, *hi); returns the
+ * offset in operand 1 of pixel 0's value (pixel x's is that plus x times the positions' stride). */
+int col2im_run(const cgeom *g, int n, int c, int kh, int kw, int oh, int *lo, int *hi)
+{
+	int x0 = kw * g->DW - g->PW;
+	*lo = max(x0, 0);
+	*hi = min(x0 + g->OW, g->W);
+	return at(g, 1, n, (c * g->KH + kh) * g->KW + kw, oh * g->OW - x0, 0);
+}
+
 /* col2im with unit stride along the width (the host picks col2im_pixels otherwise): work-item i
  * owns image row (n, c, y), zeroes it, then adds the columns of each tap (kh, kw) along the row
  * as one contiguous run. Each pixel still receives its terms in the order (kh, kw), starting from
@@ -242,10 +253,7 @@ __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *re
 		if (oh < 0)
 			continue;
 		for (int kw = 0; kw < g.KW; kw++) {
-			/* pixel x reads column ow = x + PW - kw * DW, for ow in [0, OW) */
-			int x0 = kw * g.DW - g.PW;
-			int lo = max(x0, 0), hi = min(x0 + g.OW, g.W);
-			int src = at(&g, 1, n, (c * g.KH + kh) * g.KW + kw, oh * g.OW - x0, 0);
+			int lo, hi, src = col2im_run(&g, n, c, kh, kw, oh, &lo, &hi);
 			if (dw == 1 && al == 1) /* unit strides: a loop the compiler vectorises */
 				for (int x = lo; x < hi; x++)
 					XSTORE(d, drow + x, XLOAD(d, drow + x) + XLOAD(a, src + x));
@@ -281,10 +289,7 @@ __kernel void col2im_rows(const cgeom g, __global T *restrict d, __global const 
 			if (oh < 0)
 				continue;
 			for (int kw = 0; kw < g.KW; kw++) {
-				/* pixel x reads column ow = x + PW - kw * DW, for ow in [0, OW) */
-				int x0 = kw * g.DW - g.PW;
-				int lo = max(x0, 0), hi = min(x0 + g.OW, g.W);
-				int src = at(&g, 1, n, (c * g.KH + kh) * g.KW + kw, oh * g.OW, 0) - x0;
+				int lo, hi, src = col2im_run(&g, n, c, kh, kw, oh, &lo, &hi);
 				if (x >= lo && x + 8 <= hi) {
 					acc += vload8(0, PCF(a) + src + x);
 				} else {

@@ -174,16 +174,13 @@ void layer_norm_backward_row_cpu(const row_geom *g, __global T *d, __global cons
  * run side by side. */
 void layer_norm_rows16(const row_geom *g, __global T *d, __global const T *a, ACC eps, int r0)
 {
-	int od[16], oa[16], o[3], C = g->C;
+	int od[16], oa[16], ob[16], C = g->C;
 	ACC16 v[16], dm16, rstd16;
 	ACC x0[16], dm[16], rstd[16];
 
-	for (int i = 0; i < 16; i++) {
-		row_offsets_of(g, r0 + i, o);
-		od[i] = o[0];
-		oa[i] = o[1];
+	row_offsets16(g, r0, od, oa, ob);
+	for (int i = 0; i < 16; i++)
 		x0[i] = LOAD(a, oa[i]);
-	}
 	for (int i = 0; i < 16; i++) { /* norm_row_sum(u = 0) */
 		ACC16 s = (ACC16)0;
 		for (int c = 0; c < C; c += 16)
@@ -210,15 +207,12 @@ void layer_norm_rows16(const row_geom *g, __global T *d, __global const T *a, AC
 void layer_norm_backward_rows16(const row_geom *g, __global T *d, __global const T *a, __global const T *b, ACC eps,
 				int r0)
 {
-	int od[16], oa[16], ob[16], o[3], C = g->C;
+	int od[16], oa[16], ob[16], C = g->C;
 	ACC16 v[16], w[16], u[16], dm16, rstd16, sg16, sgx16;
 	ACC x0[16], g0[16], dm[16], rstd[16], sg[16], sgx[16];
 
+	row_offsets16(g, r0, od, oa, ob);
 	for (int i = 0; i < 16; i++) {
-		row_offsets_of(g, r0 + i, o);
-		od[i] = o[0];
-		oa[i] = o[1];
-		ob[i] = o[2];
 		x0[i] = LOAD(b, ob[i]);
 		g0[i] = LOAD(a, oa[i]);
 	}

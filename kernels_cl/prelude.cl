@@ -302,6 +302,18 @@ void row_offsets_of(const row_geom *g, int r, int *o)
 	}
 }
 
+/* Offsets of rows r0..r0 + 15 in each operand (o0[i], o1[i], o2[i]: the sixteen-row CPU kernels). */
+void row_offsets16(const row_geom *g, int r0, int *o0, int *o1, int *o2)
+{
+	for (int i = 0; i < 16; i++) {
+		int o[3];
+		row_offsets_of(g, r0 + i, o);
+		o0[i] = o[0];
+		o1[i] = o[1];
+		o2[i] = o[2];
+	}
+}
+
 /* Row offsets of this work-group's row (GPU shape: one work-group per row). */
 void row_offsets(const row_geom *g, int *o) { row_offsets_of(g, get_group_id(0), o); }
 

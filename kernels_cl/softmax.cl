@@ -219,16 +219,13 @@ void softmax_row_cpu(const row_geom *g, __global T *d, __global const T *a, int 
  * operation (the builtin log: PoCL's scalar one cost about as much as the row's exps). */
 void softmax_rows16(const row_geom *g, __global T *d, __global const T *a, int r0, int LOG)
 {
-	int od[16], oa[16], o[3], C = g->C;
+	int od[16], oa[16], ob[16], C = g->C;
 	ACC16 v[16];
 	ACC m[16], k[16];
 
-	for (int i = 0; i < 16; i++) {
-		row_offsets_of(g, r0 + i, o);
-		od[i] = o[0];
-		oa[i] = o[1];
+	row_offsets16(g, r0, od, oa, ob);
+	for (int i = 0; i < 16; i++)
 		v[i] = (ACC16)(-INFINITY);
-	}
 	for (int c = 0; c < C; c += 16)
 		for (int i = 0; i < 16; i++) {
 			ACC16 x = VLOAD16(a, oa[i] + c);
