@@ -54,14 +54,16 @@ inline ushort bf16_store(float v)
 
 /* EXP1(x), EXP4(x), EXP16(x): exp of an ACC, ACC4, ACC16, for GELU (NCDF below) and the
  * CPU-shaped row kernels. In float a polynomial instead of the builtin, which PoCL runs element
- * by element (7-8 GB/s over an elementwise exp): 2^t for
- * t = x log2(e) as 2^n, n = t rounded (by adding 1.5 * 2^23, whose low bits then hold n: PoCL ran
- * rint and convert_int16 element by element, 1.5x slower), built in the exponent bits, times a
- * degree-7 Taylor polynomial of 2^f, f = t - n in [-1/2, 1/2] (truncation below 6e-9, so float
- * rounding dominates).
- * t is clamped to [-127, 128]: 0 below (results under 2^-126 flush to 0), inf above; NaN stays NaN
- * (the clamps compare, and a NaN compares false). EXP16N(x) for x <= 0 (softmax's x - max): the
- * same values without the upper clamp. Double programs keep the builtin. */
+ * by element (7-8 GB/s over an elementwise exp): exp(x) = 2^n 2^f, n = x log2(e) rounded, found by
+ * one fma adding 1.5 * 2^23 + 127, whose low bits then hold n + 127, the float exponent of 2^n
+ * (shifted into place; PoCL ran rint and convert_int16 element by element, 1.5x slower), and
+ * f = x log2(e) - n in [-1/2, 1/2] by a second fma, from the exact product. 2^f: a degree-5
+ * polynomial fitted for relative error (9e-8) with 1 as its constant, so exp(0) is 1. Under 2.3 ulp
+ * for |x| < 1, under 20 ulp out to +-88 (log2(e)'s rounding), where rounding t = x log2(e) first,
+ * then a degree-7 Taylor polynomial (until 2026-11-26: two operations and two fmas more) gave 64.
+ * x is clamped to [-127 ln 2, 128 ln 2]: 0 below (results under 2^-126 flush to 0), inf above; NaN
+ * stays NaN (the clamps compare, and a NaN compares false). EXP16N(x) for x <= 0 (softmax's
+ * x - max): the same values without the upper clamp. Double programs keep the builtin. */
 #if !defined(INT_ONLY) && !defined(CAST_SRC)
 #ifdef USE_FP64
 #define EXP1(x) exp(x)
@@ -79,21 +81,19 @@ inline ushort bf16_store(float v)
 #define CLG_EXP_DEF(name, type, itype, HI)                                                         \
 	type name(type x)                                                                          \
 	{                                                                                          \
-		type t = x * 1.44269504088896341f, k, n, f, p;                                     \
-		t = select(t, (type)-127.0f, isless(t, (type)-127.0f));                             \
+		type k, n, f, p;                                                                   \
+		x = select(x, (type)-88.0296919f, isless(x, (type)-88.0296919f)); /* -127 ln 2 */  \
 		if (HI)                                                                            \
-			t = select(t, (type)128.0f, isgreater(t, (type)128.0f));                    \
-		k = t + 12582912.0f; /* 1.5 * 2^23: rounds t to an integer in the low bits */      \
-		n = k - 12582912.0f;                                                               \
-		f = t - n;                                                                         \
-		p = CLG_FMADD(f, 1.5252733804059841e-5f, 1.5403530393381609e-4f);                  \
-		p = CLG_FMADD(p, f, 1.3333558146428443e-3f);                                       \
-		p = CLG_FMADD(p, f, 9.6181291076284772e-3f);                                       \
-		p = CLG_FMADD(p, f, 5.5504108664821580e-2f);                                       \
-		p = CLG_FMADD(p, f, 2.4022650695910071e-1f);                                       \
-		p = CLG_FMADD(p, f, 6.9314718055994531e-1f);                                       \
+			x = select(x, (type)88.7228391f, isgreater(x, (type)88.7228391f));          \
+		k = CLG_FMADD(x, 1.44269504088896341f, 12583039.0f); /* 1.5 * 2^23 + 127 */        \
+		n = k - 12583039.0f;                                                               \
+		f = CLG_FMADD(x, 1.44269504088896341f, -n);                                        \
+		p = CLG_FMADD(f, 1.32647005375474691e-03f, 9.67150181531906128e-03f);              \
+		p = CLG_FMADD(p, f, 5.55073358118534088e-02f);                                     \
+		p = CLG_FMADD(p, f, 2.40222424268722534e-01f);                                     \
+		p = CLG_FMADD(p, f, 6.93147003650665283e-01f);                                     \
 		p = CLG_FMADD(p, f, 1.0f);                                                         \
-		return p * as_##type((as_##itype(k) - 0x4B400000 + 127) << 23);                    \
+		return p * as_##type(as_##itype(k) << 23);                                         \
 	}
 CLG_EXP_DEF(clg_exp1, float, int, 1)
 CLG_EXP_DEF(clg_exp4, float4, int4, 1)

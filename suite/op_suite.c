@@ -190,13 +190,15 @@ static void fill_operand(const op_case *c, int which, float *x, size_t n, unsign
 	if (c->quant)
 		for (size_t i = 0; i < n; i++)
 			x[i] = roundf(x[i] * 4) / 4;
-	if (c->nan_rate > 0) {
+	if (c->nan_rate > 0 || c->ninf_rate > 0) {
 		float *u = malloc(n * sizeof(float));
 		if (u) {
 			suite_fill_uniform(u, n, seed + 7919u, 0, 1);
 			for (size_t i = 0; i < n; i++)
 				if (u[i] < c->nan_rate)
 					x[i] = NAN;
+				else if (u[i] < c->nan_rate + c->ninf_rate)
+					x[i] = -INFINITY;
 			free(u);
 		}
 	}
@@ -311,6 +313,8 @@ static void case_name(const op_case *c, char *buf, size_t len)
 		p += (size_t)snprintf(buf + p, len - p, " quant");
 	if (c->nan_rate > 0)
 		p += (size_t)snprintf(buf + p, len - p, " nan");
+	if (c->ninf_rate > 0)
+		p += (size_t)snprintf(buf + p, len - p, " -inf");
 	if (c->tag)
 		p += (size_t)snprintf(buf + p, len - p, " %s", c->tag);
 	if (c->op == CLG_OP_CAST && c->nops)

@@ -51,6 +51,29 @@ static void large_logit_cases(op_case_adder add)
 		}
 }
 
+/* Softmax and log-softmax over rows holding -inf (masked scores: exp gives exactly 0, log-softmax
+ * -inf) or NaN (its row's outputs NaN, as the reference's), in each CPU path: sixteen rows a
+ * work-item (16, 16), (40, 32), the register-held row (3, 48), long rows (3, 512), strided rows. */
+static void special_value_cases(op_case_adder add)
+{
+	static const int64_t shapes[][2] = {{16, 16}, {40, 32}, {3, 48}, {3, 512}, {9, 17}};
+	static const clg_op ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX};
+	static const enum layout layouts[] = {L_CONTIG, L_TRANSPOSED};
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+		for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++)
+			for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+				for (int v = 0; v < 2; v++) {
+					op_case c = {.op = ops[o], .nd = 2, .shape = {shapes[s][0], shapes[s][1]},
+						     .layout = layouts[l], .lo = -3, .hi = 3, .tag = "rows special"};
+					if (v)
+						c.nan_rate = 0.7f / (float)shapes[s][1];
+					else
+						c.ninf_rate = 0.3f;
+					add(c);
+				}
+}
+
 /* The CPU shape's sixteen rows a work-item (softmax.cl's softmax_rows16, norm.cl's layer norm and its
  * backward, fused.cl's softmax_xent_rows16_cpu, over rows of 16..64 contiguous elements; tests/rows.cmake forces it
  * with CLGRAD_ROWS16=1): whole blocks and a partial last one at each such row length, the rows
@@ -97,6 +120,7 @@ void ops_cases_rows(op_case_adder add)
 	static const enum layout layouts[] = {L_CONTIG, L_OFFSET, L_TRANSPOSED};
 
 	large_logit_cases(add);
+	special_value_cases(add);
 	rows16_cases(add);
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
 		for (size_t l = 0; l < sizeof(layouts) / sizeof(layouts[0]); l++) {

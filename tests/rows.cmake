@@ -183,3 +183,30 @@ foreach(shape cpu gpu cpu16)
       ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${clg_shape};CLGRAD_ROWS16=${clg_rows16}")
   endforeach()
 endforeach()
+
+# The exp of the CPU shape's row kernels (prelude.cl's polynomial) must keep exp(-inf) = 0 and NaN:
+# a copy without its lower clamp (exp(-inf) NaN) fails on the -inf rows of tests/ops_cases_rows.c,
+# one clamping by fmax (NaN taken to exp(-88)) on the NaN rows.
+file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/prelude.cl CLG_EXP_SRC)
+set(clg_from "x = select(x, (type)-88.0296919f, isless(x, (type)-88.0296919f));")
+foreach(kind ninf nan)
+  if(kind STREQUAL ninf)
+    set(clg_to "")
+    set(clg_rows "-inf rows special")
+  else()
+    set(clg_to "x = fmax(x, (type)-88.0296919f);")
+    set(clg_rows "nan rows special")
+  endif()
+  string(REPLACE "${clg_from}" "${clg_to}" clg_mutant "${CLG_EXP_SRC}")
+  if(clg_mutant STREQUAL CLG_EXP_SRC)
+    message(FATAL_ERROR "rows.cmake: exp's lower clamp line was not found in prelude.cl")
+  endif()
+  set(clg_dir ${CMAKE_BINARY_DIR}/rows_exp_mutant_${kind})
+  file(COPY ${CLG_ALL_KERNELS} DESTINATION ${clg_dir})
+  file(WRITE ${clg_dir}/prelude.cl "${clg_mutant}")
+  add_test(NAME test_ops_rows_cpu16_catches_exp_${kind} COMMAND test_ops --op softmax)
+  set_tests_properties(test_ops_rows_cpu16_catches_exp_${kind} PROPERTIES TIMEOUT 600
+    PASS_REGULAR_EXPRESSION "softmax \\[[^\n]*${clg_rows}[^\n]*normalized error"
+    SKIP_REGULAR_EXPRESSION "no OpenCL device present"
+    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=cpu;CLGRAD_ROWS16=1")
+endforeach()

@@ -31,6 +31,7 @@ typedef struct {
 	float lo, hi;                /* input range (fill_operand may narrow it per source) */
 	int quant;                   /* inputs rounded to multiples of 1/4: equal elements, exact zeros */
 	float nan_rate;              /* fraction of source elements replaced by NaN */
+	float ninf_rate;             /* fraction of source elements replaced by -inf (masked scores) */
 	const char *tag;             /* shown in the case name */
 	/* Explicit operands, for ops whose shapes follow none of the EW/REDUCE/ROW/GEMM rules
 	 * (conv, pooling, indexing, ...). nops > 0 turns it on; operand 0 is the dst. Layouts
