@@ -1,5 +1,5 @@
 /* Peak-rate kernels for `clgrad compare` (backend/opencl/cl_measure.c), measured as clpeak does.
- *   peak_mad_<W> (W = 1, 2, 4, 8, 16): long chains of mad() (fma() with -DPEAK_FMA) on W-wide vectors of PT held in
+ *   peak_mad_<W> (W = 1, 2, 4, 8, 16): long chains of mad() (fma() with -DUSE_FMA) on W-wide vectors of PT held in
  *     registers. Eight independent chains per work-item (so a core with several FMA pipes is not
  *     bound by one chain's latency), PEAK_MADS mads each per loop iteration: a work-item does
  *     iters * 8 * PEAK_MADS * W mads (2 flops each). It writes one value so nothing is dead code.
@@ -24,7 +24,7 @@
 
 /* x = x * b + c on 8 independent chains x0..x7 (b < 1: every chain converges, so no value
  * overflows or turns subnormal; without -cl-fast-relaxed-math nothing may be folded) */
-#ifdef PEAK_FMA /* the host passes it where the type's fp config has CL_FP_FMA: fused in hardware */
+#ifdef USE_FMA /* the dtype options carry it where the type's fp config has CL_FP_FMA: fused in hardware */
 #define MAD1(x) x = fma(x, b, c);
 #else /* (some compilers lower mad to a separate multiply and add) */
 #define MAD1(x) x = mad(x, b, c);

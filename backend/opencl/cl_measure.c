@@ -11,21 +11,11 @@
 
 static int is_cl(clg_backend *be) { return be && be->iface && !strcmp(be->iface->kind, "opencl"); }
 
-/* Appends -DPEAK_FMA where the type's fp config says fma is fused in hardware (elsewhere it may be
- * emulated: peak.cl then uses mad()). */
-static void add_fma(clg_backend *be, cl_device_info which, char *opts, size_t len)
-{
-	cl_device_fp_config fpc = 0;
-	size_t n = strlen(opts);
-	if (clGetDeviceInfo(clg_cl_of(be)->device, which, sizeof(fpc), &fpc, NULL) == CL_SUCCESS && (fpc & CL_FP_FMA))
-		snprintf(opts + n, len - n, " -DPEAK_FMA");
-}
-
-/* The options of peak.cl's float32 kernels (peaks and the binary round trip share one program). */
+/* The options of peak.cl's float32 kernels (peaks and the binary round trip share one program;
+ * -DUSE_FMA with them where the device fuses in hardware). */
 static void peak_f32_options(clg_backend *be, char *opts, size_t len)
 {
 	clg_cl_dtype_options(be, CLG_F32, opts, len);
-	add_fma(be, CL_DEVICE_SINGLE_FP_CONFIG, opts, len);
 }
 
 /* State of one peaks measurement. */
@@ -363,8 +353,7 @@ clg_status clg_measure_peaks(clg_backend *be, int quick, clg_peak_result *out)
 	if ((st = type_peak(&m, m.f32_opts, "float", 4, ceiling, &out->fp32_gflops, &out->fp32_width)))
 		goto out_release;
 	if (d->has_fp64 && time_left(&m)) {
-		clg_cl_dtype_options(be, CLG_F64, opts, sizeof(opts));
-		add_fma(be, CL_DEVICE_DOUBLE_FP_CONFIG, opts, sizeof(opts));
+		clg_cl_dtype_options(be, CLG_F64, opts, sizeof(opts)); /* -DUSE_FMA as for float */
 		st = type_peak(&m, opts, "double", 8, ceiling, &out->fp64_gflops, &out->fp64_width);
 		if (st) { /* the other figures still stand */
 			snprintf(why, sizeof(why), "; fp64 reported but failed: %.150s", clg_last_error());
