@@ -6,7 +6,8 @@
  * rows (3001 of 3, 1025 of 64 and of 65), contiguous (the CPU shape's vector
  * loads), padded at an offset, and transposed (strided rows: its scalar path; cross-entropy
  * takes contiguous and offset operands); softmax, log-softmax and cross-entropy again on logits of
- * large magnitude (large_logit_cases: a wrong row max). Shapes of at most 64 elements (256 per operand for
+ * large magnitude (large_logit_cases: a wrong row max); softmax and log-softmax over rows holding -inf
+ * or NaN (special_value_cases: exp's clamp). Shapes of at most 64 elements (256 per operand for
  * cross-entropy) also run under Oclgrind (--small). */
 #include "test_ops.h"
 
