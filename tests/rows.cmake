@@ -53,6 +53,19 @@ endif()
 # kernels whose sub-group sum is 0.1% off must fail, so the sub-group path is known to run.
 # By default, the runtime that scripts/setup_intel_ocl.sh installed (tests/intel.cmake finds it),
 # over fewer ops to keep CI short: the sum, softmax, layer norm (both ways) and cross-entropy.
+# clg_kernel_mutant(DIR FILE FROM TO WHAT): DIR gets a copy of kernels_cl whose FILE has FROM replaced
+# by TO, for a test that must fail on it (configuring stops, naming WHAT, where FROM is not in FILE)
+function(clg_kernel_mutant dir file from to what)
+  file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/${file} src)
+  string(REPLACE "${from}" "${to}" mutant "${src}")
+  if(mutant STREQUAL src)
+    message(FATAL_ERROR "rows.cmake: ${what} was not found in ${file}")
+  endif()
+  file(GLOB all ${CMAKE_SOURCE_DIR}/kernels_cl/*.cl)
+  file(COPY ${all} DESTINATION ${dir})
+  file(WRITE ${dir}/${file} "${mutant}")
+endfunction()
+
 set(CLG_INTEL_OCL_VENDORS "" CACHE PATH "OCL_ICD_VENDORS folder naming Intel's OpenCL runtime (tests/rows.cmake)")
 set(CLG_INTEL_OCL_LIB "" CACHE PATH "library folder of Intel's OpenCL runtime (tests/rows.cmake)")
 set(CLG_SG_OPS ${CLG_ROW_OPS})
@@ -76,14 +89,8 @@ if(CLG_INTEL_OCL_VENDORS)
     endforeach()
   endforeach()
   set(CLG_SG_MUTANT_DIR ${CMAKE_BINARY_DIR}/subgroup_mutant_kernels)
-  file(GLOB CLG_ROW_KERNELS ${CMAKE_SOURCE_DIR}/kernels_cl/*.cl)
-  file(COPY ${CLG_ROW_KERNELS} DESTINATION ${CLG_SG_MUTANT_DIR})
-  file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/prelude.cl CLG_PRELUDE_SRC)
-  string(REPLACE "v = sub_group_reduce_add(v);" "v = sub_group_reduce_add(v) * (ACC)1.001;" CLG_SG_MUTANT "${CLG_PRELUDE_SRC}")
-  if(CLG_SG_MUTANT STREQUAL CLG_PRELUDE_SRC)
-    message(FATAL_ERROR "rows.cmake: the sub-group sum line was not found in prelude.cl")
-  endif()
-  file(WRITE ${CLG_SG_MUTANT_DIR}/prelude.cl "${CLG_SG_MUTANT}")
+  clg_kernel_mutant(${CLG_SG_MUTANT_DIR} prelude.cl "v = sub_group_reduce_add(v);"
+    "v = sub_group_reduce_add(v) * (ACC)1.001;" "the sub-group sum line")
   add_test(NAME test_ops_rows_intel_catches_wrong_subgroup_sum COMMAND test_ops --op sum --device Intel)
   set_tests_properties(test_ops_rows_intel_catches_wrong_subgroup_sum PROPERTIES TIMEOUT 600
     PASS_REGULAR_EXPRESSION "sum [^\n]*normalized error"
@@ -92,8 +99,6 @@ endif()
 
 # Each shape's runs must reach that shape's kernels: a copy of softmax.cl whose CPU-shaped softmax
 # is 0.1% off fails under row=cpu, and one whose GPU-shaped softmax is off fails under row=gpu.
-file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/softmax.cl CLG_SOFTMAX_SRC)
-file(GLOB CLG_ALL_KERNELS ${CMAKE_SOURCE_DIR}/kernels_cl/*.cl)
 foreach(shape cpu gpu cpu16)
   set(clg_rows16 0)
   if(shape STREQUAL cpu)
@@ -107,14 +112,9 @@ foreach(shape cpu gpu cpu16)
     set(clg_from "\t\tACC inv = (ACC)1 / s;")
     set(clg_to "${clg_from} inv *= (ACC)1.001;")
   endif()
-  string(REPLACE "${clg_from}" "${clg_to}" clg_mutant "${CLG_SOFTMAX_SRC}")
-  if(clg_mutant STREQUAL CLG_SOFTMAX_SRC)
-    message(FATAL_ERROR "rows.cmake: the ${shape}-shaped softmax's scale line was not found in softmax.cl")
-  endif()
   string(REPLACE "16" "" clg_shape "${shape}")
   set(clg_dir ${CMAKE_BINARY_DIR}/rows_mutant_${shape})
-  file(COPY ${CLG_ALL_KERNELS} DESTINATION ${clg_dir})
-  file(WRITE ${clg_dir}/softmax.cl "${clg_mutant}")
+  clg_kernel_mutant(${clg_dir} softmax.cl "${clg_from}" "${clg_to}" "the ${shape}-shaped softmax's scale line")
   add_test(NAME test_ops_rows_${shape}_catches_wrong_kernel COMMAND test_ops --op softmax)
   set_tests_properties(test_ops_rows_${shape}_catches_wrong_kernel PROPERTIES TIMEOUT 600
     PASS_REGULAR_EXPRESSION "softmax \\[[^\n]*normalized error"
@@ -123,15 +123,9 @@ foreach(shape cpu gpu cpu16)
 endforeach()
 
 # ... and a copy of norm.cl whose sixteen-row layer norm (forward and backward) has rstd 0.1% off
-file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/norm.cl CLG_NORM_SRC)
-set(clg_from "rstd16 = rsqrt(tree16_sum(v) / (ACC)C + eps);")
-string(REPLACE "${clg_from}" "rstd16 = rsqrt(tree16_sum(v) / (ACC)C + eps) * (ACC)1.001;" clg_mutant "${CLG_NORM_SRC}")
-if(clg_mutant STREQUAL CLG_NORM_SRC)
-  message(FATAL_ERROR "rows.cmake: the sixteen-row layer norm's rstd line was not found in norm.cl")
-endif()
 set(clg_dir ${CMAKE_BINARY_DIR}/rows_mutant_norm16)
-file(COPY ${CLG_ALL_KERNELS} DESTINATION ${clg_dir})
-file(WRITE ${clg_dir}/norm.cl "${clg_mutant}")
+clg_kernel_mutant(${clg_dir} norm.cl "rstd16 = rsqrt(tree16_sum(v) / (ACC)C + eps);"
+  "rstd16 = rsqrt(tree16_sum(v) / (ACC)C + eps) * (ACC)1.001;" "the sixteen-row layer norm's rstd line")
 foreach(op layer_norm layer_norm_backward)
   add_test(NAME test_ops_rows_cpu16_catches_wrong_${op} COMMAND test_ops --op ${op})
   set_tests_properties(test_ops_rows_cpu16_catches_wrong_${op} PROPERTIES TIMEOUT 600
@@ -144,7 +138,9 @@ endforeach()
 # a copy whose max is the row's first element (softmax.cl and fused.cl's cross-entropy, the shape
 # under test) must fail on the large-logit cases of tests/ops_cases_rows.c (logits in [-80, 80]),
 # which logits in [-2, 2] or [80, 120] let pass. cpu16: the same under sixteen rows a work-item.
+file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/softmax.cl CLG_SOFTMAX_SRC)
 file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/fused.cl CLG_FUSED_SRC)
+file(GLOB CLG_ALL_KERNELS ${CMAKE_SOURCE_DIR}/kernels_cl/*.cl)
 foreach(shape cpu gpu cpu16)
   set(clg_rows16 0)
   if(shape STREQUAL cpu16)
@@ -187,7 +183,6 @@ endforeach()
 # The exp of the CPU shape's row kernels (prelude.cl's polynomial) must keep exp(-inf) = 0 and NaN:
 # a copy without its lower clamp (exp(-inf) NaN) fails on the -inf rows of tests/ops_cases_rows.c,
 # one clamping by fmax (NaN taken to exp(-88)) on the NaN rows.
-file(READ ${CMAKE_SOURCE_DIR}/kernels_cl/prelude.cl CLG_EXP_SRC)
 set(clg_from "x = select(x, (type)-88.0296919f, isless(x, (type)-88.0296919f));")
 foreach(kind ninf nan)
   if(kind STREQUAL ninf)
@@ -197,13 +192,8 @@ foreach(kind ninf nan)
     set(clg_to "x = fmax(x, (type)-88.0296919f);")
     set(clg_rows "nan rows special")
   endif()
-  string(REPLACE "${clg_from}" "${clg_to}" clg_mutant "${CLG_EXP_SRC}")
-  if(clg_mutant STREQUAL CLG_EXP_SRC)
-    message(FATAL_ERROR "rows.cmake: exp's lower clamp line was not found in prelude.cl")
-  endif()
   set(clg_dir ${CMAKE_BINARY_DIR}/rows_exp_mutant_${kind})
-  file(COPY ${CLG_ALL_KERNELS} DESTINATION ${clg_dir})
-  file(WRITE ${clg_dir}/prelude.cl "${clg_mutant}")
+  clg_kernel_mutant(${clg_dir} prelude.cl "${clg_from}" "${clg_to}" "exp's lower clamp line")
   add_test(NAME test_ops_rows_cpu16_catches_exp_${kind} COMMAND test_ops --op softmax)
   set_tests_properties(test_ops_rows_cpu16_catches_exp_${kind} PROPERTIES TIMEOUT 600
     PASS_REGULAR_EXPRESSION "softmax \\[[^\n]*${clg_rows}[^\n]*normalized error"
