@@ -168,6 +168,7 @@ int bench_rows(clg_backend *be, int reps, int json)
 	clg_kernel_shape def = clg_backend_kernel_shape(be, CLG_KFAM_ROW, &why), shapes[2];
 	char def_why[96];
 	int nshape = 2, rc = 0;
+	const int64_t big_n = (int64_t)16 << 20; /* floats of the big copy: 64 MiB each way */
 	double big_gbs, t_big = 0, t_launch = 0;
 	call op, cp;
 	json_writer jw;
@@ -179,11 +180,11 @@ int bench_rows(clg_backend *be, int reps, int json)
 		nshape = 1; /* forced: only that shape */
 	/* the device's copy bandwidth without the launch cost (64 MiB each way), and a launch alone (a
 	 * copy of 16 floats) */
-	if (copy_median(be, (int64_t)16 << 20, reps, &t_big) || copy_median(be, 16, reps, &t_launch)) {
+	if (copy_median(be, big_n, reps, &t_big) || copy_median(be, 16, reps, &t_launch)) {
 		fprintf(stderr, "clgrad bench ops --rows: copy on '%s': %s\n", be->info.name, clg_last_error());
 		return 1;
 	}
-	big_gbs = 8.0 * (double)((int64_t)16 << 20) / t_big * 1e-9;
+	big_gbs = 8.0 * (double)big_n / t_big * 1e-9;
 	if (json) {
 		json_init(&jw, stdout, 1);
 		json_begin_object(&jw);

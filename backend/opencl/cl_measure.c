@@ -11,13 +11,6 @@
 
 static int is_cl(clg_backend *be) { return be && be->iface && !strcmp(be->iface->kind, "opencl"); }
 
-/* The options of peak.cl's float32 kernels (peaks and the binary round trip share one program;
- * -DUSE_FMA with them where the device fuses in hardware). */
-static void peak_f32_options(clg_backend *be, char *opts, size_t len)
-{
-	clg_cl_dtype_options(be, CLG_F32, opts, len);
-}
-
 /* State of one peaks measurement. */
 typedef struct {
 	clg_backend *be;
@@ -340,7 +333,7 @@ clg_status clg_measure_peaks(clg_backend *be, int quick, clg_peak_result *out)
 	/* Oclgrind simulates every instruction: tiny sizes (so does a slow first launch, below) */
 	out->scaled_down = quick >= 2 || clg_contains_nocase(d->name, "oclgrind") || clg_contains_nocase(d->platform, "oclgrind");
 
-	peak_f32_options(be, m.f32_opts, sizeof(m.f32_opts));
+	clg_cl_dtype_options(be, CLG_F32, m.f32_opts, sizeof(m.f32_opts)); /* with -DUSE_FMA where fused */
 	if ((st = latency(&m, out->scaled_down ? 5 : quick ? 50 : 200)))
 		goto out_release;
 	if (out->scaled_down) {
@@ -434,7 +427,7 @@ clg_status clg_binary_roundtrip(clg_backend *be, int *ok, char *note, size_t len
 		return CLG_OK;
 	}
 	cl = clg_cl_of(be);
-	peak_f32_options(be, opts, sizeof(opts));
+	clg_cl_dtype_options(be, CLG_F32, opts, sizeof(opts)); /* the peaks' program: one build for both */
 	/* peak.cl as the library holds it (built, or loaded from the disk cache: owned by be) */
 	if (clg_cl_program(be, "peak", opts, &prog) != CLG_OK) {
 		*ok = 0;
