@@ -5,10 +5,10 @@
  * The cross-entropy kernels come in the two shapes of family "row" (backend/kernel_shape.c):
  * <name>_rows a work-group per row (GPU: coalesced loads, wg_sum / wg_max of prelude.cl, local
  * scratch of one ACC per work-item, a power-of-two size), <name>_rows_cpu a work-item per row (CPU:
- * sixteen elements at a time along contiguous rows, no barriers), and for the forward over rows of
- * 16..64 contiguous elements softmax_xent_rows16_cpu, sixteen rows a work-item. The forward writes each row's
- * logsumexp and loss term (part, N elements of T); softmax_xent_sum[_cpu] then adds the terms
- * in a fixed order, so the loss does not depend on the scheduling.
+ * sixteen elements at a time along contiguous rows, no barriers), and for the forward over rows
+ * of 16..64 contiguous elements softmax_xent_rows16_cpu, sixteen rows a work-item. The forward
+ * writes each row's logsumexp and loss term (part, N elements of T); softmax_xent_sum[_cpu] then
+ * adds the terms in a fixed order, so the loss does not depend on the scheduling.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * Elements go through XLOAD / XSTORE / VLOAD4 / VSTORE4 / VLOAD16 / VSTORE16 (prelude.cl): float16
  * and bfloat16 are storage, computed in ACC = float (native half loads and stores under -DUSE_NATIVE_HALF); the
