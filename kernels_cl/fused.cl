@@ -463,11 +463,18 @@ __kernel void softmax_xent_sum(const fgeom g, __global T *loss, __global const A
 		XSTORE(loss, g.off[0], scale * sum);
 }
 
-/* ... one work-item, in row order (CPU) */
+/* ... one work-item (CPU): sixteen lanes, lane i adding terms i, i + 16, ..., then the lanes and
+ * the tail in order (one chain of N dependent adds: about 5 us at N = 4096) */
 __kernel void softmax_xent_sum_cpu(const fgeom g, __global T *loss, __global const ACC *part, const ACC scale)
 {
-	ACC sum = (ACC)0;
-	for (int n = 0; n < g.N; n++)
+	ACC16 s16 = (ACC16)0;
+	ACC sum;
+	int n = 0;
+
+	for (; n + 16 <= g.N; n += 16)
+		s16 += vload16(0, part + n);
+	sum = HSUM16(s16);
+	for (; n < g.N; n++)
 		sum += part[n];
 	XSTORE(loss, g.off[0], scale * sum);
 }
