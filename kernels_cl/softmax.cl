@@ -224,13 +224,15 @@ void softmax_rows16(const row_geom *g, __global T *d, __global const T *a, int r
 	ACC m[16], k[16];
 
 	row_offsets16(g, r0, od, oa, ob);
-	for (int i = 0; i < 16; i++)
-		v[i] = (ACC16)(-INFINITY);
-	for (int c = 0; c < C; c += 16)
-		for (int i = 0; i < 16; i++) {
+	/* row by row, the maximum in a register (column by column, v[i] went through memory on PoCL) */
+	for (int i = 0; i < 16; i++) {
+		ACC16 mv = (ACC16)(-INFINITY);
+		for (int c = 0; c < C; c += 16) {
 			ACC16 x = VLOAD16(a, oa[i] + c);
-			v[i] = select(v[i], x, isgreater(x, v[i])); /* skips NaN, as row_max */
+			mv = select(mv, x, isgreater(x, mv)); /* skips NaN, as row_max */
 		}
+		v[i] = mv;
+	}
 	vstore16(tree16_max(v), 0, m);
 	for (int i = 0; i < 16; i++) {
 		ACC16 s = (ACC16)0;
