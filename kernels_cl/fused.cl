@@ -399,16 +399,18 @@ __kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global 
 		xent_row_cpu(g, part, x, t, lse, n);
 }
 
-/* ... work-item b takes rows 16b..16b+15 of C = 16, 32, 48 or 64 contiguous elements (the host's
- * choice, as for softmax.cl's softmax_rows16): sixteen independent rows, their sums gathered
- * into one ACC16 each (prelude.cl's tree16_sum, lane i = row i, which adds in HSUM16's order),
- * one vector log for the sixteen (the builtin, which gives the scalar builtin's values); each
- * row's sums add in xent_row_cpu's order, so lse and the terms are those of the row-by-row
- * kernel to the bit. A last, partial block goes row by row. */
-__kernel void softmax_xent_rows16_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
-				      __global T *lse)
+/* Rows n0..n0+15 of C = 16, 32, 48 or 64 contiguous elements (the host's choice, as for
+ * softmax.cl's softmax_rows16): sixteen independent rows, their sums gathered into one ACC16 each
+ * (prelude.cl's tree16_sum, lane i = row i, which adds in HSUM16's order), one vector log for the
+ * sixteen (the builtin, which gives the scalar builtin's values); each row's sums add in
+ * xent_row_cpu's order, so lse and the terms are those of the row-by-row kernel to the bit. A
+ * last, partial block goes row by row. Out of line: inlined into the kernel, its private arrays
+ * got a copy per work-item of the group from PoCL (32 KiB each at 32 work-items, indexed by the
+ * local id), and the kernel ran 8% slower there (Intel's runtime: within 1%). */
+__attribute__((noinline)) void xent_rows16(const fgeom g, __global ACC *part, __global const T *x,
+					   __global const T *t, __global T *lse, int n0)
 {
-	int n0 = get_global_id(0) * 16, ox[16], ot[16];
+	int ox[16], ot[16];
 	ACC16 v[16], s16[16], ts16[16], tx16[16], r;
 	ACC m[16], rs[16], ts[16], tx[16];
 
@@ -452,6 +454,13 @@ __kernel void softmax_xent_rows16_cpu(const fgeom g, __global ACC *part, __globa
 		XSTORE(lse, AT1(3, n0 + i), rs[i]);
 		part[n0 + i] = rs[i] * ts[i] - tx[i];
 	}
+}
+
+/* ... work-item b takes rows 16b..16b+15 */
+__kernel void softmax_xent_rows16_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
+				      __global T *lse)
+{
+	xent_rows16(g, part, x, t, lse, get_global_id(0) * 16);
 }
 
 /* loss = scale * the sum of the N row terms: one work-group, a tree over fixed strides (GPU) */
