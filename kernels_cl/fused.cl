@@ -404,9 +404,10 @@ __kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global 
  * (prelude.cl's tree16_sum, lane i = row i, which adds in HSUM16's order), one vector log for the
  * sixteen (the builtin, which gives the scalar builtin's values); each row's sums add in
  * xent_row_cpu's order, so lse and the terms are those of the row-by-row kernel to the bit. A
- * last, partial block goes row by row. Out of line: inlined into the kernel, its private arrays
- * got a copy per work-item of the group from PoCL (32 KiB each at 32 work-items, indexed by the
- * local id), and the kernel ran 8% slower there (Intel's runtime: within 1%). */
+ * last, partial block goes row by row. Out of line, called with the work-item's first row (PoCL
+ * inlines a function that calls get_global_id itself, whatever its attribute): inlined, the
+ * kernel's private arrays got a copy per work-item of the group from PoCL (32 KiB each at 32
+ * work-items), and it ran 8% slower there (Intel's runtime: within 1%). */
 __attribute__((noinline)) void xent_rows16(const fgeom g, __global ACC *part, __global const T *x,
 					   __global const T *t, __global T *lse, int n0)
 {
