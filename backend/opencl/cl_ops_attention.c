@@ -71,9 +71,9 @@ static clg_status launch(clg_backend *be, cl_kernel k, const char *op, int gpu, 
 {
 	/* CPU shape: a work-item per QB rows, each its own work-group. PoCL's work-group function gives
 	 * each work-item of a group a copy of the kernel's private arrays (kt, vt, dk, dv: 4 KiB a
-	 * work-item, 230 KiB at 64, far past the L1), and at 64 the transformer's attention ran 8-9%
-	 * slower (Intel's runtime: within 1-2%); single groups also spread the uneven causal blocks
-	 * over the cores (a group runs on one). */
+	 * work-item at head size 16, 230 KiB at 64, far past the L1), and at 64 the transformer's
+	 * attention ran 8-9% slower (Intel's runtime: within 1-2%); single groups also spread the
+	 * uneven causal blocks over the cores (a group runs on one). */
 	if (!gpu)
 		return clg_cl_launch_1d(be, k, (size_t)(heads * ((rows + QB - 1) / QB)), 1, op);
 	return clg_cl_launch_1d(be, k, (size_t)(heads * ((rows + (int64_t)local - 1) / (int64_t)local)) * local, local, op);
