@@ -162,6 +162,72 @@ static clg_status copy_median(clg_backend *be, int64_t n, int reps, double *medi
 	return st;
 }
 
+/* one row op's bytes (operands read + written once) and the medians of it and of a copy of as many
+ * bytes, alternated */
+typedef struct {
+	double bytes, t_op, t_cp;
+} timed;
+
+static clg_status time_row_op(clg_backend *be, const row_bench *rb, int64_t R, int64_t C, int reps, timed *t)
+{
+	int64_t num[NOPS], shp[NOPS][2];
+	int nd[NOPS];
+	int xent = rb->op == CLG_OP_SOFTMAX_XENT || rb->op == CLG_OP_SOFTMAX_XENT_BACKWARD;
+	call op, cp;
+	clg_status st;
+
+	for (int j = 0; j < rb->nops; j++) {
+		num[j] = ext_numel(rb->ext[j], R, C);
+		nd[j] = rb->ext[j] == RC ? 2 : 1;
+		shp[j][0] = rb->ext[j] == ONE ? 1 : R;
+		shp[j][1] = C;
+		t->bytes += 4.0 * (double)num[j];
+	}
+	st = call_make(be, rb->op, rb->nops, num, (const int64_t(*)[2])shp, nd, xent ? rb->f0 / (double)R : rb->f0,
+		       rb->lo, &op);
+	if (st)
+		return st;
+	st = copy_make(be, (int64_t)(t->bytes / 8.0), &cp);
+	if (!st) {
+		st = time_pair(be, &op, &cp, reps, &t->t_op, &t->t_cp);
+		call_free(&cp);
+	}
+	call_free(&op);
+	return st;
+}
+
+/* one line of the table, or one object of the JSON array (jw) */
+static void print_row(json_writer *jw, const row_bench *rb, int64_t R, int64_t C, const char *shape, int dflt,
+		      const timed *t, double big_gbs)
+{
+	double gbs = t->bytes / t->t_op * 1e-9, cgbs = t->bytes / t->t_cp * 1e-9;
+	char rows[24];
+
+	if (jw) {
+		json_begin_object(jw);
+		json_key_str(jw, "op", rb->name);
+		json_key_str(jw, "dir", rb->dir);
+		json_key_int(jw, "rows", R);
+		json_key_int(jw, "cols", C);
+		json_key_str(jw, "shape", shape);
+		json_key_bool(jw, "default", dflt);
+		json_key_num(jw, "bytes", t->bytes);
+		json_key_num(jw, "s", t->t_op);
+		json_key_num(jw, "gbs", gbs);
+		json_key_num(jw, "copy_s", t->t_cp);
+		json_key_num(jw, "copy_gbs", cgbs);
+		json_key_num(jw, "frac_copy", cgbs > 0 ? gbs / cgbs : NAN);
+		json_key_num(jw, "frac_copy_64mib", big_gbs > 0 ? gbs / big_gbs : NAN);
+		json_end_object(jw);
+		return;
+	}
+	snprintf(rows, sizeof(rows), "%lldx%lld", (long long)R, (long long)C);
+	printf("%-13s %-4s %-11s %-3s%-2s %9.1f %8.2f %9.1f %8.2f %6.0f%% %6.0f%%\n", rb->name, rb->dir, rows, shape,
+	       dflt ? " *" : "", t->t_op * 1e6, gbs, t->t_cp * 1e6, cgbs, 100.0 * gbs / cgbs,
+	       big_gbs > 0 ? 100.0 * gbs / big_gbs : 0.0);
+	fflush(stdout);
+}
+
 int bench_rows(clg_backend *be, int reps, int json)
 {
 	const char *why = NULL;
@@ -170,7 +236,6 @@ int bench_rows(clg_backend *be, int reps, int json)
 	int nshape = 2, rc = 0;
 	const int64_t big_n = (int64_t)16 << 20; /* floats of the big copy: 64 MiB each way */
 	double big_gbs, t_big = 0, t_launch = 0;
-	call op, cp;
 	json_writer jw;
 
 	snprintf(def_why, sizeof(def_why), "%s", why);
@@ -213,63 +278,17 @@ int bench_rows(clg_backend *be, int reps, int json)
 			for (int b = 0; b < (int)(sizeof(rbs) / sizeof(rbs[0])); b++) {
 				const row_bench *rb = &rbs[b];
 				int ew = rb->op == CLG_OP_EXP;
-				int64_t num[NOPS], shp[NOPS][2];
-				int nd[NOPS];
-				double by = 0, t_op = 0, t_cp = 0;
-				clg_status st;
+				timed t = {0};
 				if (ew && h > 0)
 					continue; /* the same kernel in either shape */
-				for (int j = 0; j < rb->nops; j++) {
-					num[j] = ext_numel(rb->ext[j], R, C);
-					nd[j] = rb->ext[j] == RC ? 2 : 1;
-					shp[j][0] = rb->ext[j] == ONE ? 1 : R;
-					shp[j][1] = C;
-					by += 4.0 * (double)num[j];
-				}
-				st = call_make(be, rb->op, rb->nops, num, (const int64_t(*)[2])shp, nd,
-					       rb->op == CLG_OP_SOFTMAX_XENT || rb->op == CLG_OP_SOFTMAX_XENT_BACKWARD
-						       ? rb->f0 / (double)R
-						       : rb->f0,
-					       rb->lo, &op);
-				if (!st && (st = copy_make(be, (int64_t)(by / 8.0), &cp)))
-					call_free(&op);
-				if (!st) {
-					st = time_pair(be, &op, &cp, reps, &t_op, &t_cp);
-					call_free(&op);
-					call_free(&cp);
-				}
-				if (st) {
+				if (time_row_op(be, rb, R, C, reps, &t)) {
 					fprintf(stderr, "clgrad bench ops --rows: %s %s (%lld, %lld) on '%s': %s\n", rb->name,
 						rb->dir, (long long)R, (long long)C, be->info.name, clg_last_error());
 					rc = 1;
 					continue;
 				}
-				double gbs = by / t_op * 1e-9, cgbs = by / t_cp * 1e-9;
-				if (json) {
-					json_begin_object(&jw);
-					json_key_str(&jw, "op", rb->name);
-					json_key_str(&jw, "dir", rb->dir);
-					json_key_int(&jw, "rows", R);
-					json_key_int(&jw, "cols", C);
-					json_key_str(&jw, "shape", ew ? "-" : clg_kernel_shape_name(shapes[h]));
-					json_key_bool(&jw, "default", h == 0 && !ew);
-					json_key_num(&jw, "bytes", by);
-					json_key_num(&jw, "s", t_op);
-					json_key_num(&jw, "gbs", gbs);
-					json_key_num(&jw, "copy_s", t_cp);
-					json_key_num(&jw, "copy_gbs", cgbs);
-					json_key_num(&jw, "frac_copy", cgbs > 0 ? gbs / cgbs : NAN);
-					json_key_num(&jw, "frac_copy_64mib", big_gbs > 0 ? gbs / big_gbs : NAN);
-					json_end_object(&jw);
-				} else {
-					char rows[24];
-					snprintf(rows, sizeof(rows), "%lldx%lld", (long long)R, (long long)C);
-					printf("%-13s %-4s %-11s %-3s%-2s %9.1f %8.2f %9.1f %8.2f %6.0f%% %6.0f%%\n", rb->name,
-					       rb->dir, rows, ew ? "-" : clg_kernel_shape_name(shapes[h]), h == 0 && !ew ? " *" : "",
-					       t_op * 1e6, gbs, t_cp * 1e6, cgbs, 100.0 * gbs / cgbs,
-					       big_gbs > 0 ? 100.0 * gbs / big_gbs : 0.0);
-					fflush(stdout);
-				}
+				print_row(json ? &jw : NULL, rb, R, C, ew ? "-" : clg_kernel_shape_name(shapes[h]),
+					  h == 0 && !ew, &t, big_gbs);
 			}
 		}
 	}
