@@ -424,16 +424,8 @@ __attribute__((noinline)) void xent_rows16(const fgeom g, __global ACC *part, __
 		ox[i] = AT(1, n0 + i, 0);
 		ot[i] = AT(2, n0 + i, 0);
 	}
-	/* row by row, the maximum in a register (column by column, v[i] went through memory on PoCL:
-	 * 4-5% of the kernel) */
-	for (int i = 0; i < 16; i++) {
-		ACC16 mv = (ACC16)(-INFINITY);
-		for (int c = 0; c < g.C; c += 16) {
-			ACC16 xv = VLOAD16(x, ox[i] + c);
-			mv = select(mv, xv, isgreater(xv, mv)); /* skips NaN as fmax */
-		}
-		v[i] = mv;
-	}
+	for (int i = 0; i < 16; i++)
+		v[i] = row_max16(x, ox[i], g.C);
 	vstore16(tree16_max(v), 0, m);
 	for (int i = 0; i < 16; i++) {
 		ACC16 x0 = VLOAD16(x, ox[i]), t0 = VLOAD16(t, ot[i]);

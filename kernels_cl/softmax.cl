@@ -224,15 +224,8 @@ void softmax_rows16(const row_geom *g, __global T *d, __global const T *a, int r
 	ACC m[16], k[16];
 
 	row_offsets16(g, r0, od, oa, ob);
-	/* row by row, the maximum in a register (column by column, v[i] went through memory on PoCL) */
-	for (int i = 0; i < 16; i++) {
-		ACC16 mv = (ACC16)(-INFINITY);
-		for (int c = 0; c < C; c += 16) {
-			ACC16 x = VLOAD16(a, oa[i] + c);
-			mv = select(mv, x, isgreater(x, mv)); /* skips NaN, as row_max */
-		}
-		v[i] = mv;
-	}
+	for (int i = 0; i < 16; i++)
+		v[i] = row_max16(a, oa[i], C);
 	vstore16(tree16_max(v), 0, m);
 	for (int i = 0; i < 16; i++) {
 		ACC16 s = (ACC16)0;
