@@ -300,7 +300,8 @@ int bench_rows(clg_backend *be, int reps, int json)
 	} else {
 		printf("shape * = the device's default; %%copy = GB/s over the same-bytes copy's\n"
 		       "cpu: a work-item per row; at 4096x64, softmax, log_softmax, layer_norm (both ways) and\n"
-		       "softmax_xent fwd take sixteen rows a work-item (rows of 16..64; CLGRAD_ROWS16=0: not)\n");
+		       "softmax_xent fwd take sixteen rows a work-item (rows of 16..64), at 1024x512 log_softmax\n"
+		       "fwd four (CLGRAD_ROWS16=0: neither)\n");
 	}
 	return rc;
 }

@@ -112,7 +112,9 @@ void ops_cases_rows(op_case_adder add)
 		{5, 1}, {9, 3}, {1, 63}, {6, 63}, {6, 65}, {3, 1000}, {2, 4097}, {3001, 3}, {1025, 65},
 		/* around the CPU shape's sixteen-wide loads: none, exactly one, one and a tail; rows
 		 * of 64 and 512 with no tail, 1025 of them (not a multiple of the work-group); 48: the
-		 * register-held rows (softmax.cl's softmax_row64) with one register unused */
+		 * register-held rows (softmax.cl's softmax_row64) with one register unused; log-softmax's
+		 * four rows a work-item (CLGRAD_ROWS16=1): 6 and 1025 rows end in a partial block, 2 and 3
+		 * are one */
 		{5, 15}, {4, 16}, {3, 17}, {1025, 64}, {3, 512}, {3, 48},
 	};
 	static const clg_op row_ops[] = {CLG_OP_SOFTMAX, CLG_OP_LOG_SOFTMAX, CLG_OP_SOFTMAX_BACKWARD,

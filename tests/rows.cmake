@@ -37,7 +37,7 @@ if(CLG_OCLGRIND)
         ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape};OCLGRIND_MAX_WGSIZE=256;OCLGRIND_LOCAL_MEM_SIZE=32768")
     endforeach()
   endforeach()
-  foreach(op softmax layer_norm_backward softmax_xent)
+  foreach(op softmax log_softmax layer_norm_backward softmax_xent)
     add_test(NAME test_ops_rows_oclgrind_cpu16_${op}
       COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
     set_tests_properties(test_ops_rows_oclgrind_cpu16_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
@@ -98,26 +98,33 @@ if(CLG_INTEL_OCL_VENDORS)
 endif()
 
 # Each shape's runs must reach that shape's kernels: a copy of softmax.cl whose CPU-shaped softmax
-# is 0.1% off fails under row=cpu, and one whose GPU-shaped softmax is off fails under row=gpu.
-foreach(shape cpu gpu cpu16)
+# is 0.1% off fails under row=cpu, and one whose GPU-shaped softmax is off fails under row=gpu;
+# cpu16: the sixteen-row kernel, and cpu4: the pipelined four-row log-softmax, under CLGRAD_ROWS16=1.
+foreach(shape cpu gpu cpu16 cpu4)
   set(clg_rows16 0)
+  set(clg_op softmax)
   if(shape STREQUAL cpu)
-    set(clg_from "\t\tk = (ACC)1 / s;")
-    set(clg_to "${clg_from} k *= (ACC)1.001;")
+    set(clg_from "LOG ? LOG1(s) : (ACC)1 / s, LOG);")
+    set(clg_to "LOG ? LOG1(s) : (ACC)1.001 / s, LOG);")
   elseif(shape STREQUAL cpu16)
     set(clg_from "(ACC16)1 / tree16_sum(v)")
     set(clg_to "(ACC16)1.001 / tree16_sum(v)")
     set(clg_rows16 1)
+  elseif(shape STREQUAL cpu4)
+    set(clg_from "\t\tACC k = LOG1(s);")
+    set(clg_to "${clg_from} k *= (ACC)1.001;")
+    set(clg_rows16 1)
+    set(clg_op log_softmax)
   else()
     set(clg_from "\t\tACC inv = (ACC)1 / s;")
     set(clg_to "${clg_from} inv *= (ACC)1.001;")
   endif()
-  string(REPLACE "16" "" clg_shape "${shape}")
+  string(REGEX REPLACE "16|4" "" clg_shape "${shape}")
   set(clg_dir ${CMAKE_BINARY_DIR}/rows_mutant_${shape})
   clg_kernel_mutant(${clg_dir} softmax.cl "${clg_from}" "${clg_to}" "the ${shape}-shaped softmax's scale line")
-  add_test(NAME test_ops_rows_${shape}_catches_wrong_kernel COMMAND test_ops --op softmax)
+  add_test(NAME test_ops_rows_${shape}_catches_wrong_kernel COMMAND test_ops --op ${clg_op})
   set_tests_properties(test_ops_rows_${shape}_catches_wrong_kernel PROPERTIES TIMEOUT 600
-    PASS_REGULAR_EXPRESSION "softmax \\[[^\n]*normalized error"
+    PASS_REGULAR_EXPRESSION "${clg_op} \\[[^\n]*normalized error"
     SKIP_REGULAR_EXPRESSION "no OpenCL device present"
     ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${clg_dir};CLGRAD_KERNEL_SHAPE=row=${clg_shape};CLGRAD_ROWS16=${clg_rows16}")
 endforeach()

@@ -178,11 +178,12 @@ int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g
  * argument is the number of rows instead of the scratch. */
 clg_status clg_cl_row_launch(clg_backend *be, const clg_op_call *c, const char *program, int with_eps,
 			     int scratch_per_item);
-/* Whether the CPU shape of softmax, log-softmax, layer norm (both ways) and the cross-entropy
- * forward takes sixteen rows a work-item (<op>_rows16_cpu): rows of C = 16, 32, 48 or 64 contiguous
- * elements, and enough of them that the blocks leave no compute unit idle; CLGRAD_ROWS16=0 never,
- * =1 wherever the rows allow (tests run both). */
-int clg_cl_rows16_wanted(clg_backend *be, int C, int contiguous, int64_t rows);
+/* Rows a work-item in the CPU shape: 16 for softmax, log-softmax, layer norm (both ways) and the
+ * cross-entropy forward over rows of C = 16, 32, 48 or 64 contiguous elements (<op>_rows16_cpu); 4,
+ * where pipelined (log-softmax: log_softmax_rows4_cpu), over other contiguous rows of 16 or more;
+ * else 1. Only where the blocks leave no compute unit idle; CLGRAD_ROWS16=0 never, =1 wherever
+ * the rows allow (tests run both). */
+int clg_cl_rows_per_item(clg_backend *be, int C, int contiguous, int64_t rows, int pipelined);
 
 /* launch helpers (cl_ops.c) */
 /* Fails unless dtype t is computable on this device (float32, float64 with fp64, float16 for the

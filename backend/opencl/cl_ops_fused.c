@@ -77,7 +77,7 @@ static clg_status xent_run(clg_backend *be, const clg_op_call *c)
 	if (st)
 		return st;
 	clg_cl_row_options(be, c->dst.dtype, opts, sizeof(opts));
-	if (cpu && fwd && clg_cl_rows16_wanted(be, g.C, g.cs[1] == 1 && g.cs[2] == 1, g.N))
+	if (cpu && fwd && clg_cl_rows_per_item(be, g.C, g.cs[1] == 1 && g.cs[2] == 1, g.N, 0) == 16)
 		by16 = 16; /* fused.cl's softmax_xent_rows16_cpu: sixteen rows a work-item */
 	snprintf(kname, sizeof(kname), "%s_rows%s", op, by16 > 1 ? "16_cpu" : cpu ? "_cpu" : "");
 	st = clg_cl_kernel(be, "fused", opts, kname, &k);
