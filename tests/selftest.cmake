@@ -14,8 +14,9 @@ endif()
 file(WRITE ${CLG_GEMM_MUTANT_DIR}/gemm.cl "${CLG_GEMM_MUTANT}")
 
 clg_test(test_selftest ${CLG_MUTANT_DIR})
-set_tests_properties(test_selftest PROPERTIES TIMEOUT 900
+# (one at a time under ctest -j: each deletes the other's cached results)
+set_tests_properties(test_selftest PROPERTIES TIMEOUT 900 RESOURCE_LOCK selftest-cache
   ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/selftest-cache")
 add_test(NAME test_selftest_gemm COMMAND test_selftest --gemm ${CLG_GEMM_MUTANT_DIR})
-set_tests_properties(test_selftest_gemm PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+set_tests_properties(test_selftest_gemm PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 RESOURCE_LOCK selftest-cache
   ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/selftest-cache")
