@@ -162,9 +162,9 @@ ACC an_row_rstd(const angeom *g, __global const T *src, int k, int n, int unit, 
  * AVX-512 register on PoCL: four left three quarters of it idle, 1.3-1.5x slower at (1024, 64));
  * the op takes float and double only, so the sum s as stored is the sum computed (no re-read). */
 
-__kernel CLG_VECTORIZED16 void add_layer_norm_cpu(const angeom g, __global T *y, __global const T *x,
-						  __global const T *r, __global const T *ga, __global const T *bt,
-						  __global T *s, const ACC eps)
+__kernel CLG_VECTORIZED(float16) void add_layer_norm_cpu(const angeom g, __global T *y, __global const T *x,
+							 __global const T *r, __global const T *ga, __global const T *bt,
+							 __global T *s, const ACC eps)
 {
 	int n = get_global_id(0), k = g.res ? 5 : 1, j = 0;
 	if (n >= g.N)

@@ -274,7 +274,8 @@ __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *re
 #define PF(p) ((__global float *)(p))
 #define PCF(p) ((__global const float *)(p))
 
-__kernel void col2im_rows(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
+__kernel CLG_VECTORIZED(float8) void col2im_rows(const cgeom g, __global T *restrict d, __global const T *restrict a,
+						 __global const T *b)
 {
 	int i = get_global_id(0);
 	if (i >= g.n)

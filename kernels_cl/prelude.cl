@@ -244,12 +244,13 @@ typedef struct __attribute__((packed)) {
 #define VLOAD16(p, i) vload16(0, (p) + (i))
 #define VSTORE16(p, i, v) vstore16((v), 0, (p) + (i))
 #endif
-/* On a CPU-shaped kernel written in sixteen-wide vectors: tells a compiler that vectorizes across
+/* On a CPU-shaped kernel written in vectors of type t: tells a compiler that vectorizes across
  * work-items (Intel's CPU runtime) that the kernel is vectorized already. Intel's packed sixteen
- * work-items of gelu_v16 and add_layer_norm_cpu into one, their 64-byte loads and stores into
- * gathers and scatters (its build log: "Kernel ... was successfully vectorized (16)"): 2.4x and
- * 6.5x slower than with the hint. Kernels with loops over their vectors it leaves alone anyway. */
-#define CLG_VECTORIZED16 __attribute__((vec_type_hint(float16)))
+ * work-items of gelu_v16, add_layer_norm_cpu and conv.cl's col2im_rows into one, their vector
+ * loads and stores into gathers and scatters (its build log: "Kernel ... was successfully
+ * vectorized (16)"): 2.4x, 6.5x and 3-5x slower than with the hint. Most kernels with loops over
+ * their vectors it leaves alone anyway. */
+#define CLG_VECTORIZED(t) __attribute__((vec_type_hint(t)))
 #define HSUM16(v) (HSUM4((v).s0123 + (v).s4567) + HSUM4((v).s89ab + (v).scdef))
 #define HMAX16(v) HMAX4(fmax(fmax((v).s0123, (v).s4567), fmax((v).s89ab, (v).scdef)))
 
