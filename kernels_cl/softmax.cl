@@ -237,7 +237,7 @@ void softmax_row_cpu(const row_geom *g, __global T *d, __global const T *a, int 
  * (whose reciprocal waits less: no gain there). The outputs are softmax_row_cpu's to the bit. */
 void log_softmax_rows_pipelined(const row_geom *g, __global T *d, __global const T *a, int r0, int r1)
 {
-	int o[3], on[3];
+	int o[3], on[3] = {0, 0, 0}; /* on: the next row's offsets (none after the last) */
 	ACC m, s, mn = (ACC)0, sn = (ACC)0;
 
 	row_offsets_of(g, r0, o);
