@@ -197,7 +197,8 @@ __kernel void bias_act_backward_v16(const fgeom g, __global T *dz, __global cons
 /* GELU (op gelu) over contiguous elements, CPU shape: sixteen a work-item (ACC16, NCDF16), the last
  * n % 16 one by one. elementwise.cl's gelu_c takes one element a work-item behind a guard, which
  * PoCL vectorises with masked loads: 2-3x slower than bias_act_backward's GELU derivative. */
-__kernel CLG_VECTORIZED(float16) void gelu_v16(const int n, __global T *d, const int od, __global const T *x, const int ox)
+__kernel CLG_VECTORIZED(float16) void gelu_v16(const int n, __global T *d, const int od, __global const T *x,
+					       const int ox)
 {
 	int i = 16 * (int)get_global_id(0);
 

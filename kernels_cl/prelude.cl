@@ -245,8 +245,8 @@ typedef struct __attribute__((packed)) {
 #define VSTORE16(p, i, v) vstore16((v), 0, (p) + (i))
 #endif
 /* On a CPU-shaped kernel written in vectors of type t: tells a compiler that vectorizes across
- * work-items (Intel's CPU runtime) that the kernel is vectorized already. Intel's packed sixteen
- * work-items of gelu_v16, add_layer_norm_cpu and conv.cl's col2im_rows into one, their vector
+ * work-items (Intel's CPU runtime) that the kernel is vectorized already. Intel's runtime packed
+ * sixteen work-items of gelu_v16, add_layer_norm_cpu and conv.cl's col2im_rows into one, their vector
  * loads and stores into gathers and scatters (its build log: "Kernel ... was successfully
  * vectorized (16)"): 2.4x, 6.5x and 3-5x slower than with the hint. Most kernels with loops over
  * their vectors it leaves alone anyway. */
