@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`clgrad train --model transformer` in PyTorch on the CPU, the same workload for side-by-side
+"""`clgrad train --model transformer` in PyTorch (on the CPU, or a CUDA GPU with --device cuda), the same workload for side-by-side
 figures: the same text file, vocabulary (the sorted set of bytes), 90/10 split and non-overlapping
 next-token windows of --seq-len; the same model (token + position embeddings, pre-norm blocks of
 causal multi-head attention with separate q/k/v/out projections and an exact-GELU MLP of width 4D,
@@ -8,6 +8,7 @@ the fields of clgrad's --log (val_loss, epoch_seconds, samples_per_s: windows a 
 
 usage: pytorch_transformer.py [--data FILE] [--epochs N] [--batch N] [--lr X] [--limit N]
                               [--seq-len T] [--dim D] [--heads H] [--layers L] [--threads N]
+                              [--device cpu|cuda]
 """
 import argparse, json, math, time
 
@@ -67,7 +68,9 @@ def main():
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--device", default="cpu", help="cpu or cuda (PyTorch's own GPU backend)")
     a = p.parse_args()
+    dev = torch.device(a.device)
     if a.threads:
         torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -80,12 +83,13 @@ def main():
     vx, vy = windows(ids[n_train:], a.seq_len)
     if a.limit:
         xs, ys = xs[: a.limit], ys[: a.limit]
-    model = Transformer(len(vocab), a.dim, a.heads, a.layers, a.seq_len)
+    xs, ys, vx, vy = (t.to(dev) for t in (xs, ys, vx, vy))  # clgrad uploads each batch; PyTorch gets it free
+    model = Transformer(len(vocab), a.dim, a.heads, a.layers, a.seq_len).to(dev)
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
     for epoch in range(1, a.epochs + 1):
         model.train()
         t0 = time.perf_counter()  # the shuffle counts, as in clgrad's epoch
-        perm = torch.randperm(len(xs))
+        perm = torch.randperm(len(xs), device=dev)
         total, steps = 0.0, 0
         for s in range(0, len(xs), a.batch):
             i = perm[s : s + a.batch]
@@ -100,8 +104,9 @@ def main():
         with torch.no_grad():
             val = sum(F.cross_entropy(model(vx[s : s + 256]), vy[s : s + 256].reshape(-1), reduction="sum").item()
                       for s in range(0, len(vx), 256)) / vy.numel()
-        print(json.dumps({"epoch": epoch, "model": "transformer", "device": f"pytorch {torch.__version__} cpu, "
-                          f"{torch.get_num_threads()} threads", "train_loss": total / steps, "val_loss": val,
+        print(json.dumps({"epoch": epoch, "model": "transformer", "device": f"pytorch {torch.__version__} "
+                          + (torch.cuda.get_device_name(dev) if dev.type == "cuda" else
+                             f"cpu, {torch.get_num_threads()} threads"), "train_loss": total / steps, "val_loss": val,
                           "epoch_seconds": secs, "samples_per_s": len(xs) / secs, "steps": steps}), flush=True)
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One training workload through clgrad (on a device) and PyTorch (CPU) in one run, side by side:
+# One training workload through clgrad (on a device) and PyTorch (CPU, or CUDA) in one run, side by side:
 # same data, model, batch size, optimizer (Adam) and learning rate. Prints both logs and a table of
 # per-epoch time, samples (windows for the transformer) a second and quality, with ratios.
 #   mlp, cnn: Fashion-MNIST (bench/pytorch_fashion.py)
@@ -7,11 +7,13 @@
 #   4 heads, 2 layers, T=64, batch 16; larger: --dim 256 --heads 8 --layers 4 --seq-len 128
 # usage: bench/train_vs_pytorch.sh [--model mlp|cnn|transformer] [--epochs N] [--limit N]
 #        [--device SPEC] [--batch N] [--dim D --heads H --layers L --seq-len T] [--threads N]
+#        [--data DIR|FILE] [--torch-device cpu|cuda]
+#   (--torch-device cuda: PyTorch on an NVIDIA GPU, to set beside clgrad's --device gpu)
 # (build first: cmake -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build; PyTorch from
 #  PyPI: pip install torch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-model=mlp epochs="" limit=0 device="" batch="" threads=0 tf=()
+model=mlp epochs="" limit=0 device="" batch="" threads=0 tf=() tdev=cpu data=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--model) model=$2; shift 2 ;;
@@ -20,8 +22,10 @@ while [ $# -gt 0 ]; do
 	--device) device=$2; shift 2 ;;
 	--batch) batch=$2; shift 2 ;;
 	--threads) threads=$2; shift 2 ;;
+	--torch-device) tdev=$2; shift 2 ;;
+	--data) data=(--data "$2"); shift 2 ;;
 	--dim|--heads|--layers|--seq-len) tf+=("$1" "$2"); shift 2 ;;
-	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "train_vs_pytorch.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -40,10 +44,10 @@ thr=(); [ "$threads" != 0 ] && thr=(--threads "$threads")
 [ "$model" = transformer ] || thr=()
 
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
-args=(--model "$model" --epochs "$epochs" --batch "$batch" --optimizer adam --lr 1e-3 "${lim[@]}" "${tf[@]}")
+args=(--model "$model" --epochs "$epochs" --batch "$batch" --optimizer adam --lr 1e-3 "${lim[@]}" "${tf[@]}" "${data[@]}")
 echo "== clgrad: $clgrad train ${args[*]} ${dev[*]}"
 "$clgrad" train "${args[@]}" "${dev[@]}" --log "$work/clgrad.jsonl" | grep -v '^epoch [0-9]*/[0-9]* step'
-targs=(--epochs "$epochs" --batch "$batch" "${lim[@]}" "${thr[@]}")
+targs=(--epochs "$epochs" --batch "$batch" --device "$tdev" "${lim[@]}" "${thr[@]}" "${data[@]}")
 [ "$model" = transformer ] && targs+=("${tf[@]}") || targs+=(--model "$model")
 echo "== pytorch: $twin ${targs[*]}"
 OPENBLAS_NUM_THREADS=1 python3 "$twin" "${targs[@]}" 2>/dev/null | tee "$work/torch.jsonl"
