@@ -313,7 +313,7 @@ __kernel CLG_VECTORIZED(float8) void col2im_rows(const cgeom g, __global T *rest
 	if ((IH) >= 0 && (IH) < g.H && (IW) >= 0 && (IW) < g.W) {                                \
 		int xo = xplane + (IH) * xh + (IW) * xw;                                         \
 		ACC v = XLOAD(b, xo), m = XLOAD(b, xpos);                                        \
-		int take = (pos < 0) | (!isnan(m) & ((v > m) | isnan(v)));                       \
+		int take = (pos < 0) | ((!isnan(m)) & ((v > m) | isnan(v)));                     \
 		xpos = take ? xo : xpos;                                                         \
 		pos = take ? (IH) * dh + (IW) * dw : pos;                                        \
 	}
@@ -369,11 +369,11 @@ __kernel void max_pool2d_backward_2x2(const cgeom g, __global T *d, __global con
 	int xo = at(&g, 2, n, c, 0, 0) + 2 * oh * xh + 2 * ow;
 	int dout = at(&g, 0, n, c, 0, 0) + 2 * oh * dh + 2 * ow;
 	ACC v0 = XLOAD(b, xo), v1 = XLOAD(b, xo + xw), v2 = XLOAD(b, xo + xh), v3 = XLOAD(b, xo + xh + xw);
-	int t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
+	int t1 = (!isnan(v0)) & ((v1 > v0) | isnan(v1));
 	ACC m = t1 ? v1 : v0;
-	int t2 = !isnan(m) & ((v2 > m) | isnan(v2));
+	int t2 = (!isnan(m)) & ((v2 > m) | isnan(v2));
 	m = t2 ? v2 : m;
-	int t3 = !isnan(m) & ((v3 > m) | isnan(v3));
+	int t3 = (!isnan(m)) & ((v3 > m) | isnan(v3));
 	int k = t3 ? 3 : t2 ? 2 : t1;
 	/* 0 + g, as the gather's sum (a -0 gradient becomes +0) */
 	ACC gz = (ACC)0 + XLOAD(a, at(&g, 1, n, c, 0, 0) + oh * g.st[1][2] + ow);
@@ -447,11 +447,11 @@ __kernel void max_pool2d_backward_2x2_rows(const cgeom g, __global T *d, __globa
 	for (int ow = 0, last = g.OW - 4; ow <= last; ow = ow < last && ow + 4 > last ? last : ow + 4) {
 		float8 r0 = vload8(0, x0 + 2 * ow), r1 = vload8(0, x1 + 2 * ow);
 		float4 v0 = r0.even, v1 = r0.odd, v2 = r1.even, v3 = r1.odd, z = (float4)(0.0f);
-		int4 t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
+		int4 t1 = (!isnan(v0)) & ((v1 > v0) | isnan(v1));
 		float4 m = select(v0, v1, t1);
-		int4 t2 = !isnan(m) & ((v2 > m) | isnan(v2));
+		int4 t2 = (!isnan(m)) & ((v2 > m) | isnan(v2));
 		m = select(m, v2, t2);
-		int4 t3 = !isnan(m) & ((v3 > m) | isnan(v3));
+		int4 t3 = (!isnan(m)) & ((v3 > m) | isnan(v3));
 		/* 0 + g, as the gather's sum (a -0 gradient becomes +0) */
 		float4 gz = 0.0f + vload4(0, gr + ow);
 		float4 g0 = select(z, gz, ~(t1 | t2 | t3)), g1 = select(z, gz, t1 & ~(t2 | t3));
@@ -461,11 +461,11 @@ __kernel void max_pool2d_backward_2x2_rows(const cgeom g, __global T *d, __globa
 	}
 	for (int ow = 0; g.OW < 4 && ow < g.OW; ow++) {
 		float v0 = x0[2 * ow], v1 = x0[2 * ow + 1], v2 = x1[2 * ow], v3 = x1[2 * ow + 1];
-		int t1 = !isnan(v0) & ((v1 > v0) | isnan(v1));
+		int t1 = (!isnan(v0)) & ((v1 > v0) | isnan(v1));
 		float m = t1 ? v1 : v0;
-		int t2 = !isnan(m) & ((v2 > m) | isnan(v2));
+		int t2 = (!isnan(m)) & ((v2 > m) | isnan(v2));
 		m = t2 ? v2 : m;
-		int t3 = !isnan(m) & ((v3 > m) | isnan(v3));
+		int t3 = (!isnan(m)) & ((v3 > m) | isnan(v3));
 		int k = t3 ? 3 : t2 ? 2 : t1;
 		float gz = 0.0f + gr[ow];
 		d0[2 * ow] = k == 0 ? gz : 0.0f;
