@@ -792,6 +792,10 @@ static void run_one(clg_backend *ref, clg_backend *dev, const op_case *c, op_cas
 	r->f16 = format_index(c->dtype);
 	r->threshold = threshold(c);
 	r->err = NAN;
+	if (verbose) { /* the name first, flushed: a case that hangs a device is named in the log */
+		printf("  %-60s ", r->name);
+		fflush(stdout);
+	}
 	rv = run_case(ref, c, &sr, &nr);
 	if (sr)
 		snprintf(ref_err, sizeof(ref_err), "%s", clg_last_error());
@@ -800,14 +804,18 @@ static void run_one(clg_backend *ref, clg_backend *dev, const op_case *c, op_cas
 	if (sr) {
 		r->outcome = OP_CASE_FAIL;
 		set_message(r, "reference failed on %s: %s", r->name, ref_err);
+		if (verbose)
+			printf("reference failed\n");
 	} else if (sd == CLG_ERR_UNSUPPORTED) {
 		r->outcome = OP_CASE_UNSUPPORTED;
 		set_message(r, "%s not supported on %s: %s", r->name, dev->info.name, clg_last_error());
 		if (verbose)
-			printf("  %-60s not supported\n", r->name);
+			printf("not supported\n");
 	} else if (sd != CLG_OK) {
 		r->outcome = OP_CASE_FAIL;
 		set_message(r, "%s on %s failed: %s", r->name, dev->info.name, clg_last_error());
+		if (verbose)
+			printf("failed\n");
 	} else {
 		size_t max_diffs = r->f16 ? half_max_diffs(nr) : nr;
 		if (c->dtype == CLG_F16 && clg_half_native(&dev->info) && clg_op_is_elementwise(c->op)) {
@@ -829,10 +837,9 @@ static void run_one(clg_backend *ref, clg_backend *dev, const op_case *c, op_cas
 				    r->threshold);
 		}
 		if (verbose && r->f16)
-			printf("  %-60s err %.3g, %zu of %zu differ, at most %d ulp\n", r->name, r->err, r->ndiff, nr,
-			       r->maxulp);
+			printf("err %.3g, %zu of %zu differ, at most %d ulp\n", r->err, r->ndiff, nr, r->maxulp);
 		else if (verbose)
-			printf("  %-60s err %.3g\n", r->name, r->err);
+			printf("err %.3g\n", r->err);
 	}
 	free(rv);
 	free(dv);
