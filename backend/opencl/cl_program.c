@@ -411,9 +411,10 @@ static clg_status make_program(clg_backend *be, const char *name, const char *op
 		}
 	}
 	if (!prog) {
+		double t0 = clg_now();
 		st = build_from_source(be, name, src, len, options, &prog);
-		if (!st) {
-			clg_debug("program cache: built '%s' [%s] from source", name, options);
+		if (!st) { /* the build's time: NVIDIA's compiler took seconds for some programs */
+			clg_debug("program cache: built '%s' [%s] from source in %.2f s", name, options, clg_now() - t0);
 			if (dir[0])
 				store_cached(be, prog, dir, path, dkey);
 		}
