@@ -190,6 +190,9 @@ typedef struct {
 	uint64_t n_launch;
 	uint64_t n_upload;
 	uint64_t n_download;
+	/* host seconds inside the runtime's kernel enqueues, and inside CLBlast and clFFT calls whole
+	 * (train --profile: how much of the host's time per step is the driver's) */
+	double enqueue_seconds;
 } clg_stats;
 
 /* The interface every backend implements (ggml style: function pointers + context). */

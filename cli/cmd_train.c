@@ -416,9 +416,10 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 	fprintf(f, ", \"epoch_seconds\": %.3f, \"samples_per_s\": %.1f, \"steps\": %lld, \"lr\": %.6g", e->seconds, rate,
 		(long long)e->steps, lr);
 	if (e->steps > 0)
-		fprintf(f, ", \"host_seconds\": %.3f, \"launches_per_step\": %.1f, \"uploads_per_step\": %.1f, "
-			"\"downloads_per_step\": %.1f", e->host_seconds, (double)e->launches / (double)e->steps,
-			(double)e->uploads / (double)e->steps, (double)e->downloads / (double)e->steps);
+		fprintf(f, ", \"host_seconds\": %.3f, \"enqueue_seconds\": %.3f, \"launches_per_step\": %.1f, "
+			"\"uploads_per_step\": %.1f, \"downloads_per_step\": %.1f", e->host_seconds, e->enqueue_seconds,
+			(double)e->launches / (double)e->steps, (double)e->uploads / (double)e->steps,
+			(double)e->downloads / (double)e->steps);
 	fprintf(f, ", \"peak_step_bytes\": [");
 	for (int i = 0; i < e->replicas; i++)
 		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)e->peak_bytes[i]);
@@ -506,6 +507,9 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 		       (double)e->uploads / (double)e->steps, (double)e->downloads / (double)e->steps, e->host_seconds * per,
 		       e->seconds * per, e->seconds > 0 ? 100 * e->host_seconds / e->seconds : 0,
 		       e->replicas > 1 || v->o->cfg.comm ? ", the exchange's waits included" : "; near 100%: the host sets the pace");
+		printf("  host: %.2f ms a step inside the OpenCL runtime's kernel enqueues (CLBlast and clFFT calls "
+		       "whole), %.1f us a launch\n", e->enqueue_seconds * per,
+		       e->launches ? 1e6 * e->enqueue_seconds / (double)e->launches : 0.0);
 		for (int i = 0; i < e->replicas; i++)
 			printf("  memory on device %d: peak %.2f MiB in a step (high-water mark reset each step), %.2f MiB live "
 			       "between steps\n", v->idx[i], e->peak_bytes[i] / 1048576.0, e->live_bytes[i] / 1048576.0);

@@ -137,6 +137,7 @@ typedef struct {
 	 * backward, optimizer: ops return before the device has run them, so host_seconds near seconds
 	 * means the host, not the device, sets the pace), and the commands sent to the devices */
 	double host_seconds;
+	double enqueue_seconds; /* of host_seconds: inside the runtimes' enqueue calls (CLBlast, clFFT whole) */
 	uint64_t launches, uploads, downloads; /* this epoch, every device of this process */
 	/* device memory (the allocator's bytes in use, bucket sizes), per device of this process: the
 	 * highest reached within one step of this epoch (the high-water mark is reset as each step

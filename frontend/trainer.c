@@ -357,16 +357,18 @@ static clg_status meter_read(loss_meter *m, clg_tensor *loss, double *mean, doub
 	return st;
 }
 
-/* The commands sent so far to every device of this process. */
-static void command_counts(const clg_trainer *t, uint64_t n[3])
+/* The commands sent so far to every device of this process, and the host's time enqueuing them. */
+static void command_counts(const clg_trainer *t, uint64_t n[3], double *enqueue_seconds)
 {
 	n[0] = n[1] = n[2] = 0;
+	*enqueue_seconds = 0;
 	for (int i = 0; i < t->nrep; i++) {
 		clg_stats s;
 		clg_backend_stats(t->rep[i].be, &s);
 		n[0] += s.n_launch;
 		n[1] += s.n_upload;
 		n[2] += s.n_download;
+		*enqueue_seconds += s.enqueue_seconds;
 	}
 }
 
@@ -377,11 +379,11 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 	clg_step_info si = {.epoch = t->epochs_done + 1, .steps = t->steps_per_epoch};
 	loss_meter m = {0};
 	int parallel = clg_trainer_parallel(t);
-	double t0 = clg_now(), host = 0;
+	double t0 = clg_now(), host = 0, enq0, enq1;
 	uint64_t cmd0[3], cmd1[3];
 	clg_status st = parallel ? clg_exchange_balance(t) : CLG_OK;
 
-	command_counts(t, cmd0); /* after the balancing's measurement */
+	command_counts(t, cmd0, &enq0); /* after the balancing's measurement */
 
 	if (!st)
 		st = clg_loader_set_state(t->loader, &ls);
@@ -439,7 +441,8 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 	info->samples = si.samples;
 	info->seconds = clg_now() - t0;
 	info->host_seconds = host;
-	command_counts(t, cmd1);
+	command_counts(t, cmd1, &enq1);
+	info->enqueue_seconds = enq1 - enq0;
 	info->launches = cmd1[0] - cmd0[0];
 	info->uploads = cmd1[1] - cmd0[1];
 	info->downloads = cmd1[2] - cmd0[2];

@@ -26,6 +26,8 @@ common=(--model mlp --limit 1000 --batch 100 --seed 3 --optimizer sgd --lr 0.05 
 grep -q "epoch 2: train loss" "$work/a.out" || fail "no epoch summary line"
 grep -q "profile: .* kernel launches, .* uploads, .* downloads a step; the host queues a step in" "$work/a.out" ||
 	{ cat "$work/a.out"; fail "--profile printed no profile line"; }
+grep -q "host: .* ms a step inside the OpenCL runtime's kernel enqueues" "$work/a.out" ||
+	{ cat "$work/a.out"; fail "--profile printed no enqueue-time line"; }
 # --profile's op table: steps 3-5 of each epoch timed op by op (clg_op_timer.h); the GEMMs are
 # there, the shares add up to at most 100%, and the log holds the same entries
 python3 - "$work/a.out" "$work/a.jsonl" <<'PY' || { cat "$work/a.out"; fail "--profile's op table"; }
@@ -67,6 +69,7 @@ for rec in a:  # --profile's counts (every run logs them): 10 steps of an MLP on
     if "reference" not in rec["device"].lower():  # the reference backend counts no commands
         assert rec["uploads_per_step"] >= 2, f"a step uploads its batch (x and y): {rec}"
         assert 10 <= rec["launches_per_step"] <= 500, f"kernel launches a step: {rec}"
+        assert 0 < rec["enqueue_seconds"] <= rec["host_seconds"], f"enqueue time within the host's: {rec}"
 for key in ("train_loss", "test_acc", "test_loss"):
     assert abs(a[1][key] - b[1][key]) <= 1e-6, f"resumed epoch 2 {key} {b[1][key]} != uninterrupted {a[1][key]}"
 acc = float(re.search(r"test accuracy ([0-9.]+)", open(f"{work}/eval.out").read()).group(1))

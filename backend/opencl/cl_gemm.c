@@ -124,10 +124,12 @@ static clg_status gemm_clblast(clg_backend *be, const clg_op_call *c, size_t M, 
 	CLBlastStatusCode s;
 	clg_status st;
 	char s0[64], s1[64], s2[64];
+	double t0;
 
 	/* after the tune file's parameters (applied at the first lookup): the variable wins */
 	if ((st = clg_cl_clblast_env_min_indirect(be)))
 		return st;
+	t0 = clg_now(); /* CLBlast's host time, its scratch query included */
 	if (batch == 1) {
 		/* 0 bytes where the direct kernel runs: no scratch then */
 		s = f64 ? CLBlastDGemmTempBufferSize(col, lb->trans, la->trans, N, M, K, ob, lb->ld, oa, la->ld, oc, lc->ld,
@@ -155,6 +157,7 @@ static clg_status gemm_clblast(clg_backend *be, const clg_op_call *c, size_t M, 
 	if (s != CLBlastSuccess)
 		goto fail;
 	clg_cl_of(be)->stats.n_launch++;
+	clg_cl_of(be)->stats.enqueue_seconds += clg_now() - t0;
 	if (be->recorder) /* CLBlast's own kernels are not seen: the shape only */
 		clg_record_library(be, C->dtype == CLG_F64 ? "CLBlast DGEMM" : "CLBlast SGEMM", (int64_t)M, (int64_t)N,
 				   (int64_t)K, (int64_t)batch);
@@ -257,7 +260,7 @@ static clg_status set_and_launch(clg_backend *be, cl_kernel k, const char *kname
 		return st;
 	err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
+		err = clg_cl_enqueue(be, k, 3, global, local);
 	if (err != CL_SUCCESS)
 		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s, global %zux%zux%zu, local %zux%zux%zu)%s",
 				   kname, global[0], global[1], global[2], local[0], local[1], local[2], clg_cl_fault_note());
@@ -647,8 +650,7 @@ static clg_status gemm_half(clg_backend *be, const clg_op_call *c, int64_t M, in
 	if (st)
 		return st;
 	/* CPU devices: one work-item a work-group, as gemm.cl (each already holds a block of D) */
-	err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global,
-				     be->info.type == CLG_DEV_CPU && (op || dot) ? one : NULL, 0, NULL, NULL);
+	err = clg_cl_enqueue(be, k, 3, global, be->info.type == CLG_DEV_CPU && (op || dot) ? one : NULL);
 	if (err != CL_SUCCESS)
 		return clg_cl_fail(be, "gemm", err, "clEnqueueNDRangeKernel(%s %s, global %zux%zux%zu)", kname,
 				   clg_dtype_name(C->dtype), global[0], global[1], global[2]);

@@ -195,6 +195,9 @@ clg_status clg_cl_set_args(clg_backend *be, cl_kernel k, const char *op, int n, 
 			   const void *const *vals);
 /* Enqueues items work-items (rounded up to a multiple of local) in groups of local. */
 clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t local, const char *op);
+/* clEnqueueNDRangeKernel on the backend's queue (no offset, no events), its host time counted in
+ * stats.enqueue_seconds */
+cl_int clg_cl_enqueue(clg_backend *be, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local);
 
 /* launch geometry from the device's limits (cl_launch.c) */
 /* A legal 1-D work-group size for kernel k (NULL: the device's limits only): want when it is no

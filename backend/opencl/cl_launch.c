@@ -75,6 +75,16 @@ clg_status clg_cl_check_local_mem(clg_backend *be, cl_kernel k, size_t bytes, co
 			op, be->info.name, bytes, avail, (unsigned long long)be->info.local_mem);
 }
 
+cl_int clg_cl_enqueue(clg_backend *be, cl_kernel k, cl_uint dims, const size_t *global, const size_t *local)
+{
+	clg_cl *cl = clg_cl_of(be);
+	double t0 = clg_now();
+	cl_int err = clEnqueueNDRangeKernel(cl->queue, k, dims, NULL, global, local, 0, NULL, NULL);
+
+	cl->stats.enqueue_seconds += clg_now() - t0;
+	return err;
+}
+
 clg_status clg_cl_launch_2d(clg_backend *be, cl_kernel k, const size_t items[2], const size_t local[2],
 			    const char *op)
 {
@@ -87,7 +97,7 @@ clg_status clg_cl_launch_2d(clg_backend *be, cl_kernel k, const size_t items[2],
 		global[d] = (items[d] + local[d] - 1) / local[d] * local[d];
 	err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 2, NULL, global, local, 0, NULL, NULL);
+		err = clg_cl_enqueue(be, k, 2, global, local);
 	if (err != CL_SUCCESS)
 		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zux%zu, local %zux%zu)%s", global[0],
 				   global[1], local[0], local[1], clg_cl_fault_note());

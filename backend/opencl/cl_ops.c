@@ -87,7 +87,7 @@ clg_status clg_cl_launch_1d(clg_backend *be, cl_kernel k, size_t items, size_t l
 	global = (items + local - 1) / local * local;
 	err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 	if (err == CL_SUCCESS)
-		err = clEnqueueNDRangeKernel(cl->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+		err = clg_cl_enqueue(be, k, 1, &global, &local);
 	if (err != CL_SUCCESS)
 		return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zu, local %zu)%s", global, local,
 				   clg_cl_fault_note());

@@ -166,7 +166,7 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 		size_t local[3] = {global[0], global[1], 1};
 		cl_int err = clg_cl_fault(be, CLG_FAULT_ENQUEUE);
 		if (err == CL_SUCCESS)
-			err = clEnqueueNDRangeKernel(clg_cl_of(be)->queue, k, 3, NULL, global, local, 0, NULL, NULL);
+			err = clg_cl_enqueue(be, k, 3, global, local);
 		if (err != CL_SUCCESS)
 			return clg_cl_fail(be, op, err, "clEnqueueNDRangeKernel(global %zux%zux%zu, local %zux%zux1)%s",
 					   global[0], global[1], global[2], local[0], local[1], clg_cl_fault_note());

@@ -425,6 +425,7 @@ static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft
 	fft_plan p = {0};
 	clg_buffer *tmp = NULL;
 	clfftStatus s;
+	double t0;
 	clg_status st;
 	cl_command_queue q = clg_cl_of(be)->queue;
 
@@ -451,8 +452,10 @@ static clg_status run_clfft(clg_backend *be, const clg_op_call *c, const clg_fft
 		if (st)
 			return st;
 	}
+	t0 = clg_now();
 	s = clfftEnqueueTransform(p.plan, k.inverse ? CLFFT_BACKWARD : CLFFT_FORWARD, 1, &q, 0, NULL, NULL, in, out,
 				  tmp ? (cl_mem)tmp->handle : NULL);
+	clg_cl_of(be)->stats.enqueue_seconds += clg_now() - t0;
 	clg_buffer_free(tmp);
 	if (s != CLFFT_SUCCESS && kernel_failure(s) && !strict) {
 		mark_broken(be, &k, s);
