@@ -507,9 +507,10 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 		       (double)e->uploads / (double)e->steps, (double)e->downloads / (double)e->steps, e->host_seconds * per,
 		       e->seconds * per, e->seconds > 0 ? 100 * e->host_seconds / e->seconds : 0,
 		       e->replicas > 1 || v->o->cfg.comm ? ", the exchange's waits included" : "; near 100%: the host sets the pace");
-		printf("  host: %.2f ms a step inside the OpenCL runtime's kernel enqueues (CLBlast and clFFT calls "
-		       "whole), %.1f us a launch\n", e->enqueue_seconds * per,
-		       e->launches ? 1e6 * e->enqueue_seconds / (double)e->launches : 0.0);
+		if (e->launches) /* the reference backend launches nothing */
+			printf("  host: %.2f ms a step inside the OpenCL runtime's kernel enqueues (CLBlast and clFFT "
+			       "calls whole), %.1f us a launch\n", e->enqueue_seconds * per,
+			       1e6 * e->enqueue_seconds / (double)e->launches);
 		for (int i = 0; i < e->replicas; i++)
 			printf("  memory on device %d: peak %.2f MiB in a step (high-water mark reset each step), %.2f MiB live "
 			       "between steps\n", v->idx[i], e->peak_bytes[i] / 1048576.0, e->live_bytes[i] / 1048576.0);
