@@ -8,18 +8,20 @@
 #   scripts/gpu_check.sh run [DIR]   there, from the repository root: unpack to /tmp/clgrad-stage, point
 #                                    the ICD loader at NVIDIA's OpenCL library (../shared/NVIDIA.md),
 #                                    run the checks; logs in DIR (default $OUT, else gpu-check-out)
-# The checks, each under a time limit (8-9 minutes in all on an H100 in 2026-11; GPU_CHECK_OPS narrows the op suite; a timeout
-# says rc 124):
+# The checks, each under a time limit (about 10 minutes in all on an H100 in 2026-11;
+# GPU_CHECK_PARTS and GPU_CHECK_OPS narrow them; a timeout says rc 124):
 #   devices.log  clinfo, clgrad devices (first use: every kernel compiled, the self-test)
 #   ops.log      the op suite one op a process, 8 at a time, in the default (GPU) kernel shape, with
 #                each case named before it runs (-v) and each build's time (CLGRAD_DEBUG): an op
-#                that runs past its limit shows where; then in the CPU shape; gradient checks;
-#                mixed precision
-#   perf.log     bench ops --rows (both shapes), bench ops, GEMM own and CLBlast, fused attention
+#                that runs past its limit shows where; gradient checks; mixed precision (ops);
+#                the op suite in the CPU shape (cpuops)
+#   perf.log     bench ops --rows (both shapes), bench ops, GEMM own and CLBlast (two shapes and the
+#                sweep), fused attention
 #   train.log    training beside PyTorch on the same GPU (bench/train_vs_pytorch.sh --torch-device
 #                cuda), own GEMM against CLBlast, --profile
 #   report.md    clgrad compare --quick
-# Environment: GPU_CHECK_OPS (comma list; default every op), GPU_CHECK_DEV (device name part, NVIDIA).
+# Environment: GPU_CHECK_PARTS (comma list of ops, cpuops, perf, train, compare; default all),
+# GPU_CHECK_OPS (comma list; default every op), GPU_CHECK_DEV (device name part; default NVIDIA).
 set -u
 cd "$(dirname "$0")/.."
 mode=${1:-}
@@ -76,39 +78,49 @@ run() {
 		echo "[$(($(date +%s) - t0)) s] rc $rc, $(($(date +%s) - s)) s (limit $lim): $*"
 	}
 	{ echo "icd: ${icd:-none found}"; date -u; nvidia-smi -L; uname -r; nproc; $B/clinfo -l; } >>"$D" 2>&1
+	want() { [[ ",${GPU_CHECK_PARTS:-ops,cpuops,perf,train,compare}," == *",$1,"* ]]; }
 	step "$D" 180 $B/clgrad devices
-	# the op suite, one op a process (the names: pack's PoCL run)
-	local ops=${GPU_CHECK_OPS:-$(cat "$S/data/ops.txt")}
-	export B dev O
-	echo "$ops" | tr ',' '\n' | grep . | xargs -P 8 -I{} sh -c \
-		'log=$(mktemp); s=$(date +%s); CLGRAD_DEBUG=1 timeout -k 5 240 $B/test_ops --device "$dev" --op {} -v >$log 2>&1;
-		 echo "== op {}: rc $?, $(($(date +%s) - s)) s" >>$log; cat $log >>$O.part.{}; rm -f $log'
-	cat "$O".part.* >>"$O" 2>/dev/null && rm -f "$O".part.*
-	grep '^== op' "$O" | sort -t, -k2 -n -r | head -12
-	CLGRAD_KERNEL_SHAPE=cpu step "$O" 240 $B/test_ops --device "$dev"
-	step "$O" 120 $B/test_grad --device "$dev"
-	step "$O" 60 $B/test_mixed
-	step "$P" 60 $B/clgrad bench ops --rows --device gpu
-	CLGRAD_KERNEL_SHAPE=cpu step "$P" 60 $B/clgrad bench ops --rows --device gpu
-	step "$P" 60 $B/clgrad bench ops --device gpu
-	for impl in clblast own; do
-		step "$P" 30 $B/clgrad bench gemm --m 4096 --n 4096 --k 4096 --impl $impl --device gpu
-		step "$P" 30 $B/clgrad bench gemm --m 8192 --n 192 --k 64 --impl $impl --device gpu
-	done
-	step "$P" 60 $B/bench_attention --device 1 64 128 256 512 1024
-	local gpl=$S/data/GPL-3
-	step "$T" 90 bench/train_vs_pytorch.sh --model transformer --epochs 12 --batch 16 --device gpu --torch-device cuda --data "$gpl"
-	step "$T" 90 bench/train_vs_pytorch.sh --model transformer --epochs 20 --batch 64 --device gpu --torch-device cuda --data "$gpl"
-	step "$T" 120 bench/train_vs_pytorch.sh --model transformer --epochs 10 --batch 16 --device gpu --torch-device cuda \
-		--data "$gpl" --dim 256 --heads 8 --layers 4 --seq-len 128
-	step "$T" 90 bench/train_vs_pytorch.sh --model mlp --epochs 6 --device gpu --torch-device cuda --data /tmp/clgrad-fm
-	step "$T" 90 bench/train_vs_pytorch.sh --model cnn --epochs 6 --device gpu --torch-device cuda --data /tmp/clgrad-fm
-	for g in own clblast; do
-		CLGRAD_GEMM=$g step "$T" 60 $B/clgrad train --model transformer --epochs 6 --batch 64 --device gpu --data "$gpl"
-		CLGRAD_GEMM=$g step "$T" 60 $B/clgrad train --model transformer --epochs 1 --device gpu --profile --data "$gpl"
-	done
-	step "$D" 120 $B/clgrad compare --quick --devices gpu --data /tmp/clgrad-fm --out /tmp/clgrad-compare
-	cp /tmp/clgrad-compare/report.md "$out/" 2>/dev/null
+	if want ops; then # the op suite, one op a process (the names: pack's PoCL run)
+		local ops=${GPU_CHECK_OPS:-$(cat "$S/data/ops.txt")}
+		export B dev O
+		echo "$ops" | tr ',' '\n' | grep . | xargs -P 8 -I{} sh -c \
+			'log=$(mktemp); s=$(date +%s); CLGRAD_DEBUG=1 timeout -k 5 240 $B/test_ops --device "$dev" --op {} -v >$log 2>&1;
+			 echo "== op {}: rc $?, $(($(date +%s) - s)) s" >>$log; cat $log >>$O.part.{}; rm -f $log'
+		cat "$O".part.* >>"$O" 2>/dev/null && rm -f "$O".part.*
+		grep '^== op' "$O" | sort -t, -k2 -n -r | head -12
+		step "$O" 120 $B/test_grad --device "$dev"
+		step "$O" 60 $B/test_mixed
+	fi
+	want cpuops && CLGRAD_KERNEL_SHAPE=cpu step "$O" 240 $B/test_ops --device "$dev"
+	if want perf; then
+		step "$P" 60 $B/clgrad bench ops --rows --device gpu
+		CLGRAD_KERNEL_SHAPE=cpu step "$P" 60 $B/clgrad bench ops --rows --device gpu
+		step "$P" 60 $B/clgrad bench ops --device gpu
+		for impl in clblast own; do
+			step "$P" 30 $B/clgrad bench gemm --m 4096 --n 4096 --k 4096 --impl $impl --device gpu
+			step "$P" 30 $B/clgrad bench gemm --m 8192 --n 192 --k 64 --impl $impl --device gpu
+			# where CLBlast's cost per call stops mattering (CLGRAD_GEMM=auto picks it on GPUs)
+			step "$P" 90 $B/clgrad bench sweep --reps 5 --impl $impl --device gpu
+		done
+		step "$P" 60 $B/bench_attention --device 1 64 128 256 512 1024
+	fi
+	if want train; then
+		local gpl=$S/data/GPL-3 fm=/tmp/clgrad-fm
+		step "$T" 90 bench/train_vs_pytorch.sh --model transformer --epochs 12 --batch 16 --device gpu --torch-device cuda --data "$gpl"
+		step "$T" 90 bench/train_vs_pytorch.sh --model transformer --epochs 20 --batch 64 --device gpu --torch-device cuda --data "$gpl"
+		step "$T" 120 bench/train_vs_pytorch.sh --model transformer --epochs 10 --batch 16 --device gpu --torch-device cuda \
+			--data "$gpl" --dim 256 --heads 8 --layers 4 --seq-len 128
+		step "$T" 90 bench/train_vs_pytorch.sh --model mlp --epochs 6 --device gpu --torch-device cuda --data $fm
+		step "$T" 90 bench/train_vs_pytorch.sh --model cnn --epochs 6 --device gpu --torch-device cuda --data $fm
+		for g in own clblast; do
+			CLGRAD_GEMM=$g step "$T" 60 $B/clgrad train --model transformer --epochs 6 --batch 64 --device gpu --data "$gpl"
+			CLGRAD_GEMM=$g step "$T" 60 $B/clgrad train --model transformer --epochs 1 --device gpu --profile --data "$gpl"
+		done
+	fi
+	if want compare; then
+		step "$D" 120 $B/clgrad compare --quick --devices gpu --data /tmp/clgrad-fm --out /tmp/clgrad-compare
+		cp /tmp/clgrad-compare/report.md "$out/" 2>/dev/null
+	fi
 	echo "gpu_check.sh: done in $(($(date +%s) - t0)) s; logs in $out"
 }
 
