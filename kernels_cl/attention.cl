@@ -16,7 +16,8 @@
  *         of g.tile rows (sized by the host from CL_DEVICE_LOCAL_MEM_SIZE); a causal forward / dq
  *         stops at its tile's last visible key, a causal dkv starts at its tile's first key.
  * Expects: -DT, -DACC (and -DUSE_FP64) as every program; -DDH=<q, k width> -DDV=<v, o width>;
- * -DKB=<scores per online-softmax step> (_gpu).
+ * -DKB=<scores per online-softmax step> (_gpu); -DATTN_GPU or -DATTN_CPU builds only that shape's
+ * kernels (the host's builds: a driver compiles every kernel of a program), neither builds both.
  * Operands are (b, h, t, x) strided views (ageom). */
 #ifndef DH /* defaults, for builds without the host's options (the kernel-compile test) */
 #define DH 64
@@ -139,6 +140,7 @@ typedef struct {
 		STORE(lse, ROW(A_L, b, h, i), l > (ACC)0 ? m + log(l) : -INFINITY);                \
 	}
 
+#ifndef ATTN_CPU /* the host builds one shape's kernels: -DATTN_GPU or -DATTN_CPU */
 /* one work-group per tile of get_local_size(0) query rows; keys through local memory */
 __kernel void attn_fwd_gpu(const ageom g, const ACC scale, __global const T *q, __global const T *k,
 			   __global const T *v, __global T *o, __global T *lse, __local ACC *ks, __local ACC *vs)
@@ -265,7 +267,9 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 	if (live)
 		DKV_STORE
 }
+#endif /* ATTN_CPU */
 
+#ifndef ATTN_GPU
 /* ---- _cpu shape: QB rows per work-item, one row a lane of an ACC16 vector (VT) ----
  * A work-item holds its QB rows transposed (qt[x]: element x of each row) and walks the other
  * side's rows one at a time: each score is DH vector FMAs with a broadcast element, each exp is
@@ -591,3 +595,4 @@ __kernel void attn_bwd_dqs_cpu(const ageom g, const ACC scale, __global T *dqo, 
 	for (int x = 0; x < DH; x++)
 		SCATTER(scale * dq[x], i0, g.Tq, STORE(dqo, ROW(A_DQ, b, h, r_) + x * XS(A_DQ), e_))
 }
+#endif /* ATTN_GPU */

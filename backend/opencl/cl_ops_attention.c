@@ -168,7 +168,8 @@ static clg_status attention_run(clg_backend *be, const clg_op_call *c)
 	else
 		sc.f = (float)c->f[0];
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
-	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " -DDH=%d -DDV=%d -DKB=%d", (int)d.Dh, (int)d.Dv, KB);
+	snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " -DDH=%d -DDV=%d -DKB=%d -DATTN_%s", (int)d.Dh, (int)d.Dv,
+		 KB, gpu ? "GPU" : "CPU");
 
 	if (!bwd) {
 		snprintf(kname, sizeof(kname), "attn_fwd_%s", sh);
