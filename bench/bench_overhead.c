@@ -4,7 +4,11 @@
  * For each op: grad off (clg_no_grad), grad on (inputs require grad: a node is recorded), and grad
  * on plus the backward pass (per forward op). Each figure is the median of R rounds of K ops; the
  * tensors an op makes are freed by a scope around each round, as a training step does.
- * usage: bench_overhead [--ops K] [--rounds R] [--json] */
+ * With --device N (an index of `clgrad devices`; 0, the reference, by default) the same ops on that
+ * device, where each op is also a kernel launch: the host time per op then includes the runtime's
+ * enqueue, given apart (us per launch inside clEnqueueNDRangeKernel, from clg_stats), so what is
+ * left is clgrad's own host work per op on that device. The device runs the tiny kernels meanwhile.
+ * usage: bench_overhead [--ops K] [--rounds R] [--device N] [--json] */
 #include <clgrad.h>
 
 #include <stdio.h>
@@ -39,9 +43,11 @@ static clg_tensor *run_op(int op, clg_tensor *a, clg_tensor *b, clg_tensor *c)
 	}
 }
 
-/* Median microseconds per op over rounds of k ops; mode 0 grad off, 1 grad on, 2 grad on + backward. */
-static double per_op(clg_backend *be, int op, int mode, int k, int rounds)
+/* Median microseconds per op over rounds of k ops; mode 0 grad off, 1 grad on, 2 grad on + backward.
+ * *enqueue_us: the mean host time a launch spent inside the runtime's enqueue (0 without launches). */
+static double per_op(clg_backend *be, int op, int mode, int k, int rounds, double *enqueue_us)
 {
+	clg_stats s0, s1;
 	double *t = calloc((size_t)rounds, sizeof(double)), med;
 	float one = 0.5f;
 	clg_tensor *a = clg_keep(clg_from_host(be, CLG_F32, CLG_SHAPE(1, 1), &one));
@@ -57,6 +63,7 @@ static double per_op(clg_backend *be, int op, int mode, int k, int rounds)
 	clg_set_requires_grad(c, mode > 0);
 	if (mode == 0)
 		clg_no_grad_begin();
+	clg_backend_stats(be, &s0);
 	for (int r = 0; r < rounds; r++) {
 		double t0 = now();
 		clg_scope_begin();
@@ -76,6 +83,10 @@ static double per_op(clg_backend *be, int op, int mode, int k, int rounds)
 	}
 	if (mode == 0)
 		clg_no_grad_end();
+	clg_backend_stats(be, &s1);
+	*enqueue_us = s1.n_launch > s0.n_launch ? 1e6 * (s1.enqueue_seconds - s0.enqueue_seconds) /
+							  (double)(s1.n_launch - s0.n_launch)
+						: 0;
 	qsort(t, (size_t)rounds, sizeof(double), cmp_double);
 	med = t[rounds / 2];
 	free(t);
@@ -87,37 +98,42 @@ static double per_op(clg_backend *be, int op, int mode, int k, int rounds)
 
 int main(int argc, char **argv)
 {
-	int k = 1000, rounds = 21, json = 0;
+	int k = 1000, rounds = 21, json = 0, dev = 0;
 	clg_backend *be;
-	double us[NOPS][3];
+	double us[NOPS][3], enq[NOPS][3];
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--ops") && i + 1 < argc)
 			k = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
 			rounds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
+			dev = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--json"))
 			json = 1;
 	}
-	if (k < 1 || rounds < 1 || clg_backend_open(0, &be)) {
+	if (k < 1 || rounds < 1 || dev < 0 || clg_backend_open(dev, &be)) {
 		fprintf(stderr, "bench_overhead: %s\n", clg_last_error());
 		return 1;
 	}
 	for (int op = 0; op < NOPS; op++)
 		for (int mode = 0; mode < 3; mode++)
-			us[op][mode] = per_op(be, op, mode, k, rounds);
+			us[op][mode] = per_op(be, op, mode, k, rounds, &enq[op][mode]);
 	if (json) {
 		printf("{\"device\": \"%s\", \"ops_per_round\": %d, \"rounds\": %d, \"us_per_op\": {", be->info.name, k, rounds);
 		for (int op = 0; op < NOPS; op++)
-			printf("%s\"%s\": {\"grad_off\": %.3f, \"grad_on\": %.3f, \"grad_on_with_backward\": %.3f}", op ? ", " : "",
-			       op_names[op], us[op][0], us[op][1], us[op][2]);
+			printf("%s\"%s\": {\"grad_off\": %.3f, \"grad_on\": %.3f, \"grad_on_with_backward\": %.3f, "
+			       "\"enqueue_us_per_launch\": [%.3f, %.3f, %.3f]}", op ? ", " : "", op_names[op], us[op][0],
+			       us[op][1], us[op][2], enq[op][0], enq[op][1], enq[op][2]);
 		printf("}}\n");
 	} else {
 		printf("host overhead per op on the %s backend, 1-element tensors (median of %d rounds of %d ops):\n",
 		       be->info.name, rounds, k);
-		printf("  %-12s %12s %12s %24s\n", "op", "grad off us", "grad on us", "grad on + backward us");
+		printf("  %-12s %12s %12s %24s %26s\n", "op", "grad off us", "grad on us", "grad on + backward us",
+		       "enqueue us a launch (off)");
 		for (int op = 0; op < NOPS; op++)
-			printf("  %-12s %12.3f %12.3f %24.3f\n", op_names[op], us[op][0], us[op][1], us[op][2]);
+			printf("  %-12s %12.3f %12.3f %24.3f %26.3f\n", op_names[op], us[op][0], us[op][1], us[op][2],
+			       enq[op][0]);
 	}
 	clg_backend_close(be);
 	return 0;

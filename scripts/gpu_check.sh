@@ -16,7 +16,7 @@
 #                that runs past its limit shows where; gradient checks; mixed precision (ops);
 #                the op suite in the CPU shape (cpuops)
 #   perf.log     bench ops --rows (both shapes), bench ops, GEMM own and CLBlast (two shapes and the
-#                sweep), fused attention
+#                sweep), fused attention, host time per op (bench_overhead)
 #   train.log    training beside PyTorch on the same GPU (bench/train_vs_pytorch.sh --torch-device
 #                cuda), own GEMM against CLBlast, --profile
 #   report.md    clgrad compare --quick
@@ -34,7 +34,7 @@ pack() {
 	local s=.devlibs/stage
 	rm -rf "$s" && mkdir -p "$s/bin" "$s/lib" "$s/data/fm"
 	cp build-device/clgrad build-device/tests/test_ops build-device/tests/test_grad build-device/tests/test_mixed \
-		build-device/bench/bench_attention "$(command -v clinfo)" "$s/bin/"
+		build-device/bench/bench_attention build-device/bench/bench_overhead "$(command -v clinfo)" "$s/bin/"
 	# every library the binaries load, except those any glibc system has
 	for f in "$s"/bin/*; do ldd "$f"; done | awk '/=> \//{print $3}' | sort -u |
 		grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libz)\.so' |
@@ -103,6 +103,7 @@ run() {
 			step "$P" 90 $B/clgrad bench sweep --reps 5 --impl $impl --device gpu
 		done
 		step "$P" 60 $B/bench_attention --device 1 64 128 256 512 1024
+		step "$P" 60 $B/bench_overhead --device 1 # host time per op, and the enqueue's part of it
 	fi
 	if want train; then
 		local gpl=$S/data/GPL-3 fm=/tmp/clgrad-fm
