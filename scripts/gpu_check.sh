@@ -16,7 +16,7 @@
 #                that runs past its limit shows where; gradient checks; mixed precision (ops);
 #                the op suite in the CPU shape (cpuops)
 #   perf.log     bench ops --rows (both shapes), bench ops, GEMM own and CLBlast (two shapes and the
-#                sweep), fused attention, host time per op (bench_overhead)
+#                sweep), fused attention, host time per op (bench_overhead), index_add scan and sort
 #   train.log    training beside PyTorch on the same GPU (bench/train_vs_pytorch.sh --torch-device
 #                cuda), own GEMM against CLBlast, --profile
 #   report.md    clgrad compare --quick
@@ -34,7 +34,8 @@ pack() {
 	local s=.devlibs/stage
 	rm -rf "$s" && mkdir -p "$s/bin" "$s/lib" "$s/data/fm"
 	cp build-device/clgrad build-device/tests/test_ops build-device/tests/test_grad build-device/tests/test_mixed \
-		build-device/bench/bench_attention build-device/bench/bench_overhead "$(command -v clinfo)" "$s/bin/"
+		build-device/bench/bench_attention build-device/bench/bench_overhead \
+		build-device/bench/bench_index_add "$(command -v clinfo)" "$s/bin/"
 	# every library the binaries load, except those any glibc system has
 	for f in "$s"/bin/*; do ldd "$f"; done | awk '/=> \//{print $3}' | sort -u |
 		grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libpthread|libdl|librt|libz)\.so' |
@@ -104,6 +105,11 @@ run() {
 		done
 		step "$P" 60 $B/bench_attention --device 1 64 128 256 512 1024
 		step "$P" 60 $B/bench_overhead --device 1 # host time per op, and the enqueue's part of it
+		# the embedding backward: the H100 took 1.6 ms a step in the counting sort (one work-item
+		# sorts each bucket) for a 76-row table; the scan may win on a GPU where it loses on a CPU
+		for vm in "76 8192 64" "50000 8192 64"; do
+			step "$P" 60 $B/bench_index_add --device 1 $vm
+		done
 	fi
 	if want train; then
 		local gpl=$S/data/GPL-3 fm=/tmp/clgrad-fm
@@ -117,6 +123,8 @@ run() {
 			CLGRAD_GEMM=$g step "$T" 60 $B/clgrad train --model transformer --epochs 6 --batch 64 --device gpu --data "$gpl"
 			CLGRAD_GEMM=$g step "$T" 60 $B/clgrad train --model transformer --epochs 1 --device gpu --profile --data "$gpl"
 		done
+		CLGRAD_GEMM=own CLGRAD_INDEX_ADD=scan step "$T" 60 $B/clgrad train --model transformer --epochs 1 --device gpu \
+			--profile --data "$gpl"
 	fi
 	if want compare; then
 		step "$D" 120 $B/clgrad compare --quick --devices gpu --data /tmp/clgrad-fm --out /tmp/clgrad-compare
