@@ -1,8 +1,8 @@
 /* INDEX_ADD (embedding backward) on one device, by each OpenCL path: the scan (every dst row reads
- * all M indices) and the counting sort (backend/opencl/cl_ops_index.c), chosen by
- * $CLGRAD_INDEX_ADD. dst (V, D) += rows of src (M, D) at M indices drawn uniformly from [0, V).
+ * all M indices) and the counting sort with each bucket sorted or ordered by block ranks
+ * (backend/opencl/cl_ops_index.c), chosen by $CLGRAD_INDEX_ADD. dst (V, D) += rows of src (M, D) at M indices drawn uniformly from [0, V).
  * Prints the median of R timed calls (each followed by clg_synchronize, after one warm-up call)
- * per path, and checks that the two paths' results are bit-identical.
+ * per path, and checks that the paths' results are bit-identical.
  * usage: bench_index_add [--device N] [--rounds R] [V M D]   (default device 1, the first OpenCL one; R 10, 50000 8192 64) */
 #include "clg_backend.h"
 
@@ -52,9 +52,10 @@ int main(int argc, char **argv)
 	clg_backend *be = NULL;
 	clg_buffer *b[3] = {NULL, NULL, NULL};
 	clg_op_call c = {.op = CLG_OP_INDEX_ADD};
-	float *zero = NULL, *src = NULL, *out[2] = {NULL, NULL};
+	static const char *const paths[3] = {"scan", "sort", "rank"};
+	float *zero = NULL, *src = NULL, *out[3] = {NULL, NULL, NULL};
 	int32_t *ix = NULL;
-	double med[2];
+	double med[3];
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--device") && i + 1 < argc)
@@ -69,10 +70,10 @@ int main(int argc, char **argv)
 		int64_t V = dims[0], M = dims[1], D = dims[2];
 		size_t dbytes = (size_t)(V * D) * sizeof(float), sbytes = (size_t)(M * D) * sizeof(float);
 		zero = calloc((size_t)(V * D), sizeof(float));
-		out[0] = malloc(dbytes), out[1] = malloc(dbytes);
+		out[0] = malloc(dbytes), out[1] = malloc(dbytes), out[2] = malloc(dbytes);
 		src = malloc(sbytes);
 		ix = malloc((size_t)M * sizeof(int32_t));
-		if (!zero || !out[0] || !out[1] || !src || !ix)
+		if (!zero || !out[0] || !out[1] || !out[2] || !src || !ix)
 			goto out;
 		srand(1);
 		for (int64_t i = 0; i < M * D; i++)
@@ -88,22 +89,22 @@ int main(int argc, char **argv)
 		clg_view_contiguous(&c.dst, b[0], CLG_F32, 2, (int64_t[]){V, D});
 		clg_view_contiguous(&c.src[0], b[1], CLG_F32, 2, (int64_t[]){M, D});
 		clg_view_contiguous(&c.src[1], b[2], CLG_I32, 1, (int64_t[]){M});
-		for (int p = 0; p < 2; p++) {
-			if (time_path(be, &c, p ? "sort" : "scan", rounds, zero, out[p], dbytes, &med[p])) {
+		for (int p = 0; p < 3; p++) {
+			if (time_path(be, &c, paths[p], rounds, zero, out[p], dbytes, &med[p])) {
 				fprintf(stderr, "bench_index_add: %s\n", clg_last_error());
 				goto out;
 			}
 		}
-		printf("index_add V=%lld M=%lld D=%lld on %s: scan %.3f ms, sort %.3f ms (%.1fx), results %s\n",
-		       (long long)V, (long long)M, (long long)D, be->info.name, 1e3 * med[0], 1e3 * med[1], med[0] / med[1],
-		       memcmp(out[0], out[1], dbytes) ? "DIFFER" : "bit-identical");
-		rc = memcmp(out[0], out[1], dbytes) != 0;
+		rc = memcmp(out[0], out[1], dbytes) != 0 || memcmp(out[0], out[2], dbytes) != 0;
+		printf("index_add V=%lld M=%lld D=%lld on %s: scan %.3f ms, sort %.3f ms (%.1fx), rank %.3f ms (%.1fx), "
+		       "results %s\n", (long long)V, (long long)M, (long long)D, be->info.name, 1e3 * med[0], 1e3 * med[1],
+		       med[0] / med[1], 1e3 * med[2], med[0] / med[2], rc ? "DIFFER" : "bit-identical");
 	}
 out:
 	for (int k = 0; k < 3; k++)
 		clg_buffer_free(b[k]);
 	if (be)
 		clg_backend_close(be);
-	free(zero), free(src), free(out[0]), free(out[1]), free(ix);
+	free(zero), free(src), free(out[0]), free(out[1]), free(out[2]), free(ix);
 	return rc;
 }

@@ -241,6 +241,54 @@ __kernel void index_add_sort(int rows, __global const int *start, __global int *
 			pos[s + i] = a[i];
 }
 
+/* ---- the buckets in ascending m without index_add_sort, for the GPU shape: a bucket of hundreds
+ * of positions (a character's, a frequent word's) sorted by one work-item was the H100's slowest
+ * op of a transformer step. Positions in blocks of a work-group: index_add_rank gives each position
+ * its rank among the block's positions of the same row and each (row, block) its count (no
+ * atomics), index_add_scan sums the counts row-major over (row, block), so that block b of a row
+ * starts after blocks 0..b-1 of it, and index_add_place_ranked puts each position at its start plus
+ * its rank: every bucket in ascending p, hence m. index_add_starts then picks each row's start. */
+
+/* a work-group per block of get_local_size(0) positions: rank (n) and cnt (rows x blocks; zeroed) */
+__kernel void index_add_rank(const ageom g, int n, __global const int *idx, __global int *cnt,
+			     __global int *rank, __local int *lr)
+{
+	int p = get_global_id(0), l = get_local_id(0), L = get_local_size(0), nblk = get_num_groups(0);
+	int r = p < n ? pos_row(&g, idx, p) : -1, k = 0, tot = 0;
+	lr[l] = r;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	if (r < 0)
+		return;
+	for (int j = 0; j < L; j++) {
+		int same = lr[j] == r;
+		k += same && j < l;
+		tot += same;
+	}
+	rank[p] = k;
+	if (k == 0)
+		cnt[r * nblk + get_group_id(0)] = tot;
+}
+
+/* one work-item per position: pos[its (row, block)'s start + its rank] = m */
+__kernel void index_add_place_ranked(const ageom g, int n, int block, int nblk, __global const int *idx,
+				     __global const int *bstart, __global const int *rank, __global int *pos)
+{
+	int p = get_global_id(0);
+	if (p >= n)
+		return;
+	int r = pos_row(&g, idx, p);
+	if (r >= 0)
+		pos[bstart[r * nblk + p / block] + rank[p]] = p % g.M;
+}
+
+/* start (rows + 1) = bstart at each row's first block; bstart[rows * nblk] is the total */
+__kernel void index_add_starts(int rows, int nblk, __global const int *bstart, __global int *start)
+{
+	int r = get_global_id(0);
+	if (r <= rows)
+		start[r] = bstart[r * nblk];
+}
+
 /* dst's offset of bucket r's row: table row v of batch position b, r = b * V + v */
 static int sorted_dst_row(const ageom *g, int r)
 {

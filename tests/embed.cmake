@@ -1,7 +1,8 @@
 # INDEX_ADD (embedding backward) on each OpenCL path (backend/opencl/cl_ops_index.c): the op suite's
-# index_add cases with every call forced onto the scan, then onto the counting sort, so both stay
-# compared with the reference on every device whatever the threshold picks.
-foreach(path scan sort)
+# index_add cases (bit-exact) with every call forced onto the scan, the counting sort with sorted
+# buckets, then with block ranks, so each stays compared with the reference on every device
+# whatever the thresholds pick.
+foreach(path scan sort rank)
   add_test(NAME test_ops_index_add_${path} COMMAND test_ops --op index_add)
   set_tests_properties(test_ops_index_add_${path} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
     ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_INDEX_ADD=${path};CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
@@ -13,12 +14,17 @@ foreach(t test_random)
     ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_INDEX_ADD=sort;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
 endforeach()
 foreach(case embedding embedding_transposed_idx)
-  add_test(NAME test_grad_${case}_sort COMMAND test_grad --case ${case})
-  set_tests_properties(test_grad_${case}_sort PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_INDEX_ADD=sort;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+  foreach(path sort rank)
+    add_test(NAME test_grad_${case}_${path} COMMAND test_grad --case ${case})
+    set_tests_properties(test_grad_${case}_${path} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+      ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_INDEX_ADD=${path};CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+  endforeach()
 endforeach()
-# the sort path's kernels under Oclgrind (races, out-of-bounds and uninitialised reads), small cases
-add_test(NAME test_ops_oclgrind_index_add_sort
-  COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op index_add)
-set_tests_properties(test_ops_oclgrind_index_add_sort PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_INDEX_ADD=sort;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+# the counting sort's kernels under Oclgrind (races, out-of-bounds and uninitialised reads), small
+# cases, both bucket orders
+foreach(path sort rank)
+  add_test(NAME test_ops_oclgrind_index_add_${path}
+    COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op index_add)
+  set_tests_properties(test_ops_oclgrind_index_add_${path} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
+    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_INDEX_ADD=${path};CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+endforeach()

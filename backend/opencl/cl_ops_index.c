@@ -203,19 +203,31 @@ static clg_status cl_index_select(clg_backend *be, const clg_op_call *c)
  * speed at 800 reads, 4x at 160k, 40x at 6.4M, 380-680x at V=50000, M=8192, D=64). */
 #define INDEX_ADD_SORT_MIN (1 << 14)
 
-/* $CLGRAD_INDEX_ADD: scan, sort or auto (unset: auto, the scan below INDEX_ADD_SORT_MIN reads). */
-static clg_status index_add_path(clg_backend *be, const clg_op_call *c, int64_t reads, int *sorted)
+/* The counting sort's bucket order by block ranks (index_add_rank) where the scan over (row, block)
+ * counts stays this short; the GPU shape only, by default (a CPU sorts a long bucket quickly). */
+#define INDEX_ADD_RANK_MAX (1 << 16)
+#define INDEX_ADD_BLOCK 256
+
+enum { PATH_SCAN, PATH_SORT, PATH_RANK };
+
+/* $CLGRAD_INDEX_ADD: scan, sort, rank or auto (unset: auto: the scan below INDEX_ADD_SORT_MIN reads,
+ * else the ranks on the GPU shape where rows x blocks <= INDEX_ADD_RANK_MAX, else the sort). */
+static clg_status index_add_path(clg_backend *be, const clg_op_call *c, int64_t reads, int64_t rows, int64_t n,
+				 int *path)
 {
 	const char *e = getenv("CLGRAD_INDEX_ADD");
+	int gpu = clg_backend_kernel_shape(be, CLG_KFAM_REDUCE, NULL) == CLG_SHAPE_GPU;
 
-	*sorted = reads >= INDEX_ADD_SORT_MIN;
+	*path = reads < INDEX_ADD_SORT_MIN ? PATH_SCAN
+		: gpu && rows * ((n + INDEX_ADD_BLOCK - 1) / INDEX_ADD_BLOCK) <= INDEX_ADD_RANK_MAX ? PATH_RANK
+		: PATH_SORT;
 	if (!e || !*e || !strcmp(e, "auto"))
 		return CLG_OK;
-	if (!strcmp(e, "scan") || !strcmp(e, "sort")) {
-		*sorted = e[1] == 'o';
+	if (!strcmp(e, "scan") || !strcmp(e, "sort") || !strcmp(e, "rank")) {
+		*path = e[1] == 'c' ? PATH_SCAN : e[1] == 'o' ? PATH_SORT : PATH_RANK;
 		return CLG_OK;
 	}
-	return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': CLGRAD_INDEX_ADD='%s' is none of scan, sort, auto",
+	return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': CLGRAD_INDEX_ADD='%s' is none of scan, sort, rank, auto",
 			clg_op_name(c->op), be->info.name, e);
 }
 
@@ -256,15 +268,83 @@ static clg_status launch_scan(clg_backend *be, const char *opts, cl_int rows, cl
 	return st;
 }
 
+/* start (m[1], rows + 1) and pos (m[2], n): each row's bucket of positions in ascending m, placed
+ * through atomic cursors (m[0]: cnt) and then sorted a bucket a work-item (m[3]: tmp) */
+static clg_status place_sorted(clg_backend *be, const char *opts, const add_geom *g, cl_int rows, cl_int n, cl_mem idx,
+			       const cl_mem *m)
+{
+	size_t is = sizeof(cl_int), ms = sizeof(cl_mem), gs = sizeof(*g);
+	clg_status st = launch(be, opts, "index_add_zero", 2, (size_t[]){is, ms}, (const void *[]){&rows, &m[0]},
+			       (size_t)rows);
+
+	if (!st)
+		st = launch(be, opts, "index_add_count", 4, (size_t[]){gs, is, ms, ms}, (const void *[]){g, &n, &idx, &m[0]},
+			    (size_t)n);
+	if (!st)
+		st = launch_scan(be, opts, rows, m[0], m[1]);
+	if (!st)
+		st = launch(be, opts, "index_add_place", 6, (size_t[]){gs, is, ms, ms, ms, ms},
+			    (const void *[]){g, &n, &idx, &m[0], &m[1], &m[2]}, (size_t)n);
+	if (!st)
+		st = launch(be, opts, "index_add_sort", 4, (size_t[]){is, ms, ms, ms},
+			    (const void *[]){&rows, &m[1], &m[2], &m[3]}, (size_t)rows);
+	return st;
+}
+
+/* start (rows + 1) and pos (n): each row's bucket of positions in ascending m, by block ranks
+ * (index_add_rank ... index_add_starts in kernels_cl/index.cl) */
+static clg_status place_ranked(clg_backend *be, const char *opts, const add_geom *g, cl_int rows, cl_int n,
+			       cl_mem idx, cl_mem start, cl_mem pos)
+{
+	clg_buffer *b[3] = {NULL, NULL, NULL}; /* cnt (rows x blocks), bstart (rows x blocks + 1), rank (n) */
+	size_t is = sizeof(cl_int), ms = sizeof(cl_mem), gs = sizeof(*g), L = 0;
+	cl_int block, nblk, cells;
+	cl_mem m[3];
+	cl_kernel k;
+	clg_status st = clg_cl_kernel(be, "index", opts, "index_add_rank", &k);
+
+	if (!st) {
+		L = clg_cl_local_size(be, k, INDEX_ADD_BLOCK);
+		st = clg_cl_check_local_mem(be, k, L * sizeof(cl_int), "index_add");
+	}
+	block = (cl_int)L;
+	nblk = block ? (n + block - 1) / block : 0;
+	cells = rows * nblk;
+	for (int i = 0; !st && i < 3; i++) {
+		st = clg_buffer_alloc(be, (size_t)(i == 2 ? n : cells + i) * sizeof(cl_int), &b[i]);
+		m[i] = st ? NULL : (cl_mem)b[i]->handle;
+	}
+	if (!st)
+		st = launch(be, opts, "index_add_zero", 2, (size_t[]){is, ms}, (const void *[]){&cells, &m[0]},
+			    (size_t)cells);
+	if (!st)
+		st = clg_cl_set_args(be, k, "index_add", 6, (size_t[]){gs, is, ms, ms, ms, L * sizeof(cl_int)},
+				     (const void *[]){g, &n, &idx, &m[0], &m[2], NULL});
+	if (!st)
+		st = clg_cl_launch_1d(be, k, (size_t)n, L, "index_add");
+	if (!st)
+		st = launch_scan(be, opts, cells, m[0], m[1]);
+	if (!st)
+		st = launch(be, opts, "index_add_place_ranked", 8, (size_t[]){gs, is, is, is, ms, ms, ms, ms},
+			    (const void *[]){g, &n, &block, &nblk, &idx, &m[1], &m[2], &pos}, (size_t)n);
+	if (!st)
+		st = launch(be, opts, "index_add_starts", 4, (size_t[]){is, is, ms, ms},
+			    (const void *[]){&rows, &nblk, &m[1], &start}, (size_t)rows + 1);
+	for (int i = 0; i < 3; i++) /* the in-order queue runs later users after these kernels */
+		clg_buffer_free(b[i]);
+	return st;
+}
+
 /* INDEX_ADD by a counting sort of the positions by dst row (kernels_cl/index.cl says how): rows
- * dst rows over all batches, n index positions over all batches. */
+ * dst rows over all batches, n index positions over all batches; the buckets ordered by a sort of
+ * each (PATH_SORT) or by block ranks (PATH_RANK). */
 static clg_status index_add_sorted(clg_backend *be, const clg_op_call *c, const add_geom *g, int64_t rows, int64_t n,
-				   const cl_mem *mem)
+				   const cl_mem *mem, int path)
 {
 	clg_buffer *b[4] = {NULL, NULL, NULL, NULL}; /* cnt (rows), start (rows + 1), pos (n), tmp (n) */
-	size_t is = sizeof(cl_int), ms = sizeof(cl_mem), gs = sizeof(*g);
+	size_t ms = sizeof(cl_mem), gs = sizeof(*g);
 	cl_int rows_i = (cl_int)rows, n_i = (cl_int)n;
-	cl_mem m[4];
+	cl_mem m[4] = {NULL, NULL, NULL, NULL};
 	char opts[256];
 	/* the CPU shape adds 16 elements of a row a work-item (index_add_sorted16), the GPU shape g's chunks */
 	int cpu = clg_backend_kernel_shape(be, CLG_KFAM_REDUCE, NULL) == CLG_SHAPE_CPU;
@@ -277,24 +357,16 @@ static clg_status index_add_sorted(clg_backend *be, const clg_op_call *c, const 
 	gc.items = (cl_int)(rows * gc.nchunk);
 
 	for (int k = 0; !st && k < 4; k++) {
+		if (path == PATH_RANK && (k == 0 || k == 3)) /* cnt and tmp: the sort's */
+			continue;
 		st = clg_buffer_alloc(be, (size_t)(k < 2 ? rows + k : n) * sizeof(cl_int), &b[k]);
 		m[k] = st ? NULL : (cl_mem)b[k]->handle;
 	}
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
-	if (!st)
-		st = launch(be, opts, "index_add_zero", 2, (size_t[]){is, ms}, (const void *[]){&rows_i, &m[0]},
-			    (size_t)rows);
-	if (!st)
-		st = launch(be, opts, "index_add_count", 4, (size_t[]){gs, is, ms, ms},
-			    (const void *[]){g, &n_i, &mem[2], &m[0]}, (size_t)n);
-	if (!st)
-		st = launch_scan(be, opts, rows_i, m[0], m[1]);
-	if (!st)
-		st = launch(be, opts, "index_add_place", 6, (size_t[]){gs, is, ms, ms, ms, ms},
-			    (const void *[]){g, &n_i, &mem[2], &m[0], &m[1], &m[2]}, (size_t)n);
-	if (!st)
-		st = launch(be, opts, "index_add_sort", 4, (size_t[]){is, ms, ms, ms},
-			    (const void *[]){&rows_i, &m[1], &m[2], &m[3]}, (size_t)rows);
+	if (!st && path == PATH_RANK)
+		st = place_ranked(be, opts, g, rows_i, n_i, mem[2], m[1], m[2]);
+	else if (!st)
+		st = place_sorted(be, opts, g, rows_i, n_i, mem[2], m);
 	if (!st)
 		st = launch(be, opts, cpu ? "index_add_sorted16" : "index_add_sorted", 5, (size_t[]){gs, ms, ms, ms, ms},
 			    (const void *[]){g16, &mem[0], &mem[1], &m[1], &m[2]}, (size_t)g16->items);
@@ -309,7 +381,7 @@ static clg_status cl_index_add(clg_backend *be, const clg_op_call *c)
 	const clg_view *d = &c->dst, *src = &c->src[0], *ix = &c->src[1];
 	int nb = d->ndim - 2, nm = ix->ndim - nb;
 	int64_t rows = 1, nchunk;
-	int sorted;
+	int path;
 	cl_mem mem[3] = {(cl_mem)d->buf->handle, (cl_mem)src->buf->handle, (cl_mem)ix->buf->handle};
 	add_geom g;
 	clg_status st = check_all(be, c, 3);
@@ -356,10 +428,10 @@ static clg_status cl_index_add(clg_backend *be, const clg_op_call *c)
 	g.DC = (cl_int)((g.D + nchunk - 1) / nchunk);
 	g.nchunk = (g.D + g.DC - 1) / g.DC;
 	g.items = (cl_int)(rows * g.nchunk); /* at most the dst's element count */
-	if ((st = index_add_path(be, c, (int64_t)g.items * g.M, &sorted)))
+	if ((st = index_add_path(be, c, (int64_t)g.items * g.M, rows, rows / g.V * g.M, &path)))
 		return st;
-	if (sorted)
-		return index_add_sorted(be, c, &g, rows, rows / g.V * g.M, mem);
+	if (path != PATH_SCAN)
+		return index_add_sorted(be, c, &g, rows, rows / g.V * g.M, mem, path);
 	{
 		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
 		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2]};
