@@ -4,6 +4,7 @@
  * clg_index_check (shared with the reference backend); every operand may be a strided view. */
 #include "cl_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,7 +310,10 @@ static clg_status place_ranked(clg_backend *be, const char *opts, const add_geom
 	}
 	block = (cl_int)L;
 	nblk = block ? (n + block - 1) / block : 0;
-	cells = rows * nblk;
+	if (!st && (int64_t)rows * nblk >= INT_MAX) /* only where CLGRAD_INDEX_ADD=rank forces it */
+		st = clg_fail(CLG_ERR_UNSUPPORTED, "op 'index_add' on device '%s': %d rows x %d blocks of %d indices "
+			      "exceed the rank path's 32-bit counts (CLGRAD_INDEX_ADD=sort)", be->info.name, rows, nblk, block);
+	cells = st ? 0 : rows * nblk;
 	for (int i = 0; !st && i < 3; i++) {
 		st = clg_buffer_alloc(be, (size_t)(i == 2 ? n : cells + i) * sizeof(cl_int), &b[i]);
 		m[i] = st ? NULL : (cl_mem)b[i]->handle;
