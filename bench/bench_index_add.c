@@ -1,6 +1,7 @@
 /* INDEX_ADD (embedding backward) on one device, by each OpenCL path: the scan (every dst row reads
  * all M indices) and the counting sort with each bucket sorted or ordered by block ranks
- * (backend/opencl/cl_ops_index.c), chosen by $CLGRAD_INDEX_ADD. dst (V, D) += rows of src (M, D) at M indices drawn uniformly from [0, V).
+ * (backend/opencl/cl_ops_index.c), chosen by $CLGRAD_INDEX_ADD. dst (V, D) += rows of src (M, D)
+ * at M indices drawn uniformly from [0, V).
  * Prints the median of R timed calls (each followed by clg_synchronize, after one warm-up call)
  * per path, and checks that the paths' results are bit-identical.
  * usage: bench_index_add [--device N] [--rounds R] [V M D]   (default device 1, the first OpenCL one; R 10, 50000 8192 64) */
