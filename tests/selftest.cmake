@@ -20,3 +20,10 @@ set_tests_properties(test_selftest PROPERTIES TIMEOUT 900 RESOURCE_LOCK selftest
 add_test(NAME test_selftest_gemm COMMAND test_selftest --gemm ${CLG_GEMM_MUTANT_DIR})
 set_tests_properties(test_selftest_gemm PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 RESOURCE_LOCK selftest-cache
   ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/selftest-cache")
+# the cached result is read again by the same build and redone for another (clg_build_id; the
+# stand-in for another build is a test hook)
+if(CLGRAD_TEST_HOOKS)
+  add_test(NAME test_selftest_build_id
+    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_selftest_build_id.sh $<TARGET_FILE:clgrad_cli>)
+  set_tests_properties(test_selftest_build_id PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+endif()

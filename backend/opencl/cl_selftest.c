@@ -11,8 +11,9 @@
  *      row and GEMM ops follow, and one wrong or failing turns native half off for the device
  *      (float16 computed in float32, said on stderr and in the cached result: half_test).
  *      The result is cached in <cache dir>/selftest-<key>.txt, keyed by device, driver,
- *      platform, the kernel sources (so an edited kernel is re-tested), the GEMM choice and the
- *      known-bad routes; written to a temporary name and renamed.
+ *      platform, the kernel sources (so an edited kernel is re-tested), the library's own sources
+ *      (clg_build_id: a fixed launcher is re-tested too), the GEMM choice and the known-bad
+ *      routes; written to a temporary name and renamed.
  *   3. Routes: GEMM falls back to one implementation forced (clg_cl_gemm_forced, cl_tune.h: the
  *      own kernels, or CLBlast on CPU devices where the own kernels are the default; the
  *      self-test takes the first that passes); any other op becomes unsupported (its op table
@@ -361,8 +362,20 @@ out:
 
 static uint64_t hash_str(uint64_t h, const char *s) { return clg_hash64(h, s ? s : "", s ? strlen(s) + 1 : 1); }
 
+/* The library's build identity; CLGRAD_TEST_BUILD_ID stands in for a rebuilt library in tests. */
+static const char *build_id(void)
+{
+#ifdef CLGRAD_TEST_HOOKS
+	const char *e = getenv("CLGRAD_TEST_BUILD_ID");
+	if (e && *e)
+		return e;
+#endif
+	return clg_build_id;
+}
+
 /* What the result depends on: device, driver, platform, every kernel source (a folder in
- * $CLGRAD_KERNEL_DIR included), the GEMM choice and the routes already in force. */
+ * $CLGRAD_KERNEL_DIR included), the library's sources, the GEMM choice and the routes already in
+ * force. */
 static void result_key(clg_backend *be, uint64_t key[2])
 {
 	const clg_device_info *i = &be->info;
@@ -390,6 +403,7 @@ static void result_key(clg_backend *be, uint64_t key[2])
 		h = hash_str(h, i->name);
 		h = hash_str(h, i->driver_version);
 		h = clg_hash64(h, &src, sizeof(src));
+		h = hash_str(h, build_id());
 		h = hash_str(h, getenv("CLGRAD_GEMM"));
 		h = hash_str(h, getenv("CLGRAD_GEMM_TILE"));
 		h = hash_str(h, getenv("CLGRAD_GEMM_MIN_INDIRECT"));
