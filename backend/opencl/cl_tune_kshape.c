@@ -242,12 +242,11 @@ void clg_cl_tune_kernel_shapes(tuner *t, double until, tune_data *d)
 		for (int s = 0; s < 2; s++)
 			sum[s] = us[0] > 0 && us[1] > 0 && sum[s] >= 0 ? sum[s] + us[s] : -1;
 	next:
-		if (i + 1 < sizeof(cases) / sizeof(cases[0]) && cases[i + 1].fam == c->fam) {
-			free(want); /* the family's next case before its verdict */
-			kops_free(&ro);
-			kops_free(&o);
-			continue;
-		}
+		free(want);
+		kops_free(&ro);
+		kops_free(&o);
+		if (i + 1 < sizeof(cases) / sizeof(cases[0]) && cases[i + 1].fam == c->fam)
+			continue; /* the family's next case before its verdict */
 		if (sum[0] > 0 && sum[1] > 0) {
 			d->ks[c->fam].has = 1;
 			/* the device type's shape unless the other is clearly faster (noise does not flip it) */
@@ -263,9 +262,6 @@ void clg_cl_tune_kernel_shapes(tuner *t, double until, tune_data *d)
 		 * left over from measuring "row", it ran 6-7x slower on Intel's CPU runtime than it does) */
 		clg_backend_set_kernel_shape(be, c->fam, d->ks[c->fam].has ? d->ks[c->fam].shape : saved[c->fam],
 					     d->ks[c->fam].has ? "clgrad tune (measured)" : saved_why[c->fam]);
-		free(want);
-		kops_free(&ro);
-		kops_free(&o);
 	}
 	/* the GEMM search runs under the shapes the device opened with */
 	for (int f = 0; f < CLG_KFAM_COUNT; f++)
