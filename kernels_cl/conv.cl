@@ -43,6 +43,22 @@ int window_of(int i, int k, int stride, int pad, int dil, int nout)
 	return t < nout ? t : -1;
 }
 
+/* Plane p's image *n and channel *c, planes taken in operand k's memory order: images fastest
+ * where that operand's images lie closer together than its channels (the conv's (C, N*H*W) GEMM
+ * layout), channels fastest otherwise (NCHW). Neighbouring work-items then touch neighbouring
+ * memory: walked the other way, the GEMM layout's channel rows, hundreds of KiB apart, give each
+ * work-item a new page and more streams than a CPU's prefetchers follow. */
+void plane_of(const cgeom *g, int k, int p, int *n, int *c)
+{
+	if (g->st[k][0] < g->st[k][1]) {
+		*n = p % g->N;
+		*c = p / g->N;
+	} else {
+		*c = p % g->C;
+		*n = p / g->C;
+	}
+}
+
 /* Tap (kh * KW + kw) of the max of window (oh, ow) of plane (n, c) of operand k, -1 when the
  * window holds no input element; *best gets its value. */
 int window_argmax(const cgeom *g, __global const T *x, int k, int n, int c, int oh, int ow, ACC *best)
@@ -97,12 +113,16 @@ __kernel void im2col(const cgeom g, __global T *restrict d, __global const T *re
 	int i = get_global_id(0);
 	if (i >= g.n)
 		return;
-	/* i over (N, C, KH, KW) */
-	int kw = i % g.KW, t = i / g.KW;
-	int kh = t % g.KH;
-	t /= g.KH;
-	int c = t % g.C, n = t / g.C;
-	int r = (c * g.KH + kh) * g.KW + kw;
+	/* i over (N, C * KH * KW), in the order of cols (operand 0; its rows r = (c, kh, kw) as channels) */
+	int n, r, c, kh, kw, t;
+	{
+		cgeom rows = g;
+		rows.C = g.C * g.KH * g.KW;
+		plane_of(&rows, 0, i, &n, &r);
+	}
+	kw = r % g.KW, t = r / g.KW;
+	kh = t % g.KH;
+	c = t / g.KH;
 	int x0 = kw * g.DW - g.PW; /* input column of output column 0 */
 	int lo = x0 < 0 ? min((-x0 + g.SW - 1) / g.SW, g.OW) : 0;
 	int hi = x0 < g.W ? clamp((g.W - 1 - x0) / g.SW + 1, lo, g.OW) : lo;
@@ -280,8 +300,8 @@ __kernel CLG_VECTORIZED(float8) void col2im_rows(const cgeom g, __global T *rest
 	int i = get_global_id(0);
 	if (i >= g.n)
 		return;
-	int y = i % g.H, t = i / g.H;
-	int c = t % g.C, n = t / g.C;
+	int y = i % g.H, n, c;
+	plane_of(&g, 1, i / g.H, &n, &c); /* cols' strides along images and rows */
 	__global float *drow = PF(d) + at(&g, 0, n, c, y, 0);
 	for (int x = 0, last = g.W - 8; x <= last; x = x < last && x + 8 > last ? last : x + 8) {
 		float8 acc = (float8)(0.0f);
@@ -417,7 +437,8 @@ __kernel void max_pool2d_2x2_rows(const cgeom g, __global T *d, __global const T
 	int i = get_global_id(0);
 	if (i >= g.n)
 		return;
-	int oh = i % g.OH, p = i / g.OH, n = p / g.C, c = p - n * g.C, xh = g.st[1][2];
+	int oh = i % g.OH, n, c, xh = g.st[1][2];
+	plane_of(&g, 1, i / g.OH, &n, &c);
 	__global const float *x0 = PCF(a) + at(&g, 1, n, c, 2 * oh, 0), *x1 = x0 + xh;
 	__global float *y = PF(d) + at(&g, 0, n, c, oh, 0);
 	/* rows of 4 windows or more end with a step back to OW - 4: it redoes a few windows, same values */
@@ -439,7 +460,8 @@ __kernel void max_pool2d_backward_2x2_rows(const cgeom g, __global T *d, __globa
 	int i = get_global_id(0);
 	if (i >= g.n)
 		return;
-	int oh = i % g.OH, p = i / g.OH, n = p / g.C, c = p - n * g.C, xh = g.st[2][2], dh = g.st[0][2];
+	int oh = i % g.OH, n, c, xh = g.st[2][2], dh = g.st[0][2];
+	plane_of(&g, 2, i / g.OH, &n, &c);
 	__global const float *x0 = PCF(b) + at(&g, 2, n, c, 2 * oh, 0), *x1 = x0 + xh;
 	__global const float *gr = PCF(a) + at(&g, 1, n, c, oh, 0);
 	__global float *d0 = PF(d) + at(&g, 0, n, c, 2 * oh, 0), *d1 = d0 + dh;

@@ -247,10 +247,15 @@ static void make_view(const op_case *c, int which, int nd, const int64_t *shape,
 			s *= shape[d];
 		}
 	}
-	if (c->nops && c->chan_major && nd == 4 && !transposed) {
+	if (c->nops && (c->chan_major & 1) && nd == 4 && !transposed) {
 		/* (N, C, H, W) stored as (C, N, H, W): the planes of conv's GEMM layout */
 		v->stride[0] = shape[2] * v->stride[2];
 		v->stride[1] = shape[0] * v->stride[0];
+	}
+	if (c->nops && (c->chan_major & 2) && nd == 3 && !transposed) {
+		/* (N, R, L) stored as (R, N, L), rows padded: conv's im2col matrix (R, N * L) */
+		v->stride[0] = shape[2];
+		v->stride[1] = shape[0] * shape[2] + pad;
 	}
 	if (bcast) {
 		/* stored once, read for every index of dim 0 */

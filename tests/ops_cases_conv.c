@@ -5,7 +5,8 @@
  * an offset with padded rows; the smaller ones fit Oclgrind's --small (<= 256 elements each). The
  * last geometries take the OpenCL backend's special paths (non-overlapping max-pool windows, 2x2,
  * 1x1). Max pooling and its backward also run on every geometry with channel-major operands
- * ((C, N, H, W) storage: planes at uneven strides, as clg_conv2d_relu_max_pool2d uses them). */
+ * ((C, N, H, W) storage: planes at uneven strides, as clg_conv2d_relu_max_pool2d uses them), and
+ * im2col and col2im with cols stored as conv's (R, N * L) matrix. */
 #include "test_ops.h"
 
 #include <string.h>
@@ -130,6 +131,16 @@ void ops_cases_conv(op_case_adder add)
 				op_case c = make(ops[o], &geos[s], s % 2 ? L_OFFSET : L_CONTIG);
 				c.chan_major = 1;
 				c.tag = "channel-major";
+				add(c);
+			}
+		}
+		if (ops[o] == CLG_OP_IM2COL || ops[o] == CLG_OP_COL2IM) {
+			/* cols as conv builds it, (R, N * L): images closer together than rows, which
+			 * the CPU kernels walk images first; and the image channel-major too */
+			for (size_t s = 0; s < sizeof(geos) / sizeof(geos[0]); s++) {
+				op_case c = make(ops[o], &geos[s], s % 2 ? L_OFFSET : L_CONTIG);
+				c.chan_major = s % 3 ? 2 : 3;
+				c.tag = s % 3 ? "cols row-major" : "cols row-major, image channel-major";
 				add(c);
 			}
 		}

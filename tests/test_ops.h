@@ -44,8 +44,9 @@ typedef struct {
 	int op_trans;                /* explicit operands: bit k set stores operand k (2-D or more) with
 	                              * its last two dims swapped (a transposed matrix) */
 	int32_t idx_hi;              /* int32 sources hold integers in [0, idx_hi) */
-	int chan_major;              /* 4-D explicit operands stored as (C, N, H, W), dims 0 and 1
-	                              * swapped (the layout of conv's GEMM output) */
+	int chan_major;              /* bit 0: 4-D explicit operands stored as (C, N, H, W), dims 0
+	                              * and 1 swapped (the layout of conv's GEMM output); bit 1: 3-D
+	                              * ones as (R, N, L) (conv's im2col matrix (R, N * L)) */
 	int check_src;               /* sources the op writes in place (bit k - 1 for source k): compared
 	                              * too, after the dst */
 	double thr;                  /* > 0: overrides the op's threshold */
