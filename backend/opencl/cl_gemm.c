@@ -199,18 +199,25 @@ void clg_cl_gemm_default_tile(clg_backend *be, clg_dtype t, clg_cl_gemm_tile *g)
 
 /* The untuned tile for products with a long side, such as a conv's GEMMs, whose N*OH*OW side
  * runs to tens of thousands (25088 and 100352 in the Fashion-MNIST CNN at batch 128), on devices
- * whose default is the AVX-512 one (VW 16): gemm_op one vector wide (TN = VW) when its rows are
- * that long, gemm_dot with 6 partial sums a row (DN = 6, 24 of 32 registers) when its dot
- * products are. Measured with PoCL on Zen 4, CPU time of the CNN's conv2 products (rows 25104
- * apart): (64, 25088) K 289 11.7 -> 10.5 ms, (288, 25088) K 64 14.6 -> 11.4 ms (TN 32 -> 16),
- * (64, 289) K 25088 14.4 -> 10.7-11.1 ms (DN 3 -> 6). Tune results and $CLGRAD_GEMM_TILE win. */
+ * whose default is the AVX-512 one (VW 16): gemm_op 4 rows by four vectors (TM 4, TN 64) when its
+ * rows are that long, gemm_dot with 6 partial sums a row (DN = 6, 24 of 32 registers) when its dot
+ * products are. gemm_op's k step then makes 16 FMAs from 4 vector loads of B and 4 broadcasts of A
+ * (8 x 16: 8 FMAs from 9), and touches 256 bytes of each B row it reaches, rows 100 KiB apart
+ * (a page each). Measured with PoCL, `bench_cnn` a step: on Zen 5, TM x TN 8 x 16 19.7-20.1 ms,
+ * 8 x 32 18.2-18.8, 6 x 64 18.3-18.9, 4 x 64 17.4 (two rounds); Intel's runtime on the same
+ * machine 41-44 ms whatever the tile. Earlier, on Zen 4 (8 x 32 -> 8 x 16, 4 x 64 not tried): CPU
+ * time of the CNN's conv2 products (rows 25104 apart): (64, 25088) K 289 11.7 -> 10.5 ms,
+ * (288, 25088) K 64 14.6 -> 11.4 ms; (64, 289) K 25088 14.4 -> 10.7-11.1 ms (DN 3 -> 6).
+ * Tune results and $CLGRAD_GEMM_TILE win. */
 #define GEMM_LONG_SIDE 8192
 static void long_side_tile(gemm_tile *g, size_t q, size_t K)
 {
 	if (g->vw < 16)
 		return;
-	if (q >= GEMM_LONG_SIDE)
-		g->tn = g->vw;
+	if (q >= GEMM_LONG_SIDE) {
+		g->tm = 4;
+		g->tn = 4 * g->vw;
+	}
 	if (K >= GEMM_LONG_SIDE && g->dm * 6 <= 24)
 		g->dn = 6;
 }
