@@ -187,12 +187,20 @@ int clg_cl_gemm_tile_valid(const clg_cl_gemm_tile *u)
  * 3 x 8 no better. Fewer, wider tiles: each row of S read once per 6 outputs rather than 3. */
 void clg_cl_gemm_default_tile(clg_backend *be, clg_dtype t, clg_cl_gemm_tile *g)
 {
-	cl_uint pref = 0;
+	cl_uint pref = 0, native = 0;
 	int vw;
 
 	clGetDeviceInfo(clg_cl_of(be)->device,
 			t == CLG_F64 ? CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE : CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT,
 			sizeof(pref), &pref, NULL);
+	/* A CPU runtime that vectorises across work-items itself (Intel's) prefers width 1 for the
+	 * code it is given; its registers' width is the native one. */
+	if (be->info.type == CLG_DEV_CPU &&
+	    clGetDeviceInfo(clg_cl_of(be)->device,
+			    t == CLG_F64 ? CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE : CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT,
+			    sizeof(native), &native, NULL) == CL_SUCCESS &&
+	    native > pref)
+		pref = native;
 	vw = pref >= 16 ? 16 : pref >= 8 ? 8 : 4;
 	*g = (gemm_tile){.tm = vw >= 16 ? 8 : 6, .tn = 2 * vw, .vw = vw, .dm = 4, .dn = vw >= 16 ? 6 : 3};
 }
