@@ -95,7 +95,7 @@ typedef struct {
 	int clblast_params;    /* it set CLBlast parameters */
 	int disabled;          /* $CLGRAD_TUNE=0 */
 	char path[1024];
-	char note[256];        /* why nothing was loaded, when so */
+	char note[256];        /* why nothing was loaded, or what of it was not, when so */
 } clg_tune_state;
 
 /* Loads (once per device and process) and reports the stored tune result of this device. */

@@ -35,8 +35,11 @@ static int print_status(clg_backend *be)
 		return report_error("tune");
 	printf("device: %s\n", be->info.name);
 	printf("tune file: %s\n", s.path[0] ? s.path : "(none)");
-	if (s.loaded)
+	if (s.loaded) {
 		printf("loaded: %d shapes, CLBlast parameters %s\n", s.nshapes, s.clblast_params ? "set" : "default");
+		if (s.note[0])
+			printf("note: %s\n", s.note);
+	}
 	else
 		printf("not loaded: %s\n", s.note);
 	clg_tune_gemm_choice(be, 1024, 1024, 1024, 1, 0, 0, choice, sizeof(choice));

@@ -3,6 +3,8 @@
 #   - a short `clgrad tune` on an OpenCL device writes the tune file; a second process applies it;
 #   - a corrupt, a foreign and a garbage tune file are each ignored with a CLGRAD_DEBUG message,
 #     and GEMM stays right (clgrad smoke checks it against the reference backend);
+#   - the shapes of a file measured against another untuned own tile (an older clgrad's) are
+#     dropped, and `tune --status` says so;
 #   - CLGRAD_TUNE=0 ignores a stored result;
 #   - the op suite's GEMM cases pass with a stored result that sets CLBlast parameters and
 #     non-default own tiles (every implementation), so tuned parameters cannot go unnoticed;
@@ -86,7 +88,7 @@ grep -q "tune: ignoring $file" "$err"; check "a garbage tune file is ignored wit
 
 # A file with a valid checksum written for another device; then one with tuned CLBlast
 # parameters and non-default own tiles for the op suite's GEMM shapes.
-python3 - "$dir/good" "$dir/foreign" "$dir/tuned" <<'EOF' || check "python3 wrote the test tune files" 1
+python3 - "$dir/good" "$dir/foreign" "$dir/tuned" "$dir/stale" "$dir/old" <<'EOF' || check "python3 wrote the test tune files" 1
 import sys
 def fnv(b):
     h = 0xcbf29ce484222325
@@ -100,7 +102,14 @@ good = open(sys.argv[1]).read().splitlines()
 head = [l for l in good if l.split(" ")[0] in ("clgrad-tune", "platform", "platform_version", "device", "driver")]
 body = [l for l in good if l not in head and not l.startswith("end ")]
 write(sys.argv[2], [l if not l.startswith("device ") else "device some other device" for l in head] + body)
-tuned = head + [
+# the good file's shapes measured against another untuned tile (its TM one more or less), or
+# written before the file named that tile
+own = [l for l in body if l.startswith("owndefault ")]
+f = own[0].split(" ") if own else ["owndefault", "1", "1", "1", "1", "1"]
+f[1] = str(int(f[1]) + 1 if int(f[1]) < 16 else 15)
+write(sys.argv[4], head + [" ".join(f) if l.startswith("owndefault ") else l for l in body])
+write(sys.argv[5], head + [l for l in body if not l.startswith("owndefault ")])
+tuned = head + own + [
     "clblast Xgemm GEMMK=0 KREG=1 KWG=16 KWI=2 MDIMA=8 MDIMC=8 MWG=32 NDIMB=8 NDIMC=8 NWG=32 SA=1 SB=0 STRM=1 STRN=0 VWM=2 VWN=4",
     "clblast XgemmDirect KWID=2 MDIMAD=8 MDIMCD=8 NDIMBD=8 NDIMCD=8 PADA=1 PADB=0 VWMD=2 VWND=2 WGD=16",
     "clblast GemmRoutine XGEMM_MIN_INDIRECT_SIZE=48",
@@ -117,6 +126,14 @@ EOF
 cp "$dir/foreign" "$file"
 CLGRAD_CACHE_DIR=$dir CLGRAD_DEBUG=1 "$clgrad" tune --status >"$out" 2>"$err"
 grep -q "ignoring $file (written for another device or driver)" "$err"; check "a foreign tune file is ignored with a message" $?
+
+grep -q "^owndefault " "$dir/good"; check "the tune file names the untuned tile its shapes were measured against" $?
+for f in stale old; do
+	cp "$dir/$f" "$file"
+	CLGRAD_CACHE_DIR=$dir "$clgrad" tune --status >"$out" 2>"$err"
+	grep -q "^loaded: 0 shapes" "$out" && grep -q "^note: [0-9]* GEMM shapes ignored: measured against another default tile" "$out"
+	check "a tune file measured against another untuned tile ($f) loads without its shapes, and says so" $?
+done
 
 cp "$dir/tuned" "$file"
 CLGRAD_CACHE_DIR=$dir CLGRAD_DEBUG=1 "$clgrad" tune --status >"$out" 2>"$err"

@@ -10,6 +10,9 @@
  *          applied at device open through clg_backend_set_kernel_shape; older readers ignore the file)
  *   fftconv <min kernel size, 0: never> <largest size measured> <us fft> <us im2col>   (conv1d's
  *          FFT crossover, clg_tune_store_fft_conv; older readers ignore the file)
+ *   owndefault <tm> <tn> <vw> <dm> <dn>   (the own GEMM's untuned tile when the shapes were measured:
+ *          a clgrad whose untuned tile differs ignores the shape lines, whose choices were made
+ *          against that tile, and keeps the rest; older readers ignore the file)
  *   # comments
  *   end <FNV-1a 64 of every byte before this line, hex>
  * A file whose header names another platform, device or driver, whose checksum does not match,
@@ -241,6 +244,11 @@ clg_status clg_cl_tune_store_file(clg_backend *be, const char *path, const tune_
 	}
 	if (d->has_gr)
 		sb_printf(&b, "clblast GemmRoutine %s=%zu\n", clg_cl_tune_gr_name, d->gr);
+	{
+		clg_cl_gemm_tile t;
+		clg_cl_gemm_default_tile(be, CLG_F32, &t);
+		sb_printf(&b, "owndefault %d %d %d %d %d\n", t.tm, t.tn, t.vw, t.dm, t.dn);
+	}
 	sb_printf(&b, "# shape ta tb m n k batch impl tm tn vw dm dn default_gflops tuned_gflops\n");
 	for (int i = 0; i < d->ne; i++) {
 		const tune_entry *e = &d->e[i];
@@ -408,6 +416,15 @@ const char *clg_cl_tune_parse(clg_backend *be, char *text, size_t len, tune_data
 				goto out;
 			}
 			d->ne++;
+		} else if (!strncmp(line, "owndefault ", 11)) {
+			clg_cl_gemm_tile *t = &d->owndef;
+			int used = 0;
+			if (sscanf(line + 11, "%d %d %d %d %d%n", &t->tm, &t->tn, &t->vw, &t->dm, &t->dn, &used) != 5 ||
+			    line[11 + used] != 0 || !clg_cl_gemm_tile_valid(t)) {
+				why = "bad owndefault line";
+				goto out;
+			}
+			d->has_owndef = 1;
 		} else if (!strncmp(line, "fftconv ", 8)) {
 			clg_tune_fft_conv *c = &d->fftconv;
 			int used = 0;
@@ -442,6 +459,27 @@ static clg_status apply_clblast(clg_backend *be, const tune_data *d)
 	if (d->has_gr)
 		st = clg_cl_tune_clblast_set(be, "GemmRoutine", &clg_cl_tune_gr_name, &d->gr, 1);
 	return st;
+}
+
+/* Drops the shape lines of a file measured against another untuned own tile than this build's
+ * (an older clgrad's, or one written before the file said): a shape's own-or-CLBlast choice and its
+ * tile were searched around that tile, so the current default may now beat them. */
+static void stale_shapes(clg_backend *be, dev_state *s)
+{
+	clg_cl_gemm_tile t;
+
+	if (!s->d.ne)
+		return;
+	clg_cl_gemm_default_tile(be, CLG_F32, &t);
+	if (s->d.has_owndef && s->d.owndef.tm == t.tm && s->d.owndef.tn == t.tn && s->d.owndef.vw == t.vw &&
+	    s->d.owndef.dm == t.dm && s->d.owndef.dn == t.dn)
+		return;
+	snprintf(s->st.note, sizeof(s->st.note),
+		 "%d GEMM shapes ignored: measured against another default tile than this clgrad's (%dx%d/%d, "
+		 "dot %dx%d); run `clgrad tune` again",
+		 s->d.ne, t.tm, t.tn, t.vw, t.dm, t.dn);
+	clg_debug("tune: %s: %s", s->st.path, s->st.note);
+	s->d.ne = 0;
 }
 
 /* Loads and applies the tune file of be's device once. Caller holds g_lock. */
@@ -489,6 +527,7 @@ static void load_once(clg_backend *be, dev_state *s)
 	why = clg_cl_tune_parse(be, text, (size_t)len, &s->d, &L);
 	if (why)
 		goto reject;
+	stale_shapes(be, s);
 	if (apply_clblast(be, &s->d)) {
 		clg_debug("tune: %s: cannot apply the CLBlast parameters (%s); CLBlast keeps its defaults", s->st.path,
 			  clg_last_error());

@@ -44,6 +44,8 @@ typedef struct {
 	tune_kshape ks[CLG_KFAM_COUNT];
 	int has_fftconv;
 	clg_tune_fft_conv fftconv;  /* `fftconv` line: conv1d through the FFT from this kernel size */
+	int has_owndef;
+	clg_cl_gemm_tile owndef;    /* `owndefault` line: the untuned tile the shapes were measured against */
 } tune_data;
 
 typedef struct {
