@@ -39,9 +39,9 @@ static int print_status(clg_backend *be)
 		printf("loaded: %d shapes, CLBlast parameters %s\n", s.nshapes, s.clblast_params ? "set" : "default");
 		if (s.note[0])
 			printf("note: %s\n", s.note);
-	}
-	else
+	} else {
 		printf("not loaded: %s\n", s.note);
+	}
 	clg_tune_gemm_choice(be, 1024, 1024, 1024, 1, 0, 0, choice, sizeof(choice));
 	printf("GEMM 1024x1024x1024 runs with: %s\n", choice);
 	for (int f = 0; f < CLG_KFAM_COUNT; f++) {

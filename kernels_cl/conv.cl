@@ -43,19 +43,19 @@ int window_of(int i, int k, int stride, int pad, int dil, int nout)
 	return t < nout ? t : -1;
 }
 
-/* Plane p's image *n and channel *c, planes taken in operand k's memory order: images fastest
- * where that operand's images lie closer together than its channels (the conv's (C, N*H*W) GEMM
- * layout), channels fastest otherwise (NCHW). Neighbouring work-items then touch neighbouring
- * memory: walked the other way, the GEMM layout's channel rows, hundreds of KiB apart, give each
- * work-item a new page and more streams than a CPU's prefetchers follow. */
-void plane_of(const cgeom *g, int k, int p, int *n, int *c)
+/* Plane p's image *n and channel *c of N x C, planes taken in memory order: images first where
+ * they lie closer together than channels (strides sn < sc: the conv's (C, N*H*W) GEMM layout),
+ * channels first otherwise (NCHW). Neighbouring work-items then touch neighbouring memory: walked
+ * the other way, the GEMM layout's channel rows, hundreds of KiB apart, give each work-item a new
+ * page and more streams than a CPU's prefetchers follow. */
+void plane_of(int p, int N, int C, int sn, int sc, int *n, int *c)
 {
-	if (g->st[k][0] < g->st[k][1]) {
-		*n = p % g->N;
-		*c = p / g->N;
+	if (sn < sc) {
+		*n = p % N;
+		*c = p / N;
 	} else {
-		*c = p % g->C;
-		*n = p / g->C;
+		*c = p % C;
+		*n = p / C;
 	}
 }
 
@@ -113,13 +113,9 @@ __kernel void im2col(const cgeom g, __global T *restrict d, __global const T *re
 	int i = get_global_id(0);
 	if (i >= g.n)
 		return;
-	/* i over (N, C * KH * KW), in the order of cols (operand 0; its rows r = (c, kh, kw) as channels) */
+	/* i over (N, C * KH * KW) in cols' memory order (operand 0, rows r = (c, kh, kw)) */
 	int n, r, c, kh, kw, t;
-	{
-		cgeom rows = g;
-		rows.C = g.C * g.KH * g.KW;
-		plane_of(&rows, 0, i, &n, &r);
-	}
+	plane_of(i, g.N, g.C * g.KH * g.KW, g.st[0][0], g.st[0][1], &n, &r);
 	kw = r % g.KW, t = r / g.KW;
 	kh = t % g.KH;
 	c = t / g.KH;
@@ -301,7 +297,7 @@ __kernel CLG_VECTORIZED(float8) void col2im_rows(const cgeom g, __global T *rest
 	if (i >= g.n)
 		return;
 	int y = i % g.H, n, c;
-	plane_of(&g, 1, i / g.H, &n, &c); /* cols' strides along images and rows */
+	plane_of(i / g.H, g.N, g.C, g.st[1][0], g.st[1][1], &n, &c); /* in cols' order (images, rows) */
 	__global float *drow = PF(d) + at(&g, 0, n, c, y, 0);
 	for (int x = 0, last = g.W - 8; x <= last; x = x < last && x + 8 > last ? last : x + 8) {
 		float8 acc = (float8)(0.0f);
@@ -438,7 +434,7 @@ __kernel void max_pool2d_2x2_rows(const cgeom g, __global T *d, __global const T
 	if (i >= g.n)
 		return;
 	int oh = i % g.OH, n, c, xh = g.st[1][2];
-	plane_of(&g, 1, i / g.OH, &n, &c);
+	plane_of(i / g.OH, g.N, g.C, g.st[1][0], g.st[1][1], &n, &c);
 	__global const float *x0 = PCF(a) + at(&g, 1, n, c, 2 * oh, 0), *x1 = x0 + xh;
 	__global float *y = PF(d) + at(&g, 0, n, c, oh, 0);
 	/* rows of 4 windows or more end with a step back to OW - 4: it redoes a few windows, same values */
@@ -461,7 +457,7 @@ __kernel void max_pool2d_backward_2x2_rows(const cgeom g, __global T *d, __globa
 	if (i >= g.n)
 		return;
 	int oh = i % g.OH, n, c, xh = g.st[2][2], dh = g.st[0][2];
-	plane_of(&g, 2, i / g.OH, &n, &c);
+	plane_of(i / g.OH, g.N, g.C, g.st[2][0], g.st[2][1], &n, &c);
 	__global const float *x0 = PCF(b) + at(&g, 2, n, c, 2 * oh, 0), *x1 = x0 + xh;
 	__global const float *gr = PCF(a) + at(&g, 1, n, c, oh, 0);
 	__global float *d0 = PF(d) + at(&g, 0, n, c, 2 * oh, 0), *d1 = d0 + dh;

@@ -471,8 +471,7 @@ static void stale_shapes(clg_backend *be, dev_state *s)
 	if (!s->d.ne)
 		return;
 	clg_cl_gemm_default_tile(be, CLG_F32, &t);
-	if (s->d.has_owndef && s->d.owndef.tm == t.tm && s->d.owndef.tn == t.tn && s->d.owndef.vw == t.vw &&
-	    s->d.owndef.dm == t.dm && s->d.owndef.dn == t.dn)
+	if (s->d.has_owndef && !memcmp(&s->d.owndef, &t, sizeof(t)))
 		return;
 	snprintf(s->st.note, sizeof(s->st.note),
 		 "%d GEMM shapes ignored: measured against another default tile than this clgrad's (%dx%d/%d, "
