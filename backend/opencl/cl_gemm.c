@@ -213,7 +213,7 @@ void clg_cl_gemm_default_tile(clg_backend *be, clg_dtype t, clg_cl_gemm_tile *g)
  * (8 x 16: 8 FMAs from 9), and touches 256 bytes of each B row it reaches, rows 100 KiB apart
  * (a page each). Measured with PoCL, `bench_cnn` a step: on Zen 5, TM x TN 8 x 16 19.7-20.1 ms,
  * 8 x 32 18.2-18.8, 6 x 64 18.3-18.9, 4 x 64 17.4 (two rounds); Intel's runtime on the same
- * machine 41-44 ms whatever the tile. Earlier, on Zen 4 (8 x 32 -> 8 x 16, 4 x 64 not tried): CPU
+ * machine (16-wide tiles: clg_cl_gemm_default_tile) 20.3-23.8 ms whatever the tile. Earlier, on Zen 4 (8 x 32 -> 8 x 16, 4 x 64 not tried): CPU
  * time of the CNN's conv2 products (rows 25104 apart): (64, 25088) K 289 11.7 -> 10.5 ms,
  * (288, 25088) K 64 14.6 -> 11.4 ms; (64, 289) K 25088 14.4 -> 10.7-11.1 ms (DN 3 -> 6).
  * Tune results and $CLGRAD_GEMM_TILE win. */
