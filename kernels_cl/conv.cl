@@ -107,8 +107,11 @@ __kernel void im2col_px(const cgeom g, __global T *restrict d, __global const T 
 }
 
 /* im2col: work-item i owns the segment of cols for image n and row r = (c, kh, kw): its OH * OW
- * values. Along each output row, columns [lo, hi) read inside the image and the rest is padding. */
-__kernel void im2col(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
+ * values. Along each output row, columns [lo, hi) read inside the image and the rest is padding.
+ * The hint keeps Intel's runtime from packing sixteen work-items into one (each element then a
+ * gather and a scatter): it vectorises the unit-stride loop instead, 2.7-2.9 -> 1.6 ms for the
+ * CNN's conv2 im2col (128, 288, 196) a step; PoCL ignores it. */
+__kernel CLG_VECTORIZED(float16) void im2col(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
 {
 	int i = get_global_id(0);
 	if (i >= g.n)

@@ -249,7 +249,8 @@ typedef struct __attribute__((packed)) {
  * sixteen work-items of gelu_v16, add_layer_norm_cpu and conv.cl's col2im_rows into one, their vector
  * loads and stores into gathers and scatters (its build log: "Kernel ... was successfully
  * vectorized (16)"): 2.4x, 6.5x and 3-5x slower than with the hint. Most kernels with loops over
- * their vectors it leaves alone anyway. */
+ * their vectors it leaves alone anyway. conv.cl's im2col, scalar but a loop over a contiguous
+ * segment a work-item, takes the hint too (its loop vectorised instead). */
 #define CLG_VECTORIZED(t) __attribute__((vec_type_hint(t)))
 #define HSUM16(v) (HSUM4((v).s0123 + (v).s4567) + HSUM4((v).s89ab + (v).scdef))
 #define HMAX16(v) HMAX4(fmax(fmax((v).s0123, (v).s4567), fmax((v).s89ab, (v).scdef)))
