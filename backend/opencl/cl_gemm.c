@@ -179,7 +179,32 @@ int clg_cl_gemm_tile_valid(const clg_cl_gemm_tile *u)
 	       u->dn <= 8;
 }
 
-/* The untuned tile from the preferred vector width (8 floats on AVX2: 6 x 16 = 12 accumulator
+/* The vector width the untuned tile takes for dtype t (float or double): the preferred one, or
+ * on a CPU device the native one where that is wider (a CPU runtime that vectorises across
+ * work-items itself, Intel's, prefers 1 for the code it is given; its registers' width is the
+ * native one). Asked of the device once per backend: the tile is chosen on every GEMM call. */
+static int tile_vector_width(clg_backend *be, clg_dtype t)
+{
+	clg_cl *cl = clg_cl_of(be);
+	int *vw = &cl->gemm_vw[t == CLG_F64];
+	cl_uint pref = 0, native = 0;
+
+	if (*vw)
+		return *vw;
+	clGetDeviceInfo(cl->device,
+			t == CLG_F64 ? CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE : CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT,
+			sizeof(pref), &pref, NULL);
+	if (be->info.type == CLG_DEV_CPU &&
+	    clGetDeviceInfo(cl->device,
+			    t == CLG_F64 ? CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE : CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT,
+			    sizeof(native), &native, NULL) == CL_SUCCESS &&
+	    native > pref)
+		pref = native;
+	*vw = pref >= 16 ? 16 : pref >= 8 ? 8 : 4;
+	return *vw;
+}
+
+/* The untuned tile from that vector width (8 floats on AVX2: 6 x 16 = 12 accumulator
  * registers of 16; 16 on AVX-512: 8 x 32, 16 of 32; gemm_dot 4 x 3, 12 registers of partial
  * sums, 4 x 6 = 24 of 32 on AVX-512). Measured on Zen 3 (docs/PERFORMANCE.md). gemm_dot's 4 x 6
  * on AVX-512 (PoCL, Zen 4, the MLP's forward x @ w^T at 128 rows, GFLOP per CPU second, alternated,
@@ -187,21 +212,8 @@ int clg_cl_gemm_tile_valid(const clg_cl_gemm_tile *u)
  * 3 x 8 no better. Fewer, wider tiles: each row of S read once per 6 outputs rather than 3. */
 void clg_cl_gemm_default_tile(clg_backend *be, clg_dtype t, clg_cl_gemm_tile *g)
 {
-	cl_uint pref = 0, native = 0;
-	int vw;
+	int vw = tile_vector_width(be, t);
 
-	clGetDeviceInfo(clg_cl_of(be)->device,
-			t == CLG_F64 ? CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE : CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT,
-			sizeof(pref), &pref, NULL);
-	/* A CPU runtime that vectorises across work-items itself (Intel's) prefers width 1 for the
-	 * code it is given; its registers' width is the native one. */
-	if (be->info.type == CLG_DEV_CPU &&
-	    clGetDeviceInfo(clg_cl_of(be)->device,
-			    t == CLG_F64 ? CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE : CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT,
-			    sizeof(native), &native, NULL) == CL_SUCCESS &&
-	    native > pref)
-		pref = native;
-	vw = pref >= 16 ? 16 : pref >= 8 ? 8 : 4;
 	*g = (gemm_tile){.tm = vw >= 16 ? 8 : 6, .tn = 2 * vw, .vw = vw, .dm = 4, .dn = vw >= 16 ? 6 : 3};
 }
 
@@ -213,8 +225,8 @@ void clg_cl_gemm_default_tile(clg_backend *be, clg_dtype t, clg_cl_gemm_tile *g)
  * (8 x 16: 8 FMAs from 9), and touches 256 bytes of each B row it reaches, rows 100 KiB apart
  * (a page each). Measured with PoCL, `bench_cnn` a step: on Zen 5, TM x TN 8 x 16 19.7-20.1 ms,
  * 8 x 32 18.2-18.8, 6 x 64 18.3-18.9, 4 x 64 17.4 (two rounds); Intel's runtime on the same
- * machine (16-wide tiles: clg_cl_gemm_default_tile) 20.3-23.8 ms whatever the tile. Earlier, on Zen 4 (8 x 32 -> 8 x 16, 4 x 64 not tried): CPU
- * time of the CNN's conv2 products (rows 25104 apart): (64, 25088) K 289 11.7 -> 10.5 ms,
+ * machine (16-wide tiles: clg_cl_gemm_default_tile) 20.3-23.8 ms whatever the tile. Earlier, on
+ * Zen 4 (8 x 32 -> 8 x 16, 4 x 64 not tried): CPU time of the CNN's conv2 products (rows 25104 apart): (64, 25088) K 289 11.7 -> 10.5 ms,
  * (288, 25088) K 64 14.6 -> 11.4 ms; (64, 289) K 25088 14.4 -> 10.7-11.1 ms (DN 3 -> 6).
  * Tune results and $CLGRAD_GEMM_TILE win. */
 #define GEMM_LONG_SIDE 8192

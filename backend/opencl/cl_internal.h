@@ -64,6 +64,8 @@ typedef struct {
 	clg_cl_stage stage[CLG_CL_STAGE_SLOTS]; /* pinned upload staging (cl_staging.c) */
 	int stage_next;
 	int gemm_env_applied;            /* $CLGRAD_GEMM_MIN_INDIRECT given to CLBlast (cl_clblast.c) */
+	int gemm_vw[2];                  /* the own GEMM's untuned vector width, float and double (0: not
+	                                  * asked yet; cl_gemm.c) */
 } clg_cl;
 
 static inline clg_cl *clg_cl_of(clg_backend *be) { return (clg_cl *)be->ctx; }
