@@ -10,20 +10,16 @@ set(CLG_ADDNORM_GRAD add_layer_norm_gamma add_layer_norm_beta add_layer_norm_row
     attention_qkv_strided transformer_block)
 foreach(shape cpu gpu)
   foreach(op add_layer_norm add_layer_norm_backward)
-    add_test(NAME test_ops_addnorm_${shape}_${op} COMMAND test_ops --op ${op})
-    set_tests_properties(test_ops_addnorm_${shape}_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-      ENVIRONMENT "${CLG_ADDNORM_ENV};CLGRAD_KERNEL_SHAPE=row=${shape}")
+    clg_env_test(test_ops_addnorm_${shape}_${op} 600 "${CLG_ADDNORM_ENV};CLGRAD_KERNEL_SHAPE=row=${shape}"
+      test_ops --op ${op})
   endforeach()
   foreach(c IN LISTS CLG_ADDNORM_GRAD)
-    add_test(NAME test_grad_addnorm_${shape}_${c} COMMAND test_grad --case ${c})
-    set_tests_properties(test_grad_addnorm_${shape}_${c} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
-      ENVIRONMENT "${CLG_ADDNORM_ENV};CLGRAD_KERNEL_SHAPE=row=${shape}")
+    clg_env_test(test_grad_addnorm_${shape}_${c} 300 "${CLG_ADDNORM_ENV};CLGRAD_KERNEL_SHAPE=row=${shape}"
+      test_grad --case ${c})
   endforeach()
 endforeach()
 foreach(c add_layer_norm_tall attention_qkv_strided)
-  add_test(NAME test_grad_addnorm_composite_${c} COMMAND test_grad --case ${c})
-  set_tests_properties(test_grad_addnorm_composite_${c} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
-    ENVIRONMENT "${CLG_ADDNORM_ENV};CLGRAD_FUSED=0")
+  clg_env_test(test_grad_addnorm_composite_${c} 300 "${CLG_ADDNORM_ENV};CLGRAD_FUSED=0" test_grad --case ${c})
 endforeach()
 if(CLG_OCLGRIND)
   foreach(shape cpu gpu)
