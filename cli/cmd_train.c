@@ -416,7 +416,7 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 	fprintf(f, ", \"epoch_seconds\": %.3f, \"samples_per_s\": %.1f, \"steps\": %lld, \"lr\": %.6g", e->seconds, rate,
 		(long long)e->steps, lr);
 	if (e->steps > 0)
-		fprintf(f, ", \"host_seconds\": %.3f, \"enqueue_seconds\": %.3f, \"launches_per_step\": %.1f, "
+		fprintf(f, ", \"host_seconds\": %.6f, \"enqueue_seconds\": %.6f, \"launches_per_step\": %.1f, "
 			"\"uploads_per_step\": %.1f, \"downloads_per_step\": %.1f", e->host_seconds, e->enqueue_seconds,
 			(double)e->launches / (double)e->steps, (double)e->uploads / (double)e->steps,
 			(double)e->downloads / (double)e->steps);

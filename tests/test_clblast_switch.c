@@ -127,7 +127,7 @@ static void tune_fails(int idx)
 	clg_backend *be = NULL;
 	clg_tune_report *r = calloc(1, sizeof(*r));
 	int xgemm_lines = 0;
-	clg_tune_options o = {.budget_s = 25, .shapes = CLG_TUNE_SHAPES_SMALL, .progress = say, .user = &xgemm_lines};
+	clg_tune_options o = {.budget_s = 40, .shapes = CLG_TUNE_SHAPES_SMALL, .progress = say, .user = &xgemm_lines};
 	size_t t0 = 0, t = 0;
 	clg_status st;
 
