@@ -1,5 +1,6 @@
 /* Status messages, dtypes, views, and the checked entry point clg_run(). */
 #include "clg_internal.h"
+#include "clg_config.h"
 #include "clg_op_timer.h"
 #include "clg_record.h"
 
@@ -63,12 +64,7 @@ clg_status clg_fail_prefix(clg_status s, const char *fmt, ...)
 
 int clg_debug_enabled(void)
 {
-	static int enabled = -1;
-	if (enabled < 0) {
-		const char *e = getenv("CLGRAD_DEBUG");
-		enabled = e && *e && strcmp(e, "0") != 0;
-	}
-	return enabled;
+	return clg_cfg_bool(CLG_CFG_DEBUG);
 }
 
 void clg_debug(const char *fmt, ...)
@@ -153,8 +149,7 @@ int clg_op_accepts_f16(clg_op op)
 
 int clg_half_native(const clg_device_info *d)
 {
-	const char *e = getenv("CLGRAD_NATIVE_HALF");
-	return d && d->has_fp16 && !d->half_off[0] && !(e && !strcmp(e, "0"));
+	return d && d->has_fp16 && !d->half_off[0] && clg_cfg_bool(CLG_CFG_NATIVE_HALF);
 }
 
 const char *clg_op_name(clg_op op) { return (unsigned)op < CLG_OP_COUNT ? op_table[op].name : "?"; }
@@ -291,8 +286,7 @@ clg_status clg_backend_open(int index, clg_backend **out)
 	clg_status st;
 
 	*out = NULL;
-	st = clg_devices(&list, &count);
-	if (st)
+	if ((st = clg_config_check()) || (st = clg_devices(&list, &count)))
 		return st;
 	if (index < 0 || index >= count)
 		return clg_fail(CLG_ERR_DEVICE, "open device %d: no such device (%d present; see `clgrad devices`)",
@@ -393,15 +387,10 @@ static clg_status check_shapes(clg_backend *be, const clg_op_call *c, int nsrc)
 			nsrc > 1 ? clg_shape_str(b, s1, sizeof(s1)) : "-", clg_shape_str(d, s2, sizeof(s2)));
 }
 
-/* CLGRAD_SYNC=1: every op waits for the device before it returns (read once). */
+/* CLGRAD_SYNC=1: every op waits for the device before it returns. */
 static int sync_each_op(void)
 {
-	static int v = -1;
-	if (v < 0) {
-		const char *e = getenv("CLGRAD_SYNC");
-		v = e && *e && strcmp(e, "0") != 0;
-	}
-	return v;
+	return clg_cfg_bool(CLG_CFG_SYNC);
 }
 
 clg_status clg_run(clg_backend *be, const clg_op_call *c)

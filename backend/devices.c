@@ -1,5 +1,6 @@
 /* The device list (reference backend + every OpenCL device) and device selection. */
 #include "clg_internal.h"
+#include "clg_config.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -93,7 +94,7 @@ clg_status clg_device_select(const char *spec, int *index)
 	if (st)
 		return st;
 	if (!spec || !*spec)
-		spec = getenv("CLGRAD_DEVICE");
+		spec = clg_cfg_str(CLG_CFG_DEVICE);
 	if (!spec || !*spec) {
 		i = first_of_type(list, count, CLG_DEV_GPU, 1);
 		if (i < 0)

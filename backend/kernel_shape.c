@@ -1,6 +1,7 @@
 /* One choice of kernel shape (CPU or GPU) per device and kernel family, shared by every family
  * that has both shapes: CLGRAD_KERNEL_SHAPE, else a stored measurement, else the device type. */
 #include "clg_internal.h"
+#include "clg_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@ static int parse_shape(const char *s, size_t n, clg_kernel_shape *out)
  * family=shape. Fails with CLG_ERR_INVALID naming the variable and what it accepts. */
 static clg_status env_shapes(int forced[CLG_KFAM_COUNT])
 {
-	const char *env = getenv("CLGRAD_KERNEL_SHAPE"), *p;
+	const char *env = clg_cfg_str(CLG_CFG_KERNEL_SHAPE), *p;
 	clg_kernel_shape s;
 
 	for (int f = 0; f < CLG_KFAM_COUNT; f++)

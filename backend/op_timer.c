@@ -1,5 +1,6 @@
 /* Per-op timing (clg_op_timer.h): entries keyed by op and shapes, summed over the timed ops. */
 #include "clg_op_timer.h"
+#include "clg_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,14 +9,9 @@
 
 double clg_op_timer_now(void)
 {
-	static int cpu = -1;
 	struct timespec t;
 
-	if (cpu < 0) {
-		const char *e = getenv("CLGRAD_OP_TIMER");
-		cpu = e && !strcmp(e, "cpu");
-	}
-	if (!cpu)
+	if (!clg_cfg_is(CLG_CFG_OP_TIMER, "cpu"))
 		return clg_now();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;

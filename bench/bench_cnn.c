@@ -151,8 +151,8 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	const char *spec = NULL, *env = getenv("CLGRAD_PROFILE");
-	int reps = 10, prof_reps = 3, profile = env && *env && strcmp(env, "0"), idx, rc = 1;
+	const char *spec = NULL;
+	int reps = 10, prof_reps = 3, profile = clg_cfg_bool(CLG_CFG_PROFILE), idx, rc = 1;
 	clg_backend *be = NULL;
 	clg_module *model = NULL;
 	clg_optimizer *opt = NULL;

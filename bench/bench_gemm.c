@@ -21,6 +21,7 @@
  * Exit status: 0 on success, 1 when a result disagrees (> 1e-4), 2 on usage or runtime errors.
  */
 #include "clg_backend.h"
+#include "clg_config.h"
 
 #include <errno.h>
 #include <math.h>
@@ -433,7 +434,7 @@ int main(int argc, char **argv)
 	if (threads > 0) {
 		openblas_set_num_threads((int)threads);
 	} else {
-		const char *env = getenv("OPENBLAS_NUM_THREADS");
+		const char *env = clg_config_foreign("OPENBLAS_NUM_THREADS");
 		if (!(env && atoi(env) > 0)) {
 			long cores = sysconf(_SC_NPROCESSORS_ONLN);
 			openblas_set_num_threads(cores > 0 ? (int)cores : 1);
@@ -454,7 +455,7 @@ int main(int argc, char **argv)
 		printf("device: [%d] %s (%s, %s; %s, %s)\n", idx, devs[idx].name, clg_device_type_name(devs[idx].type),
 		       devs[idx].platform[0] ? devs[idx].platform : "-", devs[idx].platform_version[0] ? devs[idx].platform_version : "-",
 		       devs[idx].driver_version[0] ? devs[idx].driver_version : "-");
-		printf("POCL_KERNEL_CACHE=%s\n", getenv("POCL_KERNEL_CACHE") ? getenv("POCL_KERNEL_CACHE") : "(unset)");
+		printf("POCL_KERNEL_CACHE=%s\n", clg_config_foreign("POCL_KERNEL_CACHE") ? clg_config_foreign("POCL_KERNEL_CACHE") : "(unset)");
 #ifdef CLG_HAVE_OPENBLAS
 		printf("OpenBLAS: %s; threads: %d\n", openblas_get_config(), ob_threads);
 #else

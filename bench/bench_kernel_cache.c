@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 	double v_kc[MAX_REPEATS], v_kw[MAX_REPEATS];
 	clg_status st;
 	char base[4096];
-	const char *tmpdir = getenv("TMPDIR");
+	const char *tmpdir = clg_config_foreign("TMPDIR");
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--device") && i + 1 < argc) {
@@ -215,7 +215,7 @@ int main(int argc, char **argv)
 	}
 
 	printf("device: [%d] %s (%s; %s)\n", idx, devs[idx].name, devs[idx].platform_version, devs[idx].driver_version);
-	printf("POCL_KERNEL_CACHE=%s\n", getenv("POCL_KERNEL_CACHE") ? getenv("POCL_KERNEL_CACHE") : "(unset)");
+	printf("POCL_KERNEL_CACHE=%s\n", clg_config_foreign("POCL_KERNEL_CACHE") ? clg_config_foreign("POCL_KERNEL_CACHE") : "(unset)");
 	printf("programs x option sets: %d\n", nents);
 	for (int i = 0; i < nents; i++)
 		printf("  %-12s %s\n", ents[i].name, ents[i].options);

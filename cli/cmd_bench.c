@@ -77,7 +77,7 @@ static void fill_random(float *x, size_t n, uint32_t seed)
 static void ob_setup(void)
 {
 #ifdef CLG_HAVE_OPENBLAS
-	const char *env = getenv("OPENBLAS_NUM_THREADS");
+	const char *env = clg_config_foreign("OPENBLAS_NUM_THREADS");
 	if (!(env && atoi(env) > 0)) {
 		long cores = sysconf(_SC_NPROCESSORS_ONLN);
 		openblas_set_num_threads(cores > 0 ? (int)cores : 1);
@@ -176,8 +176,8 @@ static int run_gemm(clg_backend *be, const gshape *s, int reps, gresult *r)
 	clg_tune_gemm_choice(be, s->m, s->n, s->k, s->batch, s->ta, s->tb, r->impl, sizeof(r->impl));
 	if (s->f16) {
 		call.src[0].dtype = call.src[1].dtype = call.dst.dtype = CLG_F16;
-		const char *e = getenv("CLGRAD_GEMM_HALF");
-		int staged = e ? !strcmp(e, "staged") : be->info.type == CLG_DEV_CPU && !clg_half_native(&be->info);
+		int staged = clg_cfg_is(CLG_CFG_GEMM_HALF, "auto") ? be->info.type == CLG_DEV_CPU && !clg_half_native(&be->info)
+								     : clg_cfg_is(CLG_CFG_GEMM_HALF, "staged");
 		snprintf(r->impl, sizeof(r->impl), "%s", staged ? "float16 widened to float32, float32 GEMM, rounded back"
 								: "gemm_half.cl, float32 accumulation");
 	}
@@ -317,8 +317,10 @@ static int parse_opts(int argc, char **argv, gopts *o, int shape)
 	o->s.m = (long)m;
 	o->s.n = (long)n;
 	o->s.k = (long)k;
-	if (impl)
-		setenv("CLGRAD_GEMM", impl, 1);
+	if (impl && clg_config_set("GEMM", impl)) {
+		fprintf(stderr, "clgrad bench: --impl: %s\n", clg_last_error());
+		return 2;
+	}
 	o->s.f16 = dtype && !strcmp(dtype, "f16");
 	return -1;
 }

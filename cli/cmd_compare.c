@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
 
 static const char usage[] =
 	"usage: clgrad compare [--devices all|SPEC,...] [--suite peak,compile,ops,train] [--quick]\n"
@@ -122,7 +121,7 @@ int cmd_compare(int argc, char **argv)
 
 	memset(r, 0, sizeof(*r));
 	r->opt.devices = "all";
-	r->opt.data_dir = getenv("CLGRAD_DATA") ? getenv("CLGRAD_DATA") : DEFAULT_DATA;
+	r->opt.data_dir = clg_cfg_str(CLG_CFG_DATA);
 	for (int i = 0; i < argc && used < sizeof(r->opt.command) - 2; i++)
 		used += snprintf(r->opt.command + used, sizeof(r->opt.command) - used, "%s%s", i ? " " : "clgrad ",
 				 argv[i]);

@@ -346,7 +346,7 @@ typedef struct {
 
 static void test_fault_init(run_view *v)
 {
-	const char *f = getenv("CLGRAD_TEST_TRAIN_FAULT");
+	const char *f = clg_cfg_str(CLG_CFG_TEST_TRAIN_FAULT);
 	if (f && (!strncmp(f, "crash:", 6) || !strncmp(f, "hang:", 5))) {
 		v->fault_hang = f[0] == 'h';
 		v->fault_at = atol(strchr(f, ':') + 1);
@@ -608,7 +608,7 @@ static clg_status auto_train_rate(clg_backend *be, void *user, double *rate)
 static clg_status select_device(train_opts *o, data_sets *d, int eval, int *idx)
 {
 	char job[200];
-	const char *spec = o->device && *o->device ? o->device : getenv("CLGRAD_DEVICE");
+	const char *spec = o->device && *o->device ? o->device : clg_cfg_str(CLG_CFG_DEVICE);
 	auto_train a = {.cfg = &o->cfg, .eval = eval};
 	auto_job j = {.job = job, .unit = "samples/s", .rate = auto_train_rate, .user = &a};
 	clg_status st;

@@ -17,7 +17,7 @@ static const char *const quick_cold[] = {"elementwise", "gemm", NULL};
 
 static int env_is(const char *name, const char *value)
 {
-	const char *v = getenv(name);
+	const char *v = clg_config_foreign(name);
 	return v && !strcmp(v, value);
 }
 
@@ -57,7 +57,7 @@ static int in_list(const char *name, const char *const *list)
 int compare_compile(clg_backend *dev, const compare_opts *o, json_writer *w)
 {
 	const char *const *names = clg_measure_programs(dev);
-	const char *cache = getenv("CLGRAD_CACHE_DIR");
+	const char *cache = clg_cfg_str(CLG_CFG_CACHE_DIR);
 	char opts[256];
 	int n = 0, ncold = 0, rc = 0;
 	double *warm = NULL, total_cold = 0, total_warm = 0;

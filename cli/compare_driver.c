@@ -96,7 +96,7 @@ static void env_set(child_setup *c, const char *name, const char *value, int kee
  * start some), so the child does only async-signal-safe calls before exec. */
 static void prepare_child(const cmp_run *r, int index, child_setup *c)
 {
-	const char *env = getenv("CLGRAD_COMPARE_DEVICE_ENV");
+	const char *env = clg_cfg_str(CLG_CFG_COMPARE_DEVICE_ENV);
 	char list[2048], *save = NULL;
 	int a = 0;
 

@@ -24,7 +24,7 @@ static double now_s(void)
 /* the fault CLGRAD_COMPARE_FAULT plants in this worker: "crash", "hang" or "" */
 static void planted_fault(int index, char *buf, size_t len)
 {
-	const char *env = getenv("CLGRAD_COMPARE_FAULT");
+	const char *env = clg_cfg_str(CLG_CFG_COMPARE_FAULT);
 	char list[256], *save = NULL;
 
 	buf[0] = 0;

@@ -50,11 +50,10 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
 
 void cli_crash_guard(void)
 {
-	const char *core = getenv("CLGRAD_CORE_DUMP");
 	stack_t ss = {.ss_sp = alt_stack, .ss_size = sizeof(alt_stack)};
 	struct sigaction sa;
 
-	dump = core && !strcmp(core, "1");
+	dump = clg_cfg_bool(CLG_CFG_CORE_DUMP);
 	if (!dump) {
 		struct rlimit rl = {0, 0};
 		setrlimit(RLIMIT_CORE, &rl);

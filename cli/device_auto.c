@@ -263,7 +263,7 @@ clg_status device_select_for(const char *spec, const auto_job *job, int *index)
 	clg_status st;
 
 	if (!spec || !*spec)
-		spec = getenv("CLGRAD_DEVICE");
+		spec = clg_cfg_str(CLG_CFG_DEVICE);
 	if (spec && !strcmp(spec, "auto"))
 		return pick(job, index);
 	if (spec && *spec)

@@ -18,6 +18,7 @@ static const struct {
 	{"bench", cmd_bench, "benchmarks: GEMM rate, sweeps, op micro-benchmarks"},
 	{"sweep", cmd_sweep, "a grid of training runs over devices, one process per run, resumable"},
 	{"tune", cmd_tune, "tune GEMM for the selected device and store the result in the cache"},
+	{"config", cmd_config, "every option (CLGRAD_* variables): value in force and where it came from"},
 };
 
 static void usage(FILE *f)
@@ -27,7 +28,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nenvironment: CLGRAD_DEVICE (index, ref, cpu, gpu or part of a name), CLGRAD_CACHE_DIR\n"
-		   "(0 disables the kernel cache), CLGRAD_KERNEL_DIR (load kernels from a folder), CLGRAD_DEBUG\n");
+		   "(0 disables the kernel cache), CLGRAD_DEBUG, ...: `clgrad config` lists every option\n"
+		   "(docs/ENVIRONMENT.md)\n");
 }
 
 int report_error(const char *cmd)
@@ -45,9 +47,16 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version"))
 		return cli_version();
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* a bad CLGRAD_ variable: one line before anything runs (config lists it all the same) */
+		if (commands[i].fn != cmd_config && clg_config_check()) {
+			fprintf(stderr, "clgrad: %s\n", clg_last_error());
+			return 2;
+		}
+		return commands[i].fn(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "clgrad: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -57,7 +57,7 @@ static char *keep(child_setup *c, const char *fmt, const char *a, const char *b)
 /* CLGRAD_SWEEP_RUN_ENV="INDEX:NAME=VALUE[;...]" (a test hook): set in that run's process only. */
 static void run_env(child_setup *c, int n, int index)
 {
-	const char *env = getenv("CLGRAD_SWEEP_RUN_ENV");
+	const char *env = clg_cfg_str(CLG_CFG_SWEEP_RUN_ENV);
 	char list[1024], *save = NULL;
 
 	c->envp[n] = NULL;

@@ -129,7 +129,7 @@ clg_status clg_mpi_start(int *argc, char ***argv, double timeout_s, clg_train_co
 	MPI_Comm_free(&node);
 	state.timeout_s = timeout_s;
 	{
-		const char *die = getenv("CLGRAD_TEST_MPI_DIE");
+		const char *die = clg_cfg_str(CLG_CFG_TEST_MPI_DIE);
 		int die_rank;
 		long die_at;
 		if (die && sscanf(die, "%d:%ld", &die_rank, &die_at) == 2 && die_rank == state.rank)
@@ -137,7 +137,7 @@ clg_status clg_mpi_start(int *argc, char ***argv, double timeout_s, clg_train_co
 	}
 	*comm = (clg_train_comm){.rank = state.rank, .size = size, .user = &state, .gather = mpi_gather,
 				 .broadcast = mpi_broadcast, .gather_start = mpi_gather_start, .wait = mpi_wait};
-	if (getenv("CLGRAD_MPI_BUCKETS") && !strcmp(getenv("CLGRAD_MPI_BUCKETS"), "0"))
+	if (!clg_cfg_bool(CLG_CFG_MPI_BUCKETS))
 		comm->gather_start = NULL; /* one blocking gather per step, to compare */
 	return CLG_OK;
 }

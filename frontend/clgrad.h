@@ -28,6 +28,7 @@
 #define CLGRAD_H
 
 #include "clg_backend.h"
+#include "clg_config.h" /* options: clg_config_set, clg_config_get */
 
 #ifdef __cplusplus
 extern "C" {

@@ -22,7 +22,7 @@
 
 int clg_conv1d_fft_from(clg_backend *be, const char **why)
 {
-	const char *e = getenv("CLGRAD_CONV1D");
+	const char *e = clg_cfg_str(CLG_CFG_CONV1D);
 	clg_tune_fft_conv c;
 
 	if (e && !strcmp(e, "fft")) {
@@ -44,18 +44,13 @@ int clg_conv1d_fft_from(clg_backend *be, const char **why)
 /* set while clg_conv1d_im2col runs conv2d, which then keeps to im2col */
 static _Thread_local int no_route;
 
-/* Whether a conv1d of kernel size k on be runs through the FFT; -1 on a bad $CLGRAD_CONV1D. */
+/* Whether a conv1d of kernel size k on be runs through the FFT (CLGRAD_CONV1D is checked where it
+ * is set: auto, fft or im2col). */
 static int use_fft(clg_backend *be, int64_t k)
 {
-	const char *e = getenv("CLGRAD_CONV1D"), *why;
-	int from;
+	const char *why;
+	int from = clg_conv1d_fft_from(be, &why);
 
-	if (e && *e && strcmp(e, "fft") && strcmp(e, "im2col") && strcmp(e, "auto")) {
-		clg_fail(CLG_ERR_INVALID, "op 'conv1d' on device '%s': CLGRAD_CONV1D='%s': expected fft, im2col or auto",
-			 be->info.name, e);
-		return -1;
-	}
-	from = clg_conv1d_fft_from(be, &why);
 	return from > 0 && k >= from;
 }
 

@@ -501,8 +501,7 @@ void clg_set_fused_ops(int enabled) { fused_state = enabled != 0; }
 int clg_fused_ops_enabled(void)
 {
 	if (fused_state < 0) {
-		const char *e = getenv("CLGRAD_FUSED");
-		fused_state = !(e && !strcmp(e, "0"));
+		fused_state = clg_cfg_bool(CLG_CFG_FUSED);
 	}
 	return fused_state;
 }

@@ -39,7 +39,7 @@ static clg_optimizer *opt_fail(clg_status s)
  * one device in one dtype, and each owns its whole storage (no other tensor shares it). */
 static int arena_fits(clg_optimizer *o)
 {
-	const char *e = getenv("CLGRAD_OPTIM_LAUNCH");
+	const char *e = clg_cfg_str(CLG_CFG_OPTIM_LAUNCH);
 	clg_tensor *p0 = o->params[0];
 
 	if ((e && !strcmp(e, "per-tensor")) || o->n < 1)

@@ -39,9 +39,7 @@ typedef struct clg_exchange {
 /* Bytes per bucket of the gradient gather between ranks (CLGRAD_DP_BUCKET_KB, default 1024). */
 static size_t bucket_bytes(void)
 {
-	const char *s = getenv("CLGRAD_DP_BUCKET_KB");
-	long kb = s ? strtol(s, NULL, 10) : 0;
-	return (size_t)(kb > 0 ? kb : 1024) * 1024;
+	return (size_t)clg_cfg_int(CLG_CFG_DP_BUCKET_KB) * 1024;
 }
 
 /* Consecutive parameters grouped into buckets of about bucket_bytes() each. */
@@ -105,7 +103,7 @@ clg_status clg_exchange_new(clg_trainer *t)
 	e->reads = calloc((size_t)t->nrep * (size_t)e->nparam * 2 + 1, sizeof(*e->reads));
 	e->started = calloc((size_t)t->nrep * (size_t)e->nparam + 1, 1);
 	/* CLGRAD_DP_OVERLAP=0 reads the gradients only after the whole backward pass (to compare) */
-	e->overlap = !getenv("CLGRAD_DP_OVERLAP") || strcmp(getenv("CLGRAD_DP_OVERLAP"), "0");
+	e->overlap = clg_cfg_bool(CLG_CFG_DP_OVERLAP);
 	if (!e->send || (t->cfg.comm && is_root(t) && !e->recv) || !e->sum || !e->state || !e->reads || !e->started)
 		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory for the gradient exchange (%lld values)",
 				(long long)e->total);

@@ -201,7 +201,7 @@ static void check_huge_pages(clg_backend *be)
 
 	for (int off = 0; off < 2; off++) {
 		if (off)
-			setenv("CLGRAD_HUGEPAGES", "0", 1);
+			clg_config_set("HUGEPAGES", "0");
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 			clg_buffer *b = NULL;
 			cl_mem_flags flags = 0;
@@ -225,7 +225,7 @@ static void check_huge_pages(clg_backend *be)
 		}
 		be->iface->trim(be);
 	}
-	unsetenv("CLGRAD_HUGEPAGES");
+	clg_config_set("HUGEPAGES", NULL);
 }
 
 static void check_ref(void)

@@ -50,11 +50,11 @@ int main(int argc, char **argv)
 
 	t_require_opencl();
 	cache = t_tmpdir();
-	setenv("CLGRAD_CACHE_DIR", cache, 1);
-	setenv("CLGRAD_SELFTEST", "1", 1);
-	unsetenv("CLGRAD_FUSED");
+	clg_config_set("CACHE_DIR", cache);
+	clg_config_set("SELFTEST", "1");
+	clg_config_set("FUSED", NULL);
 	if (mutant)
-		setenv("CLGRAD_KERNEL_DIR", mutant, 1);
+		clg_config_set("KERNEL_DIR", mutant);
 	CHECK_OK(clg_backend_open(0, &ref));
 	if (ref && attention_on(ref, want)) {
 		for (int idx = 1; idx <= t_opencl_count(); idx++) {

@@ -175,7 +175,7 @@ static void check_cache(int index, const char *root)
 
 	/* a folder that does not exist yet: the library creates it */
 	snprintf(dir, sizeof(dir), "%s/dev%d/nested/cache", root, index);
-	setenv("CLGRAD_CACHE_DIR", dir, 1);
+	clg_config_set("CACHE_DIR", dir);
 
 	/* cold: built from source, one entry written */
 	run_op(index, 0, &s, "cold");
@@ -253,7 +253,7 @@ static void check_cache(int index, const char *root)
 
 		setenv("HOME", other, 1);
 		setenv("XDG_CACHE_HOME", other, 1);
-		setenv("CLGRAD_CACHE_DIR", "0", 1);
+		clg_config_set("CACHE_DIR", "0");
 		run_op(index, 0, &s, "CLGRAD_CACHE_DIR=0");
 		expect_stats(&s, 1, 0, 0, "CLGRAD_CACHE_DIR=0");
 		run_op(index, 0, &s, "CLGRAD_CACHE_DIR=0 again");
@@ -287,7 +287,7 @@ static void time_all(int index, const char *root, double *cold_total, double *wa
 	int count = 0;
 
 	snprintf(dir, sizeof(dir), "%s/timing%d", root, index);
-	setenv("CLGRAD_CACHE_DIR", dir, 1);
+	clg_config_set("CACHE_DIR", dir);
 	for (int pass = 0; pass < 2; pass++) {
 		clg_backend *be = NULL;
 		clg_stats s;
@@ -353,8 +353,8 @@ int main(int argc, char **argv)
 	 * cold build really compiles. */
 	if (timing)
 		setenv("POCL_KERNEL_CACHE", "0", 1);
-	unsetenv("CLGRAD_KERNEL_DIR");
-	unsetenv("CLGRAD_DEBUG"); /* the counters alone tell what happened */
+	clg_config_set("KERNEL_DIR", NULL);
+	clg_config_set("DEBUG", NULL); /* the counters alone tell what happened */
 	t_require_opencl();
 	CHECK_OK(clg_devices(&list, &n));
 	root = t_tmpdir();

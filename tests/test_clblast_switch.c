@@ -66,7 +66,7 @@ static void one_device(int idx)
 	clg_selftest_info info;
 
 	/* the switch as CLBlast has it, the self-test off */
-	setenv("CLGRAD_SELFTEST", "0", 1);
+	clg_config_set("SELFTEST", "0");
 	CHECK_OK(clg_backend_open(idx, &be));
 	if (!be)
 		return;
@@ -85,7 +85,7 @@ static void one_device(int idx)
 	clg_backend_close(be);
 
 	/* a cold self-test with CLBlast serving GEMM: its indirect run, then the switch as before */
-	setenv("CLGRAD_SELFTEST", "1", 1);
+	clg_config_set("SELFTEST", "1");
 	CHECK_OK(clg_backend_open(idx, &be));
 	if (!be)
 		return;
@@ -98,8 +98,8 @@ static void one_device(int idx)
 	clg_backend_close(be);
 
 	/* $CLGRAD_GEMM_MIN_INDIRECT, at the first GEMM */
-	setenv("CLGRAD_SELFTEST", "0", 1);
-	setenv("CLGRAD_GEMM_MIN_INDIRECT", "5", 1);
+	clg_config_set("SELFTEST", "0");
+	clg_config_set("GEMM_MIN_INDIRECT", "5");
 	CHECK_OK(clg_backend_open(idx, &be));
 	if (be) {
 		gemm_check(be, "CLGRAD_GEMM_MIN_INDIRECT=5");
@@ -109,7 +109,7 @@ static void one_device(int idx)
 		CHECK_OK(clg_cl_clblast_set_min_indirect(be, CLG_F64, t0));
 		clg_backend_close(be);
 	}
-	unsetenv("CLGRAD_GEMM_MIN_INDIRECT");
+	clg_config_set("GEMM_MIN_INDIRECT", NULL);
 }
 
 static void say(void *user, const char *line)
@@ -131,13 +131,13 @@ static void tune_fails(int idx)
 	size_t t0 = 0, t = 0;
 	clg_status st;
 
-	setenv("CLGRAD_SELFTEST", "0", 1);
-	unsetenv("CLGRAD_GEMM");
+	clg_config_set("SELFTEST", "0");
+	clg_config_set("GEMM", NULL);
 	CHECK_OK(clg_backend_open(idx, &be));
 	if (!be || !r)
 		goto out;
 	CHECK_OK(clg_cl_clblast_min_indirect(be, CLG_F32, &t0));
-	setenv("CLGRAD_CACHE_DIR", "0", 1);
+	clg_config_set("CACHE_DIR", "0");
 	st = clg_tune_run(be, &o, r);
 	CHECK(st != CLG_OK && strstr(clg_last_error(), "cache"), "tune without a cache folder: %s: %s",
 	      clg_status_name(st), clg_last_error());
@@ -151,7 +151,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	const char *dir = getenv("CLGRAD_CACHE_DIR");
+	const char *dir = clg_config_get("CACHE_DIR");
 
 	if (argc == 2 && !strcmp(argv[1], "--tune")) {
 		t_require_opencl();
@@ -164,8 +164,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	t_require_opencl();
-	setenv("CLGRAD_GEMM", "clblast", 1);
-	unsetenv("CLGRAD_KNOWN_BAD");
+	clg_config_set("GEMM", "clblast");
+	clg_config_set("KNOWN_BAD", NULL);
 	for (int idx = 1; idx <= t_opencl_count(); idx++) {
 		char cmd[4200];
 		/* the self-test's cached results go, so it runs cold */

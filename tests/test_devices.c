@@ -157,23 +157,23 @@ static void check_select(const clg_device_info *list, int n)
 
 	/* NULL and "" read $CLGRAD_DEVICE, else pick the default */
 	want_default = gpu > 0 ? gpu : cpu > 0 ? cpu : 0;
-	unsetenv("CLGRAD_DEVICE");
+	clg_config_set("DEVICE", NULL);
 	expect_select(NULL, want_default);
 	expect_select("", want_default);
-	setenv("CLGRAD_DEVICE", "", 1);
+	clg_config_set("DEVICE", "");
 	expect_select(NULL, want_default);
-	setenv("CLGRAD_DEVICE", "ref", 1);
+	clg_config_set("DEVICE", "ref");
 	expect_select(NULL, 0);
 	expect_select("", 0);
 	snprintf(spec, sizeof(spec), "%d", n - 1);
-	setenv("CLGRAD_DEVICE", spec, 1);
+	clg_config_set("DEVICE", spec);
 	expect_select(NULL, n - 1);
 	/* an explicit spec wins over the environment */
 	expect_select("ref", 0);
-	setenv("CLGRAD_DEVICE", "bogus-env-device", 1);
+	clg_config_set("DEVICE", "bogus-env-device");
 	expect_select_fails(NULL, "bogus-env-device");
 	expect_select_fails("", "bogus-env-device");
-	unsetenv("CLGRAD_DEVICE");
+	clg_config_set("DEVICE", NULL);
 	expect_select(NULL, want_default);
 }
 

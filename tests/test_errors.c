@@ -288,12 +288,12 @@ static void check_device_errors(int n)
 	expect_fail(clg_backend_open(n, &be), CLG_ERR_DEVICE, "open device n", PARTS(num));
 	expect_fail(clg_backend_open(1000000, &be), CLG_ERR_DEVICE, "open device 1000000", PARTS("1000000"));
 
-	setenv("CLGRAD_DEVICE", "nonsense", 1);
+	clg_config_set("DEVICE", "nonsense");
 	expect_fail(clg_device_select(NULL, &idx), CLG_ERR_DEVICE, "CLGRAD_DEVICE=nonsense", PARTS("nonsense"));
 	CHECK(idx == -1, "failed select gave index %d", idx);
-	setenv("CLGRAD_DEVICE", "99999", 1);
+	clg_config_set("DEVICE", "99999");
 	expect_fail(clg_device_select(NULL, &idx), CLG_ERR_DEVICE, "CLGRAD_DEVICE=99999", PARTS("99999"));
-	unsetenv("CLGRAD_DEVICE");
+	clg_config_set("DEVICE", NULL);
 	CHECK_OK(clg_device_select(NULL, &idx));
 	expect_fail(clg_buffer_alloc(NULL, 4, &(clg_buffer *){0}), CLG_ERR_INVALID, "alloc without a backend", NULL);
 	clg_clear_error();
@@ -320,7 +320,7 @@ int main(void)
 
 	t_require_opencl();
 	atexit(exit_guard);
-	unsetenv("CLGRAD_KERNEL_DIR");
+	clg_config_set("KERNEL_DIR", NULL);
 	CHECK_OK(clg_devices(&list, &n));
 	check_device_errors(n);
 	CHECK_OK(clg_backend_open(0, &ref));

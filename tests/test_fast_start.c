@@ -51,8 +51,8 @@ static double cold_precompile(int dev, const char *threads, int check)
 	double t = 0;
 	int n = 0;
 
-	setenv("CLGRAD_CACHE_DIR", dir, 1);
-	setenv("CLGRAD_PRECOMPILE_THREADS", threads, 1);
+	clg_config_set("CACHE_DIR", dir);
+	clg_config_set("PRECOMPILE_THREADS", threads);
 	CHECK_OK(clg_backend_open(dev, &be));
 	if (!be)
 		goto out;
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 	clg_backend *ref = NULL;
 
 	t_require_opencl();
-	setenv("CLGRAD_SELFTEST", "0", 1); /* an empty cache would run the open-time self-test first */
+	clg_config_set("SELFTEST", "0"); /* an empty cache would run the open-time self-test first */
 	CHECK_OK(clg_devices(&devs, &ndev));
 	CHECK_OK(clg_backend_open(0, &ref));
 	if (ref) {

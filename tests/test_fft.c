@@ -125,9 +125,9 @@ static void paths(clg_backend *be)
 	CHECK(clg_cl_fft_path_of(be, 4099, &why) == CLG_CL_FFT_BLUESTEIN, "length 4099 on %s: not Bluestein (%s)", dev, why);
 	CHECK(!strcmp(clg_fft_path_batch(be, CLG_OP_FFT_R2C, 1031, 8, NULL), "Bluestein"), "1031 x 8 rows on %s: %s", dev,
 	      clg_fft_path_batch(be, CLG_OP_FFT_R2C, 1031, 8, NULL));
-	setenv("CLGRAD_FFT", "own", 1);
+	clg_config_set("FFT", "own");
 	CHECK(clg_cl_fft_path_of(be, 1024, &why) == CLG_CL_FFT_OWN, "CLGRAD_FFT=own, 1024 on %s: not the own kernels", dev);
-	setenv("CLGRAD_FFT", "clfft", 1);
+	clg_config_set("FFT", "clfft");
 	clg_scope_begin();
 	x = clg_zeros(be, CLG_F32, CLG_SHAPE(2, 17, 2));
 	CHECK(clg_fft(x, CLG_FFT_NORM_BACKWARD) == NULL && clg_last_status() == CLG_ERR_UNSUPPORTED,
@@ -135,7 +135,7 @@ static void paths(clg_backend *be)
 	CHECK(strstr(clg_last_error(), "fft_c2c") && strstr(clg_last_error(), dev) && strstr(clg_last_error(), "prime factor") &&
 	      strstr(clg_last_error(), "(2, 17, 2)"), "the refusal names op, device, shape and the reason: %s", clg_last_error());
 	clg_scope_end();
-	unsetenv("CLGRAD_FFT");
+	clg_config_set("FFT", NULL);
 	/* one plan per key: the same transform twice adds none, another batch adds one */
 	clg_scope_begin();
 	before = clg_cl_fft_plans(be, plans, sizeof(plans));

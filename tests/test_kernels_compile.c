@@ -26,10 +26,10 @@ static void check_native_half(clg_backend *be)
 	CHECK(clg_half_native(&be->info) == be->info.has_fp16, "'%s': clg_half_native", be->info.name);
 	clg_cl_dtype_options(be, CLG_F32, opts, sizeof(opts));
 	CHECK(!strstr(opts, "USE_NATIVE_HALF"), "float32 options '%s'", opts);
-	setenv("CLGRAD_NATIVE_HALF", "0", 1);
+	clg_config_set("NATIVE_HALF", "0");
 	clg_cl_dtype_options(be, CLG_F16, opts, sizeof(opts));
 	CHECK(!strstr(opts, "USE_NATIVE_HALF") && !clg_half_native(&be->info), "CLGRAD_NATIVE_HALF=0: '%s'", opts);
-	unsetenv("CLGRAD_NATIVE_HALF");
+	clg_config_set("NATIVE_HALF", NULL);
 	printf("  '%s': fp16 %s\n", be->info.name, be->info.has_fp16 ? "native" : "storage only");
 }
 
@@ -167,7 +167,7 @@ static void check_broken(clg_backend *be, const char *dir)
 	fputs(broken_src, f);
 	fclose(f);
 
-	setenv("CLGRAD_KERNEL_DIR", dir, 1);
+	clg_config_set("KERNEL_DIR", dir);
 	if (add_setup(be, &k) == 0) {
 		for (int attempt = 0; attempt < 2; attempt++) {
 			/* a failed build is not cached: the second attempt fails the same way */
@@ -199,12 +199,12 @@ static void check_broken(clg_backend *be, const char *dir)
 			      "missing kernel file message: %s", clg_last_error());
 		}
 		/* the same backend recovers once the embedded sources are back */
-		unsetenv("CLGRAD_KERNEL_DIR");
+		clg_config_set("KERNEL_DIR", NULL);
 		CHECK_OK(clg_run(be, &k.call));
 		add_check(&k, "after a failed build");
 	}
 	add_free(&k);
-	unsetenv("CLGRAD_KERNEL_DIR");
+	clg_config_set("KERNEL_DIR", NULL);
 	remove(path);
 }
 
@@ -214,7 +214,7 @@ static void check_kernel_dir(int index)
 	add_case k;
 	clg_stats st;
 
-	setenv("CLGRAD_KERNEL_DIR", CLG_TEST_KERNEL_SRC_DIR, 1);
+	clg_config_set("KERNEL_DIR", CLG_TEST_KERNEL_SRC_DIR);
 	CHECK_OK(clg_backend_open(index, &be));
 	if (!be)
 		goto out;
@@ -238,7 +238,7 @@ static void check_kernel_dir(int index)
 	add_free(&k);
 	clg_backend_close(be);
 out:
-	unsetenv("CLGRAD_KERNEL_DIR");
+	clg_config_set("KERNEL_DIR", NULL);
 }
 
 int main(void)
@@ -249,8 +249,8 @@ int main(void)
 
 	t_require_opencl();
 	/* build from source every time: nothing from (or to) the disk cache */
-	setenv("CLGRAD_CACHE_DIR", "0", 1);
-	unsetenv("CLGRAD_KERNEL_DIR");
+	clg_config_set("CACHE_DIR", "0");
+	clg_config_set("KERNEL_DIR", NULL);
 	CHECK_OK(clg_devices(&list, &n));
 	dir = t_tmpdir();
 	CHECK(dir != NULL, "no temporary folder");

@@ -283,7 +283,7 @@ static void check_broken(int index)
 		fputs(broken, f);
 		fclose(f);
 	}
-	setenv("CLGRAD_KERNEL_DIR", dir, 1);
+	clg_config_set("KERNEL_DIR", dir);
 	CHECK_OK(clg_measure_cold_build(be, "elementwise", &bt));
 	CHECK(!bt.ok && bt.log && strstr(bt.log, "clgrad_measure_undeclared"), "broken elementwise: ok %d, log %s", bt.ok,
 	      bt.log ? bt.log : "(none)");
@@ -307,7 +307,7 @@ static void check_broken(int index)
 		CHECK(seen, "elementwise not listed");
 		jv_free(v);
 	}
-	unsetenv("CLGRAD_KERNEL_DIR");
+	clg_config_set("KERNEL_DIR", NULL);
 	clg_backend_close(be);
 out_free:
 	t_rmtree(dir);
@@ -319,7 +319,7 @@ int main(void)
 	const clg_device_info *list;
 	int n;
 
-	unsetenv("CLGRAD_KERNEL_DIR");
+	clg_config_set("KERNEL_DIR", NULL);
 	check_rule();
 	CHECK_OK(clg_devices(&list, &n));
 	{

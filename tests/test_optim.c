@@ -95,9 +95,9 @@ static void check_multi(clg_backend *be, const clg_opt_config *cfg, const char *
 		clg_tensor *p[3];
 		clg_optimizer *opt;
 		if (mode)
-			setenv("CLGRAD_OPTIM_LAUNCH", "per-tensor", 1);
+			clg_config_set("OPTIM_LAUNCH", "per-tensor");
 		else
-			unsetenv("CLGRAD_OPTIM_LAUNCH");
+			clg_config_set("OPTIM_LAUNCH", NULL);
 		clg_scope_begin();
 		p[0] = clg_from_host(be, CLG_F32, CLG_SHAPE(N), p0);
 		p[1] = clg_from_host(be, CLG_F32, CLG_SHAPE(5, 7), p0 + N);
@@ -135,7 +135,7 @@ static void check_multi(clg_backend *be, const clg_opt_config *cfg, const char *
 		clg_optimizer_free(opt);
 		clg_scope_end();
 	}
-	unsetenv("CLGRAD_OPTIM_LAUNCH");
+	clg_config_set("OPTIM_LAUNCH", NULL);
 	for (int i = 0; i < N; i++)
 		worst = fmax(worst, fabs(got[0][i] - want[i]) / (1 + fabs(want[i])));
 	for (int i = 0; i < N + N1 + N2; i++)

@@ -479,33 +479,13 @@ static void check_index_edges(clg_backend *be)
 	clg_free(i);
 }
 
-/* An OpenCL device refuses an unknown $CLGRAD_INDEX_ADD with the op, the device and the variable. */
+/* An unknown CLGRAD_INDEX_ADD is refused where it is set, naming the variable and the paths, and
+ * the path in force stays. */
 static void check_index_add_env(clg_backend *be)
 {
-	const char *was = getenv("CLGRAD_INDEX_ADD");
-	char saved[64] = "";
-	clg_buffer *b[3] = {NULL, NULL, NULL};
-	clg_op_call c = {.op = CLG_OP_INDEX_ADD};
-
-	if (was)
-		snprintf(saved, sizeof(saved), "%s", was);
-	for (int k = 0; k < 3; k++)
-		CHECK_OK(clg_buffer_alloc(be, 64, &b[k]));
-	if (b[0] && b[1] && b[2]) {
-		clg_view_contiguous(&c.dst, b[0], CLG_F32, 2, (int64_t[]){4, 2});
-		clg_view_contiguous(&c.src[0], b[1], CLG_F32, 2, (int64_t[]){3, 2});
-		clg_view_contiguous(&c.src[1], b[2], CLG_I32, 1, (int64_t[]){3});
-		setenv("CLGRAD_INDEX_ADD", "atomics", 1);
-		CHECK(clg_run(be, &c) == CLG_ERR_INVALID && strstr(clg_last_error(), "index_add") &&
-			      strstr(clg_last_error(), be->info.name) && strstr(clg_last_error(), "CLGRAD_INDEX_ADD"),
-		      "%s: CLGRAD_INDEX_ADD=atomics gave: %s", be->info.name, clg_last_error());
-		if (was)
-			setenv("CLGRAD_INDEX_ADD", saved, 1);
-		else
-			unsetenv("CLGRAD_INDEX_ADD");
-	}
-	for (int k = 0; k < 3; k++)
-		clg_buffer_free(b[k]);
+	CHECK(clg_config_set("INDEX_ADD", "atomics") == CLG_ERR_INVALID && strstr(clg_last_error(), "CLGRAD_INDEX_ADD") &&
+		      strstr(clg_last_error(), "auto, scan, sort, rank") && clg_cfg_is(CLG_CFG_INDEX_ADD, "auto"),
+	      "%s: CLGRAD_INDEX_ADD=atomics gave: %s", be->info.name, clg_last_error());
 }
 
 /* Values of gather, index_select, embedding and concat against host loops (the gradient checks

@@ -152,7 +152,7 @@ static void real_and_mutant(int idx, const char *dir, const char *mutant)
 	int n, cold_cases;
 
 	/* real kernels, cold then warm */
-	unsetenv("CLGRAD_KERNEL_DIR");
+	clg_config_set("KERNEL_DIR", NULL);
 	if (!(be = open_dev(idx, &in, &cold)))
 		return;
 	route_of(be, CLG_OP_ADD, &n);
@@ -173,7 +173,7 @@ static void real_and_mutant(int idx, const char *dir, const char *mutant)
 	clg_backend_close(be);
 
 	/* the wrong add: the changed source is re-tested, add becomes unsupported */
-	setenv("CLGRAD_KERNEL_DIR", mutant, 1);
+	clg_config_set("KERNEL_DIR", mutant);
 	if (!(be = open_dev(idx, &in, &mcold)))
 		return;
 	CHECK(!in.from_cache && in.cases_failed > 0, "mutant kernels: from cache %d, %d wrong (want a fresh run that fails)",
@@ -199,7 +199,7 @@ static void real_and_mutant(int idx, const char *dir, const char *mutant)
 	clg_backend_close(be);
 
 	/* back to the real kernels: their result is still cached, with no routes */
-	unsetenv("CLGRAD_KERNEL_DIR");
+	clg_config_set("KERNEL_DIR", NULL);
 	if (!(be = open_dev(idx, &in, &warm)))
 		return;
 	route_of(be, CLG_OP_ADD, &n);
@@ -217,9 +217,9 @@ static void known_bad(int idx, const char *mutant)
 	int n;
 
 	/* CLGRAD_SELFTEST=0: the list applies, no case runs, the wrong add goes unnoticed */
-	setenv("CLGRAD_SELFTEST", "0", 1);
-	setenv("CLGRAD_KERNEL_DIR", mutant, 1);
-	setenv("CLGRAD_KNOWN_BAD", "gemm:fallback:test fallback;exp:unsupported:test exp;nosuchop:unsupported:x;add:sideways:x", 1);
+	clg_config_set("SELFTEST", "0");
+	clg_config_set("KERNEL_DIR", mutant);
+	clg_config_set("KNOWN_BAD", "gemm:fallback:test fallback;exp:unsupported:test exp;nosuchop:unsupported:x;add:sideways:x");
 	if (!(be = open_dev(idx, &in, &secs)))
 		goto out;
 	CHECK(!in.enabled && in.cases_run == 0, "CLGRAD_SELFTEST=0: enabled %d, %d cases", in.enabled, in.cases_run);
@@ -237,7 +237,7 @@ static void known_bad(int idx, const char *mutant)
 	}
 	clg_backend_close(be);
 	/* exp unsupported: a unary op, checked through its status */
-	setenv("CLGRAD_KNOWN_BAD", "exp:unsupported:test exp", 1);
+	clg_config_set("KNOWN_BAD", "exp:unsupported:test exp");
 	if ((be = open_dev(idx, &in, &secs))) {
 		clg_buffer *b = NULL;
 		clg_op_call c = {.op = CLG_OP_EXP};
@@ -252,9 +252,9 @@ static void known_bad(int idx, const char *mutant)
 	}
 	printf("  CLGRAD_KNOWN_BAD: gemm -> fallback (still right), exp -> unsupported\n");
 out:
-	unsetenv("CLGRAD_SELFTEST");
-	unsetenv("CLGRAD_KERNEL_DIR");
-	unsetenv("CLGRAD_KNOWN_BAD");
+	clg_config_set("SELFTEST", NULL);
+	clg_config_set("KERNEL_DIR", NULL);
+	clg_config_set("KNOWN_BAD", NULL);
 }
 
 static void wrong_gemm(int idx, const char *dir, const char *gemm_mutant)
@@ -265,7 +265,7 @@ static void wrong_gemm(int idx, const char *dir, const char *gemm_mutant)
 	double secs;
 	int n;
 
-	setenv("CLGRAD_KERNEL_DIR", gemm_mutant, 1);
+	clg_config_set("KERNEL_DIR", gemm_mutant);
 	if ((be = open_dev(idx, &in, &secs))) {
 		r = route_of(be, CLG_OP_GEMM, &n);
 		if (be->info.type == CLG_DEV_CPU) /* the own kernels are the default there */
@@ -277,13 +277,13 @@ static void wrong_gemm(int idx, const char *dir, const char *gemm_mutant)
 		printf("  %-28s wrong own GEMM: %s (open %.1f s)\n", be->info.name, r ? r->why : "-", secs);
 		clg_backend_close(be);
 	}
-	unsetenv("CLGRAD_KERNEL_DIR");
+	clg_config_set("KERNEL_DIR", NULL);
 	CHECK(clear_results(dir) == 0, "temporary files left in %s", dir);
 }
 
 int main(int argc, char **argv)
 {
-	const char *dir = getenv("CLGRAD_CACHE_DIR"), *mutant = NULL, *gemm_mutant = NULL;
+	const char *dir = clg_config_get("CACHE_DIR"), *mutant = NULL, *gemm_mutant = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--gemm") && i + 1 < argc)
@@ -296,8 +296,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	t_require_opencl();
-	unsetenv("CLGRAD_SELFTEST");
-	unsetenv("CLGRAD_KNOWN_BAD");
+	clg_config_set("SELFTEST", NULL);
+	clg_config_set("KNOWN_BAD", NULL);
 	for (int idx = 1; idx <= t_opencl_count(); idx++) {
 		clear_results(dir);
 		if (gemm_mutant) {

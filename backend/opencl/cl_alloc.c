@@ -50,8 +50,7 @@ static void CL_CALLBACK huge_unmap(cl_mem mem, void *user)
 
 static int huge_wanted(const clg_backend *be, size_t cap)
 {
-	const char *e = getenv("CLGRAD_HUGEPAGES");
-	return be->info.type == CLG_DEV_CPU && cap >= HUGE_MIN && !(e && !strcmp(e, "0"));
+	return be->info.type == CLG_DEV_CPU && cap >= HUGE_MIN && clg_cfg_bool(CLG_CFG_HUGEPAGES);
 }
 
 /* A buffer of cap bytes on 2 MiB-aligned anonymous memory advised for huge pages, or NULL. */

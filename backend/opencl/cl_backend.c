@@ -183,7 +183,7 @@ static int fused_fma(cl_device_id d, cl_device_info which)
  * tests compare the paths on the one runtime at hand. */
 static int probe_subgroups(clg_backend *be)
 {
-	const char *env = getenv("CLGRAD_SUBGROUPS");
+	const char *env = clg_cfg_str(CLG_CFG_SUBGROUPS);
 	size_t len = 0;
 	char *ext;
 	int r = 0;

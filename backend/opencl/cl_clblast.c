@@ -67,17 +67,11 @@ clg_status clg_cl_clblast_set_min_indirect(clg_backend *be, clg_dtype t, size_t 
 
 clg_status clg_cl_clblast_env_min_indirect(clg_backend *be)
 {
-	const char *e = getenv("CLGRAD_GEMM_MIN_INDIRECT");
-	char *end = NULL;
-	unsigned long long v;
+	unsigned long long v = (unsigned long long)clg_cfg_int(CLG_CFG_GEMM_MIN_INDIRECT);
 	clg_status st;
 
-	if (clg_cl_of(be)->gemm_env_applied || !e || !*e)
+	if (clg_cl_of(be)->gemm_env_applied || !v)
 		return CLG_OK;
-	v = strtoull(e, &end, 10);
-	if (*end || v == 0 || v > T_MAX)
-		return clg_fail(CLG_ERR_INVALID, "op 'gemm' on device '%s': CLGRAD_GEMM_MIN_INDIRECT='%s' is not a size in 1..%d",
-				be->info.name, e, T_MAX);
 	if ((st = clg_cl_clblast_set_min_indirect(be, CLG_F32, (size_t)v)) ||
 	    (st = clg_cl_clblast_set_min_indirect(be, CLG_F64, (size_t)v)))
 		return st;

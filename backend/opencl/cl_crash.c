@@ -44,7 +44,7 @@ static const char *test_crash;
 static pthread_once_t test_once = PTHREAD_ONCE_INIT;
 static void read_test_crash(void)
 {
-	const char *e = getenv("CLGRAD_TEST_CRASH");
+	const char *e = clg_cfg_str(CLG_CFG_TEST_CRASH);
 	test_crash = e && *e ? e : NULL;
 }
 #endif
@@ -277,6 +277,5 @@ void clg_crash_clear(const clg_device_info *d)
 
 int clg_force_device(void)
 {
-	const char *e = getenv("CLGRAD_FORCE_DEVICE");
-	return e && *e && strcmp(e, "0") != 0;
+	return clg_cfg_bool(CLG_CFG_FORCE_DEVICE);
 }

@@ -43,7 +43,7 @@ static void at_exit_tallies(void) { print_tallies("at exit"); }
 
 static void parse(void)
 {
-	const char *e = getenv("CLGRAD_FAULT"), *colon;
+	const char *e = clg_cfg_str(CLG_CFG_FAULT), *colon;
 	char *end;
 	int k;
 

@@ -57,24 +57,12 @@ static int layout_of(const clg_view *v, gemm_layout *l)
 	return -1;
 }
 
-/* The implementation asked for by $CLGRAD_GEMM. */
+/* The implementation asked for by CLGRAD_GEMM (the configuration accepts auto, own, clblast only). */
 static clg_status impl_from_env(clg_backend *be, gemm_impl *out)
 {
-	const char *e = getenv("CLGRAD_GEMM");
-
-	*out = GEMM_AUTO;
-	if (!e || !*e || !strcmp(e, "auto"))
-		return CLG_OK;
-	if (!strcmp(e, "clblast")) {
-		*out = GEMM_CLBLAST;
-		return CLG_OK;
-	}
-	if (!strcmp(e, "own")) {
-		*out = GEMM_OWN;
-		return CLG_OK;
-	}
-	return clg_fail(CLG_ERR_INVALID, "op 'gemm' on device '%s': CLGRAD_GEMM='%s' is none of clblast, own, auto",
-			be->info.name, e);
+	(void)be;
+	*out = clg_cfg_is(CLG_CFG_GEMM, "clblast") ? GEMM_CLBLAST : clg_cfg_is(CLG_CFG_GEMM, "own") ? GEMM_OWN : GEMM_AUTO;
+	return CLG_OK;
 }
 
 /* ---- CLBlast ----------------------------------------------------------------------------- */
@@ -245,7 +233,7 @@ static void long_side_tile(gemm_tile *g, size_t q, size_t K)
 /* $CLGRAD_GEMM_TILE into *g: 1 when set and valid. */
 static int tile_from_env(gemm_tile *g)
 {
-	const char *e = getenv("CLGRAD_GEMM_TILE");
+	const char *e = clg_cfg_str(CLG_CFG_GEMM_TILE);
 	gemm_tile u;
 
 	if (!e || !*e)
@@ -350,12 +338,10 @@ static clg_status pack_operand(clg_backend *be, const char *opts, op_operand *x,
 #define SPLIT_KMIN 8
 static int64_t split_chunks(clg_backend *be, int64_t tiles, int64_t K)
 {
-	const char *e = getenv("CLGRAD_GEMM_SPLIT");
-	int64_t cus = be->info.compute_units ? be->info.compute_units : 1, ns = 1, kc;
+	/* CLGRAD_GEMM_SPLIT (1..64) forces the chunks; 0 chooses */
+	int64_t cus = be->info.compute_units ? be->info.compute_units : 1, ns = clg_cfg_int(CLG_CFG_GEMM_SPLIT), kc;
 
-	if (e && *e && atoi(e) > 0) {
-		ns = atoi(e) > 64 ? 64 : atoi(e);
-	} else if (tiles < cus && K >= 2 * SPLIT_KMIN) {
+	if (ns == 0 && tiles < cus && K >= 2 * SPLIT_KMIN) {
 		kc = K / ((cus + tiles - 1) / tiles); /* rounded down: ceil(K / kc) chunks cover the units */
 		ns = (K + (kc < SPLIT_KMIN ? SPLIT_KMIN : kc) - 1) / (kc < SPLIT_KMIN ? SPLIT_KMIN : kc);
 	}
@@ -518,7 +504,7 @@ static void own_options(clg_backend *be, clg_dtype t, const gemm_tile *g, char *
 #define OP_BT_MMIN 256
 int clg_cl_gemm_op_for_bt(int64_t M, int64_t N, int64_t K)
 {
-	const char *e = getenv("CLGRAD_GEMM_BT"); /* dot|op forces one (tests, measurements) */
+	const char *e = clg_cfg_str(CLG_CFG_GEMM_BT); /* dot|op forces one (tests, measurements) */
 
 	(void)N, (void)K;
 	if (e && !strcmp(e, "dot"))
@@ -755,7 +741,7 @@ static clg_status gemm_staged(clg_backend *be, const clg_op_call *c, gemm_impl i
  * its float32 GEMM (docs/PERFORMANCE.md). */
 static int half_staged(const clg_backend *be)
 {
-	const char *e = getenv("CLGRAD_GEMM_HALF");
+	const char *e = clg_cfg_str(CLG_CFG_GEMM_HALF);
 	if (e && !strcmp(e, "staged"))
 		return 1;
 	if (e && !strcmp(e, "kernel"))

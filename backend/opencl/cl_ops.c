@@ -162,8 +162,7 @@ void clg_cl_row_options(clg_backend *be, clg_dtype t, char *buf, size_t len)
  * for tests, which run both). */
 static int ew_2d_wanted(void)
 {
-	const char *e = getenv("CLGRAD_EW_2D");
-	return !(e && !strcmp(e, "0"));
+	return clg_cfg_bool(CLG_CFG_EW_2D);
 }
 
 /* A 2-D launch over (columns, rows) of a two-dim geometry: a row's columns in adjacent lanes (up

@@ -14,14 +14,12 @@
 #define KB 16 /* scores per online-softmax step (FWD_KEYS) */
 #define MAX_TILE 64 /* rows per work-group and per local-memory tile */
 #define QB 16 /* rows a _cpu work-item takes, one a vector lane (QB in attention.cl) */
-/* Largest ds scratch (MiB) of the cpu shape's stored-ds backward; past it (or
- * $CLGRAD_ATTN_DS_MB, 0 = never) the backward recomputes the scores in both passes. */
-#define DS_MB 256
+/* Largest ds scratch of the cpu shape's stored-ds backward: CLGRAD_ATTN_DS_MB (MiB, default
+ * 256, 0 = never); past it the backward recomputes the scores in both passes. */
 
 static int64_t ds_limit(void)
 {
-	const char *e = getenv("CLGRAD_ATTN_DS_MB");
-	return (e && *e ? strtoll(e, NULL, 10) : DS_MB) << 20;
+	return clg_cfg_int(CLG_CFG_ATTN_DS_MB) << 20;
 }
 
 /* Must match ageom in kernels_cl/attention.cl, operands in its A_* order. */

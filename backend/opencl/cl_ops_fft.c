@@ -5,7 +5,7 @@
  *   - clFFT implements lengths whose prime factors are 2, 3, 5, 7, 11 and 13; any other length
  *     (17, 1009, ...) runs Bluestein's chirp-z (bluestein(): a convolution through clFFT transforms
  *     of a power of two >= 2n - 1, O(n log n)), or the O(n^2) direct sum where its work n^2 batch
- *     is small (CLG_FFT_DIRECT_MAX, measured);
+ *     is small (CLGRAD_FFT_DIRECT_MAX, measured);
  *   - $CLGRAD_FFT=clfft|planar|own|bluestein|auto (default auto) forces a path: clfft fails with
  *     CLG_ERR_UNSUPPORTED on a length it cannot do, planar is clfft with complex-to-complex
  *     transforms on clFFT's planar layout (the fallback below, for tests), own runs the kernels
@@ -308,7 +308,7 @@ int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len)
 /* ---- path choice ---------------------------------------------------------------------------- */
 
 /* Lengths clFFT cannot do run the direct O(n^2) sum while its work n^2 batch is below
- * $CLGRAD_FFT_DIRECT_MAX, else CLG_FFT_DIRECT_MAX, and Bluestein's chirp-z from there. Measured with
+ * CLGRAD_FFT_DIRECT_MAX (default 32768), and Bluestein's chirp-z from there. Measured with
  * `clgrad bench fft --lengths 17,31,61,127,257 --batches 1,64,1024` (float32 C2C; CLGRAD_FFT=bluestein
  * for the other side) on PoCL: one row of 17 or 61, direct 0.02 / 0.05 ms against Bluestein's
  * 0.25-0.29 ms (its five launches and three transforms); one row of 127 (16129) 0.20 against 0.28
@@ -318,12 +318,10 @@ int clg_cl_fft_plans(clg_backend *be, char *buf, size_t len)
  * against 0.97 ms; 61 x 64, 238e3: 0.28 against 0.45 ms), so between 32768 and 1e6 it loses up to
  * 1.6x; beyond, Bluestein wins there too (257 x 1024: 226 against 272 ms; 4099 x 64: 228 ms
  * against 5.1 s). */
-#define CLG_FFT_DIRECT_MAX 32768
 
 static int64_t direct_max(void)
 {
-	const char *e = getenv("CLGRAD_FFT_DIRECT_MAX");
-	return e && *e ? strtoll(e, NULL, 10) : CLG_FFT_DIRECT_MAX;
+	return clg_cfg_int(CLG_CFG_FFT_DIRECT_MAX);
 }
 
 clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
@@ -333,7 +331,7 @@ clg_cl_fft_path clg_cl_fft_path_of(clg_backend *be, int64_t n, const char **why)
 
 clg_cl_fft_path clg_cl_fft_path_batch(clg_backend *be, int64_t n, int64_t batch, const char **why)
 {
-	const char *e = getenv("CLGRAD_FFT");
+	const char *e = clg_cfg_str(CLG_CFG_FFT);
 	const char *dummy;
 
 	clfftStatus setup;
@@ -660,7 +658,7 @@ free_bufs:
 static clg_status fft_run(clg_backend *be, const clg_op_call *c)
 {
 	const char *why, *op = clg_op_name(c->op);
-	const char *e = getenv("CLGRAD_FFT");
+	const char *e = clg_cfg_str(CLG_CFG_FFT);
 	clg_fft_geom g;
 	clg_cl_fft_path path;
 	char s0[128];
@@ -706,7 +704,7 @@ static clg_status fft_exec(clg_backend *be, const clg_op_call *c, const clg_fft_
 	if (!st && !packed(&vout))
 		st = temp_like(be, &c->dst, 0, &tout, &vout);
 	if (!st && path == CLG_CL_FFT_CLFFT) {
-		const char *e = getenv("CLGRAD_FFT");
+		const char *e = clg_cfg_str(CLG_CFG_FFT);
 		int fall_back = 0;
 		cl_mem in = (cl_mem)vin.buf->handle, out = (cl_mem)vout.buf->handle;
 		if (e && !strcmp(e, "planar") && c->op == CLG_OP_FFT_C2C)

@@ -216,20 +216,20 @@ enum { PATH_SCAN, PATH_SORT, PATH_RANK };
 static clg_status index_add_path(clg_backend *be, const clg_op_call *c, int64_t reads, int64_t rows, int64_t n,
 				 int *path)
 {
-	const char *e = getenv("CLGRAD_INDEX_ADD");
 	int gpu = clg_backend_kernel_shape(be, CLG_KFAM_REDUCE, NULL) == CLG_SHAPE_GPU;
 
 	*path = reads < INDEX_ADD_SORT_MIN ? PATH_SCAN
 		: gpu && rows * ((n + INDEX_ADD_BLOCK - 1) / INDEX_ADD_BLOCK) <= INDEX_ADD_RANK_MAX ? PATH_RANK
 		: PATH_SORT;
-	if (!e || !*e || !strcmp(e, "auto"))
-		return CLG_OK;
-	if (!strcmp(e, "scan") || !strcmp(e, "sort") || !strcmp(e, "rank")) {
-		*path = e[1] == 'c' ? PATH_SCAN : e[1] == 'o' ? PATH_SORT : PATH_RANK;
-		return CLG_OK;
-	}
-	return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': CLGRAD_INDEX_ADD='%s' is none of scan, sort, rank, auto",
-			clg_op_name(c->op), be->info.name, e);
+	/* CLGRAD_INDEX_ADD forces one (the configuration accepts auto, scan, sort, rank only) */
+	if (clg_cfg_is(CLG_CFG_INDEX_ADD, "scan"))
+		*path = PATH_SCAN;
+	else if (clg_cfg_is(CLG_CFG_INDEX_ADD, "sort"))
+		*path = PATH_SORT;
+	else if (clg_cfg_is(CLG_CFG_INDEX_ADD, "rank"))
+		*path = PATH_RANK;
+	(void)c;
+	return CLG_OK;
 }
 
 /* One launch of the sort path, in work-groups of the backend's default size. */

@@ -47,7 +47,7 @@ int clg_cl_rows_per_item(clg_backend *be, int C, int contiguous, int64_t rows, i
 	int64_t cus = be->info.compute_units ? be->info.compute_units : 1;
 
 	if (forced == -2) {
-		const char *e = getenv("CLGRAD_ROWS16");
+		const char *e = clg_cfg_str(CLG_CFG_ROWS16);
 		forced = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
 	}
 	if (!contiguous || !forced)

@@ -73,7 +73,7 @@ static clg_status read_file(const char *path, char **data, size_t *len)
  * may_be_absent: then the embedded copy serves), else the embedded copy. */
 static clg_status file_source(const char *name, int may_be_absent, const char **src, size_t *len, char **owned)
 {
-	const char *dir = getenv("CLGRAD_KERNEL_DIR");
+	const char *dir = clg_cfg_str(CLG_CFG_KERNEL_DIR);
 
 	*owned = NULL;
 	if (dir && *dir) {
@@ -126,7 +126,8 @@ clg_status clg_cl_program_source(const char *name, const char **src, size_t *len
 
 void clg_cl_cache_dir(char *buf, size_t len)
 {
-	const char *d = getenv("CLGRAD_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	const char *d = clg_cfg_str(CLG_CFG_CACHE_DIR), *x = clg_config_foreign("XDG_CACHE_HOME"),
+		   *h = clg_config_foreign("HOME");
 	buf[0] = 0;
 	if (d && *d) {
 		if (strcmp(d, "0") != 0)
@@ -557,8 +558,7 @@ clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *optio
 static const char *half_test_bug(clg_backend *be)
 {
 #ifdef CLGRAD_TEST_HOOKS
-	const char *e = getenv("CLGRAD_TEST_HALF_WRONG");
-	if (e && !strcmp(e, "1") && clg_half_native(&be->info))
+	if (clg_cfg_bool(CLG_CFG_TEST_HALF_WRONG) && clg_half_native(&be->info))
 		return " -DCLG_TEST_HALF_WRONG";
 #endif
 	(void)be;
@@ -668,8 +668,9 @@ static void add_job(clg_backend *be, precompile_job *jobs, int *n, const char *n
 /* The worker threads: $CLGRAD_PRECOMPILE_THREADS, else one per online core (at most 8). */
 static int precompile_threads(void)
 {
-	const char *e = getenv("CLGRAD_PRECOMPILE_THREADS");
-	long n = e && *e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+	long n = clg_cfg_int(CLG_CFG_PRECOMPILE_THREADS);
+	if (n == 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1 ? 1 : n > 8 ? 8 : (int)n;
 }
 

@@ -155,7 +155,7 @@ static int op_by_name(const char *name, size_t len, clg_op *out)
  * malformed entry is skipped (with a debug message), never fatal. */
 static void apply_env_known_bad(clg_backend *be)
 {
-	const char *e = getenv("CLGRAD_KNOWN_BAD");
+	const char *e = clg_cfg_str(CLG_CFG_KNOWN_BAD);
 
 	while (e && *e) {
 		const char *end = strchr(e, ';'), *c1, *c2;
@@ -215,7 +215,7 @@ static double now_s(void)
 /* Whether GEMM with impl (AUTO: as the op table runs it) reaches CLBlast here. */
 static int clblast_serves(clg_backend *be, clg_cl_gemm_impl impl)
 {
-	const char *e = getenv("CLGRAD_GEMM");
+	const char *e = clg_cfg_str(CLG_CFG_GEMM);
 
 	if (impl != CLG_CL_GEMM_AUTO)
 		return impl == CLG_CL_GEMM_CLBLAST;
@@ -366,7 +366,7 @@ static uint64_t hash_str(uint64_t h, const char *s) { return clg_hash64(h, s ? s
 static const char *build_id(void)
 {
 #ifdef CLGRAD_TEST_HOOKS
-	const char *e = getenv("CLGRAD_TEST_BUILD_ID");
+	const char *e = clg_cfg_str(CLG_CFG_TEST_BUILD_ID);
 	if (e && *e)
 		return e;
 #endif
@@ -404,9 +404,9 @@ static void result_key(clg_backend *be, uint64_t key[2])
 		h = hash_str(h, i->driver_version);
 		h = clg_hash64(h, &src, sizeof(src));
 		h = hash_str(h, build_id());
-		h = hash_str(h, getenv("CLGRAD_GEMM"));
-		h = hash_str(h, getenv("CLGRAD_GEMM_TILE"));
-		h = hash_str(h, getenv("CLGRAD_GEMM_MIN_INDIRECT"));
+		h = hash_str(h, clg_cfg_str(CLG_CFG_GEMM));
+		h = hash_str(h, clg_cfg_str(CLG_CFG_GEMM_TILE));
+		h = hash_str(h, clg_cfg_str(CLG_CFG_GEMM_MIN_INDIRECT));
 		h = clg_hash64(h, &s->gemm_impl, sizeof(s->gemm_impl));
 		for (int r = 0; r < s->nroutes; r++) {
 			int v[2] = {(int)s->routes[r].op, (int)s->routes[r].action};
@@ -520,7 +520,6 @@ static void store_result(clg_backend *be, const char *dir, const char *path, con
 void clg_cl_selftest_open(clg_backend *be)
 {
 	clg_cl *cl = clg_cl_of(be);
-	const char *e = getenv("CLGRAD_SELFTEST");
 	double t0 = now_s();
 	char dir[4096], path[4200];
 	uint64_t key[2];
@@ -532,7 +531,7 @@ void clg_cl_selftest_open(clg_backend *be)
 	}
 	cl->selftest->gemm_fn = be->ops[CLG_OP_GEMM];
 	apply_known_bad(be);
-	cl->selftest->info.enabled = !(e && !strcmp(e, "0"));
+	cl->selftest->info.enabled = clg_cfg_bool(CLG_CFG_SELFTEST);
 	if (!cl->selftest->info.enabled)
 		goto done;
 	clg_cl_cache_dir(dir, sizeof(dir));

@@ -488,8 +488,7 @@ static double now_s(void)
 /* Progress of a long first-use self-test on stderr: on a terminal, or CLGRAD_PROGRESS=1 (=0: never). */
 static int progress_on(void)
 {
-	const char *e = getenv("CLGRAD_PROGRESS");
-	return e && *e ? strcmp(e, "0") != 0 : isatty(2);
+	return clg_cfg_is(CLG_CFG_PROGRESS, "auto") ? isatty(2) : clg_cfg_is(CLG_CFG_PROGRESS, "1");
 }
 
 void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref, clg_op only, clg_st_result *res,

@@ -484,7 +484,7 @@ static void stale_shapes(clg_backend *be, dev_state *s)
 /* Loads and applies the tune file of be's device once. Caller holds g_lock. */
 static void load_once(clg_backend *be, dev_state *s)
 {
-	const char *e = getenv("CLGRAD_TUNE"), *why = NULL;
+	const char *why = NULL;
 	char *text = NULL;
 	long len;
 	FILE *f = NULL;
@@ -495,7 +495,7 @@ static void load_once(clg_backend *be, dev_state *s)
 	s->tried = 1;
 	memset(&s->st, 0, sizeof(s->st));
 	memset(&s->d, 0, sizeof(s->d));
-	if (e && !strcmp(e, "0")) {
+	if (!clg_cfg_bool(CLG_CFG_TUNE)) {
 		s->st.disabled = 1;
 		snprintf(s->st.note, sizeof(s->st.note), "CLGRAD_TUNE=0: stored tune results ignored");
 		clg_debug("tune: %s", s->st.note);
@@ -698,7 +698,7 @@ clg_status clg_tune_gemm_choice(clg_backend *be, int64_t m, int64_t n, int64_t k
 {
 	clg_cl_gemm_impl impl;
 	clg_cl_gemm_tile t;
-	const char *env = getenv("CLGRAD_GEMM");
+	const char *env = clg_cfg_str(CLG_CFG_GEMM);
 	char ts[48];
 	int tuned;
 
