@@ -334,7 +334,7 @@ clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot)
 	return l;
 }
 
-/* The fused path: saved[0] the targets, saved[1] each row's logsumexp; f[0] = 1 / N. */
+/* The fused path: saved[0] the targets, saved[1] each row's max and log-sum (N, 2); f[0] = 1 / N. */
 static clg_status xent_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *x = n->in[0], *d;
@@ -356,21 +356,23 @@ static clg_status xent_backward(clg_node *n, clg_tensor *g)
 	return fe_give(x, d);
 }
 
-/* loss = -sum(t * log_softmax(x)) / N in one op, the logsumexp of each row kept for backward */
+/* loss = -sum(t * log_softmax(x)) / N in one op, each row's max and log of its sum of exp(x - max)
+ * kept for backward: apart, so that their precision does not depend on the logits' magnitude */
 static clg_tensor *xent_fused(clg_tensor *x, clg_tensor *t)
 {
 	clg_backend *be = x->v.buf->backend;
 	clg_op_call c = {.op = CLG_OP_SOFTMAX_XENT};
-	clg_tensor *loss = fe_new(be, x->v.dtype, 0, NULL), *lse = fe_new(be, x->v.dtype, 1, x->v.shape);
+	clg_tensor *loss = fe_new(be, x->v.dtype, 0, NULL);
+	clg_tensor *stats = fe_new(be, x->v.dtype, 2, (int64_t[]){x->v.shape[0], 2}); /* (N, 2): max, log-sum */
 	clg_node *node;
 	double scale = x->v.shape[0] > 0 ? 1.0 / (double)x->v.shape[0] : 0.0;
 
-	if (!loss || !lse)
+	if (!loss || !stats)
 		goto fail;
 	c.dst = loss->v;
 	c.src[0] = x->v;
 	c.src[1] = t->v;
-	c.src[2] = lse->v;
+	c.src[2] = stats->v;
 	c.f[0] = scale;
 	if (fe_run(be, &c))
 		goto fail;
@@ -378,13 +380,13 @@ static clg_tensor *xent_fused(clg_tensor *x, clg_tensor *t)
 	if (node) {
 		node->f[0] = scale;
 		fe_save(node, t);
-		fe_save(node, lse);
+		fe_save(node, stats);
 	}
-	clg_free(lse);
+	clg_free(stats);
 	return loss;
 fail:
 	clg_free(loss);
-	clg_free(lse);
+	clg_free(stats);
 	return NULL;
 }
 
