@@ -56,7 +56,7 @@ static const op_bench benches[] = {
 	{"add_ln_bwd", "transformer residual + layer norm (1024, 64)", CLG_OP_ADD_LAYER_NORM_BACKWARD, 7,
 	 {2, 2, 2, 1, 1, 1, 2}, {{1024, 64}, {1024, 64}, {1024, 64}, {64}, {64}, {64}, {1024, 64}}, 0, {1e-5}, {1}, -1},
 	{"xent", "softmax cross-entropy, logits (4096, 64)", CLG_OP_SOFTMAX_XENT, 4,
-	 {1, 2, 2, 1}, {{1}, {4096, 64}, {4096, 64}, {4096}}, 0, {1.0 / 4096}, {0}, -1},
+	 {1, 2, 2, 2}, {{1}, {4096, 64}, {4096, 64}, {4096, 2}}, 0, {1.0 / 4096}, {0}, -1},
 	{"im2col", "conv2 input (128, 32, 14, 14), 3x3 pad 1", CLG_OP_IM2COL, 2,
 	 {3, 4}, {{128, 288, 196}, {128, 32, 14, 14}}, 0, {0}, {3, 3, 1, 1, 1, 1, 1, 1}, -1},
 	{"max_pool2d", "conv1 output (128, 32, 28, 28), 2x2 stride 2", CLG_OP_MAXPOOL2D, 2,

@@ -23,8 +23,8 @@ int bench_rows(clg_backend *be, int reps, int json);
 
 #define NOPS 5 /* dst + up to 4 sources */
 
-/* an operand's extent: (R, C), (R) or (1) */
-enum { RC, R1, ONE };
+/* an operand's extent: (R, C), (R), (1) or (R, 2) (cross-entropy's row statistics) */
+enum { RC, R1, ONE, R2 };
 
 typedef struct {
 	const char *name, *dir;
@@ -43,8 +43,8 @@ static const row_bench rbs[] = {
 	{"layer_norm", "bwd", CLG_OP_LAYER_NORM_BACKWARD, 3, {RC, RC, RC}, 1e-5, -1},
 	{"sum", "fwd", CLG_OP_SUM, 2, {R1, RC}, 0, -1},
 	{"max", "fwd", CLG_OP_MAX, 2, {R1, RC}, 0, -1},
-	{"softmax_xent", "fwd", CLG_OP_SOFTMAX_XENT, 4, {ONE, RC, RC, R1}, 1, 0},
-	{"softmax_xent", "bwd", CLG_OP_SOFTMAX_XENT_BACKWARD, 5, {RC, RC, RC, R1, ONE}, 1, 0},
+	{"softmax_xent", "fwd", CLG_OP_SOFTMAX_XENT, 4, {ONE, RC, RC, R2}, 1, 0},
+	{"softmax_xent", "bwd", CLG_OP_SOFTMAX_XENT_BACKWARD, 5, {RC, RC, RC, R2, ONE}, 1, 0},
 	/* not a row op: the elementwise exp (the builtin) over the same elements, once per size, for the
 	 * ops whose cost is one exp per element (softmax, log-softmax's forward, cross-entropy) */
 	{"exp", "ew", CLG_OP_EXP, 2, {RC, RC}, 0, -1},
@@ -52,7 +52,7 @@ static const row_bench rbs[] = {
 
 static const int64_t sizes[][2] = {{4096, 64}, {1024, 512}};
 
-static int64_t ext_numel(int e, int64_t R, int64_t C) { return e == RC ? R * C : e == R1 ? R : 1; }
+static int64_t ext_numel(int e, int64_t R, int64_t C) { return e == RC ? R * C : e == R2 ? 2 * R : e == R1 ? R : 1; }
 
 /* one call's operands, allocated and filled; the buffers are freed by call_free */
 typedef struct {
@@ -178,9 +178,9 @@ static clg_status time_row_op(clg_backend *be, const row_bench *rb, int64_t R, i
 
 	for (int j = 0; j < rb->nops; j++) {
 		num[j] = ext_numel(rb->ext[j], R, C);
-		nd[j] = rb->ext[j] == RC ? 2 : 1;
+		nd[j] = rb->ext[j] == RC || rb->ext[j] == R2 ? 2 : 1;
 		shp[j][0] = rb->ext[j] == ONE ? 1 : R;
-		shp[j][1] = C;
+		shp[j][1] = rb->ext[j] == R2 ? 2 : C;
 		t->bytes += 4.0 * (double)num[j];
 	}
 	st = call_make(be, rb->op, rb->nops, num, (const int64_t(*)[2])shp, nd, xent ? rb->f0 / (double)R : rb->f0,

@@ -193,7 +193,9 @@ typedef enum { CLG_CMP_EQ, CLG_CMP_LT, CLG_CMP_LE, CLG_CMP_GT, CLG_CMP_GE } clg_
 clg_tensor *clg_compare(clg_tensor *a, clg_tensor *b, clg_cmp cmp);
 /* cond != 0 ? a : b, with broadcasting */
 clg_tensor *clg_where(clg_tensor *cond, clg_tensor *a, clg_tensor *b);
-/* over the last dim */
+/* over the last dim. max and min propagate NaN; their backward gives each row's gradient to the one
+ * element torch.max(dim) / torch.min(dim) index: the first extreme one on ties, the first NaN in a
+ * row holding one (clg_argmax's choice, of -a for min) */
 clg_tensor *clg_max(clg_tensor *a);
 clg_tensor *clg_min(clg_tensor *a);
 clg_tensor *clg_argmax(clg_tensor *a);    /* int32 */

@@ -206,24 +206,49 @@ static clg_tensor *reduce_last(const char *name, clg_op op, clg_tensor *a, clg_d
 	return out;
 }
 
-/* gradient flows to the positions equal to the result (all of them on ties, as a subgradient) */
+/* The gradient of each row's max (min) goes to the one index torch.max(dim) (torch.min(dim))
+ * returns: ARGMAX's first largest element, a NaN counting as larger than any number (so the NaN that
+ * MAX propagates gets it); a min is the max of -x (NaN stays NaN, ties keep their order). The rows
+ * of g are added with INDEX_ADD into a zero gradient, x (R..., C) viewed as (R, C, 1), g as
+ * (R, 1, 1) and the indices as (R, 1); in float32 for a 16-bit x (the index ops take float32 and
+ * float64), cast back exactly (each element is one g or 0). node->i[0]: the forward op. */
 static clg_status maxmin_backward(clg_node *n, clg_tensor *g)
 {
-	clg_tensor *x = n->in[0], *y = n->saved[0];
-	int64_t kshape[CLG_MAX_DIMS];
-	clg_tensor *yk, *gk, *mask, *gm;
+	clg_tensor *x = n->in[0], *src, *idx = NULL, *gw = NULL, *gx = NULL, *gr = NULL, *ir = NULL, *dr = NULL;
+	clg_dtype wdt = clg_dtype_is_half_storage(x->v.dtype) ? CLG_F32 : x->v.dtype;
+	clg_op_call c = {.op = CLG_OP_INDEX_ADD};
+	int64_t R = 1, C = x->v.shape[x->v.ndim - 1];
 	clg_status st;
-	memcpy(kshape, x->v.shape, sizeof(kshape));
-	kshape[x->v.ndim - 1] = 1;
-	yk = clg_reshape(y, x->v.ndim, kshape);
-	gk = clg_reshape(g, x->v.ndim, kshape);
-	mask = clg_compare(x, yk, CLG_CMP_EQ);
-	gm = clg_mul(mask, gk);
-	st = fe_give(x, gm ? fe_alias(gm) : NULL);
-	clg_free(yk);
-	clg_free(gk);
-	clg_free(mask);
-	clg_free(gm);
+
+	for (int d = 0; d < x->v.ndim - 1; d++)
+		R *= x->v.shape[d];
+	src = n->i[0] == CLG_OP_MIN ? clg_neg(x) : fe_alias(x);
+	idx = src ? clg_argmax(src) : NULL; /* (R...) int32 */
+	gw = idx ? (g->v.dtype != wdt ? clg_cast(g, wdt) : fe_alias(g)) : NULL;
+	gx = gw ? clg_zeros(x->v.buf->backend, wdt, x->v.ndim, x->v.shape) : NULL;
+	dr = gx ? clg_reshape(gx, 3, (int64_t[]){R, C, 1}) : NULL; /* a view: INDEX_ADD writes gx */
+	gr = dr ? clg_reshape(gw, 3, (int64_t[]){R, 1, 1}) : NULL;
+	ir = gr ? clg_reshape(idx, 2, (int64_t[]){R, 1}) : NULL;
+	if (!ir) {
+		st = clg_last_status();
+		goto out_free;
+	}
+	c.dst = dr->v;
+	c.src[0] = gr->v;
+	c.src[1] = ir->v;
+	st = fe_run(gx->v.buf->backend, &c);
+	if (!st && wdt != x->v.dtype)
+		st = fe_give(x, clg_cast(gx, x->v.dtype));
+	else if (!st)
+		st = fe_accumulate(x, gx);
+out_free:
+	clg_free(ir);
+	clg_free(gr);
+	clg_free(dr);
+	clg_free(gx);
+	clg_free(gw);
+	clg_free(idx);
+	clg_free(src);
 	return st;
 }
 
@@ -232,7 +257,7 @@ static clg_tensor *maxmin(const char *name, clg_op op, clg_tensor *a)
 	clg_node *node;
 	clg_tensor *out = fe_record_op(reduce_last(name, op, a, a ? a->v.dtype : CLG_F32), name, maxmin_backward, 1, &a, &node);
 	if (node)
-		fe_save(node, out);
+		node->i[0] = op;
 	return out;
 }
 
@@ -309,7 +334,7 @@ clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot)
 	return l;
 }
 
-/* The fused path: saved[0] the targets, saved[1] each row's logsumexp; f[0] = 1 / N. */
+/* The fused path: saved[0] the targets, saved[1] each row's max and log-sum (N, 2); f[0] = 1 / N. */
 static clg_status xent_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *x = n->in[0], *d;
@@ -331,21 +356,23 @@ static clg_status xent_backward(clg_node *n, clg_tensor *g)
 	return fe_give(x, d);
 }
 
-/* loss = -sum(t * log_softmax(x)) / N in one op, the logsumexp of each row kept for backward */
+/* loss = -sum(t * log_softmax(x)) / N in one op, each row's max and log of its sum of exp(x - max)
+ * kept for backward: apart, so that their precision does not depend on the logits' magnitude */
 static clg_tensor *xent_fused(clg_tensor *x, clg_tensor *t)
 {
 	clg_backend *be = x->v.buf->backend;
 	clg_op_call c = {.op = CLG_OP_SOFTMAX_XENT};
-	clg_tensor *loss = fe_new(be, x->v.dtype, 0, NULL), *lse = fe_new(be, x->v.dtype, 1, x->v.shape);
+	clg_tensor *loss = fe_new(be, x->v.dtype, 0, NULL);
+	clg_tensor *stats = fe_new(be, x->v.dtype, 2, (int64_t[]){x->v.shape[0], 2}); /* (N, 2): max, log-sum */
 	clg_node *node;
 	double scale = x->v.shape[0] > 0 ? 1.0 / (double)x->v.shape[0] : 0.0;
 
-	if (!loss || !lse)
+	if (!loss || !stats)
 		goto fail;
 	c.dst = loss->v;
 	c.src[0] = x->v;
 	c.src[1] = t->v;
-	c.src[2] = lse->v;
+	c.src[2] = stats->v;
 	c.f[0] = scale;
 	if (fe_run(be, &c))
 		goto fail;
@@ -353,13 +380,13 @@ static clg_tensor *xent_fused(clg_tensor *x, clg_tensor *t)
 	if (node) {
 		node->f[0] = scale;
 		fe_save(node, t);
-		fe_save(node, lse);
+		fe_save(node, stats);
 	}
-	clg_free(lse);
+	clg_free(stats);
 	return loss;
 fail:
 	clg_free(loss);
-	clg_free(lse);
+	clg_free(stats);
 	return NULL;
 }
 

@@ -1,14 +1,16 @@
 /* Fused hot-path ops (semantics: backend/clg_ops.def, "fused hot-path ops"): the linear layer's
  * epilogue (bias + activation) and its backward (activation gradient and bias gradient in one
- * pass), softmax cross-entropy forward (loss and each row's logsumexp) and backward; and GELU
+ * pass), softmax cross-entropy forward (loss and each row's max and log-sum) and backward; and GELU
  * alone (op gelu) under the CPU shape of family "fused", sixteen elements a work-item (gelu_v16).
  * The cross-entropy kernels come in the two shapes of family "row" (backend/kernel_shape.c):
  * <name>_rows a work-group per row (GPU: coalesced loads, wg_sum / wg_max of prelude.cl, local
  * scratch of one ACC per work-item, a power-of-two size), <name>_rows_cpu a work-item per row (CPU:
  * sixteen elements at a time along contiguous rows, no barriers), and for the forward over rows
  * of 16..64 contiguous elements softmax_xent_rows16_cpu, sixteen rows a work-item. The forward
- * writes each row's logsumexp and loss term (part, N elements of T); softmax_xent_sum[_cpu] then
- * adds the terms in a fixed order, so the loss does not depend on the scheduling.
+ * writes each row's statistics st (N, 2): its max m and l = log sum exp(x - m), apart (a logsumexp
+ * m + l in float32 is 2^-11 off at 1e4), and its loss term l * sum(t) - sum(t * (x - m)) (part, N
+ * elements of ACC; no cancellation of terms ~ m * sum(t)); softmax_xent_sum[_cpu] then adds the
+ * terms in a fixed order, so the loss does not depend on the scheduling.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * Elements go through XLOAD / XSTORE / VLOAD4 / VSTORE4 / VLOAD16 / VSTORE16 (prelude.cl): float16
  * and bfloat16 are storage, computed in ACC = float (native half loads and stores under -DUSE_NATIVE_HALF); the
@@ -282,15 +284,17 @@ __kernel void bias_act_backward_sum(const fgeom g, __global T *restrict db, cons
 
 /* ---- softmax cross-entropy --------------------------------------------------------------- */
 
-/* The row's loss term logsumexp * sum(t) - sum(t * x), with lse[n] stored. */
+/* The row's loss term l * sum(t) - sum(t * (x - m)), l = log(s), with st[n] = (m, l) stored;
+ * tx holds sum(t * (x - m)). */
 #define XENT_ROW_END(n, m, s, ts, tx)                                                              \
-	ACC r_ = (m) + log(s);                                                                     \
-	XSTORE(lse, AT1(3, n), r_);                                                                \
-	part[n] = r_ * (ts) - (tx);
+	ACC l_ = log(s);                                                                           \
+	XSTORE(st, AT(3, n, 0), m);                                                                \
+	XSTORE(st, AT(3, n, 1), l_);                                                               \
+	part[n] = l_ * (ts) - (tx);
 
 /* GPU shape: work-group n takes row n */
 __kernel void softmax_xent_rows(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
-				__global T *lse, __local ACC *scratch)
+				__global T *st, __local ACC *scratch)
 {
 	int n = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
 	ACC m = -INFINITY, s = (ACC)0, ts = (ACC)0, tx = (ACC)0;
@@ -298,8 +302,8 @@ __kernel void softmax_xent_rows(const fgeom g, __global ACC *part, __global cons
 		m = fmax(m, XLOAD(x, AT(1, n, j)));
 	m = wg_max(m, scratch);
 	for (int j = l; j < g.C; j += L) {
-		ACC xv = XLOAD(x, AT(1, n, j)), tv = XLOAD(t, AT(2, n, j));
-		s += exp(xv - m);
+		ACC xv = XLOAD(x, AT(1, n, j)) - m, tv = XLOAD(t, AT(2, n, j));
+		s += exp(xv);
 		ts += tv;
 		tx += tv * xv;
 	}
@@ -312,7 +316,7 @@ __kernel void softmax_xent_rows(const fgeom g, __global ACC *part, __global cons
 }
 
 /* CPU shape: row n, sixteen elements at a time where contiguous (ACC16, EXP16) */
-void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t, __global T *lse,
+void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t, __global T *st,
 		  int n)
 {
 	int j = 0;
@@ -321,38 +325,46 @@ void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __glob
 	if (vec && g.C <= 64 && !(g.C & 15)) {
 		/* rows of 16..64 (attention rows): x and t held in registers, one pass over memory
 		 * (softmax.cl's softmax_row64); unused registers repeat x0 for the max, take no exp */
-		ACC16 x0 = VLOAD16(x, ox), t0 = VLOAD16(t, ot), x1 = x0, x2 = x0, x3 = x0;
-		ACC16 m16 = (ACC16)(-INFINITY), s16, ts16 = t0, tx16 = t0 * x0;
+		ACC16 x0 = VLOAD16(x, ox), t0 = VLOAD16(t, ot), x1 = x0, x2 = x0, x3 = x0, t1 = t0, t2 = t0, t3 = t0;
+		ACC16 m16 = (ACC16)(-INFINITY), s16, ts16 = t0, tx16;
 		if (g.C > 16) {
-			ACC16 t1 = VLOAD16(t, ot + 16);
+			t1 = VLOAD16(t, ot + 16);
 			x1 = VLOAD16(x, ox + 16);
 			ts16 += t1;
-			tx16 += t1 * x1;
 		}
 		if (g.C > 32) {
-			ACC16 t2 = VLOAD16(t, ot + 32);
+			t2 = VLOAD16(t, ot + 32);
 			x2 = VLOAD16(x, ox + 32);
 			ts16 += t2;
-			tx16 += t2 * x2;
 		}
 		if (g.C > 48) {
-			ACC16 t3 = VLOAD16(t, ot + 48);
+			t3 = VLOAD16(t, ot + 48);
 			x3 = VLOAD16(x, ox + 48);
 			ts16 += t3;
-			tx16 += t3 * x3;
 		}
 		m16 = select(m16, x0, isgreater(x0, m16)); /* skips NaN as fmax */
 		m16 = select(m16, x1, isgreater(x1, m16));
 		m16 = select(m16, x2, isgreater(x2, m16));
 		m16 = select(m16, x3, isgreater(x3, m16));
 		m = HMAX16(m16);
-		s16 = EXP16N(x0 - m);
-		if (g.C > 16)
-			s16 += EXP16N(x1 - m);
-		if (g.C > 32)
-			s16 += EXP16N(x2 - m);
-		if (g.C > 48)
-			s16 += EXP16N(x3 - m);
+		x0 -= m;
+		s16 = EXP16N(x0);
+		tx16 = t0 * x0;
+		if (g.C > 16) {
+			x1 -= m;
+			s16 += EXP16N(x1);
+			tx16 += t1 * x1;
+		}
+		if (g.C > 32) {
+			x2 -= m;
+			s16 += EXP16N(x2);
+			tx16 += t2 * x2;
+		}
+		if (g.C > 48) {
+			x3 -= m;
+			s16 += EXP16N(x3);
+			tx16 += t3 * x3;
+		}
 		s = HSUM16(s16);
 		ts = HSUM16(ts16);
 		tx = HSUM16(tx16);
@@ -373,8 +385,8 @@ void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __glob
 	if (vec) {
 		ACC16 s16 = (ACC16)0, ts16 = (ACC16)0, tx16 = (ACC16)0;
 		for (; j + 16 <= g.C; j += 16) {
-			ACC16 xv = VLOAD16(x, ox + j), tv = VLOAD16(t, ot + j);
-			s16 += EXP16N(xv - m);
+			ACC16 xv = VLOAD16(x, ox + j) - m, tv = VLOAD16(t, ot + j);
+			s16 += EXP16N(xv);
 			ts16 += tv;
 			tx16 += tv * xv;
 		}
@@ -383,8 +395,8 @@ void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __glob
 		tx = HSUM16(tx16);
 	}
 	for (; j < g.C; j++) {
-		ACC xv = XLOAD(x, ox + j * g.cs[1]), tv = XLOAD(t, ot + j * g.cs[2]);
-		s += exp(xv - m);
+		ACC xv = XLOAD(x, ox + j * g.cs[1]) - m, tv = XLOAD(t, ot + j * g.cs[2]);
+		s += exp(xv);
 		ts += tv;
 		tx += tv * xv;
 	}
@@ -393,32 +405,32 @@ void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __glob
 
 /* ... work-item n takes row n */
 __kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
-				    __global T *lse)
+				    __global T *st)
 {
 	int n = get_global_id(0);
 	if (n < g.N)
-		xent_row_cpu(g, part, x, t, lse, n);
+		xent_row_cpu(g, part, x, t, st, n);
 }
 
 /* Rows n0..n0+15 of C = 16, 32, 48 or 64 contiguous elements (the host's choice, as for
  * softmax.cl's softmax_rows16): sixteen independent rows, their sums gathered into one ACC16 each
  * (prelude.cl's tree16_sum, lane i = row i, which adds in HSUM16's order), one vector log for the
  * sixteen (the builtin, which gives the scalar builtin's values); each row's sums add in
- * xent_row_cpu's order, so lse and the terms are those of the row-by-row kernel to the bit. A
+ * xent_row_cpu's order, so st and the terms are those of the row-by-row kernel to the bit. A
  * last, partial block goes row by row. Out of line, called with the work-item's first row (PoCL
  * inlines a function that calls get_global_id itself, whatever its attribute): inlined, the
  * kernel's private arrays got a copy per work-item of the group from PoCL (32 KiB each at 32
  * work-items), and it ran 8% slower there (Intel's runtime: within 1%). */
 __attribute__((noinline)) void xent_rows16(const fgeom g, __global ACC *part, __global const T *x,
-					   __global const T *t, __global T *lse, int n0)
+					   __global const T *t, __global T *st, int n0)
 {
 	int ox[16], ot[16];
-	ACC16 v[16], s16[16], ts16[16], tx16[16], r;
-	ACC m[16], rs[16], ts[16], tx[16];
+	ACC16 v[16], s16[16], ts16[16], tx16[16];
+	ACC m[16], ls[16], ts[16], tx[16];
 
 	if (n0 + 16 > g.N) {
 		for (int n = n0; n < g.N; n++)
-			xent_row_cpu(g, part, x, t, lse, n);
+			xent_row_cpu(g, part, x, t, st, n);
 		return;
 	}
 	for (int i = 0; i < 16; i++) {
@@ -429,32 +441,32 @@ __attribute__((noinline)) void xent_rows16(const fgeom g, __global ACC *part, __
 		v[i] = row_max16(x, ox[i], g.C);
 	vstore16(tree16_max(v), 0, m);
 	for (int i = 0; i < 16; i++) {
-		ACC16 x0 = VLOAD16(x, ox[i]), t0 = VLOAD16(t, ot[i]);
-		s16[i] = EXP16N(x0 - m[i]);
+		ACC16 x0 = VLOAD16(x, ox[i]) - m[i], t0 = VLOAD16(t, ot[i]);
+		s16[i] = EXP16N(x0);
 		ts16[i] = t0;
 		tx16[i] = t0 * x0;
 		for (int c = 16; c < g.C; c += 16) {
-			ACC16 xv = VLOAD16(x, ox[i] + c), tv = VLOAD16(t, ot[i] + c);
-			s16[i] += EXP16N(xv - m[i]);
+			ACC16 xv = VLOAD16(x, ox[i] + c) - m[i], tv = VLOAD16(t, ot[i] + c);
+			s16[i] += EXP16N(xv);
 			ts16[i] += tv;
 			tx16[i] += tv * xv;
 		}
 	}
-	r = vload16(0, m) + log(tree16_sum(s16));
-	vstore16(r, 0, rs);
+	vstore16(log(tree16_sum(s16)), 0, ls);
 	vstore16(tree16_sum(ts16), 0, ts);
 	vstore16(tree16_sum(tx16), 0, tx);
 	for (int i = 0; i < 16; i++) {
-		XSTORE(lse, AT1(3, n0 + i), rs[i]);
-		part[n0 + i] = rs[i] * ts[i] - tx[i];
+		XSTORE(st, AT(3, n0 + i, 0), m[i]);
+		XSTORE(st, AT(3, n0 + i, 1), ls[i]);
+		part[n0 + i] = ls[i] * ts[i] - tx[i];
 	}
 }
 
 /* ... work-item b takes rows 16b..16b+15 */
 __kernel void softmax_xent_rows16_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
-				      __global T *lse)
+				      __global T *st)
 {
-	xent_rows16(g, part, x, t, lse, get_global_id(0) * 16);
+	xent_rows16(g, part, x, t, st, get_global_id(0) * 16);
 }
 
 /* loss = scale * the sum of the N row terms: one work-group, a tree over fixed strides (GPU) */
@@ -486,29 +498,30 @@ __kernel void softmax_xent_sum_cpu(const fgeom g, __global T *loss, __global con
 	XSTORE(loss, g.off[0], scale * sum);
 }
 
-/* GPU shape: work-group n writes row n, (softmax * sum(t) - t) * scale * g */
+/* GPU shape: work-group n writes row n, (softmax * sum(t) - t) * scale * g, softmax = exp((x - m) - l)
+ * from the forward's st (N, 2) */
 __kernel void softmax_xent_backward_rows(const fgeom g, __global T *d, __global const T *x, __global const T *t,
-					 __global const T *lse, __global const T *gl, const ACC scale,
+					 __global const T *st, __global const T *gl, const ACC scale,
 					 __local ACC *scratch)
 {
 	int n = get_group_id(0), l = get_local_id(0), L = get_local_size(0);
-	ACC ts = (ACC)0, r = XLOAD(lse, AT1(3, n)), k = scale * XLOAD(gl, g.off[4]);
+	ACC ts = (ACC)0, m = XLOAD(st, AT(3, n, 0)), ls = XLOAD(st, AT(3, n, 1)), k = scale * XLOAD(gl, g.off[4]);
 	for (int j = l; j < g.C; j += L)
 		ts += XLOAD(t, AT(2, n, j));
 	ts = wg_sum(ts, scratch);
 	for (int j = l; j < g.C; j += L)
-		XSTORE(d, AT(0, n, j), k * (exp(XLOAD(x, AT(1, n, j)) - r) * ts - XLOAD(t, AT(2, n, j))));
+		XSTORE(d, AT(0, n, j), k * (exp((XLOAD(x, AT(1, n, j)) - m) - ls) * ts - XLOAD(t, AT(2, n, j))));
 }
 
 /* CPU shape: work-item n writes row n, sixteen elements at a time where contiguous */
 __kernel void softmax_xent_backward_rows_cpu(const fgeom g, __global T *d, __global const T *x,
-					     __global const T *t, __global const T *lse, __global const T *gl,
+					     __global const T *t, __global const T *st, __global const T *gl,
 					     const ACC scale)
 {
 	int n = get_global_id(0), j = 0;
 	if (n >= g.N)
 		return;
-	ACC ts = (ACC)0, r = XLOAD(lse, AT1(3, n)), k = scale * XLOAD(gl, g.off[4]);
+	ACC ts = (ACC)0, m = XLOAD(st, AT(3, n, 0)), ls = XLOAD(st, AT(3, n, 1)), k = scale * XLOAD(gl, g.off[4]);
 	int od = AT(0, n, 0), ox = AT(1, n, 0), ot = AT(2, n, 0);
 	int vec = g.cs[0] == 1 && g.cs[1] == 1 && g.cs[2] == 1 && g.C >= 16;
 	if (vec) {
@@ -523,8 +536,8 @@ __kernel void softmax_xent_backward_rows_cpu(const fgeom g, __global T *d, __glo
 	if (vec)
 		for (; j + 16 <= g.C; j += 16) {
 			ACC16 tv = VLOAD16(t, ot + j);
-			VSTORE16(d, od + j, k * (EXP16(VLOAD16(x, ox + j) - r) * ts - tv));
+			VSTORE16(d, od + j, k * (EXP16((VLOAD16(x, ox + j) - m) - ls) * ts - tv));
 		}
 	for (; j < g.C; j++)
-		XSTORE(d, od + j * g.cs[0], k * (exp(XLOAD(x, ox + j * g.cs[1]) - r) * ts - XLOAD(t, ot + j * g.cs[2])));
+		XSTORE(d, od + j * g.cs[0], k * (exp((XLOAD(x, ox + j * g.cs[1]) - m) - ls) * ts - XLOAD(t, ot + j * g.cs[2])));
 }

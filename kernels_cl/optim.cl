@@ -36,11 +36,14 @@ __kernel void sgd_step_x(SGD_ARGS)
 	SGD_BODY(i)
 }
 
+/* omb1, omb2: 1 - beta1 and 1 - beta2, taken by the host in double and rounded once (1 - beta2
+ * from an already rounded float beta2 = 0.9999 is 1.66e-4 too large); bc1, bc2 the host's bias
+ * corrections 1 - beta^t */
 #define ADAM_ARGS                                                                                  \
 	const int n, __global T *p, const int op, __global const T *g, const int og, __global T *m,   \
 		const int om, __global T *v, const int ov, const ACC lr, const ACC beta1,            \
 		const ACC beta2, const ACC eps, const ACC wd, const ACC bc1, const ACC bc2,          \
-		const int decoupled
+		const ACC omb1, const ACC omb2, const int decoupled
 
 #define ADAM_BODY(i)                                                                               \
 	ACC x = p[op + i];                                                                         \
@@ -49,8 +52,8 @@ __kernel void sgd_step_x(SGD_ARGS)
 		x *= (ACC)1 - lr * wd;                                                             \
 	else                                                                                       \
 		d += wd * x;                                                                       \
-	ACC m1 = beta1 * (ACC)m[om + i] + ((ACC)1 - beta1) * d;                                    \
-	ACC v1 = beta2 * (ACC)v[ov + i] + ((ACC)1 - beta2) * d * d;                                \
+	ACC m1 = beta1 * (ACC)m[om + i] + omb1 * d;                                                \
+	ACC v1 = beta2 * (ACC)v[ov + i] + omb2 * d * d;                                            \
 	m[om + i] = (T)m1;                                                                         \
 	v[ov + i] = (T)v1;                                                                         \
 	p[op + i] = (T)(x - lr * (m1 / bc1) / (sqrt(v1 / bc2) + eps));

@@ -74,6 +74,19 @@ static clg_tensor *f_clamp(clg_tensor **x) { return clg_clamp(x[0], -0.5, 0.6); 
 static clg_tensor *f_pow(clg_tensor **x) { return clg_pow(x[0], x[1]); }
 static clg_tensor *f_max(clg_tensor **x) { return clg_max(x[0]); }
 static clg_tensor *f_min(clg_tensor **x) { return clg_min(x[0]); }
+
+/* max / min of [x, x] along the last dim: every row's extreme value twice, a tie whose gradient
+ * belongs to the first copy only (as torch.max(dim) / torch.min(dim) route it to their index), so
+ * x gets it once; the mask of all tied positions gave it twice */
+static clg_tensor *maxmin_ties(clg_tensor *x, int is_max)
+{
+	clg_tensor *xx = clg_concat((clg_tensor *[]){x, x}, 2, -1), *y = xx ? (is_max ? clg_max(xx) : clg_min(xx)) : NULL;
+	clg_free(xx);
+	return y;
+}
+
+static clg_tensor *f_max_ties(clg_tensor **x) { return maxmin_ties(x[0], 1); }
+static clg_tensor *f_min_ties(clg_tensor **x) { return maxmin_ties(x[0], 0); }
 static clg_tensor *f_softmax(clg_tensor **x) { return clg_softmax(x[0]); }
 static clg_tensor *f_log_softmax(clg_tensor **x) { return clg_log_softmax(x[0]); }
 
@@ -153,6 +166,8 @@ static const gcase cases[] = {
 	{"where", 2, {2, 2}, {{3, 4}, {3, 4}}, -1, 1, f_where},
 	{"max_lastdim", 1, {2}, {{3, 6}}, -1, 1, f_max},
 	{"min_lastdim", 1, {3}, {{2, 2, 5}}, -1, 1, f_min},
+	{"max_ties", 1, {2}, {{3, 6}}, -1, 1, f_max_ties},
+	{"min_ties", 1, {3}, {{2, 2, 5}}, -1, 1, f_min_ties},
 	{"softmax", 1, {2}, {{3, 6}}, -2, 2, f_softmax},
 	{"log_softmax", 1, {2}, {{3, 6}}, -2, 2, f_log_softmax},
 	{"cross_entropy", 1, {2}, {{4, 5}}, -2, 2, f_cross_entropy},

@@ -1,6 +1,6 @@
 /* Gradient-check cases of the fused hot-path ops (see tests/test_grad.h): linear + activation
- * (relu, gelu, none; a strided input), cross-entropy against soft targets and on a strided view
- * of the logits, and a small MLP of fused layers. */
+ * (relu, gelu, none; a strided input), cross-entropy against soft targets, on a strided view
+ * of the logits and on logits near 1e4, and a small MLP of fused layers. */
 #include "test_grad.h"
 
 #include <stdint.h>
@@ -55,6 +55,17 @@ static clg_tensor *f_xent_strided(clg_tensor **x)
 	return y;
 }
 
+/* cross-entropy of x[0] (10, 6), logits near 1e4, against soft targets: the fused op keeps each
+ * row's max and the log of its sum apart, as a logsumexp rounded to float32 at 1e4 (ulp 2^-10) made
+ * exp(x - lse) off by up to 4.9e-4 and the gradient's rows sum to ~4e-4 instead of 0 */
+static clg_tensor *f_xent_offset(clg_tensor **x)
+{
+	clg_tensor *t = soft_targets(x[0], 10, 6), *y;
+	y = clg_cross_entropy(x[0], t, 0.0);
+	clg_free(t);
+	return y;
+}
+
 /* linear -> relu -> linear -> gelu -> linear -> cross-entropy, the layers sharing x[1] and x[2] */
 static clg_tensor *f_mlp_fused(clg_tensor **x)
 {
@@ -82,6 +93,7 @@ static const gcase cases[] = {
 	{"linear_gelu_strided", 3, {2, 2, 1}, {{5, 4}, {3, 5}, {3}}, -1, 1, f_linear_gelu_strided},
 	{"xent_soft_targets", 1, {2}, {{4, 6}}, -2, 2, f_xent_soft},
 	{"xent_strided_smoothing", 1, {2}, {{6, 4}}, -2, 2, f_xent_strided},
+	{"xent_logits_1e4", 1, {2}, {{10, 6}}, 1e4f - 2, 1e4f + 2, f_xent_offset, 2e-5},
 	{"mlp_fused", 3, {2, 2, 1}, {{4, 4}, {4, 4}, {4}}, -1, 1, f_mlp_fused},
 };
 

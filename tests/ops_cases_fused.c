@@ -1,13 +1,14 @@
 /* Op-suite cases of the fused hot-path ops (see tests/test_ops.h and clg_ops.def): bias +
  * activation forward and backward, the GEMM with them (gemm_bias_act), softmax cross-entropy
  * forward and backward. The suite compares
- * the dst, and bias_act_backward's bias gradient (written in place, check_src); the logsumexp
- * reaches the gradient checks (tests/grad_cases_fused.c) through the op that reads it. */
+ * the dst, and bias_act_backward's bias gradient (written in place, check_src); the row statistics
+ * (max, log-sum) reach the gradient checks (tests/grad_cases_fused.c) through the op that reads them. */
 #include "test_ops.h"
 
 #include <string.h>
 
-/* a case with nops operands of nd[k] dims: shapes (N, C), (C), (N) or (1) by code */
+/* a case with nops operands of nd[k] dims: shapes (N, C), (C), (N), (N, 2) ('S', cross-entropy's row
+ * statistics) or (1) by code */
 static op_case fused_case(clg_op op, const char *layout, int64_t N, int64_t C, enum layout l)
 {
 	op_case c = {.op = op, .layout = l, .lo = -2, .hi = 2, .nops = (int)strlen(layout)};
@@ -16,6 +17,7 @@ static op_case fused_case(clg_op op, const char *layout, int64_t N, int64_t C, e
 		case 'm': c.op_nd[k] = 2, c.op_shape[k][0] = N, c.op_shape[k][1] = C; break;
 		case 'c': c.op_nd[k] = 1, c.op_shape[k][0] = C; break;
 		case 'n': c.op_nd[k] = 1, c.op_shape[k][0] = N; break;
+		case 'S': c.op_nd[k] = 2, c.op_shape[k][0] = N, c.op_shape[k][1] = 2; break;
 		default: c.op_nd[k] = 1, c.op_shape[k][0] = 1; break;
 		}
 	}
@@ -85,11 +87,11 @@ void ops_cases_fused(op_case_adder add)
 			c.i[0] = 2, c.f[0] = 1, c.lo = -6, c.hi = 6, c.tag = "gelu tails, accumulating db";
 			c.check_src = 1 << 2;
 			add(c);
-			c = fused_case(CLG_OP_SOFTMAX_XENT, "1mmn", N, C, lay);
+			c = fused_case(CLG_OP_SOFTMAX_XENT, "1mmS", N, C, lay);
 			c.f[0] = 1.0 / (double)N;
 			c.lo = -3, c.hi = 3;
 			add(c);
-			c = fused_case(CLG_OP_SOFTMAX_XENT_BACKWARD, "mmmn1", N, C, lay);
+			c = fused_case(CLG_OP_SOFTMAX_XENT_BACKWARD, "mmmS1", N, C, lay);
 			c.f[0] = 1.0 / (double)N;
 			add(c);
 		}

@@ -40,6 +40,17 @@ void ops_cases_optim(op_case_adder add)
 			add(a);
 			a.i[0] = 1, a.tag = "adamw";
 			add(a);
+			/* the first step from a zero state at beta2 = 0.9999: v = (1 - beta2) g^2 alone, and the
+			 * update lr * sign(g) / sqrt((1 - beta2) / bc2), ~ lr here. (1 - beta2) taken in float from
+			 * float(0.9999) is 1.66e-4 too large, which shrank the update by 8.3e-5 (a normalized error
+			 * ~3e-10 at lr 0.1); computed in double (and the state compared too): ~1e-14 */
+			a.f[0] = 0.1, a.f[1] = 0.9, a.f[2] = 0.9999, a.f[5] = 1 - 0.9, a.f[6] = 1 - 0.9999;
+			a.zero_src = a.check_src = 6; /* m and v: sources 2 and 3 */
+			a.thr = 1e-12;
+			a.i[0] = 0, a.tag = "adam beta2 0.9999 first step";
+			add(a);
+			a.i[0] = 1, a.tag = "adamw beta2 0.9999 first step";
+			add(a);
 		}
 	}
 }

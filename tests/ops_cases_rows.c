@@ -13,15 +13,15 @@
 
 #include <string.h>
 
-/* cross-entropy operands: dst first; 'm' (N, C), 'n' (N), '1' (1) */
+/* cross-entropy operands: dst first; 'm' (N, C), 'S' (N, 2) (each row's max and log-sum), '1' (1) */
 static op_case xent_case(clg_op op, const char *ops, int64_t N, int64_t C, enum layout l)
 {
 	op_case c = {.op = op, .layout = l, .lo = -3, .hi = 3, .nops = (int)strlen(ops), .f = {1.0 / (double)N},
 		     .tag = "rows"};
 	for (int k = 0; k < c.nops; k++) {
-		c.op_nd[k] = ops[k] == 'm' ? 2 : 1;
+		c.op_nd[k] = ops[k] == '1' ? 1 : 2;
 		c.op_shape[k][0] = ops[k] == '1' ? 1 : N;
-		c.op_shape[k][1] = C;
+		c.op_shape[k][1] = ops[k] == 'S' ? 2 : C;
 	}
 	return c;
 }
@@ -46,10 +46,26 @@ static void large_logit_cases(op_case_adder add)
 						     .tag = "rows large logits"};
 					add(c);
 				}
-			op_case x = xent_case(CLG_OP_SOFTMAX_XENT, "1mmn", shapes[s][0], shapes[s][1], L_CONTIG);
+			op_case x = xent_case(CLG_OP_SOFTMAX_XENT, "1mmS", shapes[s][0], shapes[s][1], L_CONTIG);
 			x.lo = ranges[r][0], x.hi = ranges[r][1], x.tag = "rows large logits";
 			add(x);
 		}
+}
+
+/* Cross-entropy on logits near 1e4 (float32 ulp 2^-10): a row's loss term is small beside the
+ * logits, so it must come from x - max, not from logsumexp * sum(t) - sum(t * x) (which left
+ * PoCL's loss wrong in the fourth digit); the scalar, sixteen-wide, register-held (16..64) and
+ * sixteen-rows-a-work-item paths, and long rows. The dst (the loss) alone is compared: the row
+ * statistics, ~1e4, would drown its error. */
+static void offset_logit_cases(op_case_adder add)
+{
+	static const int64_t shapes[][2] = {{8, 6}, {16, 16}, {5, 40}, {40, 32}, {3, 1000}};
+
+	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+		op_case x = xent_case(CLG_OP_SOFTMAX_XENT, "1mmS", shapes[s][0], shapes[s][1], L_CONTIG);
+		x.lo = 1e4f - 2, x.hi = 1e4f + 2, x.tag = "rows logits 1e4";
+		add(x);
+	}
 }
 
 /* Softmax and log-softmax over rows holding -inf (masked scores: exp gives exactly 0, log-softmax
@@ -99,7 +115,7 @@ static void rows16_cases(op_case_adder add)
 				}
 				add(c);
 			}
-			op_case x = xent_case(CLG_OP_SOFTMAX_XENT, "1mmn", shapes[s][0], shapes[s][1], layouts[l]);
+			op_case x = xent_case(CLG_OP_SOFTMAX_XENT, "1mmS", shapes[s][0], shapes[s][1], layouts[l]);
 			x.tag = "rows16";
 			add(x);
 		}
@@ -123,6 +139,7 @@ void ops_cases_rows(op_case_adder add)
 	static const enum layout layouts[] = {L_CONTIG, L_OFFSET, L_TRANSPOSED};
 
 	large_logit_cases(add);
+	offset_logit_cases(add);
 	special_value_cases(add);
 	rows16_cases(add);
 	for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
@@ -141,8 +158,8 @@ void ops_cases_rows(op_case_adder add)
 				}
 			}
 			if (layouts[l] != L_TRANSPOSED) {
-				add(xent_case(CLG_OP_SOFTMAX_XENT, "1mmn", shapes[s][0], shapes[s][1], layouts[l]));
-				add(xent_case(CLG_OP_SOFTMAX_XENT_BACKWARD, "mmmn1", shapes[s][0], shapes[s][1], layouts[l]));
+				add(xent_case(CLG_OP_SOFTMAX_XENT, "1mmS", shapes[s][0], shapes[s][1], layouts[l]));
+				add(xent_case(CLG_OP_SOFTMAX_XENT_BACKWARD, "mmmS1", shapes[s][0], shapes[s][1], layouts[l]));
 			}
 			for (size_t o = 0; o < sizeof(red_ops) / sizeof(red_ops[0]); o++) {
 				/* max, min, argmax also meet ties and NaN */

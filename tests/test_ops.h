@@ -49,6 +49,8 @@ typedef struct {
 	                              * ones as (R, N, L) (conv's im2col matrix (R, N * L)) */
 	int check_src;               /* sources the op writes in place (bit k - 1 for source k): compared
 	                              * too, after the dst */
+	int zero_src;                /* sources filled with zeros (bit k - 1 for source k): an
+	                              * optimizer's fresh state */
 	double thr;                  /* > 0: overrides the op's threshold */
 	clg_dtype dtype;             /* of the float operands: CLG_F32 (0), or CLG_F16 (added by the
 	                              * runner for the EW, REDUCE and ROW cases; host data in half bits) */

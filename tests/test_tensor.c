@@ -444,6 +444,39 @@ static void test_autograd(clg_backend *be)
 	clg_scope_end();
 }
 
+/* max / min over the last dim send each row's gradient to the index torch.max(dim) /
+ * torch.min(dim) return: the first extreme element on ties, the first NaN in a row holding one;
+ * in float32 and in both 16-bit formats (whose gradients are exact: each is g or 0) */
+static void test_maxmin_ties(clg_backend *be)
+{
+	/* (3, 3): a tie at the max (row 0) and at the min (row 2), NaN twice in row 1 */
+	const float xv[] = {1, 1, 0, NAN, 2, NAN, -1, 5, -1};
+	const clg_dtype dts[] = {CLG_F32, CLG_F16, CLG_BF16};
+
+	for (int k = 0; k < 3; k++) {
+		clg_tensor *x, *l;
+		char what[64];
+
+		clg_scope_begin();
+		x = clg_cast(clg_from_host(be, CLG_F32, CLG_SHAPE(3, 3), xv), dts[k]);
+		clg_set_requires_grad(x, 1);
+		l = clg_sum(clg_max(x), 0, NULL, 0);
+		CHECK_OK(clg_backward(l));
+		snprintf(what, sizeof(what), "%s max backward on ties and NaN", clg_dtype_name(dts[k]));
+		CHECK(clg_grad(x) != NULL, "%s: no gradient", what);
+		if (clg_grad(x))
+			expect_values(clg_cast(clg_grad(x), CLG_F32), (float[]){1, 0, 0, 1, 0, 0, 0, 1, 0}, 9, what);
+		clg_zero_grad(x);
+		l = clg_sum(clg_min(x), 0, NULL, 0);
+		CHECK_OK(clg_backward(l));
+		snprintf(what, sizeof(what), "%s min backward on ties and NaN", clg_dtype_name(dts[k]));
+		CHECK(clg_grad(x) != NULL, "%s: no gradient", what);
+		if (clg_grad(x))
+			expect_values(clg_cast(clg_grad(x), CLG_F32), (float[]){0, 0, 1, 1, 0, 0, 1, 0, 0}, 9, what);
+		clg_scope_end();
+	}
+}
+
 static void test_scopes(clg_backend *be)
 {
 	clg_stats before, after;
@@ -487,6 +520,7 @@ int main(void)
 		test_float16(be, i ? ref : NULL);
 		test_autograd(be);
 		test_backward_overlap(be);
+		test_maxmin_ties(be);
 		test_scopes(be);
 		clg_backend_close(be);
 	}

@@ -85,7 +85,7 @@ static clg_status xent_run(clg_backend *be, const clg_op_call *c)
 		return st;
 	items = ((size_t)g.N + by16 - 1) / by16;
 	local = cpu ? clg_cl_cpu_group_size(be, k, (int64_t)items) : clg_cl_group_size_local(be, k, g.C, ps);
-	if (fwd) { /* (g, part, x, t, lse[, scratch]) */
+	if (fwd) { /* (g, part, x, t, st[, scratch]); st (N, 2) each row's max and log-sum */
 		st = clg_buffer_alloc(be, (size_t)(g.N > 0 ? g.N : 1) * ps, &part);
 		if (st)
 			return st;
@@ -95,7 +95,7 @@ static clg_status xent_run(clg_backend *be, const clg_op_call *c)
 			const void *vals[] = {&g, &pm, &mem[1], &mem[2], &mem[3], NULL};
 			st = clg_cl_set_args(be, k, op, cpu ? 5 : 6, sizes, vals);
 		}
-	} else { /* (g, d, x, t, lse, gl, scale[, scratch]) */
+	} else { /* (g, d, x, t, st, gl, scale[, scratch]) */
 		size_t sizes[] = {sizeof(g), ms, ms, ms, ms, ms, ps, local * ps};
 		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2], &mem[3], &mem[4], &p, NULL};
 		st = clg_cl_set_args(be, k, op, cpu ? 7 : 8, sizes, vals);

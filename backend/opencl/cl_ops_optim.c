@@ -5,11 +5,12 @@
 
 #include <stdio.h>
 
-/* Scalar kernel arguments in the compute type of the program (float or double). */
+/* Scalar kernel arguments in the compute type of the program (float or double): the call's f[0..7],
+ * then for ADAM_STEP 1 - beta1 and 1 - beta2 (taken in double from the call's f[1], f[2]). */
 typedef struct {
 	int f64;
-	float f[8];
-	double d[8];
+	float f[10];
+	double d[10];
 } scalars;
 
 static const void *scalar(const scalars *s, int k) { return s->f64 ? (const void *)&s->d[k] : (const void *)&s->f[k]; }
@@ -36,11 +37,11 @@ static clg_status optim_launch(clg_backend *be, const clg_op_call *c, const char
 	{
 		size_t ps = sc->f64 ? sizeof(double) : sizeof(float), is = sizeof(cl_int), ms = sizeof(cl_mem);
 		if (adam) {
-			size_t sizes[] = {is, ms, is, ms, is, ms, is, ms, is, ps, ps, ps, ps, ps, ps, ps, is};
+			size_t sizes[] = {is, ms, is, ms, is, ms, is, ms, is, ps, ps, ps, ps, ps, ps, ps, ps, ps, is};
 			const void *vals[] = {&n, &mem[0], &o[0], &mem[1], &o[1], &mem[2], &o[2], &mem[3], &o[3],
 					      scalar(sc, 0), scalar(sc, 1), scalar(sc, 2), scalar(sc, 3), scalar(sc, 4),
-					      scalar(sc, 5), scalar(sc, 6), &flags[0]};
-			st = clg_cl_set_args(be, k, "adam_step", 17, sizes, vals);
+					      scalar(sc, 5), scalar(sc, 6), scalar(sc, 8), scalar(sc, 9), &flags[0]};
+			st = clg_cl_set_args(be, k, "adam_step", 19, sizes, vals);
 		} else {
 			size_t sizes[] = {is, ms, is, ms, is, ms, is, ps, ps, ps, ps, is, is};
 			const void *vals[] = {&n, &mem[0], &o[0], &mem[1], &o[1], &mem[2], &o[2], scalar(sc, 0),
@@ -75,6 +76,13 @@ static clg_status optim_run(clg_backend *be, const clg_op_call *c)
 	for (int j = 0; j < 8; j++) {
 		sc.f[j] = (float)c->f[j];
 		sc.d[j] = c->f[j];
+	}
+	/* (1 - beta) in double, rounded once: the kernel taking it from the rounded float beta2 =
+	 * 0.9999 got it 1.66e-4 too large and shrank Adam's early steps by 8.3e-5 (the bias
+	 * corrections f[5], f[6] arrive in double already) */
+	for (int j = 0; j < 2; j++) {
+		sc.d[8 + j] = 1 - c->f[1 + j];
+		sc.f[8 + j] = (float)sc.d[8 + j];
 	}
 	clg_cl_dtype_options(be, c->dst.dtype, opts, sizeof(opts));
 	/* CPU shape: the whole groups through the unguarded kernel and the rest (fewer than a group)

@@ -437,15 +437,15 @@ static int build_cases(case_list *l)
 	}
 	if (!(c = new_case(l, CLG_OP_SOFTMAX_XENT, 2)))
 		return -1;
-	SET_SHAPE(c, 0, 1), SET_SHAPE(c, 1, 5, 37), SET_SHAPE(c, 2, 5, 37), SET_SHAPE(c, 3, 5);
-	c->ndx[0] = 1, c->ndx[3] = 1;
+	SET_SHAPE(c, 0, 1), SET_SHAPE(c, 1, 5, 37), SET_SHAPE(c, 2, 5, 37), SET_SHAPE(c, 3, 5, 2);
+	c->ndx[0] = 1; /* src2 (5, 2): each row's max and log-sum */
 	c->lo = 0; /* targets are non-negative weights */
 	c->f[0] = 0.2;
 	c->check_src = 4;
 	if (!(c = new_case(l, CLG_OP_SOFTMAX_XENT_BACKWARD, 2)))
 		return -1;
-	SET_SHAPE(c, 0, 5, 37), SET_SHAPE(c, 1, 5, 37), SET_SHAPE(c, 2, 5, 37), SET_SHAPE(c, 3, 5), SET_SHAPE(c, 4, 1);
-	c->ndx[3] = 1, c->ndx[4] = 1;
+	SET_SHAPE(c, 0, 5, 37), SET_SHAPE(c, 1, 5, 37), SET_SHAPE(c, 2, 5, 37), SET_SHAPE(c, 3, 5, 2), SET_SHAPE(c, 4, 1);
+	c->ndx[4] = 1;
 	c->lo = 0;
 	c->f[0] = 0.2;
 	/* fused attention, causal, (1, 2, 7, 8): the forward's log-sum-exp and the backward's dk and

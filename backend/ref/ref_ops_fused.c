@@ -1,6 +1,6 @@
 /* Reference fused hot-path ops (see clg_ops.def): the linear epilogue bias + activation (alone and
  * after the GEMM) and its backward (activation gradient and bias gradient in one pass), and softmax
- * cross-entropy forward (loss and saved logsumexp) and backward. Plain loops in double. */
+ * cross-entropy forward (loss and each row's saved max and log-sum) and backward. Plain loops in double. */
 #include "ref_internal.h"
 #include "../clg_fused_internal.h"
 
@@ -29,10 +29,10 @@ clg_status clg_fused_check(clg_backend *be, const clg_op_call *c)
 	case CLG_OP_SOFTMAX_XENT:
 		N = s[0].ndim == 2 ? s[0].shape[0] : -1;
 		C = s[0].ndim == 2 ? s[0].shape[1] : -1;
-		ok = N >= 0 && clg_view_numel(d) == 1 && is_2d(&s[1], N, C) && is_1d(&s[2], N);
+		ok = N >= 0 && clg_view_numel(d) == 1 && is_2d(&s[1], N, C) && is_2d(&s[2], N, 2);
 		break;
 	case CLG_OP_SOFTMAX_XENT_BACKWARD:
-		ok = d->ndim == 2 && is_2d(&s[0], N, C) && is_2d(&s[1], N, C) && is_1d(&s[2], N) &&
+		ok = d->ndim == 2 && is_2d(&s[0], N, C) && is_2d(&s[1], N, C) && is_2d(&s[2], N, 2) &&
 		     clg_view_numel(&s[3]) == 1;
 		break;
 	default:
@@ -118,33 +118,36 @@ static clg_status ref_bias_act_backward(clg_backend *be, const clg_op_call *c)
 	return st;
 }
 
-/* logsumexp of row n of x, and the row's sums of t and t * x */
-static void xent_row(const clg_view *x, const clg_view *t, int64_t n, double *lse, double *tsum, double *tx)
+/* row n of x: its max m, l = log sum exp(x - m), and the row's sums of t and t * (x - m) */
+static void xent_row(const clg_view *x, const clg_view *t, int64_t n, double *m, double *l, double *tsum,
+		     double *txm)
 {
-	double m = -INFINITY, s = 0;
+	double s = 0;
 	int64_t C = x->shape[1];
-	*tsum = *tx = 0;
+	*m = -INFINITY;
+	*tsum = *txm = 0;
 	for (int64_t j = 0; j < C; j++)
-		m = fmax(m, clg_ref_load(x, AT(x, n, j)));
+		*m = fmax(*m, clg_ref_load(x, AT(x, n, j)));
 	for (int64_t j = 0; j < C; j++) {
 		double xv = clg_ref_load(x, AT(x, n, j)), tv = clg_ref_load(t, AT(t, n, j));
-		s += exp(xv - m);
+		s += exp(xv - *m);
 		*tsum += tv;
-		*tx += tv * xv;
+		*txm += tv * (xv - *m);
 	}
-	*lse = m + log(s);
+	*l = log(s);
 }
 
 static clg_status ref_softmax_xent(clg_backend *be, const clg_op_call *c)
 {
-	const clg_view *x = &c->src[0], *t = &c->src[1], *l = &c->src[2];
+	const clg_view *x = &c->src[0], *t = &c->src[1], *r = &c->src[2];
 	double total = 0;
 	clg_status st = clg_fused_check(be, c);
 	for (int64_t n = 0; !st && n < x->shape[0]; n++) {
-		double lse, tsum, tx;
-		xent_row(x, t, n, &lse, &tsum, &tx);
-		clg_ref_store(l, AT1(l, n), lse);
-		total += lse * tsum - tx;
+		double m, l, tsum, txm;
+		xent_row(x, t, n, &m, &l, &tsum, &txm);
+		clg_ref_store(r, AT(r, n, 0), m);
+		clg_ref_store(r, AT(r, n, 1), l);
+		total += l * tsum - txm;
 	}
 	if (!st)
 		clg_ref_store(&c->dst, c->dst.offset, c->f[0] * total);
@@ -153,15 +156,15 @@ static clg_status ref_softmax_xent(clg_backend *be, const clg_op_call *c)
 
 static clg_status ref_softmax_xent_backward(clg_backend *be, const clg_op_call *c)
 {
-	const clg_view *d = &c->dst, *x = &c->src[0], *t = &c->src[1], *l = &c->src[2], *g = &c->src[3];
+	const clg_view *d = &c->dst, *x = &c->src[0], *t = &c->src[1], *r = &c->src[2], *g = &c->src[3];
 	clg_status st = clg_fused_check(be, c);
 	double scale = st ? 0 : c->f[0] * clg_ref_load(g, g->offset);
 	for (int64_t n = 0; !st && n < d->shape[0]; n++) {
-		double tsum = 0, lse = clg_ref_load(l, AT1(l, n));
+		double tsum = 0, m = clg_ref_load(r, AT(r, n, 0)), l = clg_ref_load(r, AT(r, n, 1));
 		for (int64_t j = 0; j < d->shape[1]; j++)
 			tsum += clg_ref_load(t, AT(t, n, j));
 		for (int64_t j = 0; j < d->shape[1]; j++) {
-			double p = exp(clg_ref_load(x, AT(x, n, j)) - lse);
+			double p = exp((clg_ref_load(x, AT(x, n, j)) - m) - l);
 			clg_ref_store(d, AT(d, n, j), scale * (p * tsum - clg_ref_load(t, AT(t, n, j))));
 		}
 	}
