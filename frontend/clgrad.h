@@ -115,6 +115,9 @@ int clg_grad_enabled(void);
 
 /* ---- memory -------------------------------------------------------------------------------- */
 void clg_free(clg_tensor *t);
+/* One more owner's reference to t (freed by one more clg_free): for bindings that hand the same
+ * tensor to several owners (the Python binding's .grad). Returns t. */
+clg_tensor *clg_retain(clg_tensor *t);
 void clg_scope_begin(void);
 void clg_scope_end(void);
 /* Moves t out of the current scope; returns t. */

@@ -162,6 +162,13 @@ void clg_free(clg_tensor *t)
 
 void fe_release(clg_tensor *t) { release(t); }
 
+clg_tensor *clg_retain(clg_tensor *t)
+{
+	if (t)
+		t->refs++;
+	return t;
+}
+
 clg_tensor *fe_own(clg_tensor *t)
 {
 	if (t && t->scope_depth)
