@@ -123,12 +123,14 @@ clg_status clg_device_select(const char *spec, int *index)
 		return CLG_OK;
 	}
 	for (i = 1; i < count; i++) {
-		if (clg_contains_nocase(list[i].name, spec) || clg_contains_nocase(list[i].platform, spec)) {
+		/* the platform's vendor too: "pocl" is only in PoCL's ("The pocl project") */
+		if (clg_contains_nocase(list[i].name, spec) || clg_contains_nocase(list[i].platform, spec) ||
+		    clg_contains_nocase(list[i].platform_vendor, spec)) {
 			*index = i;
 			return CLG_OK;
 		}
 	}
 	return clg_fail(CLG_ERR_DEVICE,
-			"device '%s': no device matches (use an index, ref, cpu, gpu, or part of a platform or device name; see `clgrad devices`)",
+			"device '%s': no device matches (use an index, ref, cpu, gpu, or part of a platform, vendor or device name; see `clgrad devices`)",
 			spec);
 }

@@ -19,8 +19,9 @@ main_job() {
 		--save mlp.safetensors
 }
 
-step "[1/4] setup: Debian packages (scripts/setup.sh)"
+step "[1/4] setup: Debian packages (scripts/setup.sh), the Python package in .venv/ (scripts/setup_python.sh)"
 bash scripts/setup.sh
+bash scripts/setup_python.sh
 step "[2/4] configure: $build (Release)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release
 step "[3/4] build: $build with $jobs jobs"

@@ -19,7 +19,7 @@ PACKAGES=(
 	zlib1g-dev libopenblas-dev          # data loading; CPU BLAS baseline for benchmarks
 	libfftw3-dev                        # FFTW: clgrad bench fft's CPU baseline (optional at build time)
 	libcjson-dev                        # JSON: safetensors headers, reports, tune and sweep files
-	python3
+	python3 python3-venv python3-dev    # the Python package's virtual environment and its C extension
 	dataset-fashion-mnist               # /usr/share/datasets/fashion-mnist
 	openmpi-bin libopenmpi-dev          # clgrad train --mpi (optional at build time)
 )

@@ -16,7 +16,7 @@ missing=0
 for v in $(cd "$src" && grep -ohE '\$\{?CLGRAD_[A-Z0-9_]+' scripts/*.sh .ci/run 2>/dev/null | sed 's/^\${\{0,1\}//' | sort -u); do
 	grep -q "\`$v\`" "$out" || { echo "$v is read by scripts/ but not in backend/clg_options.def"; missing=1; }
 done
-readers=$(cd "$src" && grep -rnE '\b(secure_)?getenv[[:space:]]*\(' backend frontend cli bench --include='*.c' --include='*.h' | grep -v '^backend/config.c:' || true)
+readers=$(cd "$src" && grep -rnE '\b(secure_)?getenv[[:space:]]*\(' backend frontend cli bench python/src --include='*.c' --include='*.h' | grep -v '^backend/config.c:' || true)
 if [ -n "$readers" ]; then
 	echo "the environment is read outside backend/config.c (use clg_opt_* or clg_config_foreign):"
 	echo "$readers"

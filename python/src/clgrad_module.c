@@ -1,0 +1,1184 @@
+/* clgrad._C: the CPython extension over the C library. It owns clgrad.Tensor (a reference to one
+ * clg_tensor), the optimizer type and the device table, and turns every C status into an exception
+ * carrying the library's message. Everything naturally Python (operators with scalars, indexing,
+ * nn.Module, parameter groups, data loaders) lives in the package's .py files, over these calls. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <clgrad.h>
+
+#include <string.h>
+
+#define MAX_DEVICES 64
+
+typedef struct {
+	PyObject_HEAD
+	clg_tensor *t;
+} TensorObject;
+
+typedef struct {
+	PyObject_HEAD
+	clg_optimizer *opt;
+	PyObject *params; /* the Tensors it steps: kept alive with it */
+} OptimObject;
+
+static PyTypeObject TensorType, OptimType;
+/* The class new tensors are made of: clgrad.Tensor (a Python subclass that adds the operators),
+ * registered by the package at import (_set_tensor_class). */
+static PyTypeObject *tensor_class = &TensorType;
+static PyObject *Error, *ShapeError, *DTypeError, *DeviceError, *OOMError, *UnsupportedError, *FormatError,
+	*StateError, *BuildError, *IOErrorC;
+static clg_backend *backends[MAX_DEVICES];
+
+/* ---- errors ------------------------------------------------------------------------------- */
+
+static PyObject *exception_of(clg_status s)
+{
+	switch (s) {
+	case CLG_ERR_SHAPE: return ShapeError;
+	case CLG_ERR_DTYPE: return DTypeError;
+	case CLG_ERR_DEVICE: return DeviceError;
+	case CLG_ERR_OOM: return OOMError;
+	case CLG_ERR_UNSUPPORTED: return UnsupportedError;
+	case CLG_ERR_FORMAT: return FormatError;
+	case CLG_ERR_STATE: return StateError;
+	case CLG_ERR_BUILD: return BuildError;
+	case CLG_ERR_IO: return IOErrorC;
+	case CLG_ERR_INVALID: return PyExc_ValueError;
+	default: return Error;
+	}
+}
+
+/* Raises the exception of status s with the library's message; returns NULL. */
+static PyObject *raise_status(clg_status s)
+{
+	const char *msg = clg_last_error();
+	PyErr_SetString(exception_of(s), msg && *msg ? msg : clg_status_name(s));
+	return NULL;
+}
+
+/* ---- devices ------------------------------------------------------------------------------ */
+
+/* The open backend of device index (opened at first use, kept until exit), or NULL with an
+ * exception set. */
+static clg_backend *backend_of(int index)
+{
+	clg_status st;
+
+	if (index < 0 || index >= MAX_DEVICES) {
+		PyErr_Format(DeviceError, "device %d: no such device", index);
+		return NULL;
+	}
+	if (!backends[index]) {
+		Py_BEGIN_ALLOW_THREADS
+		st = clg_backend_open(index, &backends[index]);
+		Py_END_ALLOW_THREADS
+		if (st)
+			return (clg_backend *)raise_status(st);
+	}
+	return backends[index];
+}
+
+static int index_of(clg_backend *be)
+{
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (backends[i] == be)
+			return i;
+	return -1;
+}
+
+static PyObject *py_devices(PyObject *self, PyObject *args)
+{
+	const clg_device_info *list;
+	int n;
+	clg_status st = clg_devices(&list, &n);
+	PyObject *out;
+
+	if (st)
+		return raise_status(st);
+	if (!(out = PyList_New(n)))
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		const clg_device_info *d = &list[i];
+		PyObject *o = Py_BuildValue(
+			"{s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:K,s:K,s:K,s:O,s:O,s:O,s:O,s:s}", "index", d->index, "type",
+			clg_device_type_name(d->type), "platform", d->platform, "platform_vendor", d->platform_vendor,
+			"vendor", d->vendor, "name", d->name, "version", d->cl_version, "driver", d->driver_version,
+			"compute_units", d->compute_units, "global_mem", (unsigned long long)d->global_mem, "local_mem",
+			(unsigned long long)d->local_mem, "max_alloc", (unsigned long long)d->max_alloc, "fp16",
+			d->has_fp16 ? Py_True : Py_False, "fp64", d->has_fp64 ? Py_True : Py_False, "subgroups",
+			d->has_subgroups ? Py_True : Py_False, "simulator",
+			clg_device_is_simulator(d) ? Py_True : Py_False, "crashed", d->crashed);
+		if (!o) {
+			Py_DECREF(out);
+			return NULL;
+		}
+		PyList_SET_ITEM(out, i, o);
+	}
+	return out;
+}
+
+static PyObject *py_select_device(PyObject *self, PyObject *args)
+{
+	const char *spec = NULL;
+	int index;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "|z", &spec))
+		return NULL;
+	if ((st = clg_device_select(spec, &index)))
+		return raise_status(st);
+	return PyLong_FromLong(index);
+}
+
+static PyObject *py_memory_stats(PyObject *self, PyObject *args)
+{
+	int index;
+	clg_backend *be;
+	clg_stats s;
+
+	if (!PyArg_ParseTuple(args, "i", &index) || !(be = backend_of(index)))
+		return NULL;
+	clg_backend_stats(be, &s);
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K}", "bytes_in_use", (unsigned long long)s.bytes_in_use,
+			     "bytes_peak", (unsigned long long)s.bytes_peak, "bytes_cached",
+			     (unsigned long long)s.bytes_cached, "n_alloc", (unsigned long long)s.n_alloc, "n_build",
+			     (unsigned long long)s.n_build, "n_launch", (unsigned long long)s.n_launch);
+}
+
+static PyObject *py_synchronize(PyObject *self, PyObject *args)
+{
+	int index;
+	clg_backend *be;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "i", &index) || !(be = backend_of(index)))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_synchronize(be);
+	Py_END_ALLOW_THREADS
+	if (st)
+		return raise_status(st);
+	Py_RETURN_NONE;
+}
+
+/* ---- configuration ------------------------------------------------------------------------ */
+
+static PyObject *py_config_set(PyObject *self, PyObject *args)
+{
+	const char *name, *value;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "sz", &name, &value))
+		return NULL;
+	if ((st = clg_config_set(name, value)))
+		return raise_status(st);
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_config_get(PyObject *self, PyObject *args)
+{
+	const char *name, *v;
+
+	if (!PyArg_ParseTuple(args, "s", &name))
+		return NULL;
+	if (!(v = clg_config_get(name))) {
+		PyErr_Format(PyExc_KeyError, "config: no option '%s' (clgrad.config.options() lists them)", name);
+		return NULL;
+	}
+	return PyUnicode_FromString(v);
+}
+
+static PyObject *py_config_options(PyObject *self, PyObject *args)
+{
+	static const char *sources[] = {"default", "environment", "set"};
+	PyObject *out = PyList_New(0);
+
+	for (int o = 0; out && o < CLG_CFG_COUNT; o++) {
+		const clg_option_info *in = clg_config_info((clg_cfg)o);
+		PyObject *row;
+		if (in->scope == CLG_SCOPE_SCRIPT)
+			continue;
+		row = Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "name", in->name, "type",
+				    clg_config_type_name(in->type), "default", in->default_value, "choices", in->choices,
+				    "scope", clg_config_scope_name(in->scope), "value", clg_cfg_str((clg_cfg)o), "source",
+				    sources[clg_config_source((clg_cfg)o)]);
+		if (!row || PyList_Append(out, row)) {
+			Py_XDECREF(row);
+			Py_CLEAR(out);
+			break;
+		}
+		Py_DECREF(row);
+	}
+	return out;
+}
+
+/* ---- tensors: conversion ------------------------------------------------------------------ */
+
+static const char *dtype_names[CLG_DTYPE_COUNT] = {"float32", "float16", "float64", "int32", "bfloat16"};
+
+static int dtype_from(PyObject *o, clg_dtype *out)
+{
+	const char *s = PyUnicode_Check(o) ? PyUnicode_AsUTF8(o) : NULL;
+
+	for (int d = 0; s && d < CLG_DTYPE_COUNT; d++) {
+		if (!strcmp(s, dtype_names[d])) {
+			*out = (clg_dtype)d;
+			return 1;
+		}
+	}
+	if (!PyErr_Occurred())
+		PyErr_Format(PyExc_TypeError, "dtype: expected one of float32, float16, bfloat16, float64, int32, got %R", o);
+	return 0;
+}
+
+/* A new Tensor owning t (the owner's reference), or the library's exception where t is NULL. */
+static PyObject *wrap(clg_tensor *t)
+{
+	TensorObject *o;
+
+	if (!t)
+		return raise_status(clg_last_status() ? clg_last_status() : CLG_ERR_STATE);
+	if (!(o = (TensorObject *)tensor_class->tp_alloc(tensor_class, 0))) {
+		clg_free(t);
+		return NULL;
+	}
+	o->t = t;
+	return (PyObject *)o;
+}
+
+static int is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &TensorType); }
+
+/* The clg_tensor of a Tensor argument (borrowed), or NULL with TypeError naming the argument. */
+static clg_tensor *tensor_arg(PyObject *o, const char *what)
+{
+	if (!is_tensor(o)) {
+		PyErr_Format(PyExc_TypeError, "%s: expected a clgrad.Tensor, got %.100s", what, Py_TYPE(o)->tp_name);
+		return NULL;
+	}
+	return ((TensorObject *)o)->t;
+}
+
+/* NULL for None, else as tensor_arg; *ok 0 on a wrong type. */
+static clg_tensor *opt_tensor_arg(PyObject *o, const char *what, int *ok)
+{
+	*ok = 1;
+	if (!o || o == Py_None)
+		return NULL;
+	clg_tensor *t = tensor_arg(o, what);
+	*ok = t != NULL;
+	return t;
+}
+
+/* A shape from a sequence of ints into shape[CLG_MAX_DIMS]; -1 with an exception on a bad one. */
+static int shape_from(PyObject *seq, int64_t *shape, int max, const char *what)
+{
+	PyObject *fast = PySequence_Fast(seq, "shape: expected a sequence of ints");
+	Py_ssize_t n;
+
+	if (!fast)
+		return -1;
+	n = PySequence_Fast_GET_SIZE(fast);
+	if (n > max) {
+		Py_DECREF(fast);
+		PyErr_Format(ShapeError, "%s: %zd dims, at most %d", what, n, max);
+		return -1;
+	}
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *v = PySequence_Fast_GET_ITEM(fast, i);
+		if (!PyLong_Check(v)) {
+			Py_DECREF(fast);
+			PyErr_Format(PyExc_TypeError, "%s: dim %zd is %.50s, not an int", what, i, Py_TYPE(v)->tp_name);
+			return -1;
+		}
+		shape[i] = PyLong_AsLongLong(v);
+	}
+	Py_DECREF(fast);
+	return (int)n;
+}
+
+static PyObject *shape_tuple(const clg_tensor *t)
+{
+	int n = clg_ndim(t);
+	const int64_t *s = clg_shape(t);
+	PyObject *out = PyTuple_New(n);
+
+	for (int i = 0; out && i < n; i++)
+		PyTuple_SET_ITEM(out, i, PyLong_FromLongLong(s[i]));
+	return out;
+}
+
+/* _C.from_buffer(buffer, shape, dtype, device): a tensor holding a copy of the buffer's bytes
+ * (C order, numel * itemsize of dtype). */
+static PyObject *py_from_buffer(PyObject *self, PyObject *args)
+{
+	PyObject *data, *shape_obj, *dt_obj;
+	int device, nd;
+	int64_t shape[16], numel = 1;
+	clg_dtype dt;
+	clg_backend *be;
+	Py_buffer view;
+	clg_tensor *t;
+
+	if (!PyArg_ParseTuple(args, "OOOi", &data, &shape_obj, &dt_obj, &device) || !dtype_from(dt_obj, &dt) ||
+	    (nd = shape_from(shape_obj, shape, 16, "tensor")) < 0 || !(be = backend_of(device)))
+		return NULL;
+	for (int i = 0; i < nd; i++)
+		numel *= shape[i];
+	if (PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) < 0)
+		return NULL;
+	if ((size_t)view.len != (size_t)numel * clg_dtype_size(dt)) {
+		PyBuffer_Release(&view);
+		PyErr_Format(ShapeError, "tensor: %zd bytes of data for %lld %s elements (%zu bytes)", view.len,
+			     (long long)numel, dtype_names[dt], (size_t)numel * clg_dtype_size(dt));
+		return NULL;
+	}
+	t = clg_from_host(be, dt, nd, shape, view.buf);
+	PyBuffer_Release(&view);
+	return wrap(t);
+}
+
+/* _C.full(shape, value, dtype, device) */
+static PyObject *py_full(PyObject *self, PyObject *args)
+{
+	PyObject *shape_obj, *dt_obj;
+	double v;
+	int device, nd;
+	int64_t shape[16];
+	clg_dtype dt;
+	clg_backend *be;
+
+	if (!PyArg_ParseTuple(args, "OdOi", &shape_obj, &v, &dt_obj, &device) || !dtype_from(dt_obj, &dt) ||
+	    (nd = shape_from(shape_obj, shape, 16, "full")) < 0 || !(be = backend_of(device)))
+		return NULL;
+	return wrap(clg_full(be, dt, nd, shape, v));
+}
+
+static PyObject *py_arange(PyObject *self, PyObject *args)
+{
+	long long n;
+	PyObject *dt_obj;
+	int device;
+	clg_dtype dt;
+	clg_backend *be;
+
+	if (!PyArg_ParseTuple(args, "LOi", &n, &dt_obj, &device) || !dtype_from(dt_obj, &dt) || !(be = backend_of(device)))
+		return NULL;
+	return wrap(clg_arange(be, dt, n));
+}
+
+/* _C.random(kind, shape, seed, dtype, device): kind "uniform" [0, 1) or "normal" */
+static PyObject *py_random(PyObject *self, PyObject *args)
+{
+	const char *kind;
+	PyObject *shape_obj, *dt_obj;
+	unsigned long long seed;
+	int device, nd;
+	int64_t shape[16];
+	clg_dtype dt;
+	clg_backend *be;
+
+	if (!PyArg_ParseTuple(args, "sOKOi", &kind, &shape_obj, &seed, &dt_obj, &device) || !dtype_from(dt_obj, &dt) ||
+	    (nd = shape_from(shape_obj, shape, 16, kind)) < 0 || !(be = backend_of(device)))
+		return NULL;
+	return wrap(!strcmp(kind, "normal") ? clg_randn(be, dt, nd, shape, seed) : clg_rand(be, dt, nd, shape, seed));
+}
+
+/* ---- Tensor type --------------------------------------------------------------------------- */
+
+static void tensor_dealloc(TensorObject *self)
+{
+	clg_free(self->t);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Tensor(other): a new Python object sharing other's clg_tensor (Parameter(t) uses it). */
+static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	PyObject *src;
+	TensorObject *o;
+
+	if (!PyArg_ParseTuple(args, "O!", &TensorType, &src))
+		return NULL;
+	if (!(o = (TensorObject *)type->tp_alloc(type, 0)))
+		return NULL;
+	o->t = clg_retain(((TensorObject *)src)->t);
+	return (PyObject *)o;
+}
+
+static PyObject *tensor_shape(TensorObject *self, void *c) { return shape_tuple(self->t); }
+static PyObject *tensor_dtype(TensorObject *self, void *c) { return PyUnicode_FromString(dtype_names[clg_dtype_of(self->t)]); }
+static PyObject *tensor_device_index(TensorObject *self, void *c) { return PyLong_FromLong(index_of(clg_device_of(self->t))); }
+static PyObject *tensor_requires_grad(TensorObject *self, void *c) { return PyBool_FromLong(clg_requires_grad(self->t)); }
+
+static int tensor_set_requires_grad(TensorObject *self, PyObject *v, void *c)
+{
+	int on = v ? PyObject_IsTrue(v) : 0;
+	if (on < 0)
+		return -1;
+	clg_set_requires_grad(self->t, on);
+	return 0;
+}
+
+static PyObject *tensor_grad(TensorObject *self, void *c)
+{
+	clg_tensor *g = clg_grad(self->t);
+	if (!g)
+		Py_RETURN_NONE;
+	return wrap(clg_retain(g));
+}
+
+static int tensor_set_grad(TensorObject *self, PyObject *v, void *c)
+{
+	if (v && v != Py_None) {
+		PyErr_SetString(PyExc_TypeError, "Tensor.grad: only None can be assigned (zero_grad)");
+		return -1;
+	}
+	clg_zero_grad(self->t);
+	return 0;
+}
+
+static PyObject *tensor_numel(TensorObject *self, PyObject *a) { return PyLong_FromLongLong(clg_numel(self->t)); }
+static PyObject *tensor_is_contiguous(TensorObject *self, PyObject *a) { return PyBool_FromLong(clg_is_contiguous(self->t)); }
+
+/* The tensor's values as bytes (C order, its dtype). */
+static PyObject *tensor_tobytes(TensorObject *self, PyObject *a)
+{
+	size_t n = (size_t)clg_numel(self->t) * clg_dtype_size(clg_dtype_of(self->t));
+	PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+	clg_status st;
+
+	if (!out)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_to_host(self->t, PyBytes_AS_STRING(out), n);
+	Py_END_ALLOW_THREADS
+	if (st) {
+		Py_DECREF(out);
+		return raise_status(st);
+	}
+	return out;
+}
+
+static PyObject *tensor_item(TensorObject *self, PyObject *a)
+{
+	double v;
+	clg_status st;
+
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_item(self->t, &v);
+	Py_END_ALLOW_THREADS
+	if (st)
+		return raise_status(st);
+	if (clg_dtype_of(self->t) == CLG_I32)
+		return PyLong_FromDouble(v);
+	return PyFloat_FromDouble(v);
+}
+
+/* backward(gradient=None, retain_graph=False) */
+static PyObject *tensor_backward(TensorObject *self, PyObject *args, PyObject *kw)
+{
+	static char *names[] = {"gradient", "retain_graph", NULL};
+	PyObject *g_obj = Py_None;
+	int retain = 0, ok;
+	clg_tensor *g;
+	clg_status st;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|Op", names, &g_obj, &retain))
+		return NULL;
+	g = opt_tensor_arg(g_obj, "backward(gradient)", &ok);
+	if (!ok)
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_backward_ex(self->t, g, retain);
+	Py_END_ALLOW_THREADS
+	if (st)
+		return raise_status(st);
+	Py_RETURN_NONE;
+}
+
+static PyObject *tensor_detach(TensorObject *self, PyObject *a) { return wrap(clg_detach(self->t)); }
+static PyObject *tensor_contiguous(TensorObject *self, PyObject *a) { return wrap(clg_contiguous(self->t)); }
+
+static PyObject *tensor_to_device(TensorObject *self, PyObject *args)
+{
+	int device;
+	clg_backend *be;
+
+	if (!PyArg_ParseTuple(args, "i", &device) || !(be = backend_of(device)))
+		return NULL;
+	if (be == clg_device_of(self->t)) {
+		Py_INCREF(self);
+		return (PyObject *)self;
+	}
+	return wrap(clg_to_device(self->t, be));
+}
+
+static PyObject *tensor_assign(TensorObject *self, PyObject *args)
+{
+	PyObject *src;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "O!", &TensorType, &src))
+		return NULL;
+	if ((st = clg_assign(self->t, ((TensorObject *)src)->t)))
+		return raise_status(st);
+	Py_RETURN_NONE;
+}
+
+static PyObject *tensor_same(TensorObject *self, PyObject *other)
+{
+	return PyBool_FromLong(is_tensor(other) && ((TensorObject *)other)->t == self->t);
+}
+
+
+static PyMethodDef tensor_methods[] = {
+	{"numel", (PyCFunction)tensor_numel, METH_NOARGS, "number of elements"},
+	{"is_contiguous", (PyCFunction)tensor_is_contiguous, METH_NOARGS, NULL},
+	{"tobytes", (PyCFunction)tensor_tobytes, METH_NOARGS, "the values as bytes (a copy from the device)"},
+	{"item", (PyCFunction)tensor_item, METH_NOARGS, "the value of a one-element tensor"},
+	{"backward", (PyCFunction)(void (*)(void))tensor_backward, METH_VARARGS | METH_KEYWORDS,
+	 "backward(gradient=None, retain_graph=False)"},
+	{"detach", (PyCFunction)tensor_detach, METH_NOARGS, "the same storage, cut from the graph"},
+	{"contiguous", (PyCFunction)tensor_contiguous, METH_NOARGS, NULL},
+	{"_to_index", (PyCFunction)tensor_to_device, METH_VARARGS, NULL},
+	{"_assign", (PyCFunction)tensor_assign, METH_VARARGS, NULL},
+	{"_same", (PyCFunction)tensor_same, METH_O, NULL},
+	{NULL},
+};
+
+static PyGetSetDef tensor_getset[] = {
+	{"shape", (getter)tensor_shape, NULL, "the shape, a tuple", NULL},
+	{"dtype", (getter)tensor_dtype, NULL, "the dtype's name", NULL},
+	{"_device_index", (getter)tensor_device_index, NULL, NULL, NULL},
+	{"requires_grad", (getter)tensor_requires_grad, (setter)tensor_set_requires_grad, NULL, NULL},
+	{"grad", (getter)tensor_grad, (setter)tensor_set_grad, "the gradient after backward, or None", NULL},
+	{NULL},
+};
+
+static PyTypeObject TensorType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "clgrad._C.TensorBase",
+	.tp_basicsize = sizeof(TensorObject),
+	.tp_dealloc = (destructor)tensor_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.tp_doc = "A tensor on one device (clgrad.Tensor adds the operators and methods).",
+	.tp_methods = tensor_methods,
+	.tp_getset = tensor_getset,
+	.tp_new = tensor_new,
+};
+
+/* ---- ops ----------------------------------------------------------------------------------- */
+
+typedef clg_tensor *(*unary_fn)(clg_tensor *);
+typedef clg_tensor *(*binary_fn)(clg_tensor *, clg_tensor *);
+
+static const struct {
+	const char *name;
+	unary_fn fn;
+} unary_ops[] = {
+	{"neg", clg_neg},       {"exp", clg_exp},         {"log", clg_log},        {"tanh", clg_tanh},
+	{"relu", clg_relu},     {"sigmoid", clg_sigmoid}, {"gelu", clg_gelu},      {"silu", clg_silu},
+	{"abs", clg_abs},       {"sqrt", clg_sqrt},       {"rsqrt", clg_rsqrt},    {"max", clg_max},
+	{"min", clg_min},       {"argmax", clg_argmax},   {"softmax", clg_softmax}, {"log_softmax", clg_log_softmax},
+};
+
+static const struct {
+	const char *name;
+	binary_fn fn;
+} binary_ops[] = {
+	{"add", clg_add}, {"sub", clg_sub}, {"mul", clg_mul}, {"div", clg_div}, {"pow", clg_pow},
+	{"matmul", clg_matmul}, {"nll_loss", clg_nll_loss}, {"mse_loss", clg_mse_loss}, {"embedding", clg_embedding},
+};
+
+/* _C.unary(name, x) */
+static PyObject *py_unary(PyObject *self, PyObject *args)
+{
+	const char *name;
+	PyObject *a;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "sO", &name, &a) || !(x = tensor_arg(a, name)))
+		return NULL;
+	for (size_t i = 0; i < sizeof(unary_ops) / sizeof(unary_ops[0]); i++)
+		if (!strcmp(name, unary_ops[i].name))
+			return wrap(unary_ops[i].fn(x));
+	PyErr_Format(PyExc_ValueError, "no unary op '%s'", name);
+	return NULL;
+}
+
+/* _C.binary(name, a, b) */
+static PyObject *py_binary(PyObject *self, PyObject *args)
+{
+	const char *name;
+	PyObject *a, *b;
+	clg_tensor *x, *y;
+
+	if (!PyArg_ParseTuple(args, "sOO", &name, &a, &b) || !(x = tensor_arg(a, name)) || !(y = tensor_arg(b, name)))
+		return NULL;
+	for (size_t i = 0; i < sizeof(binary_ops) / sizeof(binary_ops[0]); i++)
+		if (!strcmp(name, binary_ops[i].name))
+			return wrap(binary_ops[i].fn(x, y));
+	PyErr_Format(PyExc_ValueError, "no binary op '%s'", name);
+	return NULL;
+}
+
+static PyObject *py_compare(PyObject *self, PyObject *args)
+{
+	PyObject *a, *b;
+	int cmp;
+	clg_tensor *x, *y;
+
+	if (!PyArg_ParseTuple(args, "OOi", &a, &b, &cmp) || !(x = tensor_arg(a, "compare")) || !(y = tensor_arg(b, "compare")))
+		return NULL;
+	return wrap(clg_compare(x, y, (clg_cmp)cmp));
+}
+
+static PyObject *py_where(PyObject *self, PyObject *args)
+{
+	PyObject *c, *a, *b;
+	clg_tensor *tc, *ta, *tb;
+
+	if (!PyArg_ParseTuple(args, "OOO", &c, &a, &b) || !(tc = tensor_arg(c, "where(condition)")) ||
+	    !(ta = tensor_arg(a, "where(input)")) || !(tb = tensor_arg(b, "where(other)")))
+		return NULL;
+	return wrap(clg_where(tc, ta, tb));
+}
+
+/* _C.affine(x, alpha, beta): alpha * x + beta */
+static PyObject *py_affine(PyObject *self, PyObject *args)
+{
+	PyObject *a;
+	double alpha, beta;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "Odd", &a, &alpha, &beta) || !(x = tensor_arg(a, "affine")))
+		return NULL;
+	return wrap(clg_affine(x, alpha, beta));
+}
+
+/* _C.scalar_op(name, x, s): leaky_relu(x, slope), clamp(x, lo, hi) take doubles */
+static PyObject *py_clamp(PyObject *self, PyObject *args)
+{
+	PyObject *a;
+	double lo, hi;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "Odd", &a, &lo, &hi) || !(x = tensor_arg(a, "clamp")))
+		return NULL;
+	return wrap(clg_clamp(x, lo, hi));
+}
+
+static PyObject *py_leaky_relu(PyObject *self, PyObject *args)
+{
+	PyObject *a;
+	double slope;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "Od", &a, &slope) || !(x = tensor_arg(a, "leaky_relu")))
+		return NULL;
+	return wrap(clg_leaky_relu(x, slope));
+}
+
+/* _C.reduce(name, x, axes or None, keepdim): sum or mean */
+static PyObject *py_reduce(PyObject *self, PyObject *args)
+{
+	const char *name;
+	PyObject *a, *axes_obj;
+	int keepdim, axes[16], n = 0;
+	int64_t ax[16];
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "sOOp", &name, &a, &axes_obj, &keepdim) || !(x = tensor_arg(a, name)))
+		return NULL;
+	if (axes_obj != Py_None) {
+		if ((n = shape_from(axes_obj, ax, 16, name)) < 0)
+			return NULL;
+		for (int i = 0; i < n; i++)
+			axes[i] = (int)ax[i];
+	}
+	return wrap(!strcmp(name, "mean") ? clg_mean(x, n, axes, keepdim) : clg_sum(x, n, axes, keepdim));
+}
+
+static PyObject *py_reshape(PyObject *self, PyObject *args)
+{
+	PyObject *a, *shape_obj;
+	int64_t shape[16];
+	int nd;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "OO", &a, &shape_obj) || !(x = tensor_arg(a, "reshape")) ||
+	    (nd = shape_from(shape_obj, shape, 16, "reshape")) < 0)
+		return NULL;
+	return wrap(clg_reshape(x, nd, shape));
+}
+
+static PyObject *py_expand(PyObject *self, PyObject *args)
+{
+	PyObject *a, *shape_obj;
+	int64_t shape[16];
+	int nd;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "OO", &a, &shape_obj) || !(x = tensor_arg(a, "expand")) ||
+	    (nd = shape_from(shape_obj, shape, 16, "expand")) < 0)
+		return NULL;
+	return wrap(clg_expand(x, nd, shape));
+}
+
+static PyObject *py_permute(PyObject *self, PyObject *args)
+{
+	PyObject *a, *perm_obj;
+	int64_t p[16];
+	int perm[16], nd;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "OO", &a, &perm_obj) || !(x = tensor_arg(a, "permute")) ||
+	    (nd = shape_from(perm_obj, p, 16, "permute")) < 0)
+		return NULL;
+	if (nd != clg_ndim(x)) {
+		PyErr_Format(ShapeError, "permute: %d dims given for a tensor of %d", nd, clg_ndim(x));
+		return NULL;
+	}
+	for (int i = 0; i < nd; i++)
+		perm[i] = (int)(p[i] < 0 ? p[i] + nd : p[i]);
+	return wrap(clg_permute(x, perm));
+}
+
+static PyObject *py_transpose(PyObject *self, PyObject *args)
+{
+	PyObject *a;
+	int d0, d1;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "Oii", &a, &d0, &d1) || !(x = tensor_arg(a, "transpose")))
+		return NULL;
+	return wrap(clg_transpose(x, d0, d1));
+}
+
+static PyObject *py_slice(PyObject *self, PyObject *args)
+{
+	PyObject *a;
+	int dim;
+	long long start, end, step;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "OiLLL", &a, &dim, &start, &end, &step) || !(x = tensor_arg(a, "slice")))
+		return NULL;
+	return wrap(clg_slice(x, dim, start, end, step));
+}
+
+static PyObject *py_cast(PyObject *self, PyObject *args)
+{
+	PyObject *a, *dt_obj;
+	clg_dtype dt;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "OO", &a, &dt_obj) || !(x = tensor_arg(a, "to(dtype)")) || !dtype_from(dt_obj, &dt))
+		return NULL;
+	return wrap(clg_cast(x, dt));
+}
+
+static PyObject *py_linear(PyObject *self, PyObject *args)
+{
+	PyObject *a, *w, *b = Py_None;
+	int act = 0, ok;
+	clg_tensor *x, *tw, *tb;
+
+	if (!PyArg_ParseTuple(args, "OO|Oi", &a, &w, &b, &act) || !(x = tensor_arg(a, "linear(input)")) ||
+	    !(tw = tensor_arg(w, "linear(weight)")))
+		return NULL;
+	tb = opt_tensor_arg(b, "linear(bias)", &ok);
+	if (!ok)
+		return NULL;
+	return wrap(act ? clg_linear_act(x, tw, tb, (clg_act)act) : clg_linear(x, tw, tb));
+}
+
+static PyObject *py_cross_entropy(PyObject *self, PyObject *args)
+{
+	PyObject *a, *t;
+	double smoothing;
+	clg_tensor *x, *y;
+
+	if (!PyArg_ParseTuple(args, "OOd", &a, &t, &smoothing) || !(x = tensor_arg(a, "cross_entropy(input)")) ||
+	    !(y = tensor_arg(t, "cross_entropy(target)")))
+		return NULL;
+	return wrap(clg_cross_entropy(x, y, smoothing));
+}
+
+static PyObject *py_layer_norm(PyObject *self, PyObject *args)
+{
+	PyObject *a, *g = Py_None, *b = Py_None;
+	double eps;
+	int ok1, ok2;
+	clg_tensor *x, *tg, *tb;
+
+	if (!PyArg_ParseTuple(args, "OOOd", &a, &g, &b, &eps) || !(x = tensor_arg(a, "layer_norm")))
+		return NULL;
+	tg = opt_tensor_arg(g, "layer_norm(weight)", &ok1);
+	tb = opt_tensor_arg(b, "layer_norm(bias)", &ok2);
+	if (!ok1 || !ok2)
+		return NULL;
+	return wrap(clg_layer_norm(x, tg, tb, eps));
+}
+
+static PyObject *py_batch_norm(PyObject *self, PyObject *args)
+{
+	PyObject *a, *g, *b, *rm, *rv;
+	double momentum, eps;
+	int training, ok[4];
+	clg_tensor *x, *t[4];
+
+	if (!PyArg_ParseTuple(args, "OOOOOddp", &a, &g, &b, &rm, &rv, &momentum, &eps, &training) ||
+	    !(x = tensor_arg(a, "batch_norm")))
+		return NULL;
+	t[0] = opt_tensor_arg(g, "batch_norm(weight)", &ok[0]);
+	t[1] = opt_tensor_arg(b, "batch_norm(bias)", &ok[1]);
+	t[2] = opt_tensor_arg(rm, "batch_norm(running_mean)", &ok[2]);
+	t[3] = opt_tensor_arg(rv, "batch_norm(running_var)", &ok[3]);
+	if (!ok[0] || !ok[1] || !ok[2] || !ok[3])
+		return NULL;
+	return wrap(clg_batch_norm(x, t[0], t[1], t[2], t[3], momentum, eps, training));
+}
+
+/* _C.conv2d(x, w, b, (sh, sw), (ph, pw), (dh, dw), groups) */
+static PyObject *py_conv2d(PyObject *self, PyObject *args)
+{
+	PyObject *a, *w, *b;
+	long long sh, sw, ph, pw, dh, dw, groups;
+	int ok;
+	clg_tensor *x, *tw, *tb;
+
+	if (!PyArg_ParseTuple(args, "OOO(LL)(LL)(LL)L", &a, &w, &b, &sh, &sw, &ph, &pw, &dh, &dw, &groups) ||
+	    !(x = tensor_arg(a, "conv2d(input)")) || !(tw = tensor_arg(w, "conv2d(weight)")))
+		return NULL;
+	tb = opt_tensor_arg(b, "conv2d(bias)", &ok);
+	if (!ok)
+		return NULL;
+	return wrap(clg_conv2d(x, tw, tb, sh, sw, ph, pw, dh, dw, groups));
+}
+
+/* _C.pool2d(kind, x, (kh, kw), (sh, sw), (ph, pw)): kind "max" or "avg" */
+static PyObject *py_pool2d(PyObject *self, PyObject *args)
+{
+	const char *kind;
+	PyObject *a;
+	long long kh, kw, sh, sw, ph, pw;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "sO(LL)(LL)(LL)", &kind, &a, &kh, &kw, &sh, &sw, &ph, &pw) ||
+	    !(x = tensor_arg(a, "pool2d")))
+		return NULL;
+	return wrap(!strcmp(kind, "avg") ? clg_avg_pool2d(x, kh, kw, sh, sw, ph, pw)
+					 : clg_max_pool2d(x, kh, kw, sh, sw, ph, pw));
+}
+
+static PyObject *py_dropout(PyObject *self, PyObject *args)
+{
+	PyObject *a;
+	double p;
+	unsigned long long seed;
+	int training;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "OdKp", &a, &p, &seed, &training) || !(x = tensor_arg(a, "dropout")))
+		return NULL;
+	return wrap(clg_dropout(x, p, seed, training));
+}
+
+static PyObject *py_sdpa(PyObject *self, PyObject *args)
+{
+	PyObject *q, *k, *v;
+	int causal;
+	double p;
+	clg_tensor *tq, *tk, *tv;
+
+	if (!PyArg_ParseTuple(args, "OOOpd", &q, &k, &v, &causal, &p) || !(tq = tensor_arg(q, "attention(query)")) ||
+	    !(tk = tensor_arg(k, "attention(key)")) || !(tv = tensor_arg(v, "attention(value)")))
+		return NULL;
+	return wrap(clg_scaled_dot_product_attention(tq, tk, tv, causal, p));
+}
+
+static PyObject *py_concat(PyObject *self, PyObject *args)
+{
+	PyObject *seq, *fast;
+	int dim;
+	clg_tensor *ts[64], *out;
+	Py_ssize_t n;
+
+	if (!PyArg_ParseTuple(args, "Oi", &seq, &dim) || !(fast = PySequence_Fast(seq, "cat: expected a sequence")))
+		return NULL;
+	n = PySequence_Fast_GET_SIZE(fast);
+	if (n < 1 || n > 64) {
+		Py_DECREF(fast);
+		PyErr_Format(PyExc_ValueError, "cat: %zd tensors (1..64)", n);
+		return NULL;
+	}
+	for (Py_ssize_t i = 0; i < n; i++) {
+		if (!(ts[i] = tensor_arg(PySequence_Fast_GET_ITEM(fast, i), "cat"))) {
+			Py_DECREF(fast);
+			return NULL;
+		}
+	}
+	out = clg_concat(ts, (int)n, dim);
+	Py_DECREF(fast);
+	return wrap(out);
+}
+
+/* ---- autograd state ------------------------------------------------------------------------ */
+
+static PyObject *py_set_tensor_class(PyObject *self, PyObject *cls)
+{
+	if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &TensorType)) {
+		PyErr_SetString(PyExc_TypeError, "_set_tensor_class: expected a subclass of TensorBase");
+		return NULL;
+	}
+	Py_INCREF(cls); /* kept for the life of the process */
+	tensor_class = (PyTypeObject *)cls;
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_no_grad_begin(PyObject *self, PyObject *a)
+{
+	clg_no_grad_begin();
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_no_grad_end(PyObject *self, PyObject *a)
+{
+	clg_no_grad_end();
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_grad_enabled(PyObject *self, PyObject *a) { return PyBool_FromLong(clg_grad_enabled()); }
+
+/* ---- optimizers ---------------------------------------------------------------------------- */
+
+static void optim_dealloc(OptimObject *self)
+{
+	clg_optimizer_free(self->opt);
+	Py_XDECREF(self->params);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* _C.Optimizer(kind, params, lr, momentum, dampening, nesterov, beta1, beta2, eps, weight_decay):
+ * kind "sgd", "adam" or "adamw"; one fused launch a step over all of params. */
+static PyObject *optim_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	const char *kind;
+	PyObject *params;
+	clg_opt_config c = {0};
+	clg_tensor *ts[4096];
+	OptimObject *o;
+	Py_ssize_t n;
+
+	if (!PyArg_ParseTuple(args, "sO!dddpdddd", &kind, &PyList_Type, &params, &c.lr, &c.momentum, &c.dampening,
+			      &c.nesterov, &c.beta1, &c.beta2, &c.eps, &c.weight_decay))
+		return NULL;
+	c.kind = !strcmp(kind, "adam") ? CLG_OPT_ADAM : !strcmp(kind, "adamw") ? CLG_OPT_ADAMW : CLG_OPT_SGD;
+	n = PyList_GET_SIZE(params);
+	if (n < 1 || n > 4096) {
+		PyErr_Format(PyExc_ValueError, "optimizer: %zd parameters (1..4096 a group)", n);
+		return NULL;
+	}
+	for (Py_ssize_t i = 0; i < n; i++)
+		if (!(ts[i] = tensor_arg(PyList_GET_ITEM(params, i), "optimizer(params)")))
+			return NULL;
+	if (!(o = (OptimObject *)type->tp_alloc(type, 0)))
+		return NULL;
+	if (!(o->opt = clg_optimizer_new(&c, ts, (int)n))) {
+		Py_DECREF(o);
+		return raise_status(clg_last_status() ? clg_last_status() : CLG_ERR_INVALID);
+	}
+	Py_INCREF(params);
+	o->params = params;
+	return (PyObject *)o;
+}
+
+static PyObject *optim_step(OptimObject *self, PyObject *a)
+{
+	clg_status st;
+
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_optimizer_step(self->opt);
+	Py_END_ALLOW_THREADS
+	if (st)
+		return raise_status(st);
+	Py_RETURN_NONE;
+}
+
+static PyObject *optim_zero_grad(OptimObject *self, PyObject *a)
+{
+	clg_optimizer_zero_grad(self->opt);
+	Py_RETURN_NONE;
+}
+
+static PyObject *optim_get_lr(OptimObject *self, void *c) { return PyFloat_FromDouble(clg_optimizer_lr(self->opt)); }
+
+static int optim_set_lr(OptimObject *self, PyObject *v, void *c)
+{
+	double lr = v ? PyFloat_AsDouble(v) : -1;
+	if (lr == -1 && PyErr_Occurred())
+		return -1;
+	clg_optimizer_set_lr(self->opt, lr);
+	return 0;
+}
+
+static PyObject *optim_get_steps(OptimObject *self, void *c) { return PyLong_FromLongLong(clg_optimizer_steps(self->opt)); }
+
+static PyMethodDef optim_methods[] = {
+	{"step", (PyCFunction)optim_step, METH_NOARGS, "one update of every parameter"},
+	{"zero_grad", (PyCFunction)optim_zero_grad, METH_NOARGS, NULL},
+	{NULL},
+};
+
+static PyGetSetDef optim_getset[] = {
+	{"lr", (getter)optim_get_lr, (setter)optim_set_lr, NULL, NULL},
+	{"steps", (getter)optim_get_steps, NULL, NULL, NULL},
+	{NULL},
+};
+
+static PyTypeObject OptimType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "clgrad._C.Optimizer",
+	.tp_basicsize = sizeof(OptimObject),
+	.tp_dealloc = (destructor)optim_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "A fused C optimizer over one parameter group.",
+	.tp_methods = optim_methods,
+	.tp_getset = optim_getset,
+	.tp_new = optim_new,
+};
+
+/* _C.clip_grad_norm(params, max_norm): the norm before clipping, a one-element tensor */
+static PyObject *py_clip_grad_norm(PyObject *self, PyObject *args)
+{
+	PyObject *params;
+	double max_norm;
+	clg_tensor *ts[4096], *norm = NULL;
+	Py_ssize_t n;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "O!d", &PyList_Type, &params, &max_norm))
+		return NULL;
+	n = PyList_GET_SIZE(params);
+	if (n > 4096) {
+		PyErr_Format(PyExc_ValueError, "clip_grad_norm_: %zd parameters (at most 4096)", n);
+		return NULL;
+	}
+	for (Py_ssize_t i = 0; i < n; i++)
+		if (!(ts[i] = tensor_arg(PyList_GET_ITEM(params, i), "clip_grad_norm_(parameters)")))
+			return NULL;
+	if ((st = clg_clip_grad_norm(ts, (int)n, max_norm, &norm)))
+		return raise_status(st);
+	return wrap(norm);
+}
+
+/* ---- module -------------------------------------------------------------------------------- */
+
+static PyMethodDef module_methods[] = {
+	{"devices", py_devices, METH_NOARGS, "every device, as dicts"},
+	{"select_device", py_select_device, METH_VARARGS, "the index of a device spec (None: the default)"},
+	{"memory_stats", py_memory_stats, METH_VARARGS, NULL},
+	{"synchronize", py_synchronize, METH_VARARGS, NULL},
+	{"config_set", py_config_set, METH_VARARGS, NULL},
+	{"config_get", py_config_get, METH_VARARGS, NULL},
+	{"config_options", py_config_options, METH_NOARGS, NULL},
+	{"from_buffer", py_from_buffer, METH_VARARGS, NULL},
+	{"full", py_full, METH_VARARGS, NULL},
+	{"arange", py_arange, METH_VARARGS, NULL},
+	{"random", py_random, METH_VARARGS, NULL},
+	{"unary", py_unary, METH_VARARGS, NULL},
+	{"binary", py_binary, METH_VARARGS, NULL},
+	{"compare", py_compare, METH_VARARGS, NULL},
+	{"where", py_where, METH_VARARGS, NULL},
+	{"affine", py_affine, METH_VARARGS, NULL},
+	{"clamp", py_clamp, METH_VARARGS, NULL},
+	{"leaky_relu", py_leaky_relu, METH_VARARGS, NULL},
+	{"reduce", py_reduce, METH_VARARGS, NULL},
+	{"reshape", py_reshape, METH_VARARGS, NULL},
+	{"expand", py_expand, METH_VARARGS, NULL},
+	{"permute", py_permute, METH_VARARGS, NULL},
+	{"transpose", py_transpose, METH_VARARGS, NULL},
+	{"slice", py_slice, METH_VARARGS, NULL},
+	{"cast", py_cast, METH_VARARGS, NULL},
+	{"linear", py_linear, METH_VARARGS, NULL},
+	{"cross_entropy", py_cross_entropy, METH_VARARGS, NULL},
+	{"layer_norm", py_layer_norm, METH_VARARGS, NULL},
+	{"batch_norm", py_batch_norm, METH_VARARGS, NULL},
+	{"conv2d", py_conv2d, METH_VARARGS, NULL},
+	{"pool2d", py_pool2d, METH_VARARGS, NULL},
+	{"dropout", py_dropout, METH_VARARGS, NULL},
+	{"sdpa", py_sdpa, METH_VARARGS, NULL},
+	{"concat", py_concat, METH_VARARGS, NULL},
+	{"_set_tensor_class", py_set_tensor_class, METH_O, NULL},
+	{"clip_grad_norm", py_clip_grad_norm, METH_VARARGS, NULL},
+	{"no_grad_begin", py_no_grad_begin, METH_NOARGS, NULL},
+	{"no_grad_end", py_no_grad_end, METH_NOARGS, NULL},
+	{"grad_enabled", py_grad_enabled, METH_NOARGS, NULL},
+	{NULL},
+};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "clgrad._C", "The C core of clgrad.", -1,
+					module_methods};
+
+/* An exception class clgrad.<name> with bases (Error, base) or (base) for Error itself. */
+static PyObject *add_exception(PyObject *m, const char *name, PyObject *base, const char *doc)
+{
+	char full[64];
+	PyObject *bases = base == NULL ? NULL : Error ? PyTuple_Pack(2, Error, base) : PyTuple_Pack(1, base);
+	PyObject *e;
+
+	snprintf(full, sizeof(full), "clgrad.%s", name);
+	e = PyErr_NewExceptionWithDoc(full, doc, bases ? bases : PyExc_RuntimeError, NULL);
+	Py_XDECREF(bases);
+	if (e && PyModule_AddObject(m, name, e) == 0) {
+		Py_INCREF(e);
+		return e;
+	}
+	Py_XDECREF(e);
+	return NULL;
+}
+
+static void close_backends(void)
+{
+	for (int i = 0; i < MAX_DEVICES; i++)
+		if (backends[i]) {
+			clg_backend_close(backends[i]);
+			backends[i] = NULL;
+		}
+}
+
+PyMODINIT_FUNC PyInit__C(void)
+{
+	PyObject *m;
+
+	if (PyType_Ready(&TensorType) < 0 || PyType_Ready(&OptimType) < 0 || !(m = PyModule_Create(&module_def)))
+		return NULL;
+	Py_INCREF(&TensorType);
+	Py_INCREF(&OptimType);
+	if (PyModule_AddObject(m, "TensorBase", (PyObject *)&TensorType) ||
+	    PyModule_AddObject(m, "Optimizer", (PyObject *)&OptimType))
+		return NULL;
+	if (!(Error = add_exception(m, "Error", PyExc_RuntimeError, "A failure the clgrad library reported.")) ||
+	    !(ShapeError = add_exception(m, "ShapeError", PyExc_ValueError, "Shapes that do not fit together.")) ||
+	    !(DTypeError = add_exception(m, "DTypeError", PyExc_TypeError, "A wrong or unavailable dtype.")) ||
+	    !(DeviceError = add_exception(m, "DeviceError", PyExc_RuntimeError,
+					  "An unknown device, or operands on different devices.")) ||
+	    !(OOMError = add_exception(m, "OutOfMemoryError", PyExc_MemoryError, "Host or device memory exhausted.")) ||
+	    !(UnsupportedError = add_exception(m, "UnsupportedError", PyExc_NotImplementedError,
+					       "An op this device does not offer.")) ||
+	    !(FormatError = add_exception(m, "FormatError", PyExc_ValueError, "A malformed file.")) ||
+	    !(StateError = add_exception(m, "StateError", PyExc_RuntimeError, "A call out of order.")) ||
+	    !(BuildError = add_exception(m, "BuildError", PyExc_RuntimeError,
+					 "A kernel that failed to compile (the message holds the build log).")) ||
+	    !(IOErrorC = add_exception(m, "IOError", PyExc_OSError, "A file system error.")))
+		return NULL;
+	PyModule_AddIntConstant(m, "CMP_EQ", CLG_CMP_EQ);
+	PyModule_AddIntConstant(m, "CMP_LT", CLG_CMP_LT);
+	PyModule_AddIntConstant(m, "CMP_LE", CLG_CMP_LE);
+	PyModule_AddIntConstant(m, "CMP_GT", CLG_CMP_GT);
+	PyModule_AddIntConstant(m, "CMP_GE", CLG_CMP_GE);
+	PyModule_AddIntConstant(m, "ACT_RELU", CLG_ACT_RELU);
+	PyModule_AddIntConstant(m, "ACT_GELU", CLG_ACT_GELU);
+	Py_AtExit(close_backends);
+	return m;
+}

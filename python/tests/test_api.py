@@ -1,0 +1,252 @@
+"""The Python API's own behaviour: tensors in and out, autograd switches, modules, errors, the
+configuration, devices and memory."""
+import gc
+import os
+
+import numpy as np
+import pytest
+
+import clgrad
+import clgrad.nn as nn
+import clgrad.nn.functional as F
+
+
+def test_devices_listed():
+    ds = clgrad.devices()
+    assert ds[0]["type"] == "ref" and ds[0]["index"] == 0
+    assert all({"name", "platform", "type", "global_mem"} <= set(d) for d in ds)
+    assert clgrad.device("ref").index == 0
+    for d in ds:  # a vendor's name finds its device: clgrad.device("pocl"), ("intel")
+        vendor = d["platform_vendor"].lower()
+        for word in ("pocl", "intel"):
+            if word in vendor:
+                i = clgrad.device(word).info
+                assert word in (i["platform_vendor"] + i["platform"] + i["name"]).lower(), (word, i)
+
+
+def test_numpy_roundtrip(dev):
+    for dt, npdt in ((clgrad.float32, np.float32), (clgrad.float64, np.float64), (clgrad.int32, np.int32),
+                     (clgrad.float16, np.float16)):
+        a = (np.arange(12).reshape(3, 4) - 5).astype(npdt)
+        t = clgrad.tensor(a, device=dev)
+        assert t.dtype is dt and t.shape == (3, 4) and t.ndim == 2 and t.numel() == 12
+        np.testing.assert_array_equal(t.numpy(), a)
+        np.testing.assert_array_equal(np.asarray(t), a)
+    assert clgrad.tensor(2.5, device=dev).item() == 2.5
+    assert clgrad.tensor([1, 2], device=dev).dtype is clgrad.int32
+    assert clgrad.from_numpy(np.ones(3, np.float64)).dtype is clgrad.float64
+
+
+def test_dlpack_to_numpy(dev):
+    t = clgrad.arange(6, dtype=clgrad.float32, device=dev).reshape(2, 3)
+    np.testing.assert_array_equal(np.from_dlpack(t), np.arange(6, dtype=np.float32).reshape(2, 3))
+
+
+def test_creation(dev):
+    assert clgrad.zeros(2, 3, device=dev).numpy().sum() == 0
+    assert clgrad.ones((2, 3), device=dev).numpy().sum() == 6
+    np.testing.assert_array_equal(clgrad.full((2,), 7.0, device=dev).numpy(), [7, 7])
+    np.testing.assert_array_equal(clgrad.arange(2, 11, 3, device=dev).numpy(), [2, 5, 8])
+    clgrad.manual_seed(1)
+    a = clgrad.rand(100, device=dev).numpy()
+    clgrad.manual_seed(1)
+    b = clgrad.rand(100, device="ref").numpy()
+    np.testing.assert_array_equal(a, b)  # counter-based: the same numbers on every device
+    assert 0 <= a.min() and a.max() < 1
+    r = clgrad.randn(4000, device=dev).numpy()
+    assert abs(r.mean()) < 0.1 and abs(r.std() - 1) < 0.1
+
+
+def test_repr_and_indexing(dev):
+    t = clgrad.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], device=dev)
+    assert "tensor([[1., 2., 3.]," in repr(t)
+    np.testing.assert_array_equal(t[1].numpy(), [4, 5, 6])
+    np.testing.assert_array_equal(t[:, 1].numpy(), [2, 5])
+    np.testing.assert_array_equal(t[..., -1].numpy(), [3, 6])
+    assert t[None].shape == (1, 2, 3) and t[:, None].shape == (2, 1, 3)
+    np.testing.assert_array_equal(t[:, clgrad.tensor([2, 0], device=dev)].numpy(), [[3, 1], [6, 4]])
+    with pytest.raises(IndexError):
+        t[2]
+    with pytest.raises(TypeError):
+        t[1] = 0
+
+
+def test_autograd(dev):
+    x = clgrad.tensor([[1.0, -2.0], [3.0, 0.5]], device=dev, requires_grad=True)
+    y = (x * x * 3 + x).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * x.numpy() + 1, rtol=1e-6)
+    x.grad = None
+    assert x.grad is None
+    # a given gradient, and retain_graph for a second pass
+    z = x * 2
+    z.backward(clgrad.ones(2, 2, device=dev), retain_graph=True)
+    z.backward(clgrad.ones(2, 2, device=dev))
+    np.testing.assert_allclose(x.grad.numpy(), 4 * np.ones((2, 2)))
+    d = x.detach()
+    assert not d.requires_grad
+    with clgrad.no_grad():
+        w = x * 2
+        assert not clgrad.is_grad_enabled()
+    assert clgrad.is_grad_enabled() and not w.requires_grad
+
+    @clgrad.no_grad()
+    def f(t):
+        return t * 3
+
+    assert not f(x).requires_grad
+
+
+class TwoLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.act = nn.ReLU()
+        self.fc2 = nn.Linear(8, 3)
+        self.register_buffer("steps", clgrad.zeros(1))
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def test_module_discovery_and_state(dev, tmp_path):
+    m = TwoLayer().to(dev)
+    names = [n for n, _ in m.named_parameters()]
+    assert names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert [type(c).__name__ for c in m.children()] == ["Linear", "ReLU", "Linear"]
+    assert set(m.state_dict()) == set(names) | {"steps"}
+    assert all(p.device == dev for p in m.parameters())
+    x = clgrad.randn(5, 4, device=dev)
+    y = m(x)
+    assert y.shape == (5, 3)
+    m2 = TwoLayer().to(dev)
+    m2.load_state_dict({k: v.numpy() for k, v in m.state_dict().items()})
+    np.testing.assert_array_equal(m2(x).numpy(), y.numpy())
+    with pytest.raises(ValueError, match="missing: fc2.bias"):
+        m2.load_state_dict({k: v for k, v in m.state_dict().items() if k != "fc2.bias"})
+    bad = dict(m.state_dict())
+    bad["fc1.weight"] = np.zeros((2, 2), np.float32)
+    with pytest.raises(ValueError, match=r"fc1.weight: \(2, 2\) in the state, \(8, 4\) in the module"):
+        m2.load_state_dict(bad)
+    assert not m.eval().training and all(not c.training for c in m.modules())
+
+
+def test_sequential_and_losses_train(dev):
+    clgrad.manual_seed(0)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(64, 4)).astype(np.float32)
+    Y = (X[:, 0] + X[:, 1] > 0).astype(np.int32)
+    model = nn.Sequential(nn.Linear(4, 16), nn.Tanh(), nn.Linear(16, 2)).to(dev)
+    opt = clgrad.optim.Adam(model.parameters(), lr=0.05)
+    x, y = clgrad.tensor(X, device=dev), clgrad.tensor(Y, device=dev)
+    first = None
+    for _ in range(60):
+        opt.zero_grad()
+        loss = nn.CrossEntropyLoss()(model(x), y)
+        loss.backward()
+        opt.step()
+        first = first if first is not None else loss.item()
+    assert loss.item() < 0.3 * first
+    acc = (model(x).argmax(1).numpy() == Y).mean()
+    assert acc > 0.9
+
+
+def test_errors_carry_the_library_message(dev):
+    a = clgrad.ones(2, 3, device=dev)
+    with pytest.raises(clgrad.ShapeError) as e:
+        a @ clgrad.ones(4, 5, device=dev)
+    assert "matmul" in str(e.value) and "(2, 3)" in str(e.value)
+    assert isinstance(e.value, ValueError) and isinstance(e.value, clgrad.Error)
+    with pytest.raises(TypeError, match="expected a clgrad.Tensor"):
+        F.linear(a, "w")
+    with pytest.raises(clgrad.DeviceError):
+        clgrad.device("no-such-device-name")
+    if dev.index != 0:
+        with pytest.raises(clgrad.DeviceError, match="device"):
+            a + clgrad.ones(2, 3, device="ref")
+    with pytest.raises(clgrad.DTypeError, match="cast"):
+        clgrad.ones(3, device=dev).to(clgrad.int32)
+    with pytest.raises(TypeError, match="dtype"):
+        clgrad.zeros(2, dtype="complex")
+    for cls, base in ((clgrad.OutOfMemoryError, MemoryError), (clgrad.UnsupportedError, NotImplementedError),
+                      (clgrad.FormatError, ValueError), (clgrad.DeviceError, RuntimeError)):
+        assert issubclass(cls, base) and issubclass(cls, clgrad.Error)
+
+
+def test_config():
+    assert clgrad.config.get("GEMM") in ("auto", "own", "clblast")
+    old = clgrad.config.get("FUSED")
+    clgrad.config.set("FUSED", False)
+    assert clgrad.config.get("CLGRAD_FUSED") == "0"
+    clgrad.config.set("FUSED", None)
+    assert clgrad.config.get("FUSED") == "1"
+    clgrad.config.set("FUSED", old)
+    with pytest.raises(ValueError, match=r"CLGRAD_GEMM_SPLIT='99': expected an integer in 0..64"):
+        clgrad.config.set("GEMM_SPLIT", 99)
+    with pytest.raises(KeyError):
+        clgrad.config.get("NOPE")
+    names = {o["name"] for o in clgrad.config.options()}
+    assert {"GEMM", "DEVICE", "CACHE_DIR"} <= names
+
+
+def test_optim_param_groups_and_schedulers(dev):
+    m = TwoLayer().to(dev)
+    decay = [p for n, p in m.named_parameters() if n.endswith("weight")]
+    no_decay = [p for n, p in m.named_parameters() if n.endswith("bias")]
+    opt = clgrad.optim.AdamW([{"params": decay}, {"params": no_decay, "weight_decay": 0.0}], lr=0.1)
+    assert opt.param_groups[0]["weight_decay"] == 0.01 and opt.param_groups[1]["weight_decay"] == 0.0
+    sched = clgrad.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    lrs = []
+    for _ in range(5):
+        (m(clgrad.randn(3, 4, device=dev)) ** 2).mean().backward()
+        opt.step()
+        opt.zero_grad()
+        sched.step()
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs == [0.1, 0.05, 0.05, 0.025, 0.025]
+    with pytest.raises(ValueError, match="betas"):
+        clgrad.optim.Adam(m.parameters(), betas=(1.0, 0.9))
+
+
+def test_clip_grad_norm(dev):
+    p = nn.Parameter(clgrad.tensor([3.0, 4.0], device=dev))
+    (p * clgrad.tensor([1.0, 1.0], device=dev)).sum().backward()  # grad (1, 1), norm sqrt(2)
+    norm = nn.utils.clip_grad_norm_([p], 1.0)
+    assert abs(norm.item() - 2 ** 0.5) < 1e-6
+    np.testing.assert_allclose(p.grad.numpy(), [2 ** -0.5] * 2, rtol=1e-5)
+
+
+def _rss_kib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_memory_is_given_back(cl_dev):
+    """Training steps in a loop: graphs and tensors freed by reference counting, the resident size
+    flat after warm-up (< 5% growth), the device's bytes in use back where they were."""
+    m = TwoLayer().to(cl_dev)
+    opt = clgrad.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+    x = clgrad.randn(32, 4, device=cl_dev)
+    steps = int(os.environ.get("CLGRAD_PYTEST_MEMORY_STEPS", "10000"))
+
+    def run(n):
+        for _ in range(n):
+            opt.zero_grad()
+            (m(x) ** 2).mean().backward()
+            opt.step()
+        clgrad.synchronize(cl_dev)
+
+    run(200)
+    gc.collect()
+    rss, dev0 = [_rss_kib()], clgrad.memory_stats(cl_dev)["bytes_in_use"]
+    for _ in range(4):
+        run(steps // 4)
+        gc.collect()
+        rss.append(_rss_kib())
+    dev1 = clgrad.memory_stats(cl_dev)["bytes_in_use"]
+    print("resident KiB every %d steps: %s" % (steps // 4, rss))
+    assert rss[-1] < rss[0] * 1.05 + 1024, rss
+    assert dev1 <= dev0, (dev0, dev1)
