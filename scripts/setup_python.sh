@@ -26,8 +26,8 @@ if [ ! -x "$venv/bin/python" ]; then
 	fi
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-echo "setup-python: installing numpy and pytest (what is missing)"
-"$venv/bin/python" -m pip install -q "numpy>=1.22" "pytest>=7"
+echo "setup-python: installing numpy, pytest and safetensors (the tests read clgrad's files with it)"
+"$venv/bin/python" -m pip install -q "numpy>=1.22" "pytest>=7" "safetensors>=0.4"
 echo "setup-python: building and installing the clgrad package (pip install .; CMake in build-py/)"
 start=$(date +%s)
 "$venv/bin/python" -m pip install -q --no-deps .

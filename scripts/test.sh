@@ -36,7 +36,7 @@ fi
 step "[5/6] pytest: the Python package (python/tests) on every device"
 intel=${CLGRAD_INTEL_OCL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/clgrad/intel-ocl}
 venv=${CLGRAD_VENV:-$PWD/.venv}
-pyenv=(env CLGRAD_SELFTEST=0 "CLGRAD_CACHE_DIR=$(cd "$build" && pwd)/test-cache")
+pyenv=(env CLGRAD_SELFTEST=0 "CLGRAD_CACHE_DIR=$(cd "$build" && pwd)/test-cache" "CLGRAD_BIN=$(cd "$build" && pwd)/clgrad")
 if [ "${CLGRAD_SKIP_INTEL:-0}" != 1 ] && [ -e "$intel/icd/intel.icd" ]; then
 	pyenv+=("OCL_ICD_VENDORS=$intel/icd" "LD_LIBRARY_PATH=$intel/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
 fi

@@ -16,6 +16,7 @@ from ._C import (  # noqa: F401  (the exception classes, re-exported)
     FormatError,
     StateError,
     BuildError,
+    IOError,
 )
 from ._tensor import (  # noqa: F401
     Tensor,
@@ -52,6 +53,7 @@ from ._tensor import (  # noqa: F401
     synchronize,
     memory_stats,
 )
+from .serialization import save, load  # noqa: F401
 from . import config  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401

@@ -6,6 +6,7 @@
 #include <Python.h>
 
 #include <clgrad.h>
+#include <safetensors.h>
 
 #include <string.h>
 
@@ -1072,6 +1073,106 @@ static PyObject *py_clip_grad_norm(PyObject *self, PyObject *args)
 	return wrap(norm);
 }
 
+/* ---- checkpoints (the C safetensors reader and its atomic writer) ---------------------------- */
+
+/* _C.save_safetensors(path, [(name, tensor)], {key: value}) */
+static PyObject *py_save_safetensors(PyObject *self, PyObject *args)
+{
+	const char *path;
+	PyObject *items, *meta, *key, *value;
+	clg_st_writer *w = NULL;
+	clg_status st;
+	Py_ssize_t pos = 0;
+
+	if (!PyArg_ParseTuple(args, "sO!O!", &path, &PyList_Type, &items, &PyDict_Type, &meta))
+		return NULL;
+	if ((st = clg_st_writer_new(&w)))
+		return raise_status(st);
+	for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
+		const char *name;
+		PyObject *t;
+		if (!PyArg_ParseTuple(PyList_GET_ITEM(items, i), "sO!", &name, &TensorType, &t))
+			goto fail;
+		if ((st = clg_st_writer_add_tensor(w, name, ((TensorObject *)t)->t)))
+			goto fail_status;
+	}
+	while (PyDict_Next(meta, &pos, &key, &value)) {
+		const char *k = PyUnicode_AsUTF8(key), *v = PyUnicode_AsUTF8(value);
+		if (!k || !v)
+			goto fail;
+		if ((st = clg_st_writer_meta(w, k, v)))
+			goto fail_status;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_st_write(w, path);
+	Py_END_ALLOW_THREADS
+	if (st)
+		goto fail_status;
+	clg_st_writer_free(w);
+	Py_RETURN_NONE;
+fail_status:
+	raise_status(st);
+fail:
+	clg_st_writer_free(w);
+	return NULL;
+}
+
+/* _C.load_safetensors(path, device) -> ([(name, tensor)] in file order, {key: value}) */
+static PyObject *py_load_safetensors(PyObject *self, PyObject *args)
+{
+	const char *path;
+	int device;
+	clg_backend *be;
+	clg_st_file *f = NULL;
+	PyObject *items = NULL, *meta = NULL, *out = NULL;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "si", &path, &device) || !(be = backend_of(device)))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_st_open(path, &f);
+	Py_END_ALLOW_THREADS
+	if (st)
+		return raise_status(st);
+	if (!(items = PyList_New(0)) || !(meta = PyDict_New()))
+		goto out;
+	for (int i = 0; i < clg_st_count(f); i++) {
+		const clg_st_tensor *e = clg_st_at(f, i);
+		clg_tensor *t = NULL;
+		PyObject *pair;
+		if ((st = clg_st_load_tensor(f, e->name, be, &t))) {
+			raise_status(st);
+			goto out;
+		}
+		if (!(pair = Py_BuildValue("(sN)", e->name, wrap(t))) || PyList_Append(items, pair)) {
+			Py_XDECREF(pair);
+			goto out;
+		}
+		Py_DECREF(pair);
+	}
+	for (int i = 0; i < clg_st_meta_count(f); i++) {
+		const char *k, *v;
+		PyObject *pv;
+		if ((st = clg_st_meta_at(f, i, &k, &v))) {
+			raise_status(st);
+			goto out;
+		}
+		if (!(pv = PyUnicode_FromString(v)))
+			goto out;
+		if (PyDict_SetItemString(meta, k, pv)) {
+			Py_DECREF(pv);
+			goto out;
+		}
+		Py_DECREF(pv);
+	}
+	out = PyTuple_Pack(2, items, meta);
+out:
+	Py_XDECREF(items);
+	Py_XDECREF(meta);
+	clg_st_close(f);
+	return out;
+}
+
 /* ---- module -------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
@@ -1111,6 +1212,8 @@ static PyMethodDef module_methods[] = {
 	{"concat", py_concat, METH_VARARGS, NULL},
 	{"_set_tensor_class", py_set_tensor_class, METH_O, NULL},
 	{"clip_grad_norm", py_clip_grad_norm, METH_VARARGS, NULL},
+	{"save_safetensors", py_save_safetensors, METH_VARARGS, NULL},
+	{"load_safetensors", py_load_safetensors, METH_VARARGS, NULL},
 	{"no_grad_begin", py_no_grad_begin, METH_NOARGS, NULL},
 	{"no_grad_end", py_no_grad_end, METH_NOARGS, NULL},
 	{"grad_enabled", py_grad_enabled, METH_NOARGS, NULL},
