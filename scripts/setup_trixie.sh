@@ -8,7 +8,7 @@
 # The root: ${CLGRAD_TRIXIE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/clgrad/trixie-root}, made by
 # `debootstrap --variant=minbase trixie` from $CLGRAD_TRIXIE_MIRROR (default deb.debian.org), then
 # the OpenCL stacks and clgrad's build packages (no recommends) by apt inside it: 1.6 GB, a minute
-# on a 2-core machine (measured: debootstrap 23 s, packages 37 s). Stamp files in the root record
+# or so on a 2-core machine (measured 60 and 72 s, half of it debootstrap). Stamp files record
 # each finished step, so a second run does nothing (15 ms); a changed package list runs apt again.
 # `run` binds /proc, /sys and /dev into the root (PoCL's hwloc needs /sys) and this repository at
 # /src read-only, runs CMD with a clean environment (PATH, HOME=/root, LANG, TERM and
