@@ -57,6 +57,32 @@ PY
 	echo "ok: setup_intel_ocl.sh (fake wheels; no PyPI: a warning)"
 fi
 
+# setup_trixie.sh (root only, no network, no debootstrap run): an unreachable mirror gives exit 3
+# and test_trixie.sh's stage is skipped (77), `run` without a finished root fails, and mounts left
+# in a root by a killed run are removed by the next call.
+if [ "$(id -u)" = 0 ] && command -v debootstrap >/dev/null; then
+	fake=$(mktemp -d)
+	export CLGRAD_TRIXIE_DIR=$fake/root CLGRAD_TRIXIE_MIRROR=http://127.0.0.1:9/debian
+	rc=0; "$src/scripts/setup_trixie.sh" >/dev/null 2>&1 || rc=$?
+	[ $rc = 3 ] || { echo "FAIL: setup_trixie.sh with an unreachable mirror: exit $rc, not 3"; exit 1; }
+	rc=0; out=$("$src/scripts/test_trixie.sh" 2>&1) || rc=$?
+	[ $rc = 77 ] && grep -q "skipped" <<<"$out" || { echo "FAIL: test_trixie.sh offline: exit $rc: $out"; exit 1; }
+	rc=0; "$src/scripts/setup_trixie.sh" run true >/dev/null 2>&1 || rc=$?
+	[ $rc = 1 ] || { echo "FAIL: setup_trixie.sh run without a root: exit $rc, not 1"; exit 1; }
+	mkdir -p "$fake/root/proc" "$fake/root/dev" "$fake/root/src"
+	if mount -t tmpfs clgrad-test "$fake/root/dev" 2>/dev/null; then
+		mkdir "$fake/root/dev/pts"
+		mount -t tmpfs clgrad-test "$fake/root/dev/pts"
+		mount --bind "$src" "$fake/root/src"
+		"$src/scripts/setup_trixie.sh" umount >/dev/null ||
+			{ echo "FAIL: setup_trixie.sh umount"; umount -R "$fake/root/dev" "$fake/root/src"; exit 1; }
+		! grep -q " $fake/root" /proc/self/mounts || { echo "FAIL: mounts left under $fake/root"; exit 1; }
+	fi
+	unset CLGRAD_TRIXIE_DIR CLGRAD_TRIXIE_MIRROR
+	rm -rf --one-file-system "$fake"
+	echo "ok: setup_trixie.sh (unreachable mirror: exit 3, stage skipped; stale mounts removed)"
+fi
+
 if [ ! -e /etc/OpenCL/vendors/pocl.icd ] || ! command -v oclgrind >/dev/null; then
 	echo "PoCL or Oclgrind not installed: Oclgrind registration not checked"
 	exit 77
