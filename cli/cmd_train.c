@@ -44,7 +44,9 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 {
 	snprintf(buf, len,
 		"usage: clgrad %s [--model mlp|cnn|transformer|gfnet] [--data DIR|FILE] [--epochs N] [--batch N]\n"
-		"       [--lr X] [--optimizer sgd|adam|adamw] [--momentum X] [--weight-decay X]\n"
+		"       [--lr X] [--optimizer sgd|adam|adamw] [--momentum X] [--weight-decay X] [--weight-decay-all]\n"
+		"           (weight decay: L2 for sgd and adam, decoupled for adamw; default 0, adamw 0.01 as PyTorch;\n"
+		"            biases and norm weights (tensors of 1 dim) are not decayed unless --weight-decay-all)\n"
 		"       [--schedule constant|cosine|step] [--warmup STEPS] [--clip NORM] [--device SPEC|auto]\n"
 		"       [--seed N] [--save FILE] [--resume FILE] [--log FILE] [--limit SAMPLES]\n"
 		"       [--stop-after EPOCHS]   (end early, as if interrupted; --resume continues the same run)\n"
@@ -84,6 +86,7 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 		CLI_OPT_CHOICE("optimizer", &s->optimizer, "sgd|adam|adamw"),
 		CLI_OPT_REAL("momentum", &c->optim.momentum, 0, 1),
 		CLI_OPT_REAL("weight-decay", &c->optim.weight_decay, 0, 1e3),
+		CLI_OPT_FLAG("weight-decay-all", &c->weight_decay_all),
 		CLI_OPT_CHOICE("schedule", &s->schedule, "constant|cosine|step"),
 		CLI_OPT_I64("warmup", &c->warmup, 0, INT64_C(1000000000000)),
 		CLI_OPT_REAL("clip", &c->clip, 0, 1e9),
@@ -152,6 +155,7 @@ static int parse(int argc, char **argv, train_opts *o, const char *cmd)
 		gfnet_defaults(c);
 	usage_text(usage, sizeof(usage), cmd);
 	spec.n = train_table(o, &s, table);
+	c->optim.weight_decay = -1; /* not given: the kind's default, below */
 	if ((rc = cli_parse(&spec, argc, argv)) >= 0)
 		return rc;
 	if (o->profile_top >= 0)
@@ -161,6 +165,8 @@ static int parse(int argc, char **argv, train_opts *o, const char *cmd)
 	/* the choices were checked against the same names these take */
 	if (s.optimizer)
 		clg_opt_kind_parse(s.optimizer, &c->optim.kind);
+	if (c->optim.weight_decay < 0)
+		c->optim.weight_decay = clg_opt_config_default(c->optim.kind).weight_decay;
 	if (s.schedule)
 		clg_lr_kind_parse(s.schedule, &c->schedule);
 	if (s.shares)

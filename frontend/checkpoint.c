@@ -27,7 +27,7 @@ static const char *format_problem(const char *fmt, const char *model)
 clg_status clg_ckpt_save(const char *path, clg_module *model, clg_optimizer *opt, const clg_ckpt_meta *m)
 {
 	clg_st_writer *w = NULL;
-	clg_named_tensors l = {0};
+	clg_named_tensors l = {0}, p = {0};
 	char name[300], num[64];
 	clg_status st = clg_st_writer_new(&w);
 
@@ -37,13 +37,17 @@ clg_status clg_ckpt_save(const char *path, clg_module *model, clg_optimizer *opt
 		snprintf(name, sizeof(name), "model.%s", l.names[i]);
 		st = clg_st_writer_add_tensor(w, name, l.tensors[i]);
 	}
-	/* the optimizer's parameters are the trainable tensors, in module order */
-	for (int i = 0; !st && opt && i < clg_optimizer_count(opt); i++) {
-		for (int slot = 0; !st && slot < 2; slot++) {
+	/* optim.J.slot: the state of the model's J-th trainable tensor in module order, wherever the
+	 * optimizer's groups put it */
+	if (!st && opt)
+		st = clg_module_state(model, 0, &p);
+	for (int j = 0; !st && opt && j < p.n; j++) {
+		int i = clg_optimizer_index_of(opt, p.tensors[j]);
+		for (int slot = 0; !st && slot < CLG_OPT_STATE_SLOTS; slot++) {
 			clg_tensor *s = clg_optimizer_state(opt, i, slot);
 			if (!s)
 				continue;
-			snprintf(name, sizeof(name), "optim.%d.%d", i, slot);
+			snprintf(name, sizeof(name), "optim.%d.%d", j, slot);
 			st = clg_st_writer_add_tensor(w, name, s);
 		}
 	}
@@ -87,6 +91,7 @@ clg_status clg_ckpt_save(const char *path, clg_module *model, clg_optimizer *opt
 	if (!st)
 		st = clg_st_write(w, path);
 	clg_named_tensors_free(&l);
+	clg_named_tensors_free(&p);
 	clg_st_writer_free(w);
 	return st;
 }
@@ -149,7 +154,7 @@ clg_status clg_ckpt_read_meta(const char *path, clg_ckpt_meta *m)
 clg_status clg_ckpt_load(const char *path, clg_module *model, clg_optimizer *opt)
 {
 	clg_st_file *f = NULL;
-	clg_named_tensors l = {0};
+	clg_named_tensors l = {0}, p = {0};
 	char name[300];
 	clg_status st = clg_st_open(path, &f);
 
@@ -172,13 +177,17 @@ clg_status clg_ckpt_load(const char *path, clg_module *model, clg_optimizer *opt
 			st = clg_assign(l.tensors[i], t);
 		clg_free(t);
 	}
-	for (int i = 0; !st && opt && i < clg_optimizer_count(opt); i++) {
-		for (int slot = 0; !st && slot < 2; slot++) {
+	/* optim.J.slot is the model's J-th trainable tensor in module order (clg_ckpt_save) */
+	if (!st && opt)
+		st = clg_module_state(model, 0, &p);
+	for (int j = 0; !st && opt && j < p.n; j++) {
+		int i = clg_optimizer_index_of(opt, p.tensors[j]);
+		for (int slot = 0; !st && i >= 0 && slot < CLG_OPT_STATE_SLOTS; slot++) {
 			clg_tensor *t = NULL;
-			snprintf(name, sizeof(name), "optim.%d.%d", i, slot);
+			snprintf(name, sizeof(name), "optim.%d.%d", j, slot);
 			if (!clg_st_find(f, name))
 				continue;
-			st = clg_st_load_tensor(f, name, clg_device_of(l.tensors[0]), &t);
+			st = clg_st_load_tensor(f, name, clg_device_of(p.tensors[j]), &t);
 			if (!st)
 				st = clg_optimizer_set_state(opt, i, slot, t);
 			clg_free(t);
@@ -189,6 +198,7 @@ clg_status clg_ckpt_load(const char *path, clg_module *model, clg_optimizer *opt
 		clg_optimizer_set_steps(opt, v ? strtoll(v, NULL, 10) : 0);
 	}
 	clg_named_tensors_free(&l);
+	clg_named_tensors_free(&p);
 	clg_st_close(f);
 	return st;
 }

@@ -81,6 +81,8 @@ typedef struct {
 	clg_model_builder build;  /* when set, builds the model instead (model.name still names it in checkpoints) */
 	void *build_user;
 	clg_opt_config optim;     /* optimizer kind and hyper-parameters (optim.lr is the base rate) */
+	int weight_decay_all;     /* 0 (default): tensors of fewer than 2 dims (biases, norm weights) get
+				   * no weight decay, a group of their own; 1: every parameter decays */
 	clg_lr_kind schedule;     /* constant, step (halves every epoch) or cosine (to 0 at the end) */
 	int64_t warmup;           /* linear warm-up steps */
 	int64_t epochs;           /* total epochs of the run, counting those a resumed run already did */

@@ -9,25 +9,36 @@
  * when the parameters share a device and dtype and each owns its whole storage; a step where
  * some parameter has no gradient, or the parameters differ in whether they have state yet, goes
  * parameter by parameter through the same arenas. $CLGRAD_OPTIM_LAUNCH=per-tensor makes no
- * arenas (one launch per parameter, the parameters where they were). */
+ * arenas (one launch per parameter, the parameters where they were). Parameter groups (each its
+ * own learning rate and weight decay) have arenas of their own: a step is a launch per group. */
 #include "fe_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* One parameter group: its share of the optimizer's parameters (first .. first + n - 1), its
+ * own learning rate and weight decay, and its single-launch layout. */
+typedef struct {
+	int first, n;
+	double lr, lr_scale, weight_decay; /* lr_scale: lr / the base lr at creation */
+	/* the single-launch layout (NULL flat[0]: none): arenas of the parameters, their gradients
+	 * and the three state slots (made at first use), parameter first + j at element off[j] */
+	clg_tensor *flat[2 + CLG_OPT_STATE_SLOTS];
+	int64_t *off, total;
+} opt_group;
+
 struct clg_optimizer {
 	clg_opt_config cfg;
-	int n;
-	clg_tensor **params;  /* owned references */
-	clg_tensor **state;   /* 2 slots per parameter, owned, NULL until the first step */
+	int n, ngroups;
+	clg_tensor **params;  /* owned references, group by group */
+	clg_tensor **state;   /* CLG_OPT_STATE_SLOTS per parameter, owned, NULL until first used */
 	unsigned char *have;  /* parameter i has state (the first SGD step with momentum has not) */
 	int64_t steps;
-	/* the single-launch layout (NULL flat[0]: none): arenas of the parameters, their gradients
-	 * and the two state slots (made at first use), parameter i at element off[i] in each */
-	clg_tensor *flat[4];
-	int64_t *off, total;
+	opt_group *groups;
 };
+
+#define SLOT(o, i, slot) ((o)->state[CLG_OPT_STATE_SLOTS * (i) + (slot)])
 
 static clg_optimizer *opt_fail(clg_status s)
 {
@@ -35,77 +46,94 @@ static clg_optimizer *opt_fail(clg_status s)
 	return NULL;
 }
 
-/* Whether the parameters can share one arena: $CLGRAD_OPTIM_LAUNCH is not per-tensor, they are on
- * one device in one dtype, and each owns its whole storage (no other tensor shares it). */
-static int arena_fits(clg_optimizer *o)
+clg_opt_config clg_opt_config_default(clg_opt_kind kind)
 {
-	const char *e = clg_cfg_str(CLG_CFG_OPTIM_LAUNCH);
-	clg_tensor *p0 = o->params[0];
+	clg_opt_config c = {.kind = kind, .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8};
+	c.weight_decay = kind == CLG_OPT_ADAMW ? 0.01 : 0.0;
+	return c;
+}
 
-	if ((e && !strcmp(e, "per-tensor")) || o->n < 1)
+/* Whether group g's parameters can share one arena: $CLGRAD_OPTIM_LAUNCH is not per-tensor, they
+ * are on one device in one dtype, and each owns its whole storage (no other tensor shares it). */
+static int arena_fits(clg_optimizer *o, const opt_group *g)
+{
+	clg_tensor *p0 = o->params[g->first];
+
+	if (clg_cfg_is(CLG_CFG_OPTIM_LAUNCH, "per-tensor") || g->n < 1)
 		return 0;
-	for (int i = 0; i < o->n; i++) {
+	for (int i = g->first; i < g->first + g->n; i++) {
 		clg_tensor *p = o->params[i];
 		if (p->v.buf->backend != p0->v.buf->backend || p->v.dtype != p0->v.dtype || p->st->refs != 1 ||
 		    p->v.offset != 0 || p->st->buf->size != (size_t)clg_view_numel(&p->v) * clg_dtype_size(p->v.dtype))
 			return 0;
-		for (int j = 0; j < i; j++)
-			if (o->params[j] == p) /* listed twice */
-				return 0;
 	}
 	return 1;
 }
 
-/* The parameters moved into one arena and the gradients' arena made, each parameter's gradient
- * slot a view into it; nothing done (per-parameter launches) where arena_fits says no. */
-static clg_status make_arenas(clg_optimizer *o)
+/* Group g's parameters moved into one arena and its gradients' arena made, each parameter's
+ * gradient slot a view into it; nothing done (per-parameter launches) where arena_fits says no. */
+static clg_status make_arenas(clg_optimizer *o, opt_group *g)
 {
-	clg_tensor *p0 = o->params[0];
+	clg_tensor *p0 = o->params[g->first];
 	clg_backend *be;
 	clg_status st = CLG_OK;
 
-	if (!arena_fits(o))
+	if (!arena_fits(o, g))
 		return CLG_OK;
 	be = p0->v.buf->backend;
-	for (int i = 0; i < o->n; i++) {
-		o->off[i] = o->total;
-		o->total += clg_view_numel(&o->params[i]->v);
+	for (int j = 0; j < g->n; j++) {
+		g->off[j] = g->total;
+		g->total += clg_view_numel(&o->params[g->first + j]->v);
 	}
-	o->flat[0] = fe_own(fe_new(be, p0->v.dtype, 1, &o->total));
-	o->flat[1] = fe_own(fe_new(be, p0->v.dtype, 1, &o->total));
-	if (!o->flat[0] || !o->flat[1])
+	g->flat[0] = fe_own(fe_new(be, p0->v.dtype, 1, &g->total));
+	g->flat[1] = fe_own(fe_new(be, p0->v.dtype, 1, &g->total));
+	if (!g->flat[0] || !g->flat[1])
 		return clg_last_status();
-	for (int i = 0; i < o->n && !st; i++) {
-		clg_tensor *p = o->params[i];
+	for (int j = 0; j < g->n && !st; j++) {
+		clg_tensor *p = o->params[g->first + j];
 		clg_view v;
-		if ((st = fe_rehome(p, o->flat[0], o->off[i])))
+		if ((st = fe_rehome(p, g->flat[0], g->off[j])))
 			break;
-		clg_view_contiguous(&v, o->flat[1]->v.buf, p->v.dtype, p->v.ndim, p->v.shape);
-		v.offset = o->off[i];
-		if (!(p->grad_slot = fe_own(fe_view_of(o->flat[1], &v))))
+		clg_view_contiguous(&v, g->flat[1]->v.buf, p->v.dtype, p->v.ndim, p->v.shape);
+		v.offset = g->off[j];
+		if (!(p->grad_slot = fe_own(fe_view_of(g->flat[1], &v))))
 			st = clg_last_status();
 	}
 	return st;
 }
 
-clg_optimizer *clg_optimizer_new(const clg_opt_config *cfg, clg_tensor *const *params, int n)
+/* The checks of one parameter: a leaf that requires grad, contiguous, in no earlier place. */
+static clg_status check_param(clg_optimizer *o, int i, clg_tensor *p)
+{
+	if (!p->requires_grad || p->grad_fn)
+		return clg_fail(CLG_ERR_INVALID, "optimizer: parameter %d is not a leaf that requires grad", i);
+	if (!clg_view_is_contiguous(&p->v))
+		return clg_fail(CLG_ERR_INVALID, "optimizer: parameter %d is not contiguous", i);
+	for (int j = 0; j < i; j++)
+		if (o->params[j] == p)
+			return clg_fail(CLG_ERR_INVALID, "optimizer: parameter %d is parameter %d again (a parameter "
+					"belongs to one group, once)", i, j);
+	return CLG_OK;
+}
+
+clg_optimizer *clg_optimizer_new_groups(const clg_opt_config *cfg, const clg_opt_group *groups, int ngroups)
 {
 	clg_optimizer *o;
+	int n = 0;
 
-	for (int i = 0; i < n; i++) {
-		if (!params[i])
-			return NULL;
-		if (!params[i]->requires_grad || params[i]->grad_fn)
-			return opt_fail(clg_fail(CLG_ERR_INVALID, "optimizer: parameter %d is not a leaf that requires grad", i));
-		if (!clg_view_is_contiguous(&params[i]->v))
-			return opt_fail(clg_fail(CLG_ERR_INVALID, "optimizer: parameter %d is not contiguous", i));
+	for (int k = 0; k < ngroups; k++) {
+		for (int j = 0; j < groups[k].n; j++)
+			if (!groups[k].params[j])
+				return NULL; /* a failed op made it: its error stands */
+		n += groups[k].n;
 	}
+	if (ngroups < 1)
+		return opt_fail(clg_fail(CLG_ERR_INVALID, "optimizer: no parameter group"));
 	o = calloc(1, sizeof(*o));
 	if (!o || !(o->params = calloc((size_t)n + 1, sizeof(*o->params))) ||
-	    !(o->state = calloc(2 * (size_t)n + 1, sizeof(*o->state)))) {
-		if (o)
-			free(o->params);
-		free(o);
+	    !(o->state = calloc(CLG_OPT_STATE_SLOTS * (size_t)n + 1, sizeof(*o->state))) ||
+	    !(o->have = calloc((size_t)n + 1, 1)) || !(o->groups = calloc((size_t)ngroups, sizeof(*o->groups)))) {
+		clg_optimizer_free(o);
 		return opt_fail(clg_fail(CLG_ERR_OOM, "optimizer: out of host memory"));
 	}
 	o->cfg = *cfg;
@@ -115,20 +143,42 @@ clg_optimizer *clg_optimizer_new(const clg_opt_config *cfg, clg_tensor *const *p
 		o->cfg.beta2 = 0.999;
 	if (o->cfg.eps == 0)
 		o->cfg.eps = 1e-8;
-	o->n = n;
-	for (int i = 0; i < n; i++) {
-		o->params[i] = params[i];
-		params[i]->refs++;
+	for (int k = 0; k < ngroups; k++) {
+		opt_group *g = &o->groups[k];
+		g->first = o->n;
+		g->n = groups[k].n;
+		g->lr = groups[k].lr;
+		g->lr_scale = cfg->lr != 0 ? groups[k].lr / cfg->lr : 1.0;
+		g->weight_decay = groups[k].weight_decay;
+		o->ngroups++;
+		if (!(g->off = calloc((size_t)g->n + 1, sizeof(*g->off)))) {
+			clg_optimizer_free(o);
+			return opt_fail(clg_fail(CLG_ERR_OOM, "optimizer: out of host memory"));
+		}
+		for (int j = 0; j < g->n; j++) {
+			clg_tensor *p = groups[k].params[j];
+			clg_status st = check_param(o, o->n, p);
+			if (st) {
+				clg_optimizer_free(o);
+				return opt_fail(st);
+			}
+			o->params[o->n++] = p;
+			p->refs++;
+		}
 	}
-	if (!(o->have = calloc((size_t)n + 1, 1)) || !(o->off = calloc((size_t)n + 1, sizeof(*o->off)))) {
-		clg_optimizer_free(o);
-		return opt_fail(clg_fail(CLG_ERR_OOM, "optimizer: out of host memory"));
-	}
-	if (make_arenas(o)) {
-		clg_optimizer_free(o);
-		return NULL;
+	for (int k = 0; k < o->ngroups; k++) {
+		if (make_arenas(o, &o->groups[k])) {
+			clg_optimizer_free(o);
+			return NULL;
+		}
 	}
 	return o;
+}
+
+clg_optimizer *clg_optimizer_new(const clg_opt_config *cfg, clg_tensor *const *params, int n)
+{
+	clg_opt_group g = {.params = params, .n = n, .lr = cfg->lr, .weight_decay = cfg->weight_decay};
+	return clg_optimizer_new_groups(cfg, &g, 1);
 }
 
 void clg_optimizer_free(clg_optimizer *o)
@@ -141,115 +191,143 @@ void clg_optimizer_free(clg_optimizer *o)
 			o->params[i]->grad_slot = NULL;
 		}
 		fe_release(o->params[i]);
-		if (o->state[2 * i])
-			fe_release(o->state[2 * i]);
-		if (o->state[2 * i + 1])
-			fe_release(o->state[2 * i + 1]);
+		for (int s = 0; s < CLG_OPT_STATE_SLOTS; s++)
+			if (SLOT(o, i, s))
+				fe_release(SLOT(o, i, s));
 	}
-	for (int k = 0; k < 4; k++)
-		if (o->flat[k])
-			fe_release(o->flat[k]);
+	for (int k = 0; o->groups && k < o->ngroups; k++) {
+		for (int f = 0; f < 2 + CLG_OPT_STATE_SLOTS; f++)
+			if (o->groups[k].flat[f])
+				fe_release(o->groups[k].flat[f]);
+		free(o->groups[k].off);
+	}
 	free(o->params);
 	free(o->state);
 	free(o->have);
-	free(o->off);
+	free(o->groups);
 	free(o);
 }
 
+/* The group parameter i belongs to. */
+static opt_group *group_of(clg_optimizer *o, int i)
+{
+	int k = 0;
+	while (k + 1 < o->ngroups && i >= o->groups[k + 1].first)
+		k++;
+	return &o->groups[k];
+}
+
 /* The state slot of parameter i, made (zeros) on first use: its own tensor, or with arenas the
- * slot's arena (made whole) and every parameter's view into it. */
+ * slot's arena of its group (made whole) and every parameter's view into it. */
 static clg_tensor *state_slot(clg_optimizer *o, int i, int slot)
 {
-	clg_tensor *p = o->params[i], **s = &o->state[2 * i + slot], *a;
+	clg_tensor *p = o->params[i], **s = &SLOT(o, i, slot), *a;
+	opt_group *g = group_of(o, i);
 
 	o->have[i] = 1;
-	if (*s || !o->flat[0]) {
+	if (*s || !g->flat[0]) {
 		if (!*s)
 			*s = fe_own(clg_zeros(p->v.buf->backend, p->v.dtype, p->v.ndim, p->v.shape));
 		return *s;
 	}
-	a = o->flat[2 + slot] = fe_own(clg_zeros(p->v.buf->backend, p->v.dtype, 1, &o->total));
-	for (int j = 0; a && j < o->n; j++) {
-		clg_tensor *q = o->params[j];
+	a = g->flat[2 + slot] = fe_own(clg_zeros(p->v.buf->backend, p->v.dtype, 1, &g->total));
+	for (int j = 0; a && j < g->n; j++) {
+		clg_tensor *q = o->params[g->first + j];
 		clg_view v;
 		clg_view_contiguous(&v, a->v.buf, q->v.dtype, q->v.ndim, q->v.shape);
-		v.offset = o->off[j];
-		if (!(o->state[2 * j + slot] = fe_own(fe_view_of(a, &v))))
+		v.offset = g->off[j];
+		if (!(SLOT(o, g->first + j, slot) = fe_own(fe_view_of(a, &v))))
 			return NULL;
 	}
 	return *s;
 }
 
-/* Whether this step can be one launch over the arenas: every parameter still in its place with
- * a gradient, and all with state or none. A gradient outside its slot (made before the
+/* Whether group g's step can be one launch over its arenas: every parameter still in its place
+ * with a gradient, and all with state or none. A gradient outside its slot (made before the
  * optimizer, or replaced) is copied there first. */
-static int flat_step_ready(clg_optimizer *o, clg_status *st)
+static int flat_step_ready(clg_optimizer *o, const opt_group *g, clg_status *st)
 {
 	*st = CLG_OK;
-	if (!o->flat[0])
+	if (!g->flat[0])
 		return 0;
-	for (int i = 0; i < o->n; i++) {
-		clg_tensor *p = o->params[i];
-		if (!p->grad || p->v.buf != o->flat[0]->v.buf || p->v.offset != o->off[i] || o->have[i] != o->have[0])
+	for (int j = 0; j < g->n; j++) {
+		clg_tensor *p = o->params[g->first + j];
+		if (!p->grad || p->v.buf != g->flat[0]->v.buf || p->v.offset != g->off[j] ||
+		    o->have[g->first + j] != o->have[g->first])
 			return 0;
 	}
-	for (int i = 0; i < o->n && !*st; i++) {
-		clg_tensor *p = o->params[i], *g = p->grad;
+	for (int j = 0; j < g->n && !*st; j++) {
+		clg_tensor *p = o->params[g->first + j], *gr = p->grad;
 		clg_op_call c = {.op = CLG_OP_COPY};
-		if (g == p->grad_slot)
+		if (gr == p->grad_slot)
 			continue;
 		c.dst = p->grad_slot->v;
-		c.src[0] = g->v;
-		*st = fe_run(g->v.buf->backend, &c);
+		c.src[0] = gr->v;
+		*st = fe_run(gr->v.buf->backend, &c);
 	}
 	return !*st;
 }
 
-clg_status clg_optimizer_step(clg_optimizer *o)
+/* One group's update: one launch over its arenas (flat) or one per parameter. */
+static clg_status group_step(clg_optimizer *o, opt_group *g, double t)
 {
 	const clg_opt_config *c = &o->cfg;
 	int adam = c->kind != CLG_OPT_SGD;
-	double t = (double)(o->steps + 1);
-
 	clg_status st;
-	int flat = flat_step_ready(o, &st);
+	int flat = flat_step_ready(o, g, &st);
 
 	if (st)
 		return clg_fail_prefix(st, "optimizer step: ");
-	for (int i = 0; i < (flat ? 1 : o->n); i++) {
-		clg_tensor *p = o->params[i], *g = p->grad;
+	for (int i = g->first; i < g->first + (flat ? 1 : g->n); i++) {
+		clg_tensor *p = o->params[i], *gr = p->grad;
 		clg_op_call call = {.op = adam ? CLG_OP_ADAM_STEP : CLG_OP_SGD_STEP};
-		if (!g)
+		if (!gr)
 			continue;
-		call.dst = flat ? o->flat[0]->v : p->v;
-		call.src[0] = flat ? o->flat[1]->v : g->v;
+		call.dst = flat ? g->flat[0]->v : p->v;
+		call.src[0] = flat ? g->flat[1]->v : gr->v;
 		if (adam) {
 			clg_tensor *m = state_slot(o, i, 0), *v = state_slot(o, i, 1);
-			if (!m || !v)
+			clg_tensor *vmax = c->amsgrad ? state_slot(o, i, 2) : v;
+			if (!m || !v || !vmax)
 				return clg_last_status();
-			call.src[1] = flat ? o->flat[2]->v : m->v;
-			call.src[2] = flat ? o->flat[3]->v : v->v;
-			call.f[0] = c->lr, call.f[1] = c->beta1, call.f[2] = c->beta2, call.f[3] = c->eps;
-			call.f[4] = c->weight_decay;
+			call.src[1] = flat ? g->flat[2]->v : m->v;
+			call.src[2] = flat ? g->flat[3]->v : v->v;
+			call.src[3] = flat ? g->flat[c->amsgrad ? 4 : 3]->v : vmax->v;
+			call.f[0] = g->lr, call.f[1] = c->beta1, call.f[2] = c->beta2, call.f[3] = c->eps;
+			call.f[4] = g->weight_decay;
 			call.f[5] = 1 - pow(c->beta1, t);
 			call.f[6] = 1 - pow(c->beta2, t);
 			call.i[0] = c->kind == CLG_OPT_ADAMW;
+			call.i[1] = c->amsgrad != 0;
 		} else {
 			int first = c->momentum != 0 && !o->have[i];
-			clg_tensor *b = c->momentum != 0 ? state_slot(o, i, 0) : g;
+			clg_tensor *b = c->momentum != 0 ? state_slot(o, i, 0) : gr;
 			if (!b)
 				return clg_last_status();
-			call.src[1] = flat ? (c->momentum != 0 ? o->flat[2]->v : o->flat[1]->v) : b->v;
-			call.f[0] = c->lr, call.f[1] = c->momentum, call.f[2] = c->weight_decay, call.f[3] = c->dampening;
+			call.src[1] = flat ? (c->momentum != 0 ? g->flat[2]->v : g->flat[1]->v) : b->v;
+			call.f[0] = g->lr, call.f[1] = c->momentum, call.f[2] = g->weight_decay, call.f[3] = c->dampening;
 			call.i[0] = c->nesterov;
 			call.i[1] = first;
 		}
 		if (fe_run(p->v.buf->backend, &call))
-			return flat ? clg_fail_prefix(clg_last_status(), "optimizer step, all %d parameters in one launch: ", o->n)
+			return flat ? clg_fail_prefix(clg_last_status(), "optimizer step, all %d parameters of group %d in one "
+						      "launch: ", g->n, (int)(g - o->groups))
 				    : clg_fail_prefix(clg_last_status(), "optimizer step, parameter %d: ", i);
 	}
-	for (int i = 1; flat && i < o->n; i++) /* the step made (or used) every parameter's state */
-		o->have[i] = o->have[0];
+	for (int i = g->first + 1; flat && i < g->first + g->n; i++) /* the step made (or used) every state */
+		o->have[i] = o->have[g->first];
+	return CLG_OK;
+}
+
+clg_status clg_optimizer_step(clg_optimizer *o)
+{
+	double t = (double)(o->steps + 1);
+
+	for (int k = 0; k < o->ngroups; k++) {
+		clg_status st = group_step(o, &o->groups[k], t);
+		if (st)
+			return st;
+	}
 	o->steps++;
 	return CLG_OK;
 }
@@ -261,21 +339,49 @@ void clg_optimizer_zero_grad(clg_optimizer *o)
 }
 
 int clg_optimizer_count(const clg_optimizer *o) { return o->n; }
-void clg_optimizer_set_lr(clg_optimizer *o, double lr) { o->cfg.lr = lr; }
+
+int clg_optimizer_index_of(const clg_optimizer *o, const clg_tensor *p)
+{
+	for (int i = 0; i < o->n; i++)
+		if (o->params[i] == p)
+			return i;
+	return -1;
+}
+int clg_optimizer_group_count(const clg_optimizer *o) { return o->ngroups; }
+
+void clg_optimizer_set_lr(clg_optimizer *o, double lr)
+{
+	o->cfg.lr = lr;
+	for (int k = 0; k < o->ngroups; k++)
+		o->groups[k].lr = lr * o->groups[k].lr_scale;
+}
+
 double clg_optimizer_lr(const clg_optimizer *o) { return o->cfg.lr; }
+
+double clg_optimizer_group_lr(const clg_optimizer *o, int group)
+{
+	return group >= 0 && group < o->ngroups ? o->groups[group].lr : 0.0;
+}
+
+void clg_optimizer_set_group_lr(clg_optimizer *o, int group, double lr)
+{
+	if (group >= 0 && group < o->ngroups)
+		o->groups[group].lr = lr;
+}
+
 int64_t clg_optimizer_steps(const clg_optimizer *o) { return o->steps; }
 void clg_optimizer_set_steps(clg_optimizer *o, int64_t steps) { o->steps = steps; }
 
 clg_tensor *clg_optimizer_state(clg_optimizer *o, int i, int slot)
 {
-	return i >= 0 && i < o->n && (slot == 0 || slot == 1) && o->have[i] ? o->state[2 * i + slot] : NULL;
+	return i >= 0 && i < o->n && slot >= 0 && slot < CLG_OPT_STATE_SLOTS && o->have[i] ? SLOT(o, i, slot) : NULL;
 }
 
 clg_status clg_optimizer_set_state(clg_optimizer *o, int i, int slot, clg_tensor *value)
 {
 	clg_tensor *s;
 	clg_op_call c = {.op = CLG_OP_COPY};
-	if (i < 0 || i >= o->n || (slot != 0 && slot != 1) || !value)
+	if (i < 0 || i >= o->n || slot < 0 || slot >= CLG_OPT_STATE_SLOTS || !value)
 		return clg_fail(CLG_ERR_INVALID, "optimizer: no state slot %d of parameter %d", slot, i);
 	s = state_slot(o, i, slot);
 	if (!s)

@@ -9,6 +9,36 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The optimizer over a replica's parameters. With weight decay, tensors of fewer than 2 dims
+ * (biases, norm weights and shifts) form a group without it unless cfg->weight_decay_all, as
+ * common practice for AdamW has it (decay shrinks weights that multiply, not offsets and scales). */
+static clg_optimizer *make_optimizer(const clg_train_config *cfg, const clg_named_tensors *p)
+{
+	clg_tensor **sorted = calloc((size_t)p->n + 1, sizeof(*sorted));
+	clg_opt_group g[2] = {{.lr = cfg->optim.lr, .weight_decay = cfg->optim.weight_decay},
+			      {.lr = cfg->optim.lr, .weight_decay = 0}};
+	int nd = 0, split = cfg->optim.weight_decay > 0 && !cfg->weight_decay_all;
+	clg_optimizer *o;
+
+	if (!sorted) {
+		clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
+		return NULL;
+	}
+	for (int i = 0; i < p->n; i++) /* the decaying group first, each in module order */
+		if (!split || clg_ndim(p->tensors[i]) >= 2)
+			sorted[nd++] = p->tensors[i];
+	g[0].n = nd;
+	for (int i = 0; split && i < p->n; i++)
+		if (clg_ndim(p->tensors[i]) < 2)
+			sorted[nd++] = p->tensors[i];
+	g[0].params = sorted;
+	g[1].params = sorted + g[0].n;
+	g[1].n = nd - g[0].n;
+	o = clg_optimizer_new_groups(&cfg->optim, g, g[1].n ? 2 : 1);
+	free(sorted);
+	return o;
+}
+
 static const char *const opt_names[] = {[CLG_OPT_SGD] = "sgd", [CLG_OPT_ADAM] = "adam", [CLG_OPT_ADAMW] = "adamw"};
 static const char *const precision_names[] = {[CLG_PRECISION_FP32] = "fp32", [CLG_PRECISION_MIXED] = "mixed"};
 static const char *const lr_names[] = {[CLG_LR_CONSTANT] = "constant", [CLG_LR_STEP] = "step", [CLG_LR_COSINE] = "cosine"};
@@ -161,7 +191,7 @@ clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train
 		st = build_replica(t, i, bes[i]);
 	if (st)
 		goto err;
-	t->opt = clg_optimizer_new(&t->cfg.optim, t->rep[0].params.tensors, t->rep[0].params.n);
+	t->opt = make_optimizer(&t->cfg, &t->rep[0].params);
 	if (!t->opt) {
 		st = clg_last_status();
 		goto err;

@@ -41,9 +41,10 @@ __kernel void sgd_step_x(SGD_ARGS)
  * corrections 1 - beta^t */
 #define ADAM_ARGS                                                                                  \
 	const int n, __global T *p, const int op, __global const T *g, const int og, __global T *m,   \
-		const int om, __global T *v, const int ov, const ACC lr, const ACC beta1,            \
-		const ACC beta2, const ACC eps, const ACC wd, const ACC bc1, const ACC bc2,          \
-		const ACC omb1, const ACC omb2, const int decoupled
+		const int om, __global T *v, const int ov, __global T *vmax, const int ovm,          \
+		const ACC lr, const ACC beta1, const ACC beta2, const ACC eps, const ACC wd,         \
+		const ACC bc1, const ACC bc2, const ACC omb1, const ACC omb2, const int decoupled,   \
+		const int amsgrad
 
 #define ADAM_BODY(i)                                                                               \
 	ACC x = p[op + i];                                                                         \
@@ -56,6 +57,10 @@ __kernel void sgd_step_x(SGD_ARGS)
 	ACC v1 = beta2 * (ACC)v[ov + i] + omb2 * d * d;                                            \
 	m[om + i] = (T)m1;                                                                         \
 	v[ov + i] = (T)v1;                                                                         \
+	if (amsgrad) { /* the largest second moment so far (vmax may be v itself: then unused) */  \
+		v1 = fmax((ACC)vmax[ovm + i], v1);                                                  \
+		vmax[ovm + i] = (T)v1;                                                             \
+	}                                                                                          \
 	p[op + i] = (T)(x - lr * (m1 / bc1) / (sqrt(v1 / bc2) + eps));
 
 __kernel void adam_step(ADAM_ARGS)

@@ -6,7 +6,7 @@
 
 static op_case optim_case(clg_op op, int nd, const int64_t *shape, enum layout l)
 {
-	op_case c = {.op = op, .layout = l, .lo = -1, .hi = 1, .nops = op == CLG_OP_ADAM_STEP ? 4 : 3};
+	op_case c = {.op = op, .layout = l, .lo = -1, .hi = 1, .nops = op == CLG_OP_ADAM_STEP ? 5 : 3};
 	for (int k = 0; k < c.nops; k++) {
 		c.op_nd[k] = nd;
 		memcpy(c.op_shape[k], shape, sizeof(int64_t) * (size_t)nd);
@@ -40,6 +40,13 @@ void ops_cases_optim(op_case_adder add)
 			add(a);
 			a.i[0] = 1, a.tag = "adamw";
 			add(a);
+			/* amsgrad: the running max (src3, random in [0, 1): above the new v for some elements,
+			 * below for others) is updated and divides the step; compared with m and v */
+			a.i[1] = 1, a.check_src = 14, a.tag = "adamw amsgrad";
+			add(a);
+			a.i[0] = 0, a.tag = "adam amsgrad";
+			add(a);
+			a.i[1] = 0, a.check_src = 0;
 			/* the first step from a zero state at beta2 = 0.9999: v = (1 - beta2) g^2 alone, and the
 			 * update lr * sign(g) / sqrt((1 - beta2) / bc2), ~ lr here. (1 - beta2) taken in float from
 			 * float(0.9999) is 1.66e-4 too large, which shrank the update by 8.3e-5 (a normalized error

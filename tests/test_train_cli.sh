@@ -51,6 +51,21 @@ PY
 "$clgrad" train --limit 1000 --epochs 2 --resume "$work/b.safetensors" --log "$work/b.jsonl" \
 	--save "$work/b.safetensors" > "$work/b2.out" 2>&1 || { cat "$work/b2.out"; fail "resumed run b"; }
 grep -q "resumed from" "$work/b2.out" || fail "the resumed run did not say so"
+# AdamW (default weight decay 0.01: biases in a group of their own without it) resumes exactly
+# too: the checkpoint's optim.J.* follow the model's order whatever the groups' order
+adamw=(--limit 1000 --batch 100 --optimizer adamw --lr 3e-3)
+"$clgrad" train "${adamw[@]}" --epochs 2 --log "$work/c.jsonl" > "$work/c.out" 2>&1 || { cat "$work/c.out"; fail "adamw run c"; }
+"$clgrad" train "${adamw[@]}" --epochs 2 --stop-after 1 --log "$work/d.jsonl" --save "$work/d.safetensors" > "$work/d1.out" 2>&1 ||
+	{ cat "$work/d1.out"; fail "adamw run d, first epoch"; }
+"$clgrad" train --limit 1000 --epochs 2 --resume "$work/d.safetensors" --log "$work/d.jsonl" > "$work/d2.out" 2>&1 ||
+	{ cat "$work/d2.out"; fail "adamw run d, resumed"; }
+python3 - "$work" <<'PY' || fail "adamw resume"
+import json, sys
+c = [json.loads(l) for l in open(sys.argv[1] + "/c.jsonl")]
+d = [json.loads(l) for l in open(sys.argv[1] + "/d.jsonl")]
+assert len(c) == 2 and len(d) == 2 and abs(c[1]["train_loss"] - d[1]["train_loss"]) <= 1e-6, (c, d)
+print("adamw: resumed epoch 2 loss", d[1]["train_loss"], "= uninterrupted", c[1]["train_loss"])
+PY
 "$clgrad" eval --checkpoint "$work/a.safetensors" --limit 1000 > "$work/eval.out" 2>&1 ||
 	{ cat "$work/eval.out"; fail "eval"; }
 

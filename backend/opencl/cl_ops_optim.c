@@ -22,12 +22,12 @@ static clg_status optim_launch(clg_backend *be, const clg_op_call *c, const char
 			       size_t local)
 {
 	int adam = c->op == CLG_OP_ADAM_STEP, exact = (size_t)n % local == 0;
-	cl_int o[4];
+	cl_int o[5];
 	char kname[32];
 	cl_kernel k;
 	clg_status st;
 
-	for (int j = 0; j < 4; j++)
+	for (int j = 0; j < (adam ? 5 : 3); j++)
 		o[j] = off[j] + start;
 	snprintf(kname, sizeof(kname), "%s%s", adam ? "adam_step" : "sgd_step", exact ? "_x" : "");
 	if ((st = clg_cl_kernel(be, "optim", opts, kname, &k)))
@@ -37,11 +37,11 @@ static clg_status optim_launch(clg_backend *be, const clg_op_call *c, const char
 	{
 		size_t ps = sc->f64 ? sizeof(double) : sizeof(float), is = sizeof(cl_int), ms = sizeof(cl_mem);
 		if (adam) {
-			size_t sizes[] = {is, ms, is, ms, is, ms, is, ms, is, ps, ps, ps, ps, ps, ps, ps, ps, ps, is};
-			const void *vals[] = {&n, &mem[0], &o[0], &mem[1], &o[1], &mem[2], &o[2], &mem[3], &o[3],
-					      scalar(sc, 0), scalar(sc, 1), scalar(sc, 2), scalar(sc, 3), scalar(sc, 4),
-					      scalar(sc, 5), scalar(sc, 6), scalar(sc, 8), scalar(sc, 9), &flags[0]};
-			st = clg_cl_set_args(be, k, "adam_step", 19, sizes, vals);
+			size_t sizes[] = {is, ms, is, ms, is, ms, is, ms, is, ms, is, ps, ps, ps, ps, ps, ps, ps, ps, ps, is, is};
+			const void *vals[] = {&n, &mem[0], &o[0], &mem[1], &o[1], &mem[2], &o[2], &mem[3], &o[3], &mem[4],
+					      &o[4], scalar(sc, 0), scalar(sc, 1), scalar(sc, 2), scalar(sc, 3), scalar(sc, 4),
+					      scalar(sc, 5), scalar(sc, 6), scalar(sc, 8), scalar(sc, 9), &flags[0], &flags[1]};
+			st = clg_cl_set_args(be, k, "adam_step", 22, sizes, vals);
 		} else {
 			size_t sizes[] = {is, ms, is, ms, is, ms, is, ps, ps, ps, ps, is, is};
 			const void *vals[] = {&n, &mem[0], &o[0], &mem[1], &o[1], &mem[2], &o[2], scalar(sc, 0),
@@ -56,10 +56,10 @@ static clg_status optim_launch(clg_backend *be, const clg_op_call *c, const char
 
 static clg_status optim_run(clg_backend *be, const clg_op_call *c)
 {
-	int adam = c->op == CLG_OP_ADAM_STEP, nsrc = adam ? 3 : 2;
-	cl_int n = (cl_int)clg_view_numel(&c->dst), off[4], flags[2] = {(cl_int)c->i[0], (cl_int)c->i[1]}, bulk;
+	int adam = c->op == CLG_OP_ADAM_STEP, nsrc = adam ? 4 : 2;
+	cl_int n = (cl_int)clg_view_numel(&c->dst), off[5], flags[2] = {(cl_int)c->i[0], (cl_int)c->i[1]}, bulk;
 	int cpu;
-	cl_mem mem[4];
+	cl_mem mem[5];
 	scalars sc = {.f64 = c->dst.dtype == CLG_F64};
 	char opts[256];
 	size_t local = clg_cl_of(be)->wg_size;

@@ -470,11 +470,11 @@ static int build_cases(case_list *l)
 	c->check_src = 2;
 	if (!(c = new_case(l, CLG_OP_ADAM_STEP, 1)))
 		return -1;
-	SET_SHAPE(c, 0, 100), SET_SHAPE(c, 1, 100), SET_SHAPE(c, 2, 100), SET_SHAPE(c, 3, 100);
+	SET_SHAPE(c, 0, 100), SET_SHAPE(c, 1, 100), SET_SHAPE(c, 2, 100), SET_SHAPE(c, 3, 100), SET_SHAPE(c, 4, 100);
 	c->lo = 0; /* the second moment is never negative */
 	c->f[0] = 1e-2, c->f[1] = 0.9, c->f[2] = 0.999, c->f[3] = 1e-8, c->f[4] = 0.01, c->f[5] = 0.1, c->f[6] = 0.001;
-	c->i[0] = 1;
-	c->check_src = 6;
+	c->i[0] = 1, c->i[1] = 1; /* AdamW with amsgrad: every state slot in play */
+	c->check_src = 14;
 	return 0;
 }
 

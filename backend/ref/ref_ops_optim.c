@@ -25,7 +25,7 @@ static clg_status ref_sgd(clg_backend *be, const clg_op_call *c)
 
 static clg_status ref_adam(clg_backend *be, const clg_op_call *c)
 {
-	const clg_view *p = &c->dst, *g = &c->src[0], *m = &c->src[1], *v = &c->src[2];
+	const clg_view *p = &c->dst, *g = &c->src[0], *m = &c->src[1], *v = &c->src[2], *vmax = &c->src[3];
 	double lr = c->f[0], b1 = c->f[1], b2 = c->f[2], eps = c->f[3], wd = c->f[4], bc1 = c->f[5], bc2 = c->f[6];
 	int64_t n = clg_view_numel(p);
 
@@ -40,6 +40,11 @@ static clg_status ref_adam(clg_backend *be, const clg_op_call *c)
 		clg_ref_store(m, m->offset + i, b1 * clg_ref_load(m, m->offset + i) + (1 - b1) * d);
 		clg_ref_store(v, v->offset + i, b2 * clg_ref_load(v, v->offset + i) + (1 - b2) * d * d);
 		double m1 = clg_ref_load(m, m->offset + i), v1 = clg_ref_load(v, v->offset + i);
+		if (c->i[1]) { /* amsgrad: the largest second moment so far */
+			double vm = clg_ref_load(vmax, vmax->offset + i);
+			clg_ref_store(vmax, vmax->offset + i, v1 > vm ? v1 : vm);
+			v1 = clg_ref_load(vmax, vmax->offset + i);
+		}
 		clg_ref_store(p, p->offset + i, x - lr * (m1 / bc1) / (sqrt(v1 / bc2) + eps));
 	}
 	return CLG_OK;
