@@ -961,7 +961,8 @@ static void optim_dealloc(OptimObject *self)
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* _C.Optimizer(kind, params, lr, momentum, dampening, nesterov, beta1, beta2, eps, weight_decay):
+/* _C.Optimizer(kind, params, lr, momentum, dampening, nesterov, beta1, beta2, eps, weight_decay,
+ * amsgrad=False):
  * kind "sgd", "adam" or "adamw"; one fused launch a step over all of params. */
 static PyObject *optim_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
@@ -972,8 +973,8 @@ static PyObject *optim_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 	OptimObject *o;
 	Py_ssize_t n;
 
-	if (!PyArg_ParseTuple(args, "sO!dddpdddd", &kind, &PyList_Type, &params, &c.lr, &c.momentum, &c.dampening,
-			      &c.nesterov, &c.beta1, &c.beta2, &c.eps, &c.weight_decay))
+	if (!PyArg_ParseTuple(args, "sO!dddpdddd|p", &kind, &PyList_Type, &params, &c.lr, &c.momentum, &c.dampening,
+			      &c.nesterov, &c.beta1, &c.beta2, &c.eps, &c.weight_decay, &c.amsgrad))
 		return NULL;
 	c.kind = !strcmp(kind, "adam") ? CLG_OPT_ADAM : !strcmp(kind, "adamw") ? CLG_OPT_ADAMW : CLG_OPT_SGD;
 	n = PyList_GET_SIZE(params);

@@ -18,9 +18,10 @@ def np_sgd(p, grads, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov
     return p
 
 
-def np_adam(p, grads, lr, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.0, decoupled=False):
+def np_adam(p, grads, lr, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.0, decoupled=False, amsgrad=False):
     m = np.zeros_like(p)
     v = np.zeros_like(p)
+    vmax = np.zeros_like(p)
     for t, g in enumerate(grads, 1):
         if decoupled:
             p = p * (1 - lr * weight_decay)
@@ -28,7 +29,8 @@ def np_adam(p, grads, lr, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.0, decouple
             g = g + weight_decay * p
         m = b1 * m + (1 - b1) * g
         v = b2 * v + (1 - b2) * g * g
-        mh, vh = m / (1 - b1 ** t), v / (1 - b2 ** t)
+        vmax = np.maximum(vmax, v)
+        mh, vh = m / (1 - b1 ** t), (vmax if amsgrad else v) / (1 - b2 ** t)
         p = p - lr * mh / (np.sqrt(vh) + eps)
     return p
 
@@ -46,6 +48,9 @@ CASES = {
                             lambda p, g: np_adam(p, g, 0.01, weight_decay=0.01, decoupled=True)),
     "adam_beta2_9999": (lambda ps: clgrad.optim.Adam(ps, lr=0.1, betas=(0.9, 0.9999)),
                         lambda p, g: np_adam(p, g, 0.1, 0.9, 0.9999)),
+    # beta2 0.5 and gradients that shrink (below): the second moment falls, its running max not
+    "amsgrad": (lambda ps: clgrad.optim.AdamW(ps, lr=0.01, betas=(0.9, 0.5), amsgrad=True),
+                lambda p, g: np_adam(p, g, 0.01, 0.9, 0.5, 1e-8, 0.01, True, True)),
 }
 
 
@@ -54,7 +59,7 @@ def test_five_steps(dev, name):
     make, ref = CASES[name]
     rng = np.random.default_rng(11)
     p0 = rng.normal(size=(3, 5))
-    targets = [rng.normal(size=(3, 5)) for _ in range(5)]
+    targets = [rng.normal(size=(3, 5)) * (5 - k if name == "amsgrad" else 1) for k in range(5)]
     p = nn.Parameter(clgrad.tensor(p0, device=dev))
     opt = make([p])
     grads = []

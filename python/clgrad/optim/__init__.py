@@ -69,10 +69,8 @@ class Adam(Optimizer):
     default_weight_decay = 0.0
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=None, amsgrad=False):
-        if amsgrad:
-            raise NotImplementedError("amsgrad is not offered yet (issue 31)")
         wd = self.default_weight_decay if weight_decay is None else weight_decay
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=wd))
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=wd, amsgrad=bool(amsgrad)))
 
     def _check(self, g):
         super()._check(g)
@@ -87,7 +85,7 @@ class Adam(Optimizer):
         # the C optimizer reads beta 0 as its default 0.9/0.999: a beta of exactly 0 is passed as
         # the nearest value above it
         return _C.Optimizer(self.kind, g["params"], float(g["lr"]), 0.0, 0.0, False, float(b1) or 1e-300,
-                            float(b2) or 1e-300, float(g["eps"]), float(g["weight_decay"]))
+                            float(b2) or 1e-300, float(g["eps"]), float(g["weight_decay"]), bool(g["amsgrad"]))
 
 
 class AdamW(Adam):
