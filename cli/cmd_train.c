@@ -2,6 +2,7 @@
  * log, checkpoints and resume; evaluate a saved checkpoint. */
 #include "cli.h"
 #include "device_auto.h"
+#include "json_write.h"
 #include "opts.h"
 #include "progress.h"
 #include "train_mpi.h"
@@ -407,64 +408,91 @@ static int prof_top(const run_view *v)
 	return v->o->profile_top == 0 ? INT32_MAX : v->o->profile_top;
 }
 
+/* A JSON array of n numbers (non-finite ones as null). */
+static void json_key_nums(json_writer *w, const char *key, int n, const double *x)
+{
+	json_key(w, key);
+	json_begin_array(w);
+	for (int i = 0; i < n; i++)
+		json_num(w, x[i]);
+	json_end_array(w);
+}
+
+/* One line of the JSON log an epoch, through the JSON writer (a NaN loss is null, not nan). */
 static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 {
-	FILE *f = v->log;
-	double rate = (double)e->samples / e->seconds;
+	json_writer w;
+	double per[CLG_TRAIN_MAX_DEVICES], st = e->steps > 0 ? (double)e->steps : 1;
+	char sum[32];
 
-	fprintf(f, "{\"epoch\": %lld, \"model\": \"%s\", \"device\": ", (long long)e->epoch, v->o->cfg.model.name);
-	json_string(f, v->device);
-	fprintf(f, ", \"train_loss\": %.6f, ", e->train_loss);
-	if (v->d->lm)
-		fprintf(f, "\"val_loss\": %.6f, \"unigram_val_loss\": %.6f", e->test_loss, v->d->unigram);
-	else
-		fprintf(f, "\"test_acc\": %.6f, \"test_loss\": %.6f", e->test_acc, e->test_loss);
-	fprintf(f, ", \"epoch_seconds\": %.3f, \"samples_per_s\": %.1f, \"steps\": %lld, \"lr\": %.6g", e->seconds, rate,
-		(long long)e->steps, lr);
-	if (e->steps > 0)
-		fprintf(f, ", \"host_seconds\": %.6f, \"enqueue_seconds\": %.6f, \"launches_per_step\": %.1f, "
-			"\"uploads_per_step\": %.1f, \"downloads_per_step\": %.1f", e->host_seconds, e->enqueue_seconds,
-			(double)e->launches / (double)e->steps, (double)e->uploads / (double)e->steps,
-			(double)e->downloads / (double)e->steps);
-	fprintf(f, ", \"peak_step_bytes\": [");
+	json_init(&w, v->log, 0);
+	json_begin_object(&w);
+	json_key_int(&w, "epoch", e->epoch);
+	json_key_str(&w, "model", v->o->cfg.model.name);
+	json_key_str(&w, "device", v->device);
+	json_key_num(&w, "train_loss", e->train_loss);
+	if (v->d->lm) {
+		json_key_num(&w, "val_loss", e->test_loss);
+		json_key_num(&w, "unigram_val_loss", v->d->unigram);
+	} else {
+		json_key_num(&w, "test_acc", e->test_acc);
+		json_key_num(&w, "test_loss", e->test_loss);
+	}
+	json_key_num(&w, "epoch_seconds", e->seconds);
+	json_key_num(&w, "samples_per_s", (double)e->samples / e->seconds);
+	json_key_int(&w, "steps", e->steps);
+	json_key_num(&w, "lr", lr);
+	if (e->steps > 0) {
+		json_key_num(&w, "host_seconds", e->host_seconds);
+		json_key_num(&w, "enqueue_seconds", e->enqueue_seconds);
+		json_key_num(&w, "launches_per_step", (double)e->launches / st);
+		json_key_num(&w, "uploads_per_step", (double)e->uploads / st);
+		json_key_num(&w, "downloads_per_step", (double)e->downloads / st);
+	}
 	for (int i = 0; i < e->replicas; i++)
-		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)e->peak_bytes[i]);
-	fprintf(f, "], \"live_bytes\": [");
+		per[i] = (double)e->peak_bytes[i];
+	json_key_nums(&w, "peak_step_bytes", e->replicas, per);
 	for (int i = 0; i < e->replicas; i++)
-		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)e->live_bytes[i]);
-	fprintf(f, "]");
+		per[i] = (double)e->live_bytes[i];
+	json_key_nums(&w, "live_bytes", e->replicas, per);
 	if (e->replicas > 1 || v->o->cfg.comm) {
-		fprintf(f, ", \"devices\": [");
 		for (int i = 0; i < e->replicas; i++)
-			fprintf(f, "%s%d", i ? ", " : "", v->idx[i]);
-		fprintf(f, "], \"shares\": [");
+			per[i] = v->idx[i];
+		json_key_nums(&w, "devices", e->replicas, per);
 		for (int i = 0; i < e->replicas; i++)
-			fprintf(f, "%s%lld", i ? ", " : "", (long long)e->shares[i]);
-		fprintf(f, "], \"device_samples_per_s\": [");
-		for (int i = 0; i < e->replicas; i++)
-			fprintf(f, "%s%.1f", i ? ", " : "", e->samples_per_s[i]);
-		fprintf(f, "], \"ranks\": %d, \"compress\": \"%s\", \"exchange_bytes_per_step\": %.0f, \"exchange_seconds\": %.3f, "
-			"\"exchange_buckets\": %d, \"checksum\": \"%016llx\", \"replicas_identical\": %s",
-			v->o->cfg.comm ? v->o->cfg.comm->size : 1, v->o->cfg.compress == CLG_COMPRESS_INT8 ? "int8" : "none",
-			e->exchange_bytes, e->exchange_seconds, e->exchange_buckets,
-			(unsigned long long)e->checksum, e->replicas_identical ? "true" : "false");
+			per[i] = (double)e->shares[i];
+		json_key_nums(&w, "shares", e->replicas, per);
+		json_key_nums(&w, "device_samples_per_s", e->replicas, e->samples_per_s);
+		json_key_int(&w, "ranks", v->o->cfg.comm ? v->o->cfg.comm->size : 1);
+		json_key_str(&w, "compress", v->o->cfg.compress == CLG_COMPRESS_INT8 ? "int8" : "none");
+		json_key_num(&w, "exchange_bytes_per_step", e->exchange_bytes);
+		json_key_num(&w, "exchange_seconds", e->exchange_seconds);
+		json_key_int(&w, "exchange_buckets", e->exchange_buckets);
+		snprintf(sum, sizeof(sum), "%016llx", (unsigned long long)e->checksum);
+		json_key_str(&w, "checksum", sum);
+		json_key_bool(&w, "replicas_identical", e->replicas_identical);
 	}
 	if (v->prof_be && v->prof.n > 0 && v->prof_to >= v->prof_from) { /* sorted: printed before */
 		double steps = (double)(v->prof_to - v->prof_from + 1);
-		fprintf(f, ", \"op_profile\": [");
+		json_key(&w, "op_profile");
+		json_begin_array(&w);
 		for (int i = 0; i < v->prof.n && i < prof_top(v); i++) {
-			fprintf(f, "%s{\"op\": ", i ? ", " : "");
-			json_string(f, v->prof.e[i].key);
-			fprintf(f, ", \"calls_per_step\": %.1f, \"ms_per_step\": %.4f}", (double)v->prof.e[i].calls / steps,
-				1e3 * v->prof.e[i].seconds / steps);
+			json_begin_object(&w);
+			json_key_str(&w, "op", v->prof.e[i].key);
+			json_key_num(&w, "calls_per_step", (double)v->prof.e[i].calls / steps);
+			json_key_num(&w, "ms_per_step", 1e3 * v->prof.e[i].seconds / steps);
+			json_end_object(&w);
 		}
-		fprintf(f, "]");
+		json_end_array(&w);
 	}
-	if (e->first) /* this process's start */
-		fprintf(f, ", \"first_step_begun_s\": %.3f, \"first_step_done_s\": %.3f, \"programs_ready_s\": %.3f",
-			v->fs->begun_s, v->fs->done_s, v->fs->ready_s);
-	fprintf(f, "}\n");
-	fflush(f);
+	if (e->first) { /* this process's start */
+		json_key_num(&w, "first_step_begun_s", v->fs->begun_s);
+		json_key_num(&w, "first_step_done_s", v->fs->done_s);
+		json_key_num(&w, "programs_ready_s", v->fs->ready_s);
+	}
+	json_end_object(&w);
+	fputc('\n', v->log);
+	fflush(v->log);
 }
 
 /* The ops that took longest in the timed steps, each waited for (a step is slower than untimed). */

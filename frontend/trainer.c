@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The optimizer over a replica's parameters. With weight decay, tensors of fewer than 2 dims
@@ -271,11 +272,13 @@ clg_status clg_trainer_save(clg_trainer *t, const char *path)
 	return clg_ckpt_save(path, t->rep[0].model, t->opt, &meta);
 }
 
-/* Fails unless a file can be created beside path (its folder exists and is writable), so that a
- * bad --save is reported before an epoch of work, not after. */
+/* Fails unless a file can be created beside path (its folder exists and is writable) and path is
+ * not a folder (the rename over it would fail), so that a bad --save is reported before an epoch
+ * of work, not after. */
 static clg_status check_writable(const char *path)
 {
 	char dir[4096];
+	struct stat sb;
 	const char *slash = strrchr(path, '/');
 	size_t n = slash ? (size_t)(slash - path) : 0;
 
@@ -292,6 +295,9 @@ static clg_status check_writable(const char *path)
 	if (access(dir, W_OK | X_OK))
 		return clg_fail(CLG_ERR_IO, "checkpoint '%s': cannot write into folder '%s': %s", path, dir,
 				strerror(errno));
+	if (!stat(path, &sb) && S_ISDIR(sb.st_mode))
+		return clg_fail(CLG_ERR_IO, "checkpoint '%s' is a folder: name a file to save to (e.g. %s%smodel.safetensors)",
+				path, path, path[strlen(path) - 1] == '/' ? "" : "/");
 	return CLG_OK;
 }
 

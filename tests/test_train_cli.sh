@@ -98,4 +98,14 @@ grep -q "nowhere" "$work/bad.out" || { cat "$work/bad.out"; fail "message does n
 head -c 100 "$work/a.safetensors" > "$work/broken.safetensors"
 if "$clgrad" train --resume "$work/broken.safetensors" > "$work/bad2.out" 2>&1; then fail "corrupt checkpoint accepted"; fi
 grep -q "broken.safetensors" "$work/bad2.out" || { cat "$work/bad2.out"; fail "message does not name the checkpoint"; }
+# --save naming a folder is refused before any training (it used to fail at the rename, an epoch later)
+mkdir -p "$work/ckdir"
+if "$clgrad" train --limit 1000 --epochs 1 --save "$work/ckdir" > "$work/bad3.out" 2>&1; then fail "--save FOLDER accepted"; fi
+grep -q "is a folder" "$work/bad3.out" || { cat "$work/bad3.out"; fail "--save FOLDER: no clear message"; }
+grep -q "samples/s" "$work/bad3.out" && { cat "$work/bad3.out"; fail "--save FOLDER: refused only after training"; }
+# a NaN loss is written to the JSON log as null (valid JSON), not as nan
+"$clgrad" train --limit 500 --epochs 1 --optimizer sgd --lr 1000 --log "$work/nan.jsonl" > "$work/nan.out" 2>&1 ||
+	{ cat "$work/nan.out"; fail "a diverging run"; }
+python3 -c 'import json,sys; l = [json.loads(x) for x in open(sys.argv[1])]; assert l[0]["train_loss"] is None, l' \
+	"$work/nan.jsonl" || { cat "$work/nan.jsonl"; fail "a NaN loss in the JSON log is not null"; }
 echo "PASS"
