@@ -202,6 +202,17 @@ clg_tensor *clg_where(clg_tensor *cond, clg_tensor *a, clg_tensor *b);
 clg_tensor *clg_max(clg_tensor *a);
 clg_tensor *clg_min(clg_tensor *a);
 clg_tensor *clg_argmax(clg_tensor *a);    /* int32 */
+clg_tensor *clg_argmin(clg_tensor *a);    /* int32: the first smallest, the first NaN in a row holding one */
+/* torch.max(a, dim, keepdim) / torch.min(a, dim, keepdim): the values over dim (negative counts from
+ * the end), dim dropped or kept as size 1; where indices is not NULL, *indices gets the int32
+ * positions along dim (same shape; NULL on failure), the ones clg_argmax_dim / clg_argmin_dim give:
+ * the first extreme element on ties, the first NaN of a slice holding one (NaN counts as larger
+ * than any number for max, smaller for min; max and min propagate it). Differentiable w.r.t. a: the
+ * gradient goes to the indexed element only (not shared among ties). a needs at least one dim. */
+clg_tensor *clg_max_dim(clg_tensor *a, int dim, int keepdim, clg_tensor **indices);
+clg_tensor *clg_min_dim(clg_tensor *a, int dim, int keepdim, clg_tensor **indices);
+clg_tensor *clg_argmax_dim(clg_tensor *a, int dim, int keepdim); /* int32, not differentiable */
+clg_tensor *clg_argmin_dim(clg_tensor *a, int dim, int keepdim);
 clg_tensor *clg_softmax(clg_tensor *a);
 clg_tensor *clg_log_softmax(clg_tensor *a);
 /* losses: targets as one-hot (N, C) rows of the logits' dtype; the mean over rows */

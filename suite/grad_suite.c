@@ -184,6 +184,7 @@ static const gcase *(*const grad_families[])(int *) = {
 	grad_cases_fft,
 	grad_cases_attention,
 	grad_cases_addnorm,
+	grad_cases_reduce,
 };
 
 #define NFAMILIES (sizeof(grad_families) / sizeof(grad_families[0]))
