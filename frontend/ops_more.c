@@ -257,20 +257,17 @@ static clg_tensor *keep_dim(clg_tensor *t, const clg_tensor *a, int dim)
 /* The gradient of each slice's max (min) goes to the one index torch.max(dim) (torch.min(dim))
  * returns, saved by the forward: ARGMAX's first largest element, a NaN counting as larger than any
  * number (so the NaN that MAX propagates gets it); a min is the max of -x (NaN stays NaN, ties
- * keep their order). In x's order with dim moved last, (R..., C) viewed as (R, C, 1), g (a's shape
- * without dim) as (R, 1, 1) and the indices as (R, 1), the rows of g are added with INDEX_ADD into
- * a zero gradient, then permuted back (a view); in float32 for a 16-bit x (the index ops take
- * float32 and float64), cast back exactly (each element is one g or 0). node->i[0] the forward op,
- * i[1] the dim, saved[0] the indices. */
+ * keep their order). In x's order with dim moved last, (R..., C) as (R, C), ONE_HOT puts g (a's
+ * shape without dim, as (R)) at the indices (R) and zeros elsewhere, permuted back (a view); in
+ * float32 for a 16-bit x (the index ops take float32 and float64), cast back exactly (each element
+ * is one g or 0). node->i[0] the forward op, i[1] the dim, saved[0] the indices. */
 static clg_status maxmin_backward(clg_node *n, clg_tensor *g)
 {
-	clg_tensor *x = n->in[0], *idx = n->saved[0], *gw = NULL, *gp = NULL, *gr = NULL, *ir = NULL,
-		   *dr = NULL, *pv = NULL;
+	clg_tensor *x = n->in[0], *idx = n->saved[0], *gw, *gr = NULL, *ir = NULL, *oh = NULL, *gp = NULL, *pv = NULL;
 	clg_dtype wdt = clg_dtype_is_half_storage(x->v.dtype) ? CLG_F32 : x->v.dtype;
-	clg_op_call c = {.op = CLG_OP_INDEX_ADD};
 	int nd = x->v.ndim, dim = (int)n->i[1], perm[CLG_MAX_DIMS], inv[CLG_MAX_DIMS];
 	int64_t R = 1, C = x->v.shape[dim], pshape[CLG_MAX_DIMS];
-	clg_status st;
+	clg_status st = CLG_OK;
 
 	dim_last_perm(nd, dim, perm, inv);
 	for (int k = 0; k < nd; k++)
@@ -278,31 +275,22 @@ static clg_status maxmin_backward(clg_node *n, clg_tensor *g)
 	for (int k = 0; k < nd - 1; k++)
 		R *= pshape[k];
 	gw = g->v.dtype != wdt ? clg_cast(g, wdt) : fe_alias(g);
-	gp = gw ? clg_zeros(x->v.buf->backend, wdt, nd, pshape) : NULL; /* (R..., C): x with dim last */
-	dr = gp ? clg_reshape(gp, 3, (int64_t[]){R, C, 1}) : NULL;       /* a view: INDEX_ADD writes gp */
-	gr = dr ? clg_reshape(gw, 3, (int64_t[]){R, 1, 1}) : NULL;
-	ir = gr ? clg_reshape(idx, 2, (int64_t[]){R, 1}) : NULL;
-	if (!ir) {
+	gr = gw ? clg_reshape(gw, 1, &R) : NULL;
+	ir = gr ? clg_reshape(idx, 1, &R) : NULL;
+	oh = ir ? fe_one_hot(gr, ir, C) : NULL;              /* (R, C) */
+	gp = oh ? clg_reshape(oh, nd, pshape) : NULL;       /* (R..., C): x with dim last */
+	pv = gp ? clg_permute(gp, inv) : NULL;              /* x's shape (identity when dim is last) */
+	if (!pv)
 		st = clg_last_status();
-		goto out_free;
-	}
-	c.dst = dr->v;
-	c.src[0] = gr->v;
-	c.src[1] = ir->v;
-	st = fe_run(gp->v.buf->backend, &c);
-	pv = st ? NULL : clg_permute(gp, inv); /* x's shape (identity when dim is last) */
-	if (!st && !pv)
-		st = clg_last_status();
-	if (!st && wdt != x->v.dtype)
+	else if (wdt != x->v.dtype)
 		st = fe_give(x, clg_cast(pv, x->v.dtype));
-	else if (!st)
+	else
 		st = fe_accumulate(x, pv);
-out_free:
 	clg_free(pv);
+	clg_free(gp);
+	clg_free(oh);
 	clg_free(ir);
 	clg_free(gr);
-	clg_free(dr);
-	clg_free(gp);
 	clg_free(gw);
 	return st;
 }

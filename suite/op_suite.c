@@ -142,10 +142,10 @@ static void fill_operand(const op_case *c, int which, float *x, size_t n, unsign
 		return;
 	}
 	if (c->nops && c->op_dtype[which] == CLG_I32) {
-		/* indices (or an int32 dst): integers in [0, idx_hi), stored as such */
-		suite_fill_uniform(x, n, seed, 0, (float)(c->idx_hi > 0 ? c->idx_hi : 1));
+		/* indices (or an int32 dst): integers in [idx_lo, idx_hi), stored as such */
+		suite_fill_uniform(x, n, seed, (float)c->idx_lo, (float)(c->idx_hi > c->idx_lo ? c->idx_hi : c->idx_lo + 1));
 		for (size_t i = 0; i < n; i++) {
-			int32_t v = (int32_t)x[i];
+			int32_t v = (int32_t)floorf(x[i]); /* (the integer below: the same as before for idx_lo 0) */
 			memcpy(&x[i], &v, sizeof(v));
 		}
 		return;
