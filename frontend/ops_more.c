@@ -1,5 +1,5 @@
 /* More elementwise ops (activations, pow, clamp, comparisons, where), max/min/argmax/argmin over any
- * dim, softmax, log_softmax and cross-entropy: forward and backward pairs. */
+ * dim, softmax and log_softmax: forward and backward pairs (the losses are in ops_loss.c). */
 #include "fe_internal.h"
 
 #include <math.h>
@@ -301,13 +301,15 @@ static clg_tensor *maxmin_dim(const char *name, clg_op op, clg_tensor *a, int di
 {
 	clg_node *node = NULL;
 	clg_tensor *out = NULL, *idx = NULL;
+	clg_status st;
 
 	if (indices)
 		*indices = NULL;
 	if (!fe_check_inputs(name, 1, &a))
 		return NULL;
-	if (check_dim(name, a, &dim))
-		return fe_fail(clg_last_status());
+	st = check_dim(name, a, &dim);
+	if (st)
+		return fe_fail(st);
 	if (indices || fe_needs_grad(1, &a)) {
 		idx = reduce_dim(name, CLG_OP_ARGMAX, op == CLG_OP_MIN, a, dim, CLG_I32);
 		if (!idx)
@@ -344,10 +346,12 @@ static clg_tensor *maxmin_dim(const char *name, clg_op op, clg_tensor *a, int di
 static clg_tensor *argmaxmin_dim(const char *name, int neg, clg_tensor *a, int dim, int keepdim)
 {
 	clg_tensor *idx;
+	clg_status st;
 	if (!fe_check_inputs(name, 1, &a))
 		return NULL;
-	if (check_dim(name, a, &dim))
-		return fe_fail(clg_last_status());
+	st = check_dim(name, a, &dim);
+	if (st)
+		return fe_fail(st);
 	idx = reduce_dim(name, CLG_OP_ARGMAX, neg, a, dim, CLG_I32);
 	return keepdim ? keep_dim(idx, a, dim) : idx;
 }
@@ -407,138 +411,4 @@ clg_tensor *clg_softmax(clg_tensor *a) { return row_op("softmax", CLG_OP_SOFTMAX
 clg_tensor *clg_log_softmax(clg_tensor *a)
 {
 	return row_op("log_softmax", CLG_OP_LOG_SOFTMAX, CLG_OP_LOG_SOFTMAX_BACKWARD, a);
-}
-
-/* ---- losses ---- */
-
-clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot)
-{
-	/* -mean over rows of sum(onehot * logp) */
-	clg_tensor *p, *s, *l;
-	if (logp && onehot && fe_autocast_high(2, (clg_tensor *[]){logp, onehot})) { /* autocast: in float32 */
-		clg_tensor *c[2];
-		if (fe_cast_each(2, (clg_tensor *[]){logp, onehot}, CLG_F32, c))
-			return NULL;
-		l = clg_nll_loss(c[0], c[1]);
-		clg_free(c[0]);
-		clg_free(c[1]);
-		return l;
-	}
-	if (!fe_check_inputs("nll_loss", 2, (clg_tensor *[]){logp, onehot}))
-		return NULL;
-	if (logp->v.ndim != 2)
-		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'nll_loss': expects (N, C) log-probabilities"));
-	p = clg_mul(logp, onehot);
-	s = clg_sum(p, 0, NULL, 0);
-	l = s ? clg_affine(s, -1.0 / (double)logp->v.shape[0], 0) : NULL;
-	clg_free(p);
-	clg_free(s);
-	return l;
-}
-
-/* The fused path: saved[0] the targets, saved[1] each row's max and log-sum (N, 2); f[0] = 1 / N. */
-static clg_status xent_backward(clg_node *n, clg_tensor *g)
-{
-	clg_tensor *x = n->in[0], *d;
-	clg_op_call c = {.op = CLG_OP_SOFTMAX_XENT_BACKWARD};
-
-	d = fe_new(x->v.buf->backend, x->v.dtype, 2, x->v.shape);
-	if (!d)
-		return clg_last_status();
-	c.dst = d->v;
-	c.src[0] = x->v;
-	c.src[1] = n->saved[0]->v;
-	c.src[2] = n->saved[1]->v;
-	c.src[3] = g->v;
-	c.f[0] = n->f[0];
-	if (fe_run(d->v.buf->backend, &c)) {
-		clg_free(d);
-		return clg_last_status();
-	}
-	return fe_give(x, d);
-}
-
-/* loss = -sum(t * log_softmax(x)) / N in one op, each row's max and log of its sum of exp(x - max)
- * kept for backward: apart, so that their precision does not depend on the logits' magnitude */
-static clg_tensor *xent_fused(clg_tensor *x, clg_tensor *t)
-{
-	clg_backend *be = x->v.buf->backend;
-	clg_op_call c = {.op = CLG_OP_SOFTMAX_XENT};
-	clg_tensor *loss = fe_new(be, x->v.dtype, 0, NULL);
-	clg_tensor *stats = fe_new(be, x->v.dtype, 2, (int64_t[]){x->v.shape[0], 2}); /* (N, 2): max, log-sum */
-	clg_node *node;
-	double scale = x->v.shape[0] > 0 ? 1.0 / (double)x->v.shape[0] : 0.0;
-
-	if (!loss || !stats)
-		goto fail;
-	c.dst = loss->v;
-	c.src[0] = x->v;
-	c.src[1] = t->v;
-	c.src[2] = stats->v;
-	c.f[0] = scale;
-	if (fe_run(be, &c))
-		goto fail;
-	loss = fe_record_op(loss, "cross_entropy", xent_backward, 1, &x, &node);
-	if (node) {
-		node->f[0] = scale;
-		fe_save(node, t);
-		fe_save(node, stats);
-	}
-	clg_free(stats);
-	return loss;
-fail:
-	clg_free(loss);
-	clg_free(stats);
-	return NULL;
-}
-
-clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double label_smoothing)
-{
-	/* log_softmax then nll against the (smoothed) targets */
-	clg_tensor *lp, *t = NULL, *l;
-	clg_backend *be;
-	if (logits && onehot && fe_autocast_high(2, (clg_tensor *[]){logits, onehot})) { /* autocast: the loss in float32 */
-		clg_tensor *c[2];
-		if (fe_cast_each(2, (clg_tensor *[]){logits, onehot}, CLG_F32, c))
-			return NULL;
-		l = clg_cross_entropy(c[0], c[1], label_smoothing);
-		clg_free(c[0]);
-		clg_free(c[1]);
-		return l;
-	}
-	if (!fe_check_inputs("cross_entropy", 2, (clg_tensor *[]){logits, onehot}))
-		return NULL;
-	be = logits->v.buf->backend;
-	/* one fused op forward and one backward, unless the targets need a gradient, the dtype is
-	 * float16 or the device lacks the ops: then the composite below */
-	if (logits->v.ndim == 2 && onehot->v.ndim == 2 && !memcmp(logits->v.shape, onehot->v.shape, 2 * sizeof(int64_t)) &&
-	    clg_fused_ops_enabled() && !clg_dtype_is_half_storage(logits->v.dtype) && !(onehot->requires_grad && clg_grad_enabled()) &&
-	    be->ops[CLG_OP_SOFTMAX_XENT] && be->ops[CLG_OP_SOFTMAX_XENT_BACKWARD]) {
-		if (label_smoothing > 0) {
-			double k = (double)logits->v.shape[1];
-			t = clg_affine(onehot, 1.0 - label_smoothing, label_smoothing / k);
-			if (!t)
-				return NULL;
-		}
-		l = xent_fused(logits, t ? t : onehot);
-		clg_free(t);
-		return l;
-	}
-	lp = clg_log_softmax(logits);
-	if (label_smoothing > 0 && lp) {
-		double k = (double)logits->v.shape[logits->v.ndim - 1];
-		t = clg_affine(onehot, 1.0 - label_smoothing, label_smoothing / k);
-	}
-	l = clg_nll_loss(lp, t ? t : onehot);
-	clg_free(lp);
-	clg_free(t);
-	return l;
-}
-
-clg_tensor *clg_mse_loss(clg_tensor *pred, clg_tensor *target)
-{
-	clg_tensor *d = clg_sub(pred, target), *d2 = clg_mul(d, d), *m = clg_mean(d2, 0, NULL, 0);
-	clg_free(d);
-	clg_free(d2);
-	return m;
 }

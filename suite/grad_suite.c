@@ -185,6 +185,7 @@ static const gcase *(*const grad_families[])(int *) = {
 	grad_cases_attention,
 	grad_cases_addnorm,
 	grad_cases_reduce,
+	grad_cases_loss,
 };
 
 #define NFAMILIES (sizeof(grad_families) / sizeof(grad_families[0]))
