@@ -24,6 +24,8 @@ typedef struct {
 	int nd;
 	int64_t shape[CLG_MAX_DIMS]; /* dst shape; for REDUCE ops the src shape, split at nkeep; for GEMM M,N,K (+batch) */
 	int nkeep;                   /* REDUCE: leading dims kept */
+	int dim_last;                /* REDUCE: 0, or d + 1: src0 is a contiguous tensor with its dim d
+	                              * moved last (a permuted view: a reduction over dim d) */
 	enum layout layout;
 	int transA, transB, batch;   /* GEMM */
 	double f[8];                 /* op parameters (clg_op_call.f) */
