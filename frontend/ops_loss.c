@@ -66,8 +66,9 @@ static clg_status check_loss(const char *op, clg_tensor *x, clg_tensor *t, const
 	clg_shape_str(&x->v, s0, sizeof(s0));
 	clg_shape_str(&t->v, s1, sizeof(s1));
 	if (nd < 1 || x->v.dtype == CLG_I32)
-		return clg_fail(nd < 1 ? CLG_ERR_SHAPE : CLG_ERR_DTYPE, "op '%s' on device '%s': the input is %s %s, must be float (..., C)",
-				op, dev, s0, clg_dtype_name(x->v.dtype));
+		return clg_fail(nd < 1 ? CLG_ERR_SHAPE : CLG_ERR_DTYPE,
+				"op '%s' on device '%s': the input is %s %s, must be float (..., C)", op, dev, s0,
+				clg_dtype_name(x->v.dtype));
 	la->C = x->v.shape[nd - 1];
 	la->N = la->C > 0 ? clg_view_numel(&x->v) / la->C : 0;
 	la->index = t->v.dtype == CLG_I32;

@@ -321,7 +321,8 @@ static void check_loss_errors(clg_backend *be)
 	clg_free(r);
 	o.reduction = (clg_reduction)7;
 	r = clg_cross_entropy_ex(x, y, &o);
-	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_INVALID, "cross_entropy reduction 7", PARTS("cross_entropy", dev, "7"));
+	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_INVALID, "cross_entropy reduction 7",
+		    PARTS("cross_entropy", dev, "7"));
 	clg_free(r);
 	o.reduction = CLG_REDUCTION_MEAN;
 	o.label_smoothing = 1.5;
@@ -342,7 +343,8 @@ static void check_loss_errors(clg_backend *be)
 		    PARTS("cross_entropy", dev, "ignore_index", "dense"));
 	clg_free(r);
 	r = clg_max_dim(x, 2, 0, NULL);
-	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_SHAPE, "max_dim dim 2 of (3, 4)", PARTS("max", dev, "dim 2", "(3, 4)"));
+	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_SHAPE, "max_dim dim 2 of (3, 4)",
+		    PARTS("max", dev, "dim 2", "(3, 4)"));
 	clg_free(r);
 	r = clg_argmin_dim(x, -3, 1);
 	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_SHAPE, "argmin_dim dim -3 of (3, 4)",
