@@ -229,7 +229,8 @@ typedef struct {
  * Both shapes compute the same thing and both run in the op suite on every device. */
 typedef enum { CLG_SHAPE_CPU, CLG_SHAPE_GPU } clg_kernel_shape;
 typedef enum {
-	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, softmax cross-entropy */
+	CLG_KFAM_ROW,        /* softmax, log-softmax, layer norm, row reductions, softmax cross-entropy,
+			      * one_hot */
 	CLG_KFAM_REDUCE,     /* sums/means over leading dims (column reductions); index_add's last
 			      * counting-sort pass (CPU: 16 elements of a row a work-item) */
 	CLG_KFAM_FUSED,      /* bias+activation backward (softmax cross-entropy is a row kernel); the

@@ -409,7 +409,7 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 		 * (their own check, clg_int8_check) */
 		if (!st && c->src[s].dtype != c->dst.dtype && c->op != CLG_OP_ARGMAX && c->op != CLG_OP_INT8_QUANT &&
 		    c->op != CLG_OP_INT8_DEQUANT && !(c->op == CLG_OP_CAST && c->src[s].dtype != CLG_I32 && c->dst.dtype != CLG_I32) &&
-		    !(c->src[s].dtype == CLG_I32 && (c->op == CLG_OP_INDEX_SELECT || c->op == CLG_OP_INDEX_ADD)))
+		    !(c->src[s].dtype == CLG_I32 && (c->op == CLG_OP_INDEX_SELECT || c->op == CLG_OP_INDEX_ADD || c->op == CLG_OP_ONE_HOT)))
 			st = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': %s is %s but dst is %s",
 				      clg_op_name(c->op), be->info.name, roles[s],
 				      clg_dtype_name(c->src[s].dtype), clg_dtype_name(c->dst.dtype));

@@ -202,13 +202,78 @@ clg_tensor *clg_where(clg_tensor *cond, clg_tensor *a, clg_tensor *b);
 clg_tensor *clg_max(clg_tensor *a);
 clg_tensor *clg_min(clg_tensor *a);
 clg_tensor *clg_argmax(clg_tensor *a);    /* int32 */
+clg_tensor *clg_argmin(clg_tensor *a);    /* int32: the first smallest, the first NaN in a row holding one */
+/* torch.max(a, dim, keepdim) / torch.min(a, dim, keepdim): the values over dim (negative counts from
+ * the end), dim dropped or kept as size 1; where indices is not NULL, *indices gets the int32
+ * positions along dim (same shape; NULL on failure), the ones clg_argmax_dim / clg_argmin_dim give:
+ * the first extreme element on ties, the first NaN of a slice holding one (NaN counts as larger
+ * than any number for max, smaller for min; max and min propagate it). Differentiable w.r.t. a: the
+ * gradient goes to the indexed element only (not shared among ties). a needs at least one dim. */
+clg_tensor *clg_max_dim(clg_tensor *a, int dim, int keepdim, clg_tensor **indices);
+clg_tensor *clg_min_dim(clg_tensor *a, int dim, int keepdim, clg_tensor **indices);
+clg_tensor *clg_argmax_dim(clg_tensor *a, int dim, int keepdim); /* int32, not differentiable */
+clg_tensor *clg_argmin_dim(clg_tensor *a, int dim, int keepdim);
 clg_tensor *clg_softmax(clg_tensor *a);
 clg_tensor *clg_log_softmax(clg_tensor *a);
-/* losses: targets as one-hot (N, C) rows of the logits' dtype; the mean over rows */
+/* losses: targets as one-hot (N, C) rows of the logits' dtype; the mean over rows
+ * (clg_nll_loss_ex / clg_cross_entropy_ex with the default options) */
 clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot);
 /* (one fused op forward and one backward: SOFTMAX_XENT; targets may be any non-negative rows) */
 clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double label_smoothing);
 clg_tensor *clg_mse_loss(clg_tensor *pred, clg_tensor *target);
+
+/* Cross-entropy and NLL as torch.nn.functional.cross_entropy / nll_loss, with options.
+ * Logits (or log-probabilities) (..., C): the class dim is the LAST one, any number of leading dims
+ * ((B, T, V) logits with (B, T) targets); PyTorch's (N, C, d1, ...) layout is clg_permute'd to
+ * (N, d1, ..., C) first (a view). The target is either
+ * - class indices: int32, the logits' shape without the class dim ((C) logits take a 0-d target), or
+ * - dense rows (class probabilities, one-hot or soft): the logits' dtype and shape.
+ * With w the class weights (1 without), eps the label smoothing, y_n row n's class and logp the
+ * log-softmax (cross_entropy) or the input itself (nll_loss), each row's loss is
+ *   indices: (1 - eps) * -w[y_n] logp[n, y_n] + eps / C * sum_c -w[c] logp[n, c]; 0 for an ignored row
+ *   dense:   sum_c -w[c] t'[n, c] logp[n, c], t' = (1 - eps) t + eps / C
+ * reduction NONE: the row losses, shaped as the target without its class dim; SUM: their sum; MEAN:
+ * indices: the sum divided by the sum of w[y_n] over the rows not ignored (their count without
+ * weights; 0/0 = NaN when every row is ignored), as PyTorch (its smoothing term too); dense: the
+ * sum divided by the number of rows. A row is ignored when y_n == ignore_index: it adds nothing to
+ * the loss, nothing to the mean's divisor and gets a zero gradient.
+ * Differences from PyTorch:
+ * - the class dim is last (above);
+ * - an index outside [0, C) other than ignore_index is not an error (PyTorch raises one; checking
+ *   would wait for the device): the row is ignored, as ignore_index's;
+ * - clg_nll_loss_ex also takes dense rows and label_smoothing (the formulas above, logp as given);
+ *   PyTorch's nll_loss takes neither;
+ * - the weight may require a gradient (it gets one; PyTorch's has none);
+ * - on the fused path a logit of -inf makes its row's loss NaN (0 * -inf in the target-weighted
+ *   sum) where PyTorch's index path stays finite: mask with a large finite negative number, or
+ *   take the unfused path (CLGRAD_FUSED=0, clg_set_fused_ops(0), reduction NONE);
+ * - 16-bit logits with index targets are computed in float32 and the loss is cast back to their
+ *   dtype (under autocast the loss stays float32, as for dense targets).
+ * As in PyTorch, dense targets refuse an ignore_index >= 0 (CLG_ERR_INVALID), label_smoothing must
+ * be in [0, 1] and the weight is a float tensor of C elements on the logits' device (cast to the
+ * logits' dtype). Differentiable w.r.t. the logits and dense targets.
+ * Paths: cross_entropy's SUM and MEAN run the fused SOFTMAX_XENT ops (index targets become dense
+ * rows first: w[y_n] (1 - eps) at column y_n (the ONE_HOT op), plus eps / C w[c] on rows not
+ * ignored; MEAN divides by the weight sum on the device, no read-back) unless fused ops are off,
+ * the dtype is 16-bit, the targets or the weight need a gradient or the device lacks the ops;
+ * NONE and those cases run log_softmax, gather and sums (the unfused path). opts NULL: the
+ * defaults. A struct set field by field starts from CLG_LOSS_OPTS_INIT (a zeroed one would ignore
+ * class 0). */
+typedef enum { CLG_REDUCTION_MEAN = 0, CLG_REDUCTION_SUM = 1, CLG_REDUCTION_NONE = 2 } clg_reduction;
+typedef struct {
+	clg_reduction reduction;  /* default MEAN */
+	int64_t ignore_index;     /* default -100 (PyTorch's): no class */
+	clg_tensor *weight;       /* (C) class weights, borrowed; NULL: all 1 */
+	double label_smoothing;   /* in [0, 1], default 0 */
+} clg_loss_opts;
+#define CLG_LOSS_OPTS_INIT {CLG_REDUCTION_MEAN, -100, NULL, 0.0}
+static inline clg_loss_opts clg_loss_opts_default(void)
+{
+	clg_loss_opts o = CLG_LOSS_OPTS_INIT;
+	return o;
+}
+clg_tensor *clg_cross_entropy_ex(clg_tensor *logits, clg_tensor *target, const clg_loss_opts *opts);
+clg_tensor *clg_nll_loss_ex(clg_tensor *logp, clg_tensor *target, const clg_loss_opts *opts);
 
 #ifdef __cplusplus
 }

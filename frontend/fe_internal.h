@@ -114,6 +114,10 @@ int fe_addnorm_ok(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tensor *b
 clg_tensor *fe_addnorm(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tensor *beta, double eps,
 		       clg_tensor **sum);
 
+/* ops_index.c: ONE_HOT, (N, C) holding val (N) at the columns idx (N) (int32; out of [0, C): a row
+ * of zeros), 0 elsewhere; no graph */
+clg_tensor *fe_one_hot(clg_tensor *val, clg_tensor *idx, int64_t C);
+
 /* Elementwise op on views of the same shape as out (src views already expanded). */
 clg_tensor *fe_ew(clg_op op, clg_tensor *a, clg_tensor *b, double f0, double f1);
 

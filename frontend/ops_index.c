@@ -222,6 +222,28 @@ static clg_tensor *take_rows(const char *op, clg_tensor *table, int unit, clg_te
 	return out;
 }
 
+/* ---- one-hot rows (internal: the losses' targets, the max/min backward) ---- */
+
+clg_tensor *fe_one_hot(clg_tensor *val, clg_tensor *idx, int64_t C)
+{
+	clg_op_call c = {.op = CLG_OP_ONE_HOT};
+	clg_tensor *out;
+
+	if (!check_index_args("one_hot", val, idx))
+		return NULL;
+	out = fe_new(val->v.buf->backend, val->v.dtype, 2, (int64_t[]){val->v.ndim ? val->v.shape[0] : 1, C});
+	if (!out)
+		return NULL;
+	c.dst = out->v;
+	c.src[0] = val->v;
+	c.src[1] = idx->v;
+	if (fe_run(out->v.buf->backend, &c)) {
+		clg_free(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* ---- embedding ---- */
 
 clg_tensor *clg_embedding(clg_tensor *table, clg_tensor *idx)

@@ -1,5 +1,5 @@
-/* More elementwise ops (activations, pow, clamp, comparisons, where), max/min/argmax, softmax,
- * log_softmax and cross-entropy: forward and backward pairs. */
+/* More elementwise ops (activations, pow, clamp, comparisons, where), max/min/argmax/argmin over any
+ * dim, softmax and log_softmax: forward and backward pairs (the losses are in ops_loss.c). */
 #include "fe_internal.h"
 
 #include <math.h>
@@ -183,87 +183,193 @@ clg_tensor *clg_where(clg_tensor *cond, clg_tensor *a, clg_tensor *b)
 	return fe_record_op(ab, "where", where_backward, 3, ins, &node);
 }
 
-/* ---- max / min / argmax over the last dim ---- */
+/* ---- max / min / argmax / argmin over any dim ---- */
 
-/* Runs a reduction over the last dim into a new tensor of the leading dims. */
-static clg_tensor *reduce_last(const char *name, clg_op op, clg_tensor *a, clg_dtype out_dt)
+/* The permutation of nd dims that moves dim last (the others keep their order), and its inverse. */
+static void dim_last_perm(int nd, int dim, int *perm, int *inv)
 {
-	clg_tensor *out;
+	for (int k = 0, j = 0; k < nd; k++)
+		if (k != dim)
+			perm[j++] = k;
+	perm[nd - 1] = dim;
+	for (int k = 0; k < nd; k++)
+		inv[perm[k]] = k;
+}
+
+/* dim of a (negative counts from the end) checked and made non-negative: CLG_OK or the failure */
+static clg_status check_dim(const char *name, clg_tensor *a, int *dim)
+{
+	char s0[96];
+	int nd = a->v.ndim;
+	if (nd < 1 || *dim < -nd || *dim >= nd)
+		return clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': dim %d is out of range for %s (at least one dim needed)",
+				name, a->v.buf->backend->info.name, *dim, clg_shape_str(&a->v, s0, sizeof(s0)));
+	if (*dim < 0)
+		*dim += nd;
+	return CLG_OK;
+}
+
+/* A REDUCE op over dim of a (dim checked) into a new contiguous tensor of a's other dims: the op
+ * reads a's view with dim moved last (no copy). For ARGMIN (op ARGMAX with neg set), the ARGMAX of
+ * -a: NaN stays NaN and ties keep their order. */
+static clg_tensor *reduce_dim(const char *name, clg_op op, int neg, clg_tensor *a, int dim, clg_dtype out_dt)
+{
+	clg_tensor *src = neg ? fe_ew(CLG_OP_NEG, a, NULL, 0, 0) : a, *out = NULL; /* no graph */
 	clg_op_call c = {.op = op};
-	if (!fe_check_inputs(name, 1, &a))
+	int perm[CLG_MAX_DIMS], inv[CLG_MAX_DIMS], nd = a->v.ndim;
+	int64_t shape[CLG_MAX_DIMS];
+
+	if (!src)
 		return NULL;
-	if (a->v.ndim < 1)
-		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op '%s': needs at least one dim", name));
-	out = fe_new(a->v.buf->backend, out_dt, a->v.ndim - 1, a->v.shape);
+	dim_last_perm(nd, dim, perm, inv);
+	c.src[0] = src->v;
+	for (int k = 0; k < nd; k++) {
+		c.src[0].shape[k] = src->v.shape[perm[k]];
+		c.src[0].stride[k] = src->v.stride[perm[k]];
+	}
+	memcpy(shape, c.src[0].shape, sizeof(shape));
+	out = fe_new(a->v.buf->backend, out_dt, nd - 1, shape);
 	if (!out)
-		return NULL;
+		goto out_src;
 	c.dst = out->v;
-	c.src[0] = a->v;
 	if (fe_run(out->v.buf->backend, &c)) {
 		clg_free(out);
-		return NULL;
+		out = NULL;
 	}
+out_src:
+	if (src != a)
+		clg_free(src);
 	return out;
 }
 
-/* The gradient of each row's max (min) goes to the one index torch.max(dim) (torch.min(dim))
- * returns: ARGMAX's first largest element, a NaN counting as larger than any number (so the NaN that
- * MAX propagates gets it); a min is the max of -x (NaN stays NaN, ties keep their order). The rows
- * of g are added with INDEX_ADD into a zero gradient, x (R..., C) viewed as (R, C, 1), g as
- * (R, 1, 1) and the indices as (R, 1); in float32 for a 16-bit x (the index ops take float32 and
- * float64), cast back exactly (each element is one g or 0). node->i[0]: the forward op. */
+/* t (a's shape without dim) with dim back as size 1 (keepdim): a view; t is consumed. */
+static clg_tensor *keep_dim(clg_tensor *t, const clg_tensor *a, int dim)
+{
+	int64_t shape[CLG_MAX_DIMS];
+	clg_tensor *r;
+	memcpy(shape, a->v.shape, sizeof(shape));
+	shape[dim] = 1;
+	r = t ? clg_reshape(t, a->v.ndim, shape) : NULL;
+	clg_free(t);
+	return r;
+}
+
+/* The gradient of each slice's max (min) goes to the one index torch.max(dim) (torch.min(dim))
+ * returns, saved by the forward: ARGMAX's first largest element, a NaN counting as larger than any
+ * number (so the NaN that MAX propagates gets it); a min is the max of -x (NaN stays NaN, ties
+ * keep their order). In x's order with dim moved last, (R..., C) as (R, C), ONE_HOT puts g (a's
+ * shape without dim, as (R)) at the indices (R) and zeros elsewhere, permuted back (a view); in
+ * float32 for a 16-bit x (the index ops take float32 and float64), cast back exactly (each element
+ * is one g or 0). node->i[0] the forward op, i[1] the dim, saved[0] the indices. */
 static clg_status maxmin_backward(clg_node *n, clg_tensor *g)
 {
-	clg_tensor *x = n->in[0], *src, *idx = NULL, *gw = NULL, *gx = NULL, *gr = NULL, *ir = NULL, *dr = NULL;
+	clg_tensor *x = n->in[0], *idx = n->saved[0], *gw, *gr = NULL, *ir = NULL, *oh = NULL, *gp = NULL, *pv = NULL;
 	clg_dtype wdt = clg_dtype_is_half_storage(x->v.dtype) ? CLG_F32 : x->v.dtype;
-	clg_op_call c = {.op = CLG_OP_INDEX_ADD};
-	int64_t R = 1, C = x->v.shape[x->v.ndim - 1];
-	clg_status st;
+	int nd = x->v.ndim, dim = (int)n->i[1], perm[CLG_MAX_DIMS], inv[CLG_MAX_DIMS];
+	int64_t R = 1, C = x->v.shape[dim], pshape[CLG_MAX_DIMS];
+	clg_status st = CLG_OK;
 
-	for (int d = 0; d < x->v.ndim - 1; d++)
-		R *= x->v.shape[d];
-	src = n->i[0] == CLG_OP_MIN ? clg_neg(x) : fe_alias(x);
-	idx = src ? clg_argmax(src) : NULL; /* (R...) int32 */
-	gw = idx ? (g->v.dtype != wdt ? clg_cast(g, wdt) : fe_alias(g)) : NULL;
-	gx = gw ? clg_zeros(x->v.buf->backend, wdt, x->v.ndim, x->v.shape) : NULL;
-	dr = gx ? clg_reshape(gx, 3, (int64_t[]){R, C, 1}) : NULL; /* a view: INDEX_ADD writes gx */
-	gr = dr ? clg_reshape(gw, 3, (int64_t[]){R, 1, 1}) : NULL;
-	ir = gr ? clg_reshape(idx, 2, (int64_t[]){R, 1}) : NULL;
-	if (!ir) {
+	dim_last_perm(nd, dim, perm, inv);
+	for (int k = 0; k < nd; k++)
+		pshape[k] = x->v.shape[perm[k]];
+	for (int k = 0; k < nd - 1; k++)
+		R *= pshape[k];
+	gw = g->v.dtype != wdt ? clg_cast(g, wdt) : fe_alias(g);
+	gr = gw ? clg_reshape(gw, 1, &R) : NULL;
+	ir = gr ? clg_reshape(idx, 1, &R) : NULL;
+	oh = ir ? fe_one_hot(gr, ir, C) : NULL;              /* (R, C) */
+	gp = oh ? clg_reshape(oh, nd, pshape) : NULL;       /* (R..., C): x with dim last */
+	pv = gp ? clg_permute(gp, inv) : NULL;              /* x's shape (identity when dim is last) */
+	if (!pv)
 		st = clg_last_status();
-		goto out_free;
-	}
-	c.dst = dr->v;
-	c.src[0] = gr->v;
-	c.src[1] = ir->v;
-	st = fe_run(gx->v.buf->backend, &c);
-	if (!st && wdt != x->v.dtype)
-		st = fe_give(x, clg_cast(gx, x->v.dtype));
-	else if (!st)
-		st = fe_accumulate(x, gx);
-out_free:
+	else if (wdt != x->v.dtype)
+		st = fe_give(x, clg_cast(pv, x->v.dtype));
+	else
+		st = fe_accumulate(x, pv);
+	clg_free(pv);
+	clg_free(gp);
+	clg_free(oh);
 	clg_free(ir);
 	clg_free(gr);
-	clg_free(dr);
-	clg_free(gx);
 	clg_free(gw);
-	clg_free(idx);
-	clg_free(src);
 	return st;
 }
 
-static clg_tensor *maxmin(const char *name, clg_op op, clg_tensor *a)
+/* max / min over dim: the values, recorded with the indices the backward needs; *indices (may be
+ * NULL) gets them too */
+static clg_tensor *maxmin_dim(const char *name, clg_op op, clg_tensor *a, int dim, int keepdim, clg_tensor **indices)
 {
-	clg_node *node;
-	clg_tensor *out = fe_record_op(reduce_last(name, op, a, a ? a->v.dtype : CLG_F32), name, maxmin_backward, 1, &a, &node);
-	if (node)
+	clg_node *node = NULL;
+	clg_tensor *out = NULL, *idx = NULL;
+	clg_status st;
+
+	if (indices)
+		*indices = NULL;
+	if (!fe_check_inputs(name, 1, &a))
+		return NULL;
+	st = check_dim(name, a, &dim);
+	if (st)
+		return fe_fail(st);
+	if (indices || fe_needs_grad(1, &a)) {
+		idx = reduce_dim(name, CLG_OP_ARGMAX, op == CLG_OP_MIN, a, dim, CLG_I32);
+		if (!idx)
+			return NULL;
+	}
+	out = reduce_dim(name, op, 0, a, dim, a->v.dtype);
+	if (out)
+		out = fe_record_op(out, name, maxmin_backward, 1, &a, &node);
+	if (node) {
 		node->i[0] = op;
+		node->i[1] = dim;
+		fe_save(node, idx);
+		if (node->nsaved != 1) {
+			clg_free(out);
+			out = fe_fail(clg_fail(CLG_ERR_OOM, "op '%s': out of host memory", name));
+		}
+	}
+	if (out && keepdim) {
+		out = keep_dim(out, a, dim);
+		idx = out && indices ? keep_dim(idx, a, dim) : idx;
+	}
+	if (out && indices && idx) {
+		*indices = idx;
+		return out;
+	}
+	if (out && indices) { /* keep_dim of the indices failed */
+		clg_free(out);
+		out = NULL;
+	}
+	clg_free(idx);
 	return out;
 }
 
-clg_tensor *clg_max(clg_tensor *a) { return maxmin("max", CLG_OP_MAX, a); }
-clg_tensor *clg_min(clg_tensor *a) { return maxmin("min", CLG_OP_MIN, a); }
-clg_tensor *clg_argmax(clg_tensor *a) { return reduce_last("argmax", CLG_OP_ARGMAX, a, CLG_I32); }
+static clg_tensor *argmaxmin_dim(const char *name, int neg, clg_tensor *a, int dim, int keepdim)
+{
+	clg_tensor *idx;
+	clg_status st;
+	if (!fe_check_inputs(name, 1, &a))
+		return NULL;
+	st = check_dim(name, a, &dim);
+	if (st)
+		return fe_fail(st);
+	idx = reduce_dim(name, CLG_OP_ARGMAX, neg, a, dim, CLG_I32);
+	return keepdim ? keep_dim(idx, a, dim) : idx;
+}
+
+clg_tensor *clg_max(clg_tensor *a) { return maxmin_dim("max", CLG_OP_MAX, a, -1, 0, NULL); }
+clg_tensor *clg_min(clg_tensor *a) { return maxmin_dim("min", CLG_OP_MIN, a, -1, 0, NULL); }
+clg_tensor *clg_argmax(clg_tensor *a) { return argmaxmin_dim("argmax", 0, a, -1, 0); }
+clg_tensor *clg_argmin(clg_tensor *a) { return argmaxmin_dim("argmin", 1, a, -1, 0); }
+clg_tensor *clg_max_dim(clg_tensor *a, int dim, int keepdim, clg_tensor **indices)
+{
+	return maxmin_dim("max", CLG_OP_MAX, a, dim, keepdim, indices);
+}
+clg_tensor *clg_min_dim(clg_tensor *a, int dim, int keepdim, clg_tensor **indices)
+{
+	return maxmin_dim("min", CLG_OP_MIN, a, dim, keepdim, indices);
+}
+clg_tensor *clg_argmax_dim(clg_tensor *a, int dim, int keepdim) { return argmaxmin_dim("argmax", 0, a, dim, keepdim); }
+clg_tensor *clg_argmin_dim(clg_tensor *a, int dim, int keepdim) { return argmaxmin_dim("argmin", 1, a, dim, keepdim); }
 
 /* ---- softmax and log_softmax over the last dim ---- */
 
@@ -305,138 +411,4 @@ clg_tensor *clg_softmax(clg_tensor *a) { return row_op("softmax", CLG_OP_SOFTMAX
 clg_tensor *clg_log_softmax(clg_tensor *a)
 {
 	return row_op("log_softmax", CLG_OP_LOG_SOFTMAX, CLG_OP_LOG_SOFTMAX_BACKWARD, a);
-}
-
-/* ---- losses ---- */
-
-clg_tensor *clg_nll_loss(clg_tensor *logp, clg_tensor *onehot)
-{
-	/* -mean over rows of sum(onehot * logp) */
-	clg_tensor *p, *s, *l;
-	if (logp && onehot && fe_autocast_high(2, (clg_tensor *[]){logp, onehot})) { /* autocast: in float32 */
-		clg_tensor *c[2];
-		if (fe_cast_each(2, (clg_tensor *[]){logp, onehot}, CLG_F32, c))
-			return NULL;
-		l = clg_nll_loss(c[0], c[1]);
-		clg_free(c[0]);
-		clg_free(c[1]);
-		return l;
-	}
-	if (!fe_check_inputs("nll_loss", 2, (clg_tensor *[]){logp, onehot}))
-		return NULL;
-	if (logp->v.ndim != 2)
-		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'nll_loss': expects (N, C) log-probabilities"));
-	p = clg_mul(logp, onehot);
-	s = clg_sum(p, 0, NULL, 0);
-	l = s ? clg_affine(s, -1.0 / (double)logp->v.shape[0], 0) : NULL;
-	clg_free(p);
-	clg_free(s);
-	return l;
-}
-
-/* The fused path: saved[0] the targets, saved[1] each row's max and log-sum (N, 2); f[0] = 1 / N. */
-static clg_status xent_backward(clg_node *n, clg_tensor *g)
-{
-	clg_tensor *x = n->in[0], *d;
-	clg_op_call c = {.op = CLG_OP_SOFTMAX_XENT_BACKWARD};
-
-	d = fe_new(x->v.buf->backend, x->v.dtype, 2, x->v.shape);
-	if (!d)
-		return clg_last_status();
-	c.dst = d->v;
-	c.src[0] = x->v;
-	c.src[1] = n->saved[0]->v;
-	c.src[2] = n->saved[1]->v;
-	c.src[3] = g->v;
-	c.f[0] = n->f[0];
-	if (fe_run(d->v.buf->backend, &c)) {
-		clg_free(d);
-		return clg_last_status();
-	}
-	return fe_give(x, d);
-}
-
-/* loss = -sum(t * log_softmax(x)) / N in one op, each row's max and log of its sum of exp(x - max)
- * kept for backward: apart, so that their precision does not depend on the logits' magnitude */
-static clg_tensor *xent_fused(clg_tensor *x, clg_tensor *t)
-{
-	clg_backend *be = x->v.buf->backend;
-	clg_op_call c = {.op = CLG_OP_SOFTMAX_XENT};
-	clg_tensor *loss = fe_new(be, x->v.dtype, 0, NULL);
-	clg_tensor *stats = fe_new(be, x->v.dtype, 2, (int64_t[]){x->v.shape[0], 2}); /* (N, 2): max, log-sum */
-	clg_node *node;
-	double scale = x->v.shape[0] > 0 ? 1.0 / (double)x->v.shape[0] : 0.0;
-
-	if (!loss || !stats)
-		goto fail;
-	c.dst = loss->v;
-	c.src[0] = x->v;
-	c.src[1] = t->v;
-	c.src[2] = stats->v;
-	c.f[0] = scale;
-	if (fe_run(be, &c))
-		goto fail;
-	loss = fe_record_op(loss, "cross_entropy", xent_backward, 1, &x, &node);
-	if (node) {
-		node->f[0] = scale;
-		fe_save(node, t);
-		fe_save(node, stats);
-	}
-	clg_free(stats);
-	return loss;
-fail:
-	clg_free(loss);
-	clg_free(stats);
-	return NULL;
-}
-
-clg_tensor *clg_cross_entropy(clg_tensor *logits, clg_tensor *onehot, double label_smoothing)
-{
-	/* log_softmax then nll against the (smoothed) targets */
-	clg_tensor *lp, *t = NULL, *l;
-	clg_backend *be;
-	if (logits && onehot && fe_autocast_high(2, (clg_tensor *[]){logits, onehot})) { /* autocast: the loss in float32 */
-		clg_tensor *c[2];
-		if (fe_cast_each(2, (clg_tensor *[]){logits, onehot}, CLG_F32, c))
-			return NULL;
-		l = clg_cross_entropy(c[0], c[1], label_smoothing);
-		clg_free(c[0]);
-		clg_free(c[1]);
-		return l;
-	}
-	if (!fe_check_inputs("cross_entropy", 2, (clg_tensor *[]){logits, onehot}))
-		return NULL;
-	be = logits->v.buf->backend;
-	/* one fused op forward and one backward, unless the targets need a gradient, the dtype is
-	 * float16 or the device lacks the ops: then the composite below */
-	if (logits->v.ndim == 2 && onehot->v.ndim == 2 && !memcmp(logits->v.shape, onehot->v.shape, 2 * sizeof(int64_t)) &&
-	    clg_fused_ops_enabled() && !clg_dtype_is_half_storage(logits->v.dtype) && !(onehot->requires_grad && clg_grad_enabled()) &&
-	    be->ops[CLG_OP_SOFTMAX_XENT] && be->ops[CLG_OP_SOFTMAX_XENT_BACKWARD]) {
-		if (label_smoothing > 0) {
-			double k = (double)logits->v.shape[1];
-			t = clg_affine(onehot, 1.0 - label_smoothing, label_smoothing / k);
-			if (!t)
-				return NULL;
-		}
-		l = xent_fused(logits, t ? t : onehot);
-		clg_free(t);
-		return l;
-	}
-	lp = clg_log_softmax(logits);
-	if (label_smoothing > 0 && lp) {
-		double k = (double)logits->v.shape[logits->v.ndim - 1];
-		t = clg_affine(onehot, 1.0 - label_smoothing, label_smoothing / k);
-	}
-	l = clg_nll_loss(lp, t ? t : onehot);
-	clg_free(lp);
-	clg_free(t);
-	return l;
-}
-
-clg_tensor *clg_mse_loss(clg_tensor *pred, clg_tensor *target)
-{
-	clg_tensor *d = clg_sub(pred, target), *d2 = clg_mul(d, d), *m = clg_mean(d2, 0, NULL, 0);
-	clg_free(d);
-	clg_free(d2);
-	return m;
 }

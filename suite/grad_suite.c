@@ -184,6 +184,8 @@ static const gcase *(*const grad_families[])(int *) = {
 	grad_cases_fft,
 	grad_cases_attention,
 	grad_cases_addnorm,
+	grad_cases_reduce,
+	grad_cases_loss,
 };
 
 #define NFAMILIES (sizeof(grad_families) / sizeof(grad_families[0]))
@@ -224,9 +226,17 @@ int grad_suite_case_count(void)
 	return total;
 }
 
+/* o->only is one case name or a comma-separated list of them */
 static int wanted(const grad_suite_opts *o, const gcase *c)
 {
-	return !o->only || !strcmp(o->only, c->name);
+	size_t n = strlen(c->name);
+
+	if (!o->only)
+		return 1;
+	for (const char *p = o->only; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, c->name, n) && (p[n] == ',' || p[n] == '\0'))
+			return 1;
+	return 0;
 }
 
 /* The cases to run, in order, into list[] (room for grad_suite_case_count()); returns how many. */

@@ -26,7 +26,7 @@ typedef struct {
 } grad_result;
 
 typedef struct {
-	const char *only;  /* only the case of this name; NULL: all */
+	const char *only;  /* only the cases of these names (comma-separated); NULL: all */
 	int quick;         /* only the quick subset: composites that together touch most ops */
 	int max_cases;     /* > 0: at most this many cases (after the filters) */
 	int skip_ref_pass; /* do not check the reference backend's own float32 gradients */

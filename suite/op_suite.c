@@ -142,10 +142,10 @@ static void fill_operand(const op_case *c, int which, float *x, size_t n, unsign
 		return;
 	}
 	if (c->nops && c->op_dtype[which] == CLG_I32) {
-		/* indices (or an int32 dst): integers in [0, idx_hi), stored as such */
-		suite_fill_uniform(x, n, seed, 0, (float)(c->idx_hi > 0 ? c->idx_hi : 1));
+		/* indices (or an int32 dst): integers in [idx_lo, idx_hi), stored as such */
+		suite_fill_uniform(x, n, seed, (float)c->idx_lo, (float)(c->idx_hi > c->idx_lo ? c->idx_hi : c->idx_lo + 1));
 		for (size_t i = 0; i < n; i++) {
-			int32_t v = (int32_t)x[i];
+			int32_t v = (int32_t)floorf(x[i]); /* (the integer below: the same as before for idx_lo 0) */
 			memcpy(&x[i], &v, sizeof(v));
 		}
 		return;
@@ -228,6 +228,21 @@ static void make_view(const op_case *c, int which, int nd, const int64_t *shape,
 		int tr = (which == 1 && c->transA) || (which == 2 && c->transB);
 		transposed = tr;
 		bcast = 0;
+	}
+	if (c->dim_last && which == 1 && is_reduce(c->op) && nd >= 2) {
+		/* a contiguous (rows padded) tensor whose dim d is the view's last: the storage holds the
+		 * view's dims 0..d-1, its last, then d..nd-2 */
+		int d0 = c->dim_last - 1;
+		int64_t S[CLG_MAX_DIMS], st[CLG_MAX_DIMS];
+		for (int k = 0; k < nd; k++)
+			S[k] = k < d0 ? shape[k] : k == d0 ? shape[nd - 1] : shape[k - 1];
+		st[nd - 1] = 1;
+		for (int k = nd - 2; k >= 0; k--)
+			st[k] = st[k + 1] * (S[k + 1] + (k + 1 == nd - 1 ? pad : 0));
+		for (int k = 0; k < nd; k++)
+			v->stride[k] = k < d0 ? st[k] : k == nd - 1 ? st[d0] : st[k + 1];
+		*elems = (size_t)(off + S[0] * st[0] + pad + 1);
+		return;
 	}
 	if (transposed) {
 		/* last two dims stored swapped (column-major matrix) */
@@ -320,6 +335,8 @@ static void case_name(const op_case *c, char *buf, size_t len)
 		p += (size_t)snprintf(buf + p, len - p, d ? "x%lld" : "%lld", (long long)shape[d]);
 	if (is_reduce(c->op))
 		p += (size_t)snprintf(buf + p, len - p, " keep %d", c->nkeep);
+	if (is_reduce(c->op) && c->dim_last)
+		p += (size_t)snprintf(buf + p, len - p, " dim %d moved last", c->dim_last - 1);
 	if (c->quant)
 		p += (size_t)snprintf(buf + p, len - p, " quant");
 	if (c->nan_rate > 0)
@@ -593,6 +610,26 @@ static void build_cases(void)
 					if (l == L_BROADCAST || l == L_BCAST_COL || (l == L_TRANSPOSED && c.nd < 2))
 						continue;
 					memcpy(c.shape, &red_shapes[s][2], sizeof(c.shape));
+					add(c);
+				}
+			}
+		}
+	}
+	/* max, min, argmax over a dim other than the last (clg_max_dim ...): the source a contiguous
+	 * tensor with that dim moved last, the kept dims strided; plain, with ties, with NaN */
+	static const int64_t dim_shapes[][CLG_MAX_DIMS + 2] = {
+		/* nd, the dim moved last, the view's dims... */
+		{2, 0, 7, 5}, {3, 0, 3, 65, 4}, {3, 1, 4, 6, 7}, {3, 0, 5, 7, 33}, {4, 2, 2, 3, 4, 5}, {3, 1, 2, 129, 3},
+	};
+	for (size_t o = 1; o < sizeof(red_ops) / sizeof(red_ops[0]); o++) {
+		for (size_t s = 0; s < sizeof(dim_shapes) / sizeof(dim_shapes[0]); s++) {
+			int nd = (int)dim_shapes[s][0];
+			for (int l = 0; l < 2; l++) {
+				for (int v = 0; v < 3; v++) {
+					op_case c = {.op = red_ops[o], .nd = nd, .nkeep = nd - 1, .dim_last = (int)dim_shapes[s][1] + 1,
+						     .layout = l ? L_OFFSET : L_CONTIG, .lo = -1, .hi = 1, .quant = v == 1,
+						     .nan_rate = v == 2 ? 0.7f / (float)dim_shapes[s][1 + nd] : 0};
+					memcpy(c.shape, &dim_shapes[s][2], sizeof(int64_t) * (size_t)nd);
 					add(c);
 				}
 			}

@@ -1,8 +1,8 @@
-/* Op-suite cases of the index family (see tests/test_ops.h): random numbers, INDEX_SELECT and
- * INDEX_ADD, with explicit operands (odd sizes, batch dims, multi-dim indices, strided views via
- * L_OFFSET, out-of-range indices). All four are bit-exact by design (random.cl and index.cl do
- * the reference's float32 operations in its order), except the normal numbers, whose log, sqrt and
- * cos may differ from the host libm's in the last bits. */
+/* Op-suite cases of the index family (see tests/test_ops.h): random numbers, INDEX_SELECT,
+ * INDEX_ADD and ONE_HOT, with explicit operands (odd sizes, batch dims, multi-dim indices, strided
+ * views via L_OFFSET, out-of-range indices). All are bit-exact by design (random.cl and index.cl
+ * do the reference's float32 operations in its order), except the normal numbers, whose log, sqrt
+ * and cos may differ from the host libm's in the last bits. */
 #include "test_ops.h"
 
 #include <string.h>
@@ -109,6 +109,25 @@ void ops_cases_index(op_case_adder add)
 	index_case_t(add, sel, S(7, 3), S(5, 3), S(7), 6, "table transposed", 2);
 	index_case_t(add, sel, S(3, 4, 5), S(7, 5), S(3, 4), 7, "2-D indices, dst transposed", 1);
 	index_case_t(add, sel, S(3, 4, 5), S(7, 5), S(3, 4), 7, "2-D indices transposed", 4);
+
+	/* ONE_HOT: dst (N, C) = src0 (N) at column idx (N): indices from -3 to C + 2 (rows of zeros out of
+	 * [0, C)), as stored and with the dst transposed (column-major), contiguous and offset */
+	{
+		static const int64_t nc[][2] = {{1, 1}, {6, 5}, {37, 10}, {3, 64}, {128, 10}, {33, 300}, {2, 1030}};
+		for (size_t s = 0; s < sizeof(nc) / sizeof(nc[0]); s++) {
+			int64_t shape[3][CLG_MAX_DIMS] = {{nc[s][0], nc[s][1]}, {nc[s][0]}, {nc[s][0]}};
+			for (int t = 0; t < 4; t++) {
+				op_case c = explicit_case(CLG_OP_ONE_HOT, 3, (const int[]){2, 1, 1},
+							  (const int64_t(*)[CLG_MAX_DIMS])shape, t & 1 ? L_OFFSET : L_CONTIG);
+				c.op_dtype[2] = CLG_I32;
+				c.idx_lo = -3;
+				c.idx_hi = (int32_t)nc[s][1] + 3;
+				c.op_trans = t & 2 ? 1 : 0;
+				c.tag = t & 2 ? "out of range, dst transposed" : "out of range";
+				add(c);
+			}
+		}
+	}
 
 	/* INDEX_ADD: dst (B..., V, D), rows (B..., M..., D), idx (B..., M...); repeats accumulate */
 	index_case(add, iadd, S(5, 3), S(11, 3), S(11), 5, "repeats");

@@ -302,6 +302,77 @@ static void check_device_errors(int n)
 	CHECK(strcmp(clg_status_name((clg_status)999), "unknown status") == 0, "name of an unknown status");
 }
 
+/* The losses' options and max/min dims: refused with messages naming the op, the device and the
+ * shapes or the value; ONE_HOT's operands checked by clg_run. */
+static void check_loss_errors(clg_backend *be)
+{
+	const char *dev = be->info.name;
+	float xs[12] = {0};
+	int32_t ys[3] = {0, 1, 2};
+	clg_loss_opts o = CLG_LOSS_OPTS_INIT;
+	clg_tensor *x = clg_from_host(be, CLG_F32, CLG_SHAPE(3, 4), xs), *y = clg_from_host(be, CLG_I32, CLG_SHAPE(3), ys);
+	clg_tensor *y2 = clg_from_host(be, CLG_I32, CLG_SHAPE(3, 1), ys), *w = clg_from_host(be, CLG_F32, CLG_SHAPE(3), xs);
+	clg_tensor *t = clg_from_host(be, CLG_F32, CLG_SHAPE(3, 4), xs), *r;
+
+	printf("losses and max/min dims on '%s':\n", dev);
+	r = clg_cross_entropy_ex(x, y2, NULL);
+	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_SHAPE, "cross_entropy (3, 4) with int32 (3, 1)",
+		    PARTS("cross_entropy", dev, "(3, 4)", "(3, 1)", "int32"));
+	clg_free(r);
+	o.reduction = (clg_reduction)7;
+	r = clg_cross_entropy_ex(x, y, &o);
+	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_INVALID, "cross_entropy reduction 7",
+		    PARTS("cross_entropy", dev, "7"));
+	clg_free(r);
+	o.reduction = CLG_REDUCTION_MEAN;
+	o.label_smoothing = 1.5;
+	r = clg_cross_entropy_ex(x, y, &o);
+	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_INVALID, "cross_entropy label_smoothing 1.5",
+		    PARTS("cross_entropy", dev, "1.5"));
+	clg_free(r);
+	o.label_smoothing = 0;
+	o.weight = w;
+	r = clg_nll_loss_ex(x, y, &o);
+	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_SHAPE, "nll_loss weight (3) for 4 classes",
+		    PARTS("nll_loss", dev, "weight", "(3,)", "(3, 4)"));
+	clg_free(r);
+	o.weight = NULL;
+	o.ignore_index = 0;
+	r = clg_cross_entropy_ex(x, t, &o);
+	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_INVALID, "cross_entropy dense targets, ignore_index 0",
+		    PARTS("cross_entropy", dev, "ignore_index", "dense"));
+	clg_free(r);
+	r = clg_max_dim(x, 2, 0, NULL);
+	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_SHAPE, "max_dim dim 2 of (3, 4)",
+		    PARTS("max", dev, "dim 2", "(3, 4)"));
+	clg_free(r);
+	r = clg_argmin_dim(x, -3, 1);
+	expect_fail(r ? CLG_OK : clg_last_status(), CLG_ERR_SHAPE, "argmin_dim dim -3 of (3, 4)",
+		    PARTS("argmin", dev, "dim -3", "(3, 4)"));
+	clg_free(r);
+	{ /* ONE_HOT: int32 indices, (N) values and indices for an (N, C) dst */
+		clg_op_call c = {.op = CLG_OP_ONE_HOT};
+		clg_buffer *bd = NULL, *bv = NULL;
+		int64_t s34[2] = {3, 4}, s3[1] = {3};
+		if (!clg_buffer_alloc(be, 12 * sizeof(float), &bd) && !clg_buffer_alloc(be, 12 * sizeof(float), &bv)) {
+			clg_view_contiguous(&c.dst, bd, CLG_F32, 2, s34);
+			clg_view_contiguous(&c.src[0], bv, CLG_F32, 1, s3);
+			clg_view_contiguous(&c.src[1], bv, CLG_F32, 1, s3);
+			expect_fail(clg_run(be, &c), CLG_ERR_DTYPE, "one_hot with float32 indices", PARTS("one_hot", dev, "int32"));
+			clg_view_contiguous(&c.src[0], bv, CLG_F32, 2, s34);
+			clg_view_contiguous(&c.src[1], bv, CLG_I32, 1, s3);
+			expect_fail(clg_run(be, &c), CLG_ERR_SHAPE, "one_hot values (3, 4)", PARTS("one_hot", dev, "(3, 4)"));
+		}
+		clg_buffer_free(bd);
+		clg_buffer_free(bv);
+	}
+	clg_free(x);
+	clg_free(y);
+	clg_free(y2);
+	clg_free(w);
+	clg_free(t);
+}
+
 /* If anything calls exit() before main reaches its end, fail instead of passing with its status. */
 static int reached_end;
 static void exit_guard(void)
@@ -328,6 +399,7 @@ int main(void)
 		reached_end = 1;
 		return t_finish("test_errors");
 	}
+	check_loss_errors(ref);
 	for (int i = 1; i < n; i++) {
 		clg_backend *be = NULL;
 		CHECK_OK(clg_backend_open(i, &be));

@@ -2,7 +2,7 @@
  * every OpenCL device against central differences in double on the reference. Each failed check
  * of a case counts.
  *
- * usage: test_grad [--case NAME] [--device SUBSTRING] */
+ * usage: test_grad [--case NAME[,NAME...]] [--device SUBSTRING] */
 #include "grad_suite.h"
 #include "test_util.h"
 

@@ -45,5 +45,7 @@ const gcase *grad_cases_fused(int *n); /* linear + activation, softmax cross-ent
 const gcase *grad_cases_fft(int *n);   /* fft, ifft, rfft, irfft, complex_mul */
 const gcase *grad_cases_attention(int *n); /* fused attention, and the composite */
 const gcase *grad_cases_addnorm(int *n);   /* residual add + layer norm with gamma and beta */
+const gcase *grad_cases_reduce(int *n);    /* max / min / argmax / argmin over any dim */
+const gcase *grad_cases_loss(int *n);      /* cross-entropy and NLL with options */
 
 #endif

@@ -24,6 +24,8 @@ typedef struct {
 	int nd;
 	int64_t shape[CLG_MAX_DIMS]; /* dst shape; for REDUCE ops the src shape, split at nkeep; for GEMM M,N,K (+batch) */
 	int nkeep;                   /* REDUCE: leading dims kept */
+	int dim_last;                /* REDUCE: 0, or d + 1: src0 is a contiguous tensor with its dim d
+	                              * moved last (a permuted view: a reduction over dim d) */
 	enum layout layout;
 	int transA, transB, batch;   /* GEMM */
 	double f[8];                 /* op parameters (clg_op_call.f) */
@@ -43,7 +45,8 @@ typedef struct {
 					      * dtype (CAST's operands) */
 	int op_trans;                /* explicit operands: bit k set stores operand k (2-D or more) with
 	                              * its last two dims swapped (a transposed matrix) */
-	int32_t idx_hi;              /* int32 sources hold integers in [0, idx_hi) */
+	int32_t idx_hi;              /* int32 sources hold integers in [idx_lo, idx_hi) */
+	int32_t idx_lo;              /* (0 unless set: negative indices, out of range) */
 	int chan_major;              /* bit 0: 4-D explicit operands stored as (C, N, H, W), dims 0
 	                              * and 1 swapped (the layout of conv's GEMM output); bit 1: 3-D
 	                              * ones as (R, N, L) (conv's im2col matrix (R, N * L)) */

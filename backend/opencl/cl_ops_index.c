@@ -1,6 +1,6 @@
 /* OpenCL launchers of the index family: RAND_UNIFORM and RAND_NORMAL (kernels_cl/random.cl),
- * INDEX_SELECT and INDEX_ADD (kernels_cl/index.cl; INDEX_ADD by a scan of the indices per dst row
- * for tiny calls, by a counting sort of them by dst row for the rest). Shapes are checked by
+ * INDEX_SELECT, INDEX_ADD (kernels_cl/index.cl; INDEX_ADD by a scan of the indices per dst row
+ * for tiny calls, by a counting sort of them by dst row for the rest) and ONE_HOT. Shapes are checked by
  * clg_index_check (shared with the reference backend); every operand may be a strided view. */
 #include "cl_internal.h"
 
@@ -114,6 +114,19 @@ static clg_status cl_rand(clg_backend *be, const clg_op_call *c)
 /* The embedding-lookup shape of index_select (no table batch dims; the dst's leading dims and the
  * indices one run of rows at single strides): index_select_rows, a 2-D launch with no division per
  * element. Returns 1 when it does not apply (then the general kernel runs). */
+/* A 2-D launch over (element of a row, row) of g's R rows of D: a row's elements in adjacent lanes,
+ * the rest of the group over rows */
+static clg_status launch_rows(clg_backend *be, cl_kernel k, const rows_geom *g, const char *op)
+{
+	size_t L = clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), items[2] = {(size_t)g->D, (size_t)g->R}, local[2];
+	for (local[0] = 1; local[0] < L && local[0] < items[0];)
+		local[0] *= 2;
+	local[1] = L / local[0];
+	while (local[1] > 1 && local[1] / 2 >= items[1])
+		local[1] /= 2;
+	return clg_cl_launch_2d(be, k, items, local, op);
+}
+
 static int select_rows(clg_backend *be, const clg_op_call *c, clg_status *st)
 {
 	const clg_view *d = &c->dst, *tab = &c->src[0], *ix = &c->src[1];
@@ -154,17 +167,45 @@ static int select_rows(clg_backend *be, const clg_op_call *c, clg_status *st)
 		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2]};
 		*st = clg_cl_set_args(be, k, "index_select", 4, sizes, vals);
 	}
-	if (!*st) {
-		/* a row's elements in adjacent lanes, the rest of the group over rows */
-		size_t L = clg_cl_local_size(be, k, clg_cl_of(be)->wg_size), items[2] = {(size_t)g.D, (size_t)g.R}, local[2];
-		for (local[0] = 1; local[0] < L && local[0] < items[0];)
-			local[0] *= 2;
-		local[1] = L / local[0];
-		while (local[1] > 1 && local[1] / 2 >= items[1])
-			local[1] /= 2;
-		*st = clg_cl_launch_2d(be, k, items, local, "index_select");
-	}
+	if (!*st)
+		*st = launch_rows(be, k, &g, "index_select");
 	return 0;
+}
+
+/* ONE_HOT (dst (N, C), values (N), idx (N), any strides): index_select_rows' launch (GPU shape of
+ * family "row") or a work-item per row (CPU shape) */
+static clg_status cl_one_hot(clg_backend *be, const clg_op_call *c)
+{
+	const clg_view *d = &c->dst, *val = &c->src[0], *ix = &c->src[1];
+	cl_mem mem[3] = {(cl_mem)d->buf->handle, (cl_mem)val->buf->handle, (cl_mem)ix->buf->handle};
+	int cpu = clg_backend_kernel_shape(be, CLG_KFAM_ROW, NULL) == CLG_SHAPE_CPU;
+	size_t local;
+	rows_geom g;
+	cl_kernel k;
+	char opts[256];
+	clg_status st = check_all(be, c, 3);
+
+	if (st || clg_view_numel(d) == 0)
+		return st;
+	memset(&g, 0, sizeof(g));
+	g.R = (cl_int)d->shape[0];
+	g.D = g.V = (cl_int)d->shape[1];
+	g.off[0] = (cl_int)d->offset, g.off[1] = (cl_int)val->offset, g.off[2] = (cl_int)ix->offset;
+	g.dst_row = (cl_int)d->stride[0];
+	g.dst_el = (cl_int)d->stride[1];
+	g.tab_row = (cl_int)val->stride[0];
+	g.idx_st = (cl_int)ix->stride[0];
+	clg_cl_dtype_options(be, d->dtype, opts, sizeof(opts));
+	st = clg_cl_kernel(be, "index", opts, cpu ? "one_hot_rows_cpu" : "one_hot", &k);
+	if (!st) {
+		size_t sizes[] = {sizeof(g), sizeof(cl_mem), sizeof(cl_mem), sizeof(cl_mem)};
+		const void *vals[] = {&g, &mem[0], &mem[1], &mem[2]};
+		st = clg_cl_set_args(be, k, "one_hot", 4, sizes, vals);
+	}
+	if (st || !cpu)
+		return st ? st : launch_rows(be, k, &g, "one_hot");
+	local = clg_cl_cpu_group_size(be, k, g.R);
+	return clg_cl_launch_1d(be, k, ((size_t)g.R + local - 1) / local * local, local, "one_hot");
 }
 
 static clg_status cl_index_select(clg_backend *be, const clg_op_call *c)
@@ -449,4 +490,5 @@ void clg_cl_register_index(clg_backend *be)
 	be->ops[CLG_OP_RAND_NORMAL] = cl_rand;
 	be->ops[CLG_OP_INDEX_SELECT] = cl_index_select;
 	be->ops[CLG_OP_INDEX_ADD] = cl_index_add;
+	be->ops[CLG_OP_ONE_HOT] = cl_one_hot;
 }

@@ -4,6 +4,7 @@
  *                              kernels_cl/random.cl does (float32, same operations, same order)
  *   INDEX_SELECT               dst (B..., M..., D) = rows of table (B..., V, D) at idx (B..., M...)
  *   INDEX_ADD                  dst (B..., V, D) += rows of src0 (B..., M..., D) at idx (B..., M...)
+ *   ONE_HOT                    dst (N, C) = src0 (N)[n] at column idx (N)[n] of row n, 0 elsewhere
  * Unlike the other reference ops these do not compute in double: the random numbers are float32 by
  * definition, and INDEX_ADD sums in the dst's dtype in index order, as the OpenCL kernel does, so
  * every device gives the same bits. */
@@ -89,6 +90,16 @@ clg_status clg_index_check(clg_backend *be, const clg_op_call *c)
 			return shape_fail(be, c, "row lengths differ");
 		return CLG_OK;
 	}
+	case CLG_OP_ONE_HOT: /* dst (N, C), values a (N), idx (N) */
+		if (!is_float(d->dtype))
+			return dtype_fail(be, c, "dst", d->dtype, "float32 or float64");
+		if (a->dtype != d->dtype)
+			return dtype_fail(be, c, "src0 (the values)", a->dtype, clg_dtype_name(d->dtype));
+		if (ix->dtype != CLG_I32)
+			return dtype_fail(be, c, "src1 (the indices)", ix->dtype, "int32");
+		if (d->ndim != 2 || a->ndim != 1 || ix->ndim != 1 || a->shape[0] != d->shape[0] || ix->shape[0] != d->shape[0])
+			return shape_fail(be, c, "expects values (N), indices (N), dst (N, C)");
+		return CLG_OK;
 	default:
 		return clg_fail(CLG_ERR_INVALID, "op '%s' is not of the index family", clg_op_name(c->op));
 	}
@@ -240,8 +251,27 @@ static clg_status ref_index_add(clg_backend *be, const clg_op_call *c)
 	return CLG_OK;
 }
 
+/* Row n: its value at column idx[n] (when in [0, C)), 0 elsewhere; the value is stored as it is. */
+static clg_status ref_one_hot(clg_backend *be, const clg_op_call *c)
+{
+	const clg_view *d = &c->dst, *val = &c->src[0], *ix = &c->src[1];
+	int64_t N = d->shape[0], C = d->shape[1];
+	clg_status st = clg_index_check(be, c);
+
+	if (st)
+		return st;
+	for (int64_t n = 0; n < N; n++) {
+		int64_t y = load_index(ix, ix->offset + n * ix->stride[0]);
+		double v = load(val, val->offset + n * val->stride[0]);
+		for (int64_t j = 0; j < C; j++)
+			store(d, d->offset + n * d->stride[0] + j * d->stride[1], j == y ? v : 0.0);
+	}
+	return CLG_OK;
+}
+
 void clg_ref_register_index(clg_backend *be)
 {
+	be->ops[CLG_OP_ONE_HOT] = ref_one_hot;
 	be->ops[CLG_OP_RAND_UNIFORM] = ref_rand;
 	be->ops[CLG_OP_RAND_NORMAL] = ref_rand;
 	be->ops[CLG_OP_INDEX_SELECT] = ref_index_select;
