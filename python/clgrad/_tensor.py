@@ -429,11 +429,7 @@ class Tensor(_C.TensorBase):
     def _extreme(self, name, dim, keepdim):
         if dim is None:
             return _C.unary(name, self.reshape(-1)).reshape(())
-        x = self._last(dim)
-        v, i = _C.unary(name, x), _C.unary("argmax", x if name == "max" else -x)
-        if keepdim:
-            v, i = v.unsqueeze(dim), i.unsqueeze(dim)
-        return MaxResult(v, i)
+        return MaxResult(*_C.extreme(name, self, dim, keepdim))
 
     def max(self, dim=None, keepdim=False):
         """max() of all elements, or (values, indices) over dim, as torch.max."""
@@ -444,12 +440,13 @@ class Tensor(_C.TensorBase):
 
     def argmax(self, dim=None, keepdim=False):
         if dim is None:
-            return _C.unary("argmax", self.reshape(-1)).reshape(())
-        i = _C.unary("argmax", self._last(dim))
-        return i.unsqueeze(dim) if keepdim else i
+            return _C.arg_extreme("argmax", self.reshape(-1), 0, False).reshape(())
+        return _C.arg_extreme("argmax", self, dim, keepdim)
 
     def argmin(self, dim=None, keepdim=False):
-        return (-self).argmax(dim, keepdim)
+        if dim is None:
+            return _C.arg_extreme("argmin", self.reshape(-1), 0, False).reshape(())
+        return _C.arg_extreme("argmin", self, dim, keepdim)
 
     def softmax(self, dim=-1):
         if dim % self.ndim == self.ndim - 1:

@@ -794,16 +794,63 @@ static PyObject *py_linear(PyObject *self, PyObject *args)
 	return wrap(act ? clg_linear_act(x, tw, tb, (clg_act)act) : clg_linear(x, tw, tb));
 }
 
-static PyObject *py_cross_entropy(PyObject *self, PyObject *args)
+/* _C.loss(kind, input, target, reduction, ignore_index, weight or None, label_smoothing): kind
+ * "cross_entropy" (logits) or "nll" (log-probabilities); the class dim last; target int32
+ * indices (input's shape without the class dim) or dense rows of input's dtype */
+static PyObject *py_loss(PyObject *self, PyObject *args)
 {
-	PyObject *a, *t;
-	double smoothing;
+	const char *kind, *red;
+	PyObject *a, *t, *w;
+	long long ignore;
+	clg_loss_opts o = CLG_LOSS_OPTS_INIT;
 	clg_tensor *x, *y;
+	int ok;
 
-	if (!PyArg_ParseTuple(args, "OOd", &a, &t, &smoothing) || !(x = tensor_arg(a, "cross_entropy(input)")) ||
-	    !(y = tensor_arg(t, "cross_entropy(target)")))
+	if (!PyArg_ParseTuple(args, "sOOsLOd", &kind, &a, &t, &red, &ignore, &w, &o.label_smoothing) ||
+	    !(x = tensor_arg(a, "loss(input)")) || !(y = tensor_arg(t, "loss(target)")))
 		return NULL;
-	return wrap(clg_cross_entropy(x, y, smoothing));
+	o.weight = opt_tensor_arg(w, "loss(weight)", &ok);
+	if (!ok)
+		return NULL;
+	if (!strcmp(red, "mean") || !strcmp(red, "sum") || !strcmp(red, "none")) {
+		o.reduction = red[0] == 'm' ? CLG_REDUCTION_MEAN : red[0] == 's' ? CLG_REDUCTION_SUM : CLG_REDUCTION_NONE;
+	} else {
+		PyErr_Format(PyExc_ValueError, "reduction: expected 'mean', 'sum' or 'none', got '%s'", red);
+		return NULL;
+	}
+	o.ignore_index = ignore;
+	return wrap(!strcmp(kind, "nll") ? clg_nll_loss_ex(x, y, &o) : clg_cross_entropy_ex(x, y, &o));
+}
+
+/* _C.extreme(kind, x, dim, keepdim): kind "max" or "min" -> (values, int32 indices) */
+static PyObject *py_extreme(PyObject *self, PyObject *args)
+{
+	const char *kind;
+	PyObject *a, *v;
+	int dim, keepdim;
+	clg_tensor *x, *idx = NULL, *val;
+
+	if (!PyArg_ParseTuple(args, "sOip", &kind, &a, &dim, &keepdim) || !(x = tensor_arg(a, kind)))
+		return NULL;
+	val = !strcmp(kind, "min") ? clg_min_dim(x, dim, keepdim, &idx) : clg_max_dim(x, dim, keepdim, &idx);
+	if (!(v = wrap(val))) {
+		clg_free(idx);
+		return NULL;
+	}
+	return Py_BuildValue("(NN)", v, wrap(idx));
+}
+
+/* _C.arg_extreme(kind, x, dim, keepdim): argmax or argmin over dim */
+static PyObject *py_arg_extreme(PyObject *self, PyObject *args)
+{
+	const char *kind;
+	PyObject *a;
+	int dim, keepdim;
+	clg_tensor *x;
+
+	if (!PyArg_ParseTuple(args, "sOip", &kind, &a, &dim, &keepdim) || !(x = tensor_arg(a, kind)))
+		return NULL;
+	return wrap(!strcmp(kind, "argmin") ? clg_argmin_dim(x, dim, keepdim) : clg_argmax_dim(x, dim, keepdim));
 }
 
 static PyObject *py_layer_norm(PyObject *self, PyObject *args)
@@ -1203,7 +1250,9 @@ static PyMethodDef module_methods[] = {
 	{"slice", py_slice, METH_VARARGS, NULL},
 	{"cast", py_cast, METH_VARARGS, NULL},
 	{"linear", py_linear, METH_VARARGS, NULL},
-	{"cross_entropy", py_cross_entropy, METH_VARARGS, NULL},
+	{"loss", py_loss, METH_VARARGS, NULL},
+	{"extreme", py_extreme, METH_VARARGS, NULL},
+	{"arg_extreme", py_arg_extreme, METH_VARARGS, NULL},
 	{"layer_norm", py_layer_norm, METH_VARARGS, NULL},
 	{"batch_norm", py_batch_norm, METH_VARARGS, NULL},
 	{"conv2d", py_conv2d, METH_VARARGS, NULL},

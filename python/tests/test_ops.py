@@ -191,3 +191,71 @@ def test_against_torch(cl_dev):
     x = clgrad.tensor(a, device=cl_dev, requires_grad=True)
     (x.softmax(-1) * x.tanh()).sum().backward()
     assert nerr(x.grad.numpy(), ta.grad.numpy()) < 1e-4
+
+
+def np_cross_entropy(logits, cls, weight=None, ignore_index=-100, reduction="mean", smoothing=0.0):
+    """PyTorch's definition (class dim 1), in float64."""
+    x = np.moveaxis(logits, 1, -1).reshape(-1, logits.shape[1])
+    c = cls.reshape(-1)
+    C = x.shape[1]
+    w = np.ones(C) if weight is None else weight
+    lsm = x - x.max(1, keepdims=True)
+    lsm = lsm - np.log(np.exp(lsm).sum(1, keepdims=True))
+    keep = c != ignore_index
+    cc = np.where(keep, c, 0)
+    nll = -lsm[np.arange(len(c)), cc] * w[cc]
+    smooth = -(lsm * w).sum(1) / C
+    loss = np.where(keep, (1 - smoothing) * nll + smoothing * smooth, 0.0)
+    if reduction == "none":
+        return loss.reshape(np.moveaxis(logits, 1, -1).shape[:-1])
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / (w[cc] * keep).sum()
+
+
+@pytest.mark.parametrize("case", ["plain", "weight", "ignore", "smooth_weight", "sum", "none", "3d"])
+def test_cross_entropy_options(dev, case):
+    """torch.nn.functional.cross_entropy's options, PyTorch's (N, C, d...) layout, against numpy."""
+    rng = np.random.default_rng(5)
+    shape = (4, 5, 3) if case == "3d" else (6, 5)
+    logits = rng.normal(size=shape)
+    cls = rng.integers(0, 5, size=(shape[0],) + shape[2:]).astype(np.int32)
+    kw = {}
+    if case in ("weight", "smooth_weight"):
+        kw["weight"] = rng.uniform(0.5, 2.0, 5)
+    if case == "ignore":
+        cls[1] = 2
+        kw["ignore_index"] = 2
+    if case == "smooth_weight":
+        kw["smoothing"] = 0.1
+    if case in ("sum", "none"):
+        kw["reduction"] = case
+    want = np_cross_entropy(logits, cls, **kw)
+    ckw = dict(kw)
+    if "weight" in ckw:
+        ckw["weight"] = clgrad.tensor(ckw["weight"], device=dev)
+    if "smoothing" in ckw:
+        ckw["label_smoothing"] = ckw.pop("smoothing")
+    x = clgrad.tensor(logits, device=dev, requires_grad=True)
+    got = F.cross_entropy(x, clgrad.tensor(cls, device=dev), **ckw)
+    assert nerr(got.numpy(), want) < 1e-5, case
+    got.sum().backward()
+    # the gradient against central differences of the numpy definition
+    g = np.zeros_like(logits)
+    for idx in np.ndindex(logits.shape):
+        for s in (1, -1):
+            l2 = logits.copy()
+            l2[idx] += s * 1e-6
+            g[idx] += s * np_cross_entropy(l2, cls, **kw).sum() / 2e-6
+    assert nerr(x.grad.numpy(), g) < 1e-4, case
+
+
+def test_max_dim_routes_gradient_to_first_tie(dev):
+    x = clgrad.tensor([[1.0, 1.0, 0.0], [2.0, 5.0, 5.0]], device=dev, requires_grad=True)
+    v, i = x.max(1)
+    v.sum().backward()
+    np.testing.assert_array_equal(i.numpy(), [0, 1])
+    np.testing.assert_array_equal(x.grad.numpy(), [[1, 0, 0], [0, 1, 0]])
+    v0, i0 = x.detach().min(0, keepdim=True)
+    assert v0.shape == (1, 3) and i0.numpy().tolist() == [[0, 0, 0]]
+    assert x.argmin(1).numpy().tolist() == [2, 0] and x.argmax().item() == 4

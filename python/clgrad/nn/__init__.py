@@ -427,17 +427,21 @@ class _Loss(Module):
 
 
 class CrossEntropyLoss(_Loss):
-    def __init__(self, reduction="mean", label_smoothing=0.0):
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__(reduction)
-        self.label_smoothing = label_smoothing
+        self.weight, self.ignore_index, self.label_smoothing = weight, ignore_index, label_smoothing
 
     def forward(self, input, target):  # noqa: A002
-        return F.cross_entropy(input, target, self.reduction, self.label_smoothing)
+        return F.cross_entropy(input, target, self.weight, self.ignore_index, self.reduction, self.label_smoothing)
 
 
 class NLLLoss(_Loss):
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__(reduction)
+        self.weight, self.ignore_index = weight, ignore_index
+
     def forward(self, input, target):  # noqa: A002
-        return F.nll_loss(input, target, self.reduction)
+        return F.nll_loss(input, target, self.weight, self.ignore_index, self.reduction)
 
 
 class MSELoss(_Loss):

@@ -78,32 +78,32 @@ def one_hot(indices, num_classes, dtype=float32):
     return embedding(idx if idx.dtype is int32 else idx.to(int32), _eye(num_classes, idx.device, dtype))
 
 
-def _targets(input, target, label_smoothing=0.0):
-    """Dense (N, C) target rows from class indices (N,) or as given."""
-    if target.ndim == input.ndim - 1 or target.dtype is int32:
-        return one_hot(target.reshape(-1), input.shape[-1], input.dtype)
-    return target
+def _class_last(input, target):
+    """PyTorch's (N, C, d1, ...) input as the C library takes it, classes last: (N, d1, ..., C);
+    dense targets alike. 1-D input is one sample's logits."""
+    if input.ndim <= 2:
+        return input, target
+    perm = [0] + list(range(2, input.ndim)) + [1]
+    if target.ndim == input.ndim:
+        target = target.permute(*perm)
+    return input.permute(*perm), target
 
 
-def cross_entropy(input, target, reduction="mean", label_smoothing=0.0):  # noqa: A002
-    """input (N, C) logits; target (N,) int32 class indices or (N, C) probabilities."""
-    if input.ndim != 2:
-        input = input.reshape(-1, input.shape[-1])
-    t = _targets(input, target)
-    if reduction == "mean":
-        return _C.cross_entropy(input, t, float(label_smoothing))
-    if label_smoothing:
-        c = input.shape[-1]
-        t = t * (1.0 - label_smoothing) + label_smoothing / c
-    per_row = -(input.log_softmax(-1) * t).sum(-1)
-    return _reduce(per_row, reduction)
+def _loss(kind, input, target, weight, ignore_index, reduction, label_smoothing):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError("reduction: expected 'mean', 'sum' or 'none', got %r" % (reduction,))
+    x, t = _class_last(input, as_tensor(target, device=input.device))
+    return _C.loss(kind, x, t, reduction, int(ignore_index), weight, float(label_smoothing))
 
 
-def nll_loss(input, target, reduction="mean"):  # noqa: A002
-    t = _targets(input, target)
-    if reduction == "mean":
-        return _C.binary("nll_loss", input, t)
-    return _reduce(-(input * t).sum(-1), reduction)
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):  # noqa: A002
+    """input (N, C) or (N, C, d1, ...) logits (PyTorch's layout) or (C,); target int32 class
+    indices (N, d1, ...) or probabilities of input's shape; as torch.nn.functional.cross_entropy."""
+    return _loss("cross_entropy", input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):  # noqa: A002
+    return _loss("nll", input, target, weight, ignore_index, reduction, 0.0)
 
 
 def mse_loss(input, target, reduction="mean"):  # noqa: A002
