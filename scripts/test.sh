@@ -22,7 +22,8 @@ step "[1/7] setup: Debian packages (scripts/setup.sh), the Python package (scrip
 bash scripts/setup.sh
 bash scripts/setup_python.sh
 step "[2/7] configure: $build (CLGRAD_WERROR=ON)"
-cmake -S . -B "$build" -DCLGRAD_WERROR=ON
+# the Python extension too (python/CMakeLists.txt), so that -Werror covers it
+cmake -S . -B "$build" -DCLGRAD_WERROR=ON -DCLGRAD_PYTHON=ON -DPython_EXECUTABLE="${CLGRAD_VENV:-$PWD/.venv}/bin/python"
 step "[3/7] build: $build with $jobs jobs"
 cmake --build "$build" -j "$jobs"
 # One test at a time: two processes compiling the same kernel at once can make PoCL abort

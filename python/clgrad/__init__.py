@@ -55,6 +55,7 @@ from ._tensor import (  # noqa: F401
 )
 from .serialization import save, load  # noqa: F401
 from . import config  # noqa: F401
+from . import data  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
 

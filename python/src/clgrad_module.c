@@ -6,6 +6,7 @@
 #include <Python.h>
 
 #include <clgrad.h>
+#include <data.h>
 #include <safetensors.h>
 
 #include <string.h>
@@ -1221,6 +1222,325 @@ out:
 	return out;
 }
 
+/* ---- datasets and the prefetching loader (frontend/data.h) ------------------------------------ */
+
+typedef struct {
+	PyObject_HEAD
+	clg_dataset ds;
+} DatasetObject;
+
+typedef struct {
+	PyObject_HEAD
+	clg_loader *l;
+	PyObject *ds; /* the Dataset it reads: borrowed by the C loader, kept alive here */
+} LoaderObject;
+
+static PyTypeObject DatasetType, LoaderType;
+
+static void dataset_dealloc(DatasetObject *self)
+{
+	clg_dataset_free(&self->ds);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* A new Dataset owning ds (moved), or the library's exception where st fails. */
+static PyObject *dataset_wrap(clg_status st, clg_dataset *ds)
+{
+	DatasetObject *o;
+
+	if (st)
+		return raise_status(st);
+	if (!(o = PyObject_New(DatasetObject, &DatasetType))) {
+		clg_dataset_free(ds);
+		return NULL;
+	}
+	o->ds = *ds;
+	return (PyObject *)o;
+}
+
+/* _C.dataset_idx(dir, split): IDX files (Fashion-MNIST) as (N, 1, 28, 28) floats in [0, 1] */
+static PyObject *py_dataset_idx(PyObject *self, PyObject *args)
+{
+	const char *dir, *split;
+	clg_dataset ds = {0};
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "ss", &dir, &split))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_dataset_load_idx(dir, split, &ds);
+	Py_END_ALLOW_THREADS
+	return dataset_wrap(st, &ds);
+}
+
+static PyObject *py_dataset_cifar10(PyObject *self, PyObject *args)
+{
+	const char *dir, *split;
+	clg_dataset ds = {0};
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "ss", &dir, &split))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_dataset_load_cifar10(dir, split, &ds);
+	Py_END_ALLOW_THREADS
+	return dataset_wrap(st, &ds);
+}
+
+/* _C.dataset_csv(path, label_col (-1: none), header (-1: detect), delimiter) */
+static PyObject *py_dataset_csv(PyObject *self, PyObject *args)
+{
+	const char *path, *delim;
+	int label, header;
+	clg_dataset ds = {0};
+	clg_csv_opts o = {0};
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "siis", &path, &label, &header, &delim))
+		return NULL;
+	o.delim = delim[0];
+	o.header = header;
+	o.label_col = label < 0 ? CLG_CSV_NO_LABEL : label;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_csv_read(path, &o, &ds);
+	Py_END_ALLOW_THREADS
+	return dataset_wrap(st, &ds);
+}
+
+/* _C.dataset_arrays(x, x_shape, x_is_int, y or None, y_numel, num_classes): copies of C-contiguous
+ * buffers, x float32 or int32 (n, sample...), y int32 (n, y_numel) */
+static PyObject *py_dataset_arrays(PyObject *self, PyObject *args)
+{
+	PyObject *x, *shape_obj, *y;
+	int xint, ncls, nd = -1;
+	long long y_numel;
+	int64_t shape[16];
+	Py_buffer xb, yb = {0};
+	clg_dataset ds = {0};
+	clg_status st;
+	size_t xbytes;
+
+	if (!PyArg_ParseTuple(args, "OOpOLi", &x, &shape_obj, &xint, &y, &y_numel, &ncls) ||
+	    (nd = shape_from(shape_obj, shape, 16, "dataset")) < 1)
+		return nd == 0 ? PyErr_Format(ShapeError, "dataset: x needs a sample dim") : NULL;
+	if (PyObject_GetBuffer(x, &xb, PyBUF_C_CONTIGUOUS) < 0)
+		return NULL;
+	if (y != Py_None && PyObject_GetBuffer(y, &yb, PyBUF_C_CONTIGUOUS) < 0) {
+		PyBuffer_Release(&xb);
+		return NULL;
+	}
+	st = clg_dataset_init(&ds, shape[0], nd - 1, shape + 1, xint ? CLG_I32 : CLG_F32, y == Py_None ? 0 : y_numel);
+	xbytes = st ? 0 : (size_t)ds.n * (size_t)ds.sample_numel * 4;
+	if (!st && (size_t)xb.len != xbytes)
+		st = clg_fail(CLG_ERR_SHAPE, "dataset: %zd bytes of x for %lld samples of %lld values", xb.len,
+			      (long long)ds.n, (long long)ds.sample_numel);
+	if (!st && y != Py_None && (size_t)yb.len != (size_t)ds.n * (size_t)y_numel * 4)
+		st = clg_fail(CLG_ERR_SHAPE, "dataset: %zd bytes of y for %lld samples of %lld labels", yb.len,
+			      (long long)ds.n, y_numel);
+	if (!st) {
+		memcpy(xint ? (void *)ds.xi : (void *)ds.x, xb.buf, xbytes);
+		if (y != Py_None)
+			memcpy(ds.y, yb.buf, (size_t)yb.len);
+		ds.num_classes = ncls;
+	}
+	PyBuffer_Release(&xb);
+	if (y != Py_None)
+		PyBuffer_Release(&yb);
+	if (st)
+		clg_dataset_free(&ds);
+	return dataset_wrap(st, &ds);
+}
+
+static PyObject *dataset_len(DatasetObject *self, void *c) { return PyLong_FromLongLong(self->ds.n); }
+static PyObject *dataset_classes(DatasetObject *self, void *c) { return PyLong_FromLong(self->ds.num_classes); }
+
+static PyObject *dataset_shape(DatasetObject *self, void *c)
+{
+	PyObject *out = PyTuple_New(self->ds.ndim);
+	for (int i = 0; out && i < self->ds.ndim; i++)
+		PyTuple_SET_ITEM(out, i, PyLong_FromLongLong(self->ds.shape[i]));
+	return out;
+}
+
+/* Dataset.normalize(mean list, std list): per channel (the lists' length), in place */
+static PyObject *dataset_normalize(DatasetObject *self, PyObject *args)
+{
+	PyObject *mo, *so;
+	float mean[64], std[64];
+	Py_ssize_t n;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &mo, &PyList_Type, &so))
+		return NULL;
+	n = PyList_GET_SIZE(mo);
+	if (n < 1 || n > 64 || PyList_GET_SIZE(so) != n) {
+		PyErr_Format(PyExc_ValueError, "normalize: 1..64 means and as many stds (got %zd and %zd)", n,
+			     PyList_GET_SIZE(so));
+		return NULL;
+	}
+	for (Py_ssize_t i = 0; i < n; i++) {
+		mean[i] = (float)PyFloat_AsDouble(PyList_GET_ITEM(mo, i));
+		std[i] = (float)PyFloat_AsDouble(PyList_GET_ITEM(so, i));
+	}
+	if (PyErr_Occurred())
+		return NULL;
+	if ((st = clg_dataset_normalize(&self->ds, (int)n, mean, std)))
+		return raise_status(st);
+	Py_RETURN_NONE;
+}
+
+static PyObject *dataset_stats(DatasetObject *self, PyObject *args)
+{
+	int n;
+	float mean[64], std[64];
+	clg_status st;
+	PyObject *m, *s;
+
+	if (!PyArg_ParseTuple(args, "i", &n))
+		return NULL;
+	if (n < 1 || n > 64)
+		return PyErr_Format(PyExc_ValueError, "channel_stats: 1..64 channels, got %d", n);
+	if ((st = clg_dataset_channel_stats(&self->ds, n, mean, std)))
+		return raise_status(st);
+	m = PyList_New(n);
+	s = PyList_New(n);
+	for (int i = 0; m && s && i < n; i++) {
+		PyList_SET_ITEM(m, i, PyFloat_FromDouble(mean[i]));
+		PyList_SET_ITEM(s, i, PyFloat_FromDouble(std[i]));
+	}
+	return Py_BuildValue("(NN)", m, s);
+}
+
+static PyMethodDef dataset_methods[] = {
+	{"normalize", (PyCFunction)dataset_normalize, METH_VARARGS, "x = (x - mean[c]) / std[c] per channel"},
+	{"channel_stats", (PyCFunction)dataset_stats, METH_VARARGS, "(means, stds) over nchan channels"},
+	{NULL},
+};
+
+static PyGetSetDef dataset_getset[] = {
+	{"n", (getter)dataset_len, NULL, "samples", NULL},
+	{"shape", (getter)dataset_shape, NULL, "the shape of one sample", NULL},
+	{"num_classes", (getter)dataset_classes, NULL, NULL, NULL},
+	{NULL},
+};
+
+static PyTypeObject DatasetType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "clgrad._C.Dataset",
+	.tp_basicsize = sizeof(DatasetObject),
+	.tp_dealloc = (destructor)dataset_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "Samples held by the C library (frontend/data.h).",
+	.tp_methods = dataset_methods,
+	.tp_getset = dataset_getset,
+};
+
+static void loader_dealloc(LoaderObject *self)
+{
+	clg_loader_free(self->l);
+	Py_XDECREF(self->ds);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* _C.Loader(dataset, batch, seed, flags) */
+static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	PyObject *ds;
+	long long batch;
+	unsigned long long seed;
+	int flags;
+	LoaderObject *o;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "O!LKi", &DatasetType, &ds, &batch, &seed, &flags))
+		return NULL;
+	if (!(o = (LoaderObject *)type->tp_alloc(type, 0)))
+		return NULL;
+	if ((st = clg_loader_new(&((DatasetObject *)ds)->ds, batch, seed, flags, &o->l))) {
+		Py_DECREF(o);
+		return raise_status(st);
+	}
+	Py_INCREF(ds);
+	o->ds = ds;
+	return (PyObject *)o;
+}
+
+/* Loader.next(device) -> (x, y or None), or None at the end of an epoch (the next call starts the
+ * next one) */
+static PyObject *loader_next(LoaderObject *self, PyObject *args)
+{
+	int device;
+	clg_backend *be;
+	clg_tensor *x = NULL, *y = NULL;
+	clg_status st;
+	PyObject *px;
+
+	if (!PyArg_ParseTuple(args, "i", &device) || !(be = backend_of(device)))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_loader_next(self->l, be, &x, &y);
+	Py_END_ALLOW_THREADS
+	if (st)
+		return raise_status(st);
+	if (!x)
+		Py_RETURN_NONE;
+	if (!(px = wrap(x))) {
+		clg_free(y);
+		return NULL;
+	}
+	if (!y)
+		return Py_BuildValue("(NO)", px, Py_None);
+	return Py_BuildValue("(NN)", px, wrap(y));
+}
+
+/* Loader.state() -> (seed, epoch, pos): where the next batch comes from */
+static PyObject *loader_state(LoaderObject *self, PyObject *a)
+{
+	clg_loader_state s;
+	clg_loader_get_state(self->l, &s);
+	return Py_BuildValue("(KKL)", (unsigned long long)s.seed, (unsigned long long)s.epoch, (long long)s.pos);
+}
+
+/* Loader.set_state(epoch, pos) */
+static PyObject *loader_set_state(LoaderObject *self, PyObject *args)
+{
+	clg_loader_state s;
+	unsigned long long epoch;
+	long long pos;
+	clg_status st;
+
+	clg_loader_get_state(self->l, &s);
+	if (!PyArg_ParseTuple(args, "KL", &epoch, &pos))
+		return NULL;
+	s.epoch = epoch;
+	s.pos = pos;
+	if ((st = clg_loader_set_state(self->l, &s)))
+		return raise_status(st);
+	Py_RETURN_NONE;
+}
+
+static PyObject *loader_batches(LoaderObject *self, PyObject *a)
+{
+	return PyLong_FromLongLong(clg_loader_batches_per_epoch(self->l));
+}
+
+static PyMethodDef loader_methods[] = {
+	{"next", (PyCFunction)loader_next, METH_VARARGS, NULL},
+	{"batches_per_epoch", (PyCFunction)loader_batches, METH_NOARGS, NULL},
+	{"state", (PyCFunction)loader_state, METH_NOARGS, NULL},
+	{"set_state", (PyCFunction)loader_set_state, METH_VARARGS, NULL},
+	{NULL},
+};
+
+static PyTypeObject LoaderType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "clgrad._C.Loader",
+	.tp_basicsize = sizeof(LoaderObject),
+	.tp_dealloc = (destructor)loader_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "The C library's shuffling, prefetching batch loader over a Dataset.",
+	.tp_methods = loader_methods,
+	.tp_new = loader_new,
+};
+
 /* ---- module -------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
@@ -1263,6 +1583,10 @@ static PyMethodDef module_methods[] = {
 	{"_set_tensor_class", py_set_tensor_class, METH_O, NULL},
 	{"clip_grad_norm", py_clip_grad_norm, METH_VARARGS, NULL},
 	{"save_safetensors", py_save_safetensors, METH_VARARGS, NULL},
+	{"dataset_idx", py_dataset_idx, METH_VARARGS, NULL},
+	{"dataset_cifar10", py_dataset_cifar10, METH_VARARGS, NULL},
+	{"dataset_csv", py_dataset_csv, METH_VARARGS, NULL},
+	{"dataset_arrays", py_dataset_arrays, METH_VARARGS, NULL},
 	{"load_safetensors", py_load_safetensors, METH_VARARGS, NULL},
 	{"no_grad_begin", py_no_grad_begin, METH_NOARGS, NULL},
 	{"no_grad_end", py_no_grad_end, METH_NOARGS, NULL},
@@ -1304,13 +1628,21 @@ PyMODINIT_FUNC PyInit__C(void)
 {
 	PyObject *m;
 
-	if (PyType_Ready(&TensorType) < 0 || PyType_Ready(&OptimType) < 0 || !(m = PyModule_Create(&module_def)))
+	if (PyType_Ready(&TensorType) < 0 || PyType_Ready(&OptimType) < 0 || PyType_Ready(&DatasetType) < 0 ||
+	    PyType_Ready(&LoaderType) < 0 || !(m = PyModule_Create(&module_def)))
 		return NULL;
 	Py_INCREF(&TensorType);
 	Py_INCREF(&OptimType);
+	Py_INCREF(&DatasetType);
+	Py_INCREF(&LoaderType);
 	if (PyModule_AddObject(m, "TensorBase", (PyObject *)&TensorType) ||
-	    PyModule_AddObject(m, "Optimizer", (PyObject *)&OptimType))
+	    PyModule_AddObject(m, "Optimizer", (PyObject *)&OptimType) ||
+	    PyModule_AddObject(m, "Dataset", (PyObject *)&DatasetType) ||
+	    PyModule_AddObject(m, "Loader", (PyObject *)&LoaderType))
 		return NULL;
+	PyModule_AddIntConstant(m, "LOADER_SHUFFLE", CLG_LOADER_SHUFFLE);
+	PyModule_AddIntConstant(m, "LOADER_DROP_LAST", CLG_LOADER_DROP_LAST);
+	PyModule_AddIntConstant(m, "LOADER_ONE_HOT", CLG_LOADER_ONE_HOT);
 	if (!(Error = add_exception(m, "Error", PyExc_RuntimeError, "A failure the clgrad library reported.")) ||
 	    !(ShapeError = add_exception(m, "ShapeError", PyExc_ValueError, "Shapes that do not fit together.")) ||
 	    !(DTypeError = add_exception(m, "DTypeError", PyExc_TypeError, "A wrong or unavailable dtype.")) ||
