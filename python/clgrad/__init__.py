@@ -56,6 +56,8 @@ from ._tensor import (  # noqa: F401
 from .serialization import save, load  # noqa: F401
 from . import config  # noqa: F401
 from . import data  # noqa: F401
+from . import amp  # noqa: F401
+from .amp import autocast  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
 

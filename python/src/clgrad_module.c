@@ -6,6 +6,7 @@
 #include <Python.h>
 
 #include <clgrad.h>
+#include <clgrad_train.h>
 #include <data.h>
 #include <safetensors.h>
 
@@ -1222,6 +1223,100 @@ out:
 	return out;
 }
 
+/* ---- mixed precision -------------------------------------------------------------------------- */
+
+static PyObject *py_autocast_begin(PyObject *self, PyObject *args)
+{
+	PyObject *dt_obj;
+	clg_dtype dt;
+
+	if (!PyArg_ParseTuple(args, "O", &dt_obj) || !dtype_from(dt_obj, &dt))
+		return NULL;
+	if (dt != CLG_F16 && dt != CLG_BF16)
+		return PyErr_Format(DTypeError, "autocast: float16 or bfloat16, not %s", dtype_names[dt]);
+	clg_autocast_begin(dt);
+	Py_RETURN_NONE;
+}
+
+static PyObject *py_autocast_end(PyObject *self, PyObject *a)
+{
+	clg_autocast_end();
+	Py_RETURN_NONE;
+}
+
+typedef struct {
+	PyObject_HEAD
+	clg_grad_scaler s;
+} ScalerObject;
+
+/* _C.GradScaler(init_scale, growth, backoff, interval) */
+static PyObject *scaler_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+	double init, growth, backoff;
+	long long interval;
+	ScalerObject *o;
+
+	if (!PyArg_ParseTuple(args, "dddL", &init, &growth, &backoff, &interval))
+		return NULL;
+	if (!(init > 0) || !(growth > 1) || !(backoff > 0 && backoff < 1) || interval < 1)
+		return PyErr_Format(PyExc_ValueError, "GradScaler: init_scale > 0, growth_factor > 1, backoff_factor in "
+				    "(0, 1), growth_interval >= 1 (got %g, %g, %g, %lld)", init, growth, backoff, interval);
+	if (!(o = (ScalerObject *)type->tp_alloc(type, 0)))
+		return NULL;
+	clg_grad_scaler_init(&o->s, init);
+	o->s.growth = growth, o->s.backoff = backoff, o->s.interval = interval;
+	return (PyObject *)o;
+}
+
+/* GradScaler.unscale(params) -> True where every gradient is finite (then divided by the scale) */
+static PyObject *scaler_unscale(ScalerObject *self, PyObject *args)
+{
+	PyObject *params;
+	clg_tensor *ts[4096];
+	Py_ssize_t n;
+	int ok = 0;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &params))
+		return NULL;
+	n = PyList_GET_SIZE(params);
+	if (n > 4096)
+		return PyErr_Format(PyExc_ValueError, "GradScaler: %zd parameters (at most 4096)", n);
+	for (Py_ssize_t i = 0; i < n; i++)
+		if (!(ts[i] = tensor_arg(PyList_GET_ITEM(params, i), "GradScaler(params)")))
+			return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_grad_scaler_unscale(&self->s, ts, (int)n, &ok);
+	Py_END_ALLOW_THREADS
+	if (st)
+		return raise_status(st);
+	return PyBool_FromLong(ok);
+}
+
+static PyObject *scaler_scale(ScalerObject *self, void *c) { return PyFloat_FromDouble(self->s.scale); }
+static PyObject *scaler_skipped(ScalerObject *self, void *c) { return PyLong_FromLongLong(self->s.skipped); }
+
+static PyMethodDef scaler_methods[] = {
+	{"unscale", (PyCFunction)scaler_unscale, METH_VARARGS, NULL},
+	{NULL},
+};
+
+static PyGetSetDef scaler_getset[] = {
+	{"scale", (getter)scaler_scale, NULL, NULL, NULL},
+	{"skipped", (getter)scaler_skipped, NULL, NULL, NULL},
+	{NULL},
+};
+
+static PyTypeObject ScalerType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "clgrad._C.GradScaler",
+	.tp_basicsize = sizeof(ScalerObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "Dynamic loss scaling (clg_grad_scaler).",
+	.tp_methods = scaler_methods,
+	.tp_getset = scaler_getset,
+	.tp_new = scaler_new,
+};
+
 /* ---- datasets and the prefetching loader (frontend/data.h) ------------------------------------ */
 
 typedef struct {
@@ -1584,6 +1679,8 @@ static PyMethodDef module_methods[] = {
 	{"clip_grad_norm", py_clip_grad_norm, METH_VARARGS, NULL},
 	{"save_safetensors", py_save_safetensors, METH_VARARGS, NULL},
 	{"dataset_idx", py_dataset_idx, METH_VARARGS, NULL},
+	{"autocast_begin", py_autocast_begin, METH_VARARGS, NULL},
+	{"autocast_end", py_autocast_end, METH_NOARGS, NULL},
 	{"dataset_cifar10", py_dataset_cifar10, METH_VARARGS, NULL},
 	{"dataset_csv", py_dataset_csv, METH_VARARGS, NULL},
 	{"dataset_arrays", py_dataset_arrays, METH_VARARGS, NULL},
@@ -1629,16 +1726,18 @@ PyMODINIT_FUNC PyInit__C(void)
 	PyObject *m;
 
 	if (PyType_Ready(&TensorType) < 0 || PyType_Ready(&OptimType) < 0 || PyType_Ready(&DatasetType) < 0 ||
-	    PyType_Ready(&LoaderType) < 0 || !(m = PyModule_Create(&module_def)))
+	    PyType_Ready(&LoaderType) < 0 || PyType_Ready(&ScalerType) < 0 || !(m = PyModule_Create(&module_def)))
 		return NULL;
 	Py_INCREF(&TensorType);
 	Py_INCREF(&OptimType);
 	Py_INCREF(&DatasetType);
 	Py_INCREF(&LoaderType);
+	Py_INCREF(&ScalerType);
 	if (PyModule_AddObject(m, "TensorBase", (PyObject *)&TensorType) ||
 	    PyModule_AddObject(m, "Optimizer", (PyObject *)&OptimType) ||
 	    PyModule_AddObject(m, "Dataset", (PyObject *)&DatasetType) ||
-	    PyModule_AddObject(m, "Loader", (PyObject *)&LoaderType))
+	    PyModule_AddObject(m, "Loader", (PyObject *)&LoaderType) ||
+	    PyModule_AddObject(m, "GradScaler", (PyObject *)&ScalerType))
 		return NULL;
 	PyModule_AddIntConstant(m, "LOADER_SHUFFLE", CLG_LOADER_SHUFFLE);
 	PyModule_AddIntConstant(m, "LOADER_DROP_LAST", CLG_LOADER_DROP_LAST);

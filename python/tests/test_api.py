@@ -263,3 +263,31 @@ def test_memory_is_given_back(cl_dev):
     print("resident KiB every %d steps: %s" % (steps // 4, rss))
     assert rss[-1] < rss[0] * 1.05, rss
     assert dev1 <= dev0, (dev0, dev1)
+
+
+def test_autocast_and_grad_scaler(cl_dev):
+    lin = nn.Linear(8, 4).to(cl_dev)
+    x = clgrad.randn(16, 8, device=cl_dev)
+    with clgrad.autocast(dtype=clgrad.float16):
+        y = lin(x)
+        assert y.dtype is clgrad.float16
+    assert lin(x).dtype is clgrad.float32
+    ref = lin(x).numpy()
+    assert np.max(np.abs(y.float().numpy() - ref)) < 1e-2 * max(1, np.max(np.abs(ref)))
+    opt = clgrad.optim.SGD(lin.parameters(), lr=0.1)
+    scaler = clgrad.amp.GradScaler(init_scale=1024.0)
+    before = lin.weight.numpy()
+    with clgrad.autocast():
+        loss = (lin(x).float() ** 2).mean()
+    scaler.scale(loss).backward()
+    assert scaler.step(opt) and scaler.get_scale() == 1024.0
+    scaler.update()
+    moved = lin.weight.numpy() - before
+    assert np.abs(moved).max() > 0
+    # an overflowing gradient: the step is skipped and the scale halved
+    opt.zero_grad()
+    (lin(x).sum() * 1e38).backward()  # 16 rows of 1e38: the weights' gradients overflow to inf
+    w = lin.weight.numpy()
+    big = clgrad.amp.GradScaler(init_scale=1e30)
+    assert not big.step(opt) and big.get_scale() == 5e29 and big.skipped_steps == 1
+    np.testing.assert_array_equal(lin.weight.numpy(), w)
