@@ -101,7 +101,8 @@ static void accepted(const clg_option_info *o, char *buf, size_t len)
 	}
 }
 
-/* Parses text for option o into *v (text not copied). 0 with why filled when it is not accepted. */
+/* Parses text for option o into *v (text not copied: the callers copy it, but for a bool's "0" or
+ * "1"). 0 with why filled when it is not accepted. */
 static int parse(clg_cfg o, const char *text, slot *v, char *why, size_t why_len)
 {
 	const clg_option_info *in = &table[o];
@@ -156,8 +157,9 @@ static void init(void)
 		if (!*e && in->type != CLG_CFGTYPE_STR)
 			continue; /* NAME= reads as unset, as it always did */
 		if (parse((clg_cfg)o, e, &v, why, sizeof(why))) {
-			/* a copy: the environment's own string may go with a later setenv */
-			if (in->type == CLG_CFGTYPE_STR && !(v.text = strdup(e)))
+			/* a copy: the environment's own string may go with a later setenv (a bool's text is
+			 * "0" or "1", literals) */
+			if (in->type != CLG_CFGTYPE_BOOL && !(v.text = strdup(e)))
 				v.text = "";
 			v.source = CLG_SOURCE_ENV;
 			vals[o] = v;
@@ -239,7 +241,7 @@ clg_status clg_config_set(const char *name, const char *value)
 		value = in->default_value;
 	if (!parse((clg_cfg)o, value, &v, why, sizeof(why)))
 		return clg_fail(CLG_ERR_INVALID, "config: %s", why);
-	if (in->type == CLG_CFGTYPE_STR) {
+	if (in->type != CLG_CFGTYPE_BOOL) { /* the caller's text may not outlive the call */
 		copy = malloc(sizeof(*copy) + strlen(value) + 1);
 		if (!copy)
 			return clg_fail(CLG_ERR_OOM, "config: out of host memory for " PREFIX "%s", in->name);

@@ -60,6 +60,17 @@ static void check_set_get(void)
 		      clg_cfg_str(CLG_CFG_KERNEL_DIR));
 		clg_config_set("KERNEL_DIR", NULL);
 		CHECK(!strcmp(clg_cfg_str(CLG_CFG_KERNEL_DIR), ""), "kernel_dir default");
+		/* an integer's and a choice's text too (the Python binding passes a temporary) */
+		snprintf(buf, sizeof(buf), "12");
+		CHECK(clg_config_set("GEMM_SPLIT", buf) == CLG_OK, "split 12");
+		snprintf(buf, sizeof(buf), "own");
+		CHECK(clg_config_set("GEMM", buf) == CLG_OK, "gemm own");
+		memset(buf, 'X', sizeof(buf) - 1);
+		CHECK(!strcmp(clg_cfg_str(CLG_CFG_GEMM_SPLIT), "12") && clg_cfg_int(CLG_CFG_GEMM_SPLIT) == 12 &&
+			      clg_cfg_is(CLG_CFG_GEMM, "own"),
+		      "int and choice texts not copied: '%s' '%s'", clg_cfg_str(CLG_CFG_GEMM_SPLIT), clg_cfg_str(CLG_CFG_GEMM));
+		clg_config_set("GEMM_SPLIT", NULL);
+		clg_config_set("GEMM", NULL);
 	}
 	CHECK(clg_config_set("NO_SUCH_OPTION", "1") == CLG_ERR_INVALID && strstr(clg_last_error(), "NO_SUCH_OPTION"),
 	      "unknown option: %s", clg_last_error());
