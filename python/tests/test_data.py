@@ -71,3 +71,12 @@ def test_mlp_example_learns(cl_dev):
     assert out.returncode == 0, out.stderr
     acc = float(out.stdout.strip().split("test accuracy")[-1])
     assert acc >= 0.84, out.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/share/common-licenses/GPL-3"), reason="no GPL-3 text")
+def test_charlm_example_learns(cl_dev):
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", "charlm.py"), "--steps", "100",
+                          "--device", str(cl_dev.index)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    val = float(out.stdout.split("step 100:")[1].split("validation")[1].split()[0])
+    assert val < 3.0, out.stdout  # the unigram baseline of this text is 3.50 nats
