@@ -267,43 +267,14 @@ class Tensor(_C.TensorBase):
             return full((), o, dtype=self.dtype, device=self.device)
         return NotImplemented
 
-    def __add__(self, o):
-        if _is_scalar(o):
-            return _C.affine(self, 1.0, float(o))
-        o = self._other(o)
-        return o if o is NotImplemented else _C.binary("add", self, o)
-
-    __radd__ = __add__
-
-    def __sub__(self, o):
-        if _is_scalar(o):
-            return _C.affine(self, 1.0, -float(o))
-        o = self._other(o)
-        return o if o is NotImplemented else _C.binary("sub", self, o)
-
-    def __rsub__(self, o):
-        if _is_scalar(o):
-            return _C.affine(self, -1.0, float(o))
-        o = self._other(o)
-        return o if o is NotImplemented else _C.binary("sub", o, self)
-
-    def __mul__(self, o):
-        if _is_scalar(o):
-            return _C.affine(self, float(o), 0.0)
-        o = self._other(o)
-        return o if o is NotImplemented else _C.binary("mul", self, o)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, o):
-        if _is_scalar(o):
-            return _C.affine(self, 1.0 / float(o), 0.0)
-        o = self._other(o)
-        return o if o is NotImplemented else _C.binary("div", self, o)
-
-    def __rtruediv__(self, o):
-        o = self._other(o)
-        return o if o is NotImplemented else _C.binary("div", o, self)
+    # + - * / and unary - are C slots of TensorBase (tensors and Python ints and floats); the other
+    # operand kinds (numpy arrays and scalars, bools) come here
+    def _slow_binop(self, name, a, b):
+        a = a if isinstance(a, _C.TensorBase) else self._other(a)
+        b = b if isinstance(b, _C.TensorBase) else self._other(b)
+        if a is NotImplemented or b is NotImplemented:
+            return NotImplemented
+        return _C.binary(name, a, b)
 
     def __pow__(self, o):
         if _is_scalar(o) and float(o) == 2.0:
@@ -320,9 +291,6 @@ class Tensor(_C.TensorBase):
 
     def __rmatmul__(self, o):
         return as_tensor(o, dtype=self.dtype, device=self.device).matmul(self)
-
-    def __neg__(self):
-        return _C.unary("neg", self)
 
     def __pos__(self):
         return self
