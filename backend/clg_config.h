@@ -43,6 +43,9 @@ int clg_config_find(const char *name);
 const clg_option_info *clg_config_info(clg_cfg o);
 clg_cfg_source clg_config_source(clg_cfg o);
 const char *clg_config_type_name(clg_cfg_type t);
+/* What option o accepts, in words: "an integer in 0..64", "one of auto, own, clblast"; terse (for
+ * tables): "0..64", "auto, own, clblast". */
+void clg_config_accepts(clg_cfg o, int terse, char *buf, size_t len);
 const char *clg_config_scope_name(clg_cfg_scope s);
 /* CLG_OK, or CLG_ERR_INVALID naming every CLGRAD_ variable of the environment whose value is not
  * accepted (such an option keeps its default). Devices refuse to open while this fails. */

@@ -79,22 +79,28 @@ static int parse_bool(const char *s, int64_t *out)
 	return 0;
 }
 
-/* What option o accepts, for messages: "0 or 1", "an integer in 0..64", "one of auto, own, clblast". */
-static void accepted(const clg_option_info *o, char *buf, size_t len)
+void clg_config_accepts(clg_cfg o, int terse, char *buf, size_t len)
 {
-	switch (o->type) {
+	const clg_option_info *in = clg_config_info(o);
+	size_t at = 0;
+
+	if (!in || len < 8) {
+		if (len)
+			buf[0] = 0;
+		return;
+	}
+	switch (in->type) {
 	case CLG_CFGTYPE_BOOL:
-		snprintf(buf, len, "0 or 1 (false/true, no/yes, off/on)");
+		snprintf(buf, len, terse ? "0 or 1" : "0 or 1 (false/true, no/yes, off/on)");
 		break;
 	case CLG_CFGTYPE_INT:
-		snprintf(buf, len, "an integer in %lld..%lld", (long long)o->lo, (long long)o->hi);
+		snprintf(buf, len, terse ? "%lld..%lld" : "an integer in %lld..%lld", (long long)in->lo, (long long)in->hi);
 		break;
-	case CLG_CFGTYPE_CHOICE: {
-		size_t at = (size_t)snprintf(buf, len, "one of ");
-		for (const char *p = o->choices; *p && at < len - 1; p++)
+	case CLG_CFGTYPE_CHOICE:
+		at = (size_t)snprintf(buf, len, "%s", terse ? "" : "one of ");
+		for (const char *p = in->choices; *p && at + 3 < len; p++)
 			at += (size_t)snprintf(buf + at, len - at, *p == '|' ? ", " : "%c", *p);
 		break;
-	}
 	case CLG_CFGTYPE_STR:
 		snprintf(buf, len, "text");
 		break;
@@ -132,7 +138,7 @@ static int parse(clg_cfg o, const char *text, slot *v, char *why, size_t why_len
 	case CLG_CFGTYPE_STR:
 		return 1;
 	}
-	accepted(in, ok, sizeof(ok));
+	clg_config_accepts(o, 0, ok, sizeof(ok));
 	snprintf(why, why_len, PREFIX "%s='%s': expected %s", in->name, text, ok);
 	return 0;
 }

@@ -14,28 +14,6 @@ static const char usage_text[] =
 	"  by clg_config_set(\"NAME\", value) (Python: clgrad.config.set).\n"
 	"  --markdown  the reference page, docs/ENVIRONMENT.md\n";
 
-/* What the option accepts, in words. */
-static void accepts(const clg_option_info *in, char *buf, size_t len)
-{
-	switch (in->type) {
-	case CLG_CFGTYPE_BOOL:
-		snprintf(buf, len, "0 or 1");
-		break;
-	case CLG_CFGTYPE_INT:
-		snprintf(buf, len, "%lld..%lld", (long long)in->lo, (long long)in->hi);
-		break;
-	case CLG_CFGTYPE_CHOICE: {
-		size_t at = 0;
-		for (const char *p = in->choices; *p && at + 4 < len; p++)
-			at += (size_t)snprintf(buf + at, len - at, *p == '|' ? ", " : "%c", *p);
-		break;
-	}
-	case CLG_CFGTYPE_STR:
-		snprintf(buf, len, "text");
-		break;
-	}
-}
-
 /* A markdown table cell: '|' escaped. */
 static void cell(const char *s)
 {
@@ -69,7 +47,7 @@ static void markdown(void)
 			const clg_option_info *in = clg_config_info((clg_cfg)o);
 			if (in->scope != order[s])
 				continue;
-			accepts(in, ok, sizeof(ok));
+			clg_config_accepts((clg_cfg)o, 1, ok, sizeof(ok));
 			printf("| `CLGRAD_%s` | %s | %s%s%s | ", in->name, clg_config_type_name(in->type),
 			       *in->default_value ? "`" : "", *in->default_value ? in->default_value : "(empty)",
 			       *in->default_value ? "`" : "");

@@ -752,31 +752,23 @@ static PyObject *py_reduce(PyObject *self, PyObject *args)
 	return wrap(!strcmp(name, "mean") ? clg_mean(x, n, axes, keepdim) : clg_sum(x, n, axes, keepdim));
 }
 
-static PyObject *py_reshape(PyObject *self, PyObject *args)
+/* reshape(x, shape) or expand(x, shape): a view op taking a shape */
+static PyObject *shape_op(PyObject *args, const char *name,
+			  clg_tensor *(*fn)(clg_tensor *, int, const int64_t *))
 {
 	PyObject *a, *shape_obj;
 	int64_t shape[16];
 	int nd;
 	clg_tensor *x;
 
-	if (!PyArg_ParseTuple(args, "OO", &a, &shape_obj) || !(x = tensor_arg(a, "reshape")) ||
-	    (nd = shape_from(shape_obj, shape, 16, "reshape")) < 0)
+	if (!PyArg_ParseTuple(args, "OO", &a, &shape_obj) || !(x = tensor_arg(a, name)) ||
+	    (nd = shape_from(shape_obj, shape, 16, name)) < 0)
 		return NULL;
-	return wrap(clg_reshape(x, nd, shape));
+	return wrap(fn(x, nd, shape));
 }
 
-static PyObject *py_expand(PyObject *self, PyObject *args)
-{
-	PyObject *a, *shape_obj;
-	int64_t shape[16];
-	int nd;
-	clg_tensor *x;
-
-	if (!PyArg_ParseTuple(args, "OO", &a, &shape_obj) || !(x = tensor_arg(a, "expand")) ||
-	    (nd = shape_from(shape_obj, shape, 16, "expand")) < 0)
-		return NULL;
-	return wrap(clg_expand(x, nd, shape));
-}
+static PyObject *py_reshape(PyObject *self, PyObject *args) { return shape_op(args, "reshape", clg_reshape); }
+static PyObject *py_expand(PyObject *self, PyObject *args) { return shape_op(args, "expand", clg_expand); }
 
 static PyObject *py_permute(PyObject *self, PyObject *args)
 {

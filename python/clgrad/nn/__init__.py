@@ -349,35 +349,6 @@ class AvgPool2d(MaxPool2d):
         return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
-class Sequential(Module):
-    def __init__(self, *modules):
-        super().__init__()
-        if len(modules) == 1 and isinstance(modules[0], collections.OrderedDict):
-            for name, m in modules[0].items():
-                self.add_module(name, m)
-        else:
-            for i, m in enumerate(modules):
-                self.add_module(str(i), m)
-
-    def forward(self, x):
-        for m in self._modules.values():
-            x = m(x)
-        return x
-
-    def __getitem__(self, i):
-        return list(self._modules.values())[i]
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
-    def append(self, m):
-        self.add_module(str(len(self._modules)), m)
-        return self
-
-
 class ModuleList(Module):
     def __init__(self, modules=()):
         super().__init__()
@@ -396,6 +367,23 @@ class ModuleList(Module):
 
     def __iter__(self):
         return iter(self._modules.values())
+
+
+class Sequential(ModuleList):
+    """Children called in order; Sequential(OrderedDict(name=module)) names them."""
+
+    def __init__(self, *modules):
+        if len(modules) == 1 and isinstance(modules[0], collections.OrderedDict):
+            super().__init__()
+            for name, m in modules[0].items():
+                self.add_module(name, m)
+        else:
+            super().__init__(modules)
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
 
 
 class ModuleDict(Module):
