@@ -11,6 +11,28 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* t's values as doubles (float32 or float64 tensors; int32 as integers); n elements */
+int grad_read_doubles(clg_tensor *t, double *out, int64_t n)
+{
+	clg_tensor *c = clg_contiguous(t);
+	int ok = 0;
+	if (!c)
+		return 0;
+	if (clg_dtype_of(c) == CLG_F64) {
+		ok = clg_to_host(c, out, sizeof(double) * (size_t)n) == CLG_OK;
+	} else if (clg_dtype_of(c) == CLG_F32 || clg_dtype_of(c) == CLG_I32) {
+		union {
+			float f[256];
+			int32_t i[256];
+		} u;
+		ok = n <= 256 && clg_to_host(c, &u, 4 * (size_t)n) == CLG_OK;
+		for (int64_t i = 0; ok && i < n; i++)
+			out[i] = clg_dtype_of(c) == CLG_I32 ? (double)u.i[i] : (double)u.f[i];
+	}
+	clg_free(c);
+	return ok;
+}
+
 static int axes1[] = {1}, axes0[] = {0};
 
 static clg_tensor *f_add(clg_tensor **x) { return clg_add(x[0], x[1]); }

@@ -13,28 +13,6 @@
 
 /* ---- host helpers ---- */
 
-/* t's values as doubles (float32 or float64 tensors; int32 as integers); n elements */
-static int read_doubles(clg_tensor *t, double *out, int64_t n)
-{
-	clg_tensor *c = clg_contiguous(t);
-	int ok = 0;
-	if (!c)
-		return 0;
-	if (clg_dtype_of(c) == CLG_F64) {
-		ok = clg_to_host(c, out, sizeof(double) * (size_t)n) == CLG_OK;
-	} else if (clg_dtype_of(c) == CLG_F32 || clg_dtype_of(c) == CLG_I32) {
-		union {
-			float f[256];
-			int32_t i[256];
-		} u;
-		ok = n <= 256 && clg_to_host(c, &u, 4 * (size_t)n) == CLG_OK;
-		for (int64_t i = 0; ok && i < n; i++)
-			out[i] = clg_dtype_of(c) == CLG_I32 ? (double)u.i[i] : (double)u.f[i];
-	}
-	clg_free(c);
-	return ok;
-}
-
 /* a (n) tensor in like's float dtype from doubles */
 static clg_tensor *float_tensor(clg_tensor *like, int nd, const int64_t *shape, const double *d, int64_t n)
 {
@@ -150,7 +128,7 @@ static clg_tensor *run_xent(clg_tensor *in, const xspec *s)
 		int64_t ny = s->red == CLG_REDUCTION_NONE ? N : 1;
 		CHECK(clg_numel(y) == ny && clg_ndim(y) == (s->red == CLG_REDUCTION_NONE ? s->nd - 1 : 0),
 		      "loss has %d dims, %lld elements", clg_ndim(y), (long long)clg_numel(y));
-		if (clg_numel(y) == ny && read_doubles(x, xs, N * C) && read_doubles(y, got, ny)) {
+		if (clg_numel(y) == ny && grad_read_doubles(x, xs, N * C) && grad_read_doubles(y, got, ny)) {
 			host_loss(s, xs, N, C, want);
 			for (int64_t i = 0; i < ny; i++)
 				CHECK(fabs(got[i] - want[i]) <= 2e-5 * (1 + fabs(want[i])), "loss[%lld] %.9g, PyTorch's definition %.9g",

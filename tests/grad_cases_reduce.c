@@ -7,28 +7,6 @@
 
 #include <string.h>
 
-/* t's values as doubles (float32 or float64 tensors; int32 as integers); n elements */
-static int read_doubles(clg_tensor *t, double *out, int64_t n)
-{
-	clg_tensor *c = clg_contiguous(t);
-	int ok = 0;
-	if (!c)
-		return 0;
-	if (clg_dtype_of(c) == CLG_F64) {
-		ok = clg_to_host(c, out, sizeof(double) * (size_t)n) == CLG_OK;
-	} else if (clg_dtype_of(c) == CLG_F32 || clg_dtype_of(c) == CLG_I32) {
-		union {
-			float f[256];
-			int32_t i[256];
-		} u;
-		ok = n <= 256 && clg_to_host(c, &u, 4 * (size_t)n) == CLG_OK;
-		for (int64_t i = 0; ok && i < n; i++)
-			out[i] = clg_dtype_of(c) == CLG_I32 ? (double)u.i[i] : (double)u.f[i];
-	}
-	clg_free(c);
-	return ok;
-}
-
 /* ---- max / min over any dim ---- */
 
 /* idx (a's shape without dim, or with it as 1) against the first extreme element of a along dim */
@@ -44,7 +22,7 @@ static void check_indices(clg_tensor *a, int dim, clg_tensor *idx, int is_max)
 	for (int d = dim + 1; d < nd; d++)
 		Q *= sh[d];
 	CHECK(idx && clg_dtype_of(idx) == CLG_I32 && clg_numel(idx) == P * Q, "indices missing or of the wrong size");
-	if (!idx || clg_numel(idx) != P * Q || !read_doubles(a, av, P * C * Q) || !read_doubles(idx, iv, P * Q))
+	if (!idx || clg_numel(idx) != P * Q || !grad_read_doubles(a, av, P * C * Q) || !grad_read_doubles(idx, iv, P * Q))
 		return;
 	for (int64_t p = 0; p < P; p++)
 		for (int64_t q = 0; q < Q; q++) {
@@ -72,8 +50,8 @@ static clg_tensor *maxmin_checked(clg_tensor *a, int dim, int keepdim, int is_ma
 		      "values have %d dims, indices %d", clg_ndim(y), idx ? clg_ndim(idx) : -1);
 		check_indices(a, d, idx, is_max);
 		arg = is_max ? clg_argmax_dim(a, dim, keepdim) : clg_argmin_dim(a, dim, keepdim);
-		CHECK(arg && idx && clg_ndim(arg) == clg_ndim(idx) && read_doubles(arg, i1, clg_numel(arg)) &&
-		      read_doubles(idx, i2, clg_numel(idx)) && !memcmp(i1, i2, sizeof(double) * (size_t)clg_numel(idx)),
+		CHECK(arg && idx && clg_ndim(arg) == clg_ndim(idx) && grad_read_doubles(arg, i1, clg_numel(arg)) &&
+		      grad_read_doubles(idx, i2, clg_numel(idx)) && !memcmp(i1, i2, sizeof(double) * (size_t)clg_numel(idx)),
 		      "argmax_dim / argmin_dim differ from the indices of max_dim / min_dim");
 		clg_free(arg);
 	}
@@ -104,7 +82,7 @@ static clg_tensor *arg_gather(clg_tensor *a, int dim, int is_max)
 	clg_tensor *i = is_max ? clg_argmax_dim(a, dim, 1) : clg_argmin_dim(a, dim, 1), *y = i ? clg_gather(a, dim, i) : NULL;
 	clg_tensor *m = y ? (is_max ? clg_max_dim(a, dim, 1, NULL) : clg_min_dim(a, dim, 1, NULL)) : NULL;
 	double v1[256], v2[256];
-	CHECK(m && read_doubles(y, v1, clg_numel(y)) && read_doubles(m, v2, clg_numel(m)) &&
+	CHECK(m && grad_read_doubles(y, v1, clg_numel(y)) && grad_read_doubles(m, v2, clg_numel(m)) &&
 	      !memcmp(v1, v2, sizeof(double) * (size_t)clg_numel(m)), "gather at argmax/argmin differs from max/min");
 	clg_free(m);
 	clg_free(i);

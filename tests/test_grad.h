@@ -25,6 +25,10 @@
 		CHECK(s_ == CLG_OK, "%s -> %s: %s", #expr, clg_status_name(s_), clg_last_error()); \
 	} while (0)
 
+/* t's values as doubles (float32 or float64 tensors; int32 as integers), n <= 256 elements for
+ * 32-bit ones: for cases that check values against a host computation. 1 on success. */
+int grad_read_doubles(clg_tensor *t, double *out, int64_t n);
+
 typedef clg_tensor *(*build_fn)(clg_tensor **in);
 
 typedef struct {
