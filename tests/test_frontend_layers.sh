@@ -7,10 +7,21 @@
 #   3 ops_*.c                   the ops
 # Each undefined symbol of these objects in the static library is mapped to the object defining
 # it; a call to a higher layer (or between views and autocast) fails naming the pair and symbol.
-# The graph of the calls between these files is printed either way.
-# usage: test_frontend_layers.sh LIBCLGRAD.a [NM]
+# The graph of the calls between these files is printed either way. Given the source folder, it
+# also fails where a frontend file includes a backend's internal header (backend/*_internal.h):
+# the frontend sees the backend interface (clg_backend.h) and clg_internal.h (errors) only.
+# usage: test_frontend_layers.sh LIBCLGRAD.a [NM [SOURCE_DIR]]
 set -eu
-lib=$1 nm=${2:-nm}
+lib=$1 nm=${2:-nm} src=${3:-}
+if [ -n "$src" ]; then
+	inc=$(cd "$src" && grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[./]*backend/[a-z_]*_internal\.h"' frontend/*.c frontend/*.h |
+		grep -v 'backend/clg_internal\.h"' || true)
+	if [ -n "$inc" ]; then
+		echo "a frontend file includes a backend's internal header (move what it needs to backend/clg_backend.h):"
+		echo "$inc"
+		exit 1
+	fi
+fi
 case "$lib" in *.a) ;; *) echo "test_frontend_layers: $lib is not a static library: skipped"; exit 77 ;; esac
 [ -n "$nm" ] || nm=nm
 syms=$(mktemp)
