@@ -6,9 +6,7 @@
 
 #include "clg_internal.h"
 
-/* Largest Dh and Dv of the OpenCL kernels (private rows and local tiles are sized by them); the
- * frontend composes wider heads from the unfused ops. */
-#define CLG_ATTENTION_DMAX 256
+/* CLG_ATTENTION_DMAX (the widest Dh, Dv) is in clg_backend.h: the frontend uses it. */
 
 /* The sizes of an attention call, from its operands. */
 typedef struct {

@@ -293,6 +293,17 @@ int clg_view_is_contiguous(const clg_view *v);
 /* "(2, 3, 4)" into buf; returns buf. */
 const char *clg_shape_str(const clg_view *v, char *buf, size_t len);
 
+/* What a caller needs to know of some ops' geometry (the frontend's conv, pooling and attention;
+ * the backends' full checks are in clg_conv_internal.h and clg_attention_internal.h). */
+/* Output positions along one axis of IM2COL and the pools: floor((in + 2 pad - dil (k - 1) - 1) /
+ * stride) + 1, or -1 when the (dilated) kernel is larger than the padded input or a parameter is
+ * out of range (k, stride, dil >= 1, pad >= 0, all below 2^31). Implemented in
+ * backend/ref/ref_ops_conv.c. */
+int64_t clg_conv_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil);
+/* Largest Dh and Dv of ATTENTION_FWD / ATTENTION_BWD (the OpenCL kernels size private rows and local
+ * tiles by it); the frontend composes wider heads from the unfused ops. */
+#define CLG_ATTENTION_DMAX 256
+
 /* Checks the call (operand count, devices, dtypes, bounds) and enqueues it. float16 operands are
  * accepted by the ops of kind EW, REDUCE, ROW and GEMM only (CLG_ERR_DTYPE elsewhere, on every
  * backend): they are read exactly, computed in float32 (the reference backend: in double, then

@@ -1,8 +1,8 @@
 /* The conv family's geometry (IM2COL, COL2IM, MAXPOOL2D(_BACKWARD), AVGPOOL2D(_BACKWARD)), shared
- * by the reference backend, the OpenCL backend and the frontend: the parameters in
+ * by the reference backend and the OpenCL backend: the parameters in
  * clg_op_call.i[] (kernel h, w, stride h, w, padding h, w, dilation h, w) checked against the
  * operands' shapes once, with one error message for every backend. Implemented in
- * backend/ref/ref_ops_conv.c. */
+ * backend/ref/ref_ops_conv.c. Backends only: the frontend includes clg_backend.h. */
 #ifndef CLG_CONV_INTERNAL_H
 #define CLG_CONV_INTERNAL_H
 
@@ -18,10 +18,7 @@ typedef struct {
 	const clg_view *x;    /* MAXPOOL2D_BACKWARD: the forward input (src1, shape of img); else NULL */
 } clg_conv_geom;
 
-/* Output positions along one axis: floor((in + 2 pad - dil (k - 1) - 1) / stride) + 1, or -1 when
- * the (dilated) kernel is larger than the padded input or a parameter is out of range (k, stride,
- * dil >= 1, pad >= 0, all below 2^31). */
-int64_t clg_conv_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil);
+/* clg_conv_out_size (output positions along one axis) is in clg_backend.h: the frontend uses it. */
 
 /* Checks a conv-family call's parameters and shapes and fills g; fails with CLG_ERR_INVALID (bad
  * parameters) or CLG_ERR_SHAPE, naming op, device and shapes. */

@@ -6,13 +6,15 @@
  * ops do, frontend/ops_conv.c; batch norm keeps a 16-bit x, attention runs its fused kernels in
  * float32, frontend/ops_norm.c).
  * Backward never autocasts: each node's backward runs in the
- * dtypes its forward chose, and fe_accumulate converts a gradient to its tensor's dtype. */
+ * dtypes its forward chose (autograd.c's fe_in_backward), and fe_accumulate converts a gradient to
+ * its tensor's dtype. Layer 2 of the frontend's core (fe_internal.h): it calls autograd.c and
+ * tensor.c, not views.c. */
 #include "fe_internal.h"
 
 #define AUTOCAST_NEST 8
 
 static _Thread_local clg_dtype autocast_stack[AUTOCAST_NEST];
-static _Thread_local int autocast_depth, autocast_paused;
+static _Thread_local int autocast_depth;
 
 void clg_autocast_begin(clg_dtype dt)
 {
@@ -30,25 +32,7 @@ void clg_autocast_end(void)
 clg_dtype clg_autocast_dtype(void)
 {
 	int d = autocast_depth < AUTOCAST_NEST ? autocast_depth : AUTOCAST_NEST;
-	return d && !autocast_paused ? autocast_stack[d - 1] : CLG_F32;
-}
-
-void fe_autocast_pause(int on) { autocast_paused += on ? 1 : -1; }
-
-clg_tensor *fe_cast_nograd(clg_tensor *t, clg_dtype dt)
-{
-	clg_op_call c = {.op = CLG_OP_CAST};
-	clg_tensor *out = fe_new(t->v.buf->backend, dt, t->v.ndim, t->v.shape);
-
-	if (!out)
-		return NULL;
-	c.dst = out->v;
-	c.src[0] = t->v;
-	if (fe_run(out->v.buf->backend, &c)) {
-		clg_free(out);
-		return NULL;
-	}
-	return out;
+	return d && !fe_in_backward() ? autocast_stack[d - 1] : CLG_F32;
 }
 
 clg_tensor *clg_cast(clg_tensor *t, clg_dtype dt)

@@ -1,4 +1,6 @@
-/* Reverse-mode autograd: graph nodes recorded as ops run (define-by-run), and backward. */
+/* Reverse-mode autograd: graph nodes recorded as ops run (define-by-run), gradient accumulation
+ * (leaf .grad, optimizer arena slots, the dtype casts it needs) and backward. Layer 1 of the
+ * frontend's core (fe_internal.h): it calls only tensor.c. */
 #include "fe_internal.h"
 
 #include <stdlib.h>
@@ -13,6 +15,11 @@ void clg_no_grad_end(void)
 		no_grad_depth--;
 }
 int clg_grad_enabled(void) { return no_grad_depth == 0; }
+
+/* > 0 while a backward runs: autocast reads it (clg_autocast_dtype) and stays off there */
+static _Thread_local int backward_depth;
+
+int fe_in_backward(void) { return backward_depth > 0; }
 
 void clg_set_requires_grad(clg_tensor *t, int on)
 {
@@ -29,27 +36,6 @@ void clg_zero_grad(clg_tensor *t)
 		fe_release(t->grad);
 		t->grad = NULL;
 	}
-}
-
-/* Drops what the node keeps for backward (saved tensors, pending gradient). */
-static void node_drop_saved(clg_node *n)
-{
-	for (int i = 0; i < n->nsaved; i++)
-		fe_release(n->saved[i]);
-	n->nsaved = 0;
-	if (n->gout)
-		fe_release(n->gout);
-	n->gout = NULL;
-}
-
-void fe_node_release(clg_node *n)
-{
-	if (!n || --n->refs > 0)
-		return;
-	node_drop_saved(n);
-	for (int i = 0; i < n->ninputs; i++)
-		fe_release(n->in[i]);
-	free(n);
 }
 
 int fe_needs_grad(int n, clg_tensor *const *ins)
@@ -92,11 +78,52 @@ void fe_save(clg_node *n, clg_tensor *t)
 	n->saved[n->nsaved++] = d;
 }
 
+clg_tensor *fe_record_op(clg_tensor *out, const char *op, clg_backward_fn fn, int n, clg_tensor *const *ins,
+			  clg_node **node)
+{
+	if (node)
+		*node = NULL;
+	if (!out || !fe_needs_grad(n, ins))
+		return out;
+	clg_node *nd = fe_record(out, op, fn, n, ins);
+	if (!nd) {
+		clg_free(out);
+		return fe_fail(clg_fail(CLG_ERR_OOM, "op '%s': out of host memory", op));
+	}
+	if (node)
+		*node = nd;
+	return out;
+}
+
+/* A new tensor object over the same view; differentiable as the identity. */
+clg_status fe_identity_backward(clg_node *n, clg_tensor *g) { return fe_accumulate(n->in[0], g); }
+
+clg_tensor *fe_alias(clg_tensor *t)
+{
+	return fe_record_op(fe_view_of(t, &t->v), "alias", fe_identity_backward, 1, &t, NULL);
+}
+
 clg_tensor *clg_detach(clg_tensor *t)
 {
 	if (!t)
 		return NULL;
 	return fe_view_of(t, &t->v);
+}
+
+clg_tensor *fe_cast_nograd(clg_tensor *t, clg_dtype dt)
+{
+	clg_op_call c = {.op = CLG_OP_CAST};
+	clg_tensor *out = fe_new(t->v.buf->backend, dt, t->v.ndim, t->v.shape);
+
+	if (!out)
+		return NULL;
+	c.dst = out->v;
+	c.src[0] = t->v;
+	if (fe_run(out->v.buf->backend, &c)) {
+		clg_free(out);
+		return NULL;
+	}
+	return out;
 }
 
 /* dst += g in place when dst is exclusively ours and contiguous, else dst = dst + g. */
@@ -106,7 +133,7 @@ static clg_status add_into(clg_tensor **dst, clg_tensor *g)
 	clg_op_call c = {.op = CLG_OP_ADD};
 	clg_tensor *gx;
 
-	gx = clg_expand(g, d->v.ndim, d->v.shape);
+	gx = fe_expand_nograd(g, d->v.ndim, d->v.shape);
 	if (!gx)
 		return clg_last_status();
 	if (d->refs == 1 && d->st->refs == 1 && clg_view_is_contiguous(&d->v)) {
@@ -138,7 +165,7 @@ static clg_status into_slot(clg_tensor *x, clg_tensor *g)
 	c.dst = s->v;
 	c.src[0] = g->v;
 	if (x->grad) {
-		if (!(gx = clg_expand(g, s->v.ndim, s->v.shape)))
+		if (!(gx = fe_expand_nograd(g, s->v.ndim, s->v.shape)))
 			return clg_last_status();
 		c.src[0] = s->v;
 		c.src[1] = gx->v;
@@ -196,6 +223,51 @@ clg_status fe_accumulate(clg_tensor *x, clg_tensor *g)
 	g->refs++;
 	*target = g;
 	return CLG_OK;
+}
+
+/* Where a leaf parameter's gradient can be written directly, saving the copy (or the add) that
+ * fe_accumulate would make: a new contiguous tensor (or t's slot in its optimizer's gradient
+ * arena) made t's .grad (*beta 0: overwrite), or t's own exclusive contiguous .grad, or its slot
+ * (*beta 1: accumulate), on the conditions fe_accumulate adds in
+ * place. NULL otherwise (t not a leaf, its gradient shared; *made 0): then go through fe_give. */
+clg_tensor *fe_leaf_grad(clg_tensor *t, double *beta, int *made)
+{
+	clg_tensor *g = t->grad;
+	*made = 0;
+	*beta = 0;
+	if (t->grad_fn || !t->requires_grad)
+		return NULL;
+	if (t->grad_slot && (!g || g == t->grad_slot)) { /* its place in the optimizer's arena */
+		*beta = g ? 1 : 0;
+		*made = !g;
+		if (!g) {
+			t->grad = t->grad_slot;
+			t->grad->refs++;
+		}
+		return t->grad;
+	}
+	if (g) {
+		if (g->refs != 1 || g->st->refs != 1 || !clg_view_is_contiguous(&g->v))
+			return NULL;
+		*beta = 1;
+		return g;
+	}
+	g = fe_new(t->v.buf->backend, t->v.dtype, t->v.ndim, t->v.shape);
+	if (!g)
+		return NULL;
+	t->grad = fe_own(g);
+	*beta = 0;
+	*made = 1;
+	return g;
+}
+
+/* Undoes leaf_grad's new .grad after a failure (it holds no gradient). */
+void fe_leaf_grad_undo(clg_tensor *t, int made)
+{
+	if (made) {
+		fe_release(t->grad);
+		t->grad = NULL;
+	}
 }
 
 /* Depth-first post-order of the nodes below root; fails on a node already freed by a backward. */
@@ -333,7 +405,7 @@ static clg_status backward(clg_tensor *root, clg_tensor *grad, int retain_graph,
 		grad->refs++;
 	}
 	clg_no_grad_begin();
-	fe_autocast_pause(1);
+	backward_depth++;
 	if (!root->grad_fn) { /* a leaf */
 		st = fe_accumulate(root, g);
 		if (!st && ready)
@@ -362,7 +434,7 @@ static clg_status backward(clg_tensor *root, clg_tensor *grad, int retain_graph,
 		if (st)
 			clg_fail_prefix(st, "backward of op '%s': ", node->op);
 		if (!retain_graph) { /* free what backward no longer needs, as early as possible */
-			node_drop_saved(node);
+			fe_node_drop_saved(node);
 			for (int k = 0; k < node->ninputs; k++)
 				fe_release(node->in[k]);
 			node->ninputs = 0;
@@ -383,7 +455,7 @@ static clg_status backward(clg_tensor *root, clg_tensor *grad, int retain_graph,
 	}
 	free(order);
 out:
-	fe_autocast_pause(0);
+	backward_depth--;
 	clg_no_grad_end();
 	fe_release(g);
 	return st;

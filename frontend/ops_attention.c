@@ -3,7 +3,6 @@
  * and dv. clg_scaled_dot_product_attention (ops_norm.c) takes it where fe_attention_fused_ok
  * says so, and composes the unfused ops otherwise. */
 #include "fe_internal.h"
-#include "../backend/clg_attention_internal.h"
 
 #include <math.h>
 

@@ -4,136 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- broadcasting helpers ---- */
-
-static int broadcast_shape(const clg_tensor *a, const clg_tensor *b, int *nd, int64_t *shape)
-{
-	int n = a->v.ndim > b->v.ndim ? a->v.ndim : b->v.ndim;
-	for (int d = 0; d < n; d++) {
-		int da = d - (n - a->v.ndim), db = d - (n - b->v.ndim);
-		int64_t sa = da >= 0 ? a->v.shape[da] : 1, sb = db >= 0 ? b->v.shape[db] : 1;
-		if (sa != sb && sa != 1 && sb != 1)
-			return 0;
-		shape[d] = sa == 1 ? sb : sa;
-	}
-	*nd = n;
-	return 1;
-}
-
-/* t's view broadcast to (nd, shape), without recording anything. */
-static void expanded_view(const clg_tensor *t, int nd, const int64_t *shape, clg_view *v)
-{
-	int lead = nd - t->v.ndim;
-	*v = t->v;
-	v->ndim = nd;
-	for (int d = nd - 1; d >= 0; d--) {
-		v->shape[d] = shape[d];
-		v->stride[d] = d < lead || t->v.shape[d - lead] != shape[d] ? 0 : t->v.stride[d - lead];
-	}
-}
-
-clg_tensor *fe_ew(clg_op op, clg_tensor *a, clg_tensor *b, double f0, double f1)
-{
-	int nd = a->v.ndim;
-	int64_t shape[CLG_MAX_DIMS];
-	clg_op_call c = {.op = op};
-	clg_tensor *out;
-	char s0[96], s1[96];
-
-	memcpy(shape, a->v.shape, sizeof(shape));
-	if (b && !broadcast_shape(a, b, &nd, shape))
-		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': shapes %s and %s do not broadcast",
-					clg_op_name(op), a->v.buf->backend->info.name, clg_shape_str(&a->v, s0, sizeof(s0)),
-					clg_shape_str(&b->v, s1, sizeof(s1))));
-	out = fe_new(a->v.buf->backend, a->v.dtype, nd, shape);
-	if (!out)
-		return NULL;
-	c.dst = out->v;
-	expanded_view(a, nd, shape, &c.src[0]);
-	if (b)
-		expanded_view(b, nd, shape, &c.src[1]);
-	c.f[0] = f0;
-	c.f[1] = f1;
-	if (fe_run(out->v.buf->backend, &c)) {
-		clg_free(out);
-		return NULL;
-	}
-	return out;
-}
-
-clg_tensor *fe_reduce_to(clg_tensor *g, int ndim, const int64_t *shape)
-{
-	int lead = g->v.ndim - ndim, perm[CLG_MAX_DIMS], nkeep = 0, nred = 0, reduced[CLG_MAX_DIMS];
-	int64_t keep_shape[CLG_MAX_DIMS];
-	clg_op_call c = {.op = CLG_OP_SUM};
-	clg_tensor *sum, *out;
-
-	for (int d = 0; d < g->v.ndim; d++)
-		reduced[d] = d < lead || (shape[d - lead] == 1 && g->v.shape[d] != 1);
-	for (int d = 0; d < g->v.ndim; d++)
-		if (!reduced[d]) {
-			perm[nkeep] = d;
-			keep_shape[nkeep++] = g->v.shape[d];
-		}
-	if (nkeep == g->v.ndim)
-		return fe_alias(g);
-	for (int d = 0; d < g->v.ndim; d++)
-		if (reduced[d])
-			perm[nkeep + nred++] = d;
-	sum = fe_new(g->v.buf->backend, g->v.dtype, nkeep, keep_shape);
-	if (!sum)
-		return NULL;
-	c.dst = sum->v;
-	c.src[0] = g->v;
-	for (int d = 0; d < g->v.ndim; d++) {
-		c.src[0].shape[d] = g->v.shape[perm[d]];
-		c.src[0].stride[d] = g->v.stride[perm[d]];
-	}
-	if (fe_run(sum->v.buf->backend, &c)) {
-		clg_free(sum);
-		return NULL;
-	}
-	out = clg_reshape(sum, ndim, shape);
-	clg_free(sum);
-	return out;
-}
-
-clg_tensor *fe_record_op(clg_tensor *out, const char *op, clg_backward_fn fn, int n, clg_tensor *const *ins,
-			  clg_node **node)
-{
-	if (node)
-		*node = NULL;
-	if (!out || !fe_needs_grad(n, ins))
-		return out;
-	clg_node *nd = fe_record(out, op, fn, n, ins);
-	if (!nd) {
-		clg_free(out);
-		return fe_fail(clg_fail(CLG_ERR_OOM, "op '%s': out of host memory", op));
-	}
-	if (node)
-		*node = nd;
-	return out;
-}
-
-clg_status fe_give(clg_tensor *x, clg_tensor *g)
-{
-	clg_tensor *r;
-	clg_status st;
-	if (!g)
-		return clg_last_status();
-	if (!x->requires_grad) {
-		clg_free(g);
-		return CLG_OK;
-	}
-	r = fe_reduce_to(g, x->v.ndim, x->v.shape);
-	clg_free(g);
-	if (!r)
-		return clg_last_status();
-	st = fe_accumulate(x, r);
-	clg_free(r);
-	return st;
-}
-
 /* ---- binary ---- */
 
 static clg_status add_backward(clg_node *n, clg_tensor *g)
@@ -533,7 +403,7 @@ clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b)
 	if (b) {
 		clg_op_call c = {.op = CLG_OP_COPY};
 		c.dst = out->v;
-		expanded_view(b, 2, out->v.shape, &c.src[0]);
+		fe_broadcast_view(b, 2, out->v.shape, &c.src[0]);
 		if (fe_run(out->v.buf->backend, &c))
 			goto fail;
 	}
@@ -551,51 +421,6 @@ fail:
 }
 
 /* ---- linear + activation: y = act(x @ w^T + b), the bias and act in one pass after the GEMM ---- */
-
-/* Where a leaf parameter's gradient can be written directly, saving the copy (or the add) that
- * fe_accumulate would make: a new contiguous tensor (or t's slot in its optimizer's gradient
- * arena) made t's .grad (*beta 0: overwrite), or t's own exclusive contiguous .grad, or its slot
- * (*beta 1: accumulate), on the conditions fe_accumulate adds in
- * place. NULL otherwise (t not a leaf, its gradient shared; *made 0): then go through fe_give. */
-clg_tensor *fe_leaf_grad(clg_tensor *t, double *beta, int *made)
-{
-	clg_tensor *g = t->grad;
-	*made = 0;
-	*beta = 0;
-	if (t->grad_fn || !t->requires_grad)
-		return NULL;
-	if (t->grad_slot && (!g || g == t->grad_slot)) { /* its place in the optimizer's arena */
-		*beta = g ? 1 : 0;
-		*made = !g;
-		if (!g) {
-			t->grad = t->grad_slot;
-			t->grad->refs++;
-		}
-		return t->grad;
-	}
-	if (g) {
-		if (g->refs != 1 || g->st->refs != 1 || !clg_view_is_contiguous(&g->v))
-			return NULL;
-		*beta = 1;
-		return g;
-	}
-	g = fe_new(t->v.buf->backend, t->v.dtype, t->v.ndim, t->v.shape);
-	if (!g)
-		return NULL;
-	t->grad = fe_own(g);
-	*beta = 0;
-	*made = 1;
-	return g;
-}
-
-/* Undoes leaf_grad's new .grad after a failure (it holds no gradient). */
-void fe_leaf_grad_undo(clg_tensor *t, int made)
-{
-	if (made) {
-		fe_release(t->grad);
-		t->grad = NULL;
-	}
-}
 
 /* One pass for the activation's gradient and the bias gradient (BIAS_ACT_BACKWARD), then the two
  * GEMMs on dz. saved[0] is what act' is evaluated at: the output (relu) or the pre-activation

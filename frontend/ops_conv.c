@@ -23,7 +23,6 @@
  * Rearranging between NCHW and (C, N*OH*OW) is IM2COL with a 1x1 kernel, which is exactly that
  * permutation (with any strides on either side). */
 #include "fe_internal.h"
-#include "../backend/clg_conv_internal.h"
 
 #include <string.h>
 

@@ -1,4 +1,6 @@
-/* Tensors: creation, reference counting, scopes, views and transfers. */
+/* Tensors: creation, reference counting, scopes, node lifetime, graph-free compute (elementwise
+ * ops, broadcast views, copies) and transfers. Layer 0 of the frontend's core (fe_internal.h):
+ * it calls nothing above it. */
 #include "fe_internal.h"
 
 #include <math.h>
@@ -162,6 +164,28 @@ void clg_free(clg_tensor *t)
 
 void fe_release(clg_tensor *t) { release(t); }
 
+/* ---- node lifetime (the graph's nodes are made in autograd.c; tensors own their grad_fn) ---- */
+
+void fe_node_drop_saved(clg_node *n)
+{
+	for (int i = 0; i < n->nsaved; i++)
+		release(n->saved[i]);
+	n->nsaved = 0;
+	if (n->gout)
+		release(n->gout);
+	n->gout = NULL;
+}
+
+void fe_node_release(clg_node *n)
+{
+	if (!n || --n->refs > 0)
+		return;
+	fe_node_drop_saved(n);
+	for (int i = 0; i < n->ninputs; i++)
+		release(n->in[i]);
+	free(n);
+}
+
 clg_tensor *clg_retain(clg_tensor *t)
 {
 	if (t)
@@ -313,6 +337,94 @@ clg_status fe_rehome(clg_tensor *t, clg_tensor *arena, int64_t off)
 	return CLG_OK;
 }
 
+/* ---- graph-free compute: elementwise ops with broadcasting, broadcast views ---- */
+
+static int broadcast_shape(const clg_tensor *a, const clg_tensor *b, int *nd, int64_t *shape)
+{
+	int n = a->v.ndim > b->v.ndim ? a->v.ndim : b->v.ndim;
+	for (int d = 0; d < n; d++) {
+		int da = d - (n - a->v.ndim), db = d - (n - b->v.ndim);
+		int64_t sa = da >= 0 ? a->v.shape[da] : 1, sb = db >= 0 ? b->v.shape[db] : 1;
+		if (sa != sb && sa != 1 && sb != 1)
+			return 0;
+		shape[d] = sa == 1 ? sb : sa;
+	}
+	*nd = n;
+	return 1;
+}
+
+void fe_broadcast_view(const clg_tensor *t, int nd, const int64_t *shape, clg_view *v)
+{
+	int lead = nd - t->v.ndim;
+	*v = t->v;
+	v->ndim = nd;
+	for (int d = nd - 1; d >= 0; d--) {
+		v->shape[d] = shape[d];
+		v->stride[d] = d < lead || t->v.shape[d - lead] != shape[d] ? 0 : t->v.stride[d - lead];
+	}
+}
+
+clg_tensor *fe_ew(clg_op op, clg_tensor *a, clg_tensor *b, double f0, double f1)
+{
+	int nd = a->v.ndim;
+	int64_t shape[CLG_MAX_DIMS];
+	clg_op_call c = {.op = op};
+	clg_tensor *out;
+	char s0[96], s1[96];
+
+	memcpy(shape, a->v.shape, sizeof(shape));
+	if (b && !broadcast_shape(a, b, &nd, shape))
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': shapes %s and %s do not broadcast",
+					clg_op_name(op), a->v.buf->backend->info.name, clg_shape_str(&a->v, s0, sizeof(s0)),
+					clg_shape_str(&b->v, s1, sizeof(s1))));
+	out = fe_new(a->v.buf->backend, a->v.dtype, nd, shape);
+	if (!out)
+		return NULL;
+	c.dst = out->v;
+	fe_broadcast_view(a, nd, shape, &c.src[0]);
+	if (b)
+		fe_broadcast_view(b, nd, shape, &c.src[1]);
+	c.f[0] = f0;
+	c.f[1] = f1;
+	if (fe_run(out->v.buf->backend, &c)) {
+		clg_free(out);
+		return NULL;
+	}
+	return out;
+}
+
+clg_tensor *fe_expand_nograd(clg_tensor *t, int ndim, const int64_t *shape)
+{
+	clg_view v;
+	int lead;
+	char s0[96];
+
+	lead = ndim - t->v.ndim;
+	if (lead < 0 || ndim > CLG_MAX_DIMS)
+		goto bad;
+	memset(&v, 0, sizeof(v));
+	v.buf = t->v.buf;
+	v.dtype = t->v.dtype;
+	v.ndim = ndim;
+	v.offset = t->v.offset;
+	for (int d = 0; d < ndim; d++) {
+		v.shape[d] = shape[d];
+		if (d < lead) {
+			v.stride[d] = 0;
+		} else if (t->v.shape[d - lead] == shape[d]) {
+			v.stride[d] = t->v.stride[d - lead];
+		} else if (t->v.shape[d - lead] == 1) {
+			v.stride[d] = 0;
+		} else {
+			goto bad;
+		}
+	}
+	return fe_view_of(t, &v);
+bad:
+	return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'expand' on device '%s': cannot broadcast %s to %d dims",
+				t->v.buf->backend->info.name, clg_shape_str(&t->v, s0, sizeof(s0)), ndim));
+}
+
 /* ---- creation ---- */
 
 clg_tensor *clg_empty(clg_backend *be, clg_dtype dt, int ndim, const int64_t *shape)
@@ -383,19 +495,11 @@ clg_tensor *clg_arange(clg_backend *be, clg_dtype dt, int64_t n)
 	return t;
 }
 
-clg_tensor *clg_contiguous(clg_tensor *t)
+clg_tensor *fe_contiguous_nograd(clg_tensor *t)
 {
-	clg_tensor *out;
-	if (!t)
-		return NULL;
 	if (clg_view_is_contiguous(&t->v))
-		return fe_alias(t);
-	out = fe_ew(CLG_OP_COPY, t, NULL, 0, 0);
-	if (out && fe_needs_grad(1, &t) && !fe_record(out, "contiguous", fe_identity_backward, 1, &t)) {
-		clg_free(out);
-		return fe_fail(clg_fail(CLG_ERR_OOM, "op 'contiguous': out of host memory"));
-	}
-	return out;
+		return fe_view_of(t, &t->v);
+	return fe_ew(CLG_OP_COPY, t, NULL, 0, 0);
 }
 
 static clg_status to_host(clg_tensor *t, void *out, size_t bytes, clg_read *r)
@@ -410,9 +514,7 @@ static clg_status to_host(clg_tensor *t, void *out, size_t bytes, clg_read *r)
 	if (bytes != need)
 		return clg_fail(CLG_ERR_INVALID, "to_host from device '%s': buffer of %zu bytes for a tensor of %zu bytes",
 				t->v.buf->backend->info.name, bytes, need);
-	clg_no_grad_begin();
-	c = clg_contiguous(t);
-	clg_no_grad_end();
+	c = fe_contiguous_nograd(t);
 	if (!c)
 		return clg_last_status();
 	if (r) { /* the queue is in order: a copy freed now is not reused before the read has run */

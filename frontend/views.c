@@ -1,5 +1,6 @@
 /* Differentiable views: reshape, permute, slice, expand. They share storage; backward maps the
- * gradient back to the base's shape. */
+ * gradient back to the base's shape; and fe_reduce_to / fe_give, which sum a broadcast gradient
+ * back. Layer 2 of the frontend's core (fe_internal.h): it calls autograd.c and tensor.c. */
 #include "fe_internal.h"
 
 #include <string.h>
@@ -7,25 +8,20 @@
 static clg_tensor *view_with_node(clg_tensor *t, const clg_view *v, const char *op, clg_backward_fn fn,
 				  const int64_t *ip, int nip)
 {
-	clg_tensor *out = fe_view_of(t, v);
-	if (out && fe_needs_grad(1, &t)) {
-		clg_node *n = fe_record(out, op, fn, 1, &t);
-		if (!n) {
-			clg_free(out);
-			return fe_fail(clg_fail(CLG_ERR_OOM, "op '%s': out of host memory", op));
-		}
-		for (int k = 0; k < nip && k < 8; k++)
-			n->i[k] = ip[k];
-	}
+	clg_node *n;
+	clg_tensor *out = fe_record_op(fe_view_of(t, v), op, fn, 1, &t, &n);
+	for (int k = 0; n && k < nip && k < 8; k++)
+		n->i[k] = ip[k];
 	return out;
 }
 
-/* A new tensor object over the same view; differentiable as the identity. */
-clg_status fe_identity_backward(clg_node *n, clg_tensor *g) { return fe_accumulate(n->in[0], g); }
-
-clg_tensor *fe_alias(clg_tensor *t)
+clg_tensor *clg_contiguous(clg_tensor *t)
 {
-	return view_with_node(t, &t->v, "alias", fe_identity_backward, NULL, 0);
+	if (!t)
+		return NULL;
+	/* a copy (or an alias of a contiguous t), differentiable as the identity */
+	return fe_record_op(fe_contiguous_nograd(t), clg_view_is_contiguous(&t->v) ? "alias" : "contiguous",
+			    fe_identity_backward, 1, &t, NULL);
 }
 
 /* ---- reshape ---- */
@@ -199,34 +195,65 @@ static clg_status expand_backward(clg_node *n, clg_tensor *g)
 
 clg_tensor *clg_expand(clg_tensor *t, int ndim, const int64_t *shape)
 {
-	clg_view v;
-	int lead;
-	char s0[96];
-
 	if (!fe_check_inputs("expand", 1, &t))
 		return NULL;
-	lead = ndim - t->v.ndim;
-	if (lead < 0 || ndim > CLG_MAX_DIMS)
-		goto bad;
-	memset(&v, 0, sizeof(v));
-	v.buf = t->v.buf;
-	v.dtype = t->v.dtype;
-	v.ndim = ndim;
-	v.offset = t->v.offset;
-	for (int d = 0; d < ndim; d++) {
-		v.shape[d] = shape[d];
-		if (d < lead) {
-			v.stride[d] = 0;
-		} else if (t->v.shape[d - lead] == shape[d]) {
-			v.stride[d] = t->v.stride[d - lead];
-		} else if (t->v.shape[d - lead] == 1) {
-			v.stride[d] = 0;
-		} else {
-			goto bad;
+	return fe_record_op(fe_expand_nograd(t, ndim, shape), "expand", expand_backward, 1, &t, NULL);
+}
+
+/* ---- gradients of broadcasts: summed back to the input's shape ---- */
+
+clg_tensor *fe_reduce_to(clg_tensor *g, int ndim, const int64_t *shape)
+{
+	int lead = g->v.ndim - ndim, perm[CLG_MAX_DIMS], nkeep = 0, nred = 0, reduced[CLG_MAX_DIMS];
+	int64_t keep_shape[CLG_MAX_DIMS];
+	clg_op_call c = {.op = CLG_OP_SUM};
+	clg_tensor *sum, *out;
+
+	for (int d = 0; d < g->v.ndim; d++)
+		reduced[d] = d < lead || (shape[d - lead] == 1 && g->v.shape[d] != 1);
+	for (int d = 0; d < g->v.ndim; d++)
+		if (!reduced[d]) {
+			perm[nkeep] = d;
+			keep_shape[nkeep++] = g->v.shape[d];
 		}
+	if (nkeep == g->v.ndim)
+		return fe_alias(g);
+	for (int d = 0; d < g->v.ndim; d++)
+		if (reduced[d])
+			perm[nkeep + nred++] = d;
+	sum = fe_new(g->v.buf->backend, g->v.dtype, nkeep, keep_shape);
+	if (!sum)
+		return NULL;
+	c.dst = sum->v;
+	c.src[0] = g->v;
+	for (int d = 0; d < g->v.ndim; d++) {
+		c.src[0].shape[d] = g->v.shape[perm[d]];
+		c.src[0].stride[d] = g->v.stride[perm[d]];
 	}
-	return view_with_node(t, &v, "expand", expand_backward, NULL, 0);
-bad:
-	return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'expand' on device '%s': cannot broadcast %s to %d dims",
-				t->v.buf->backend->info.name, clg_shape_str(&t->v, s0, sizeof(s0)), ndim));
+	if (fe_run(sum->v.buf->backend, &c)) {
+		clg_free(sum);
+		return NULL;
+	}
+	out = clg_reshape(sum, ndim, shape);
+	clg_free(sum);
+	return out;
+}
+
+clg_status fe_give(clg_tensor *x, clg_tensor *g)
+{
+	clg_tensor *r;
+	clg_status st;
+	if (!g)
+		return clg_last_status();
+	if (!x->requires_grad) {
+		clg_free(g);
+		return CLG_OK;
+	}
+	r = fe_reduce_to(g, x->v.ndim, x->v.shape);
+	clg_free(g);
+	if (!r)
+		return clg_last_status();
+	st = fe_accumulate(x, r);
+	clg_free(r);
+	return st;
 }
