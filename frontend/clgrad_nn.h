@@ -41,6 +41,27 @@ clg_module *clg_nn_flatten(void);
 /* Takes ownership of the n modules. */
 clg_module *clg_nn_sequential(clg_module **mods, int n);
 
+/* Recurrent cells, PyTorch's GRUCell and LSTMCell: x (B, input), h and c (B, hidden); tensors
+ * weight_ih (G * hidden, input), weight_hh (G * hidden, hidden), bias_ih, bias_hh (G * hidden)
+ * (no biases when bias is 0), G = 3 (gates r, z, n) for the GRU and 4 (i, f, g, o) for the LSTM,
+ * all initialised U(-1/sqrt(hidden), 1/sqrt(hidden)) from seed.
+ *   GRU:  r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)     LSTM: i = sigmoid(W_ii x + b_ii + W_hi h + b_hi)
+ *         z = sigmoid(W_iz x + b_iz + W_hz h + b_hz)           f = sigmoid(W_if x + b_if + W_hf h + b_hf)
+ *         n = tanh(W_in x + b_in + r * (W_hn h + b_hn))        g = tanh(W_ig x + b_ig + W_hg h + b_hg)
+ *         h' = (1 - z) * n + z * h                             o = sigmoid(W_io x + b_io + W_ho h + b_ho)
+ *                                                              c' = f * c + i * g, h' = o * tanh(c')
+ * clg_module_forward_n: the GRU takes (x) or (x, h) and gives (h'); the LSTM takes (x), (x, h) or
+ * (x, h, c) and gives (h') or (h', c'). A state not given (or NULL) is zeros; clg_module_forward(x)
+ * gives h' from zero state. */
+clg_module *clg_nn_gru_cell(clg_backend *be, int64_t input, int64_t hidden, int bias, uint64_t seed);
+clg_module *clg_nn_lstm_cell(clg_backend *be, int64_t input, int64_t hidden, int bias, uint64_t seed);
+/* The cells as functions of their tensors (the biases may be NULL): h' of the GRU; h' and c' of
+ * the LSTM (*h_out and *c_out, NULL on failure; the status says why). Differentiable throughout. */
+clg_tensor *clg_gru_cell(clg_tensor *x, clg_tensor *h, clg_tensor *w_ih, clg_tensor *w_hh, clg_tensor *b_ih,
+			 clg_tensor *b_hh);
+clg_status clg_lstm_cell(clg_tensor *x, clg_tensor *h, clg_tensor *c, clg_tensor *w_ih, clg_tensor *w_hh,
+			 clg_tensor *b_ih, clg_tensor *b_hh, clg_tensor **h_out, clg_tensor **c_out);
+
 clg_tensor *clg_module_forward(clg_module *m, clg_tensor *x);
 /* A forward over several tensors in and out, e.g. (x, h) -> (h') of a recurrent cell: out[0 ..
  * n_out) get new tensors (the caller's, or the current scope's), all NULL on failure. A module of

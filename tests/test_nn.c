@@ -1,9 +1,9 @@
 /* The module mechanics (clgrad_nn.h) on the reference backend and every OpenCL device: any number
  * of tensors, names copied, named children (a sequential's "0", "1", ... unchanged), refused
- * names, clg_module_find, forward_n, load_state (one
+ * names, clg_module_find, a forward over several tensors (the recurrent cells), load_state (one
  * error naming every missing, unexpected and mis-shaped tensor; nothing loaded then; dtype and
  * device converted) and clg_module_to (values, sharing and requires_grad kept, a training step
- * after the move). */
+ * after the move). The cells' values and gradients are checked in tests/grad_cases_rnn.c. */
 #include "test_util.h"
 
 #include <math.h>
@@ -92,6 +92,53 @@ static void test_mechanics(clg_backend *be)
 	clg_module_free(parent);
 }
 
+/* GRU and LSTM cells through forward_n: shapes, state kept between steps, counts refused. */
+static void test_cells(clg_backend *be)
+{
+	clg_module *gru = clg_nn_gru_cell(be, 5, 3, 1, 1), *lstm = clg_nn_lstm_cell(be, 5, 3, 0, 2);
+	clg_named_tensors l = {0};
+
+	CHECK(gru && lstm, "cells: %s", clg_last_error());
+	if (!gru || !lstm)
+		goto out;
+	CHECK_OK(clg_module_state(gru, 0, &l));
+	CHECK(l.n == 4 && !strcmp(l.names[0], "weight_ih") && !strcmp(l.names[1], "weight_hh") && !strcmp(l.names[2], "bias_ih") &&
+		      !strcmp(l.names[3], "bias_hh") && clg_shape(l.tensors[0])[0] == 9 && clg_shape(l.tensors[0])[1] == 5 &&
+		      clg_shape(l.tensors[1])[1] == 3,
+	      "GRU tensors as PyTorch's");
+	/* PyTorch's init: U(-1/sqrt(3), 1/sqrt(3)) */
+	float w[45];
+	double lo = 1, hi = -1;
+	CHECK_OK(clg_to_host(l.tensors[0], w, sizeof(w)));
+	for (int i = 0; i < 45; i++)
+		lo = fmin(lo, w[i]), hi = fmax(hi, w[i]);
+	CHECK(lo >= -1 / sqrt(3.0) && hi <= 1 / sqrt(3.0) && hi - lo > 0.5, "init in U(-1/sqrt(H), 1/sqrt(H)): [%g, %g]", lo, hi);
+	clg_named_tensors_free(&l);
+	CHECK_OK(clg_module_state(lstm, 0, &l));
+	CHECK(l.n == 2 && clg_shape(l.tensors[0])[0] == 12, "LSTM without biases: %d tensors", l.n);
+	clg_named_tensors_free(&l);
+
+	clg_scope_begin();
+	clg_tensor *x = clg_full(be, CLG_F32, CLG_SHAPE(2, 5), 0.5), *h = NULL, *hc[2] = {0};
+	for (int s = 0; s < 3; s++) {
+		clg_tensor *in[2] = {x, h}, *h2;
+		CHECK_OK(clg_module_forward_n(gru, 2, in, 1, &h2));
+		h = h2;
+	}
+	CHECK(h && clg_ndim(h) == 2 && clg_shape(h)[0] == 2 && clg_shape(h)[1] == 3, "GRU h (2, 3)");
+	clg_tensor *lin[3] = {x, NULL, NULL};
+	CHECK_OK(clg_module_forward_n(lstm, 3, lin, 2, hc));
+	CHECK(hc[0] && hc[1] && clg_shape(hc[1])[1] == 3, "LSTM (h, c)");
+	clg_tensor *bad[3] = {x, x, x};
+	CHECK(clg_module_forward_n(gru, 3, bad, 1, hc) == CLG_ERR_INVALID && !hc[0], "GRU with 3 inputs refused");
+	CHECK(clg_module_forward_n(lstm, 2, bad, 1, hc) != CLG_OK && strstr(clg_last_error(), "lstm_cell"),
+	      "LSTM with a (2, 5) state refused: %s", clg_last_error());
+	clg_scope_end();
+out:
+	clg_module_free(gru);
+	clg_module_free(lstm);
+}
+
 /* load_state: one message naming everything wrong, then nothing loaded; conversions. */
 static void test_load_state(clg_backend *be, clg_backend *ref)
 {
@@ -137,7 +184,7 @@ static void test_load_state(clg_backend *be, clg_backend *ref)
 /* clg_module_to: from the reference to be, values kept, shared tensors stay shared, a step works. */
 static void test_to(clg_backend *ref, clg_backend *be)
 {
-	clg_module *layers[2] = {clg_nn_linear(ref, 3, 4, 1, CLG_INIT_DEFAULT, 1), clg_nn_linear(ref, 4, 2, 1, CLG_INIT_DEFAULT, 3)};
+	clg_module *layers[2] = {clg_nn_linear(ref, 3, 4, 1, CLG_INIT_DEFAULT, 1), clg_nn_gru_cell(ref, 4, 2, 1, 3)};
 	clg_module *m = clg_nn_sequential(layers, 2), *bn = clg_nn_batch_norm2d(ref, 2, 0.1, 1e-5);
 	clg_named_tensors l = {0};
 	clg_opt_config oc = {.kind = CLG_OPT_SGD, .lr = 0.1};
@@ -145,8 +192,8 @@ static void test_to(clg_backend *ref, clg_backend *be)
 	float xin[6] = {1, -2, 0.5, 0.25, 3, -1};
 
 	CHECK_OK(clg_module_add_child(m, "bn", bn));
-	/* weight tying: the second layer's bias is also a buffer of the parent */
-	CHECK_OK(clg_module_add_tensor(m, "tied", clg_retain(layers[1]->tensors[1]), 0));
+	/* weight tying: the GRU's bias_hh is also a buffer of the parent */
+	CHECK_OK(clg_module_add_tensor(m, "tied", clg_retain(layers[1]->tensors[3]), 0));
 	clg_scope_begin();
 	clg_tensor *x = clg_from_host(ref, CLG_F32, CLG_SHAPE(2, 3), xin);
 	clg_tensor *y = clg_module_forward(m->children[1], clg_module_forward(m->children[0], x));
@@ -154,7 +201,7 @@ static void test_to(clg_backend *ref, clg_backend *be)
 	CHECK_OK(clg_module_to(m, be));
 	CHECK(clg_device_of(layers[1]->tensors[0]) == be && clg_device_of(bn->tensors[3]) == be && clg_device_of(m->tensors[0]) == be,
 	      "every tensor on %s", be->info.name);
-	CHECK(m->tensors[0] == layers[1]->tensors[1], "a shared tensor stays shared");
+	CHECK(m->tensors[0] == layers[1]->tensors[3], "a shared tensor stays shared");
 	CHECK(clg_requires_grad(layers[0]->tensors[0]) && !clg_requires_grad(bn->tensors[2]), "requires_grad kept");
 	x = clg_from_host(be, CLG_F32, CLG_SHAPE(2, 3), xin);
 	y = clg_module_forward(m->children[1], clg_module_forward(m->children[0], x));
@@ -194,6 +241,7 @@ int main(void)
 		}
 		printf("device %d: %s\n", d, be->info.name);
 		test_mechanics(be);
+		test_cells(be);
 		test_load_state(be, ref);
 		test_to(ref, be);
 		if (be != ref)
