@@ -1,7 +1,9 @@
 /* The library's trainer (clgrad_train.h): callbacks, max_steps and stop_after, a checkpoint
  * resumed to the same parameters as an uninterrupted run, the reference and every device giving
  * the same curve, and bad configurations refused before any work. A small synthetic problem: 8
- * features, 3 classes, a linear-ReLU-linear model of the test's own. */
+ * features, 3 classes, a linear-ReLU-linear model of the test's own. Tasks: regression (float
+ * targets, RMSE), reconstruction (PSNR, MSE; also in data parallel), a task of one's own
+ * (transform, loss, metric), clg_evaluate against clg_trainer_evaluate, datasets a task refuses. */
 #include "test_util.h"
 
 #include <clgrad_train.h>
@@ -180,6 +182,38 @@ static void test_device(int dev, const clg_dataset *train, const clg_dataset *te
 	clg_backend_close(be);
 }
 
+/* ---- tasks other than classification ---- */
+
+/* n samples of NFEAT features with two float targets: fixed linear functions of them */
+static void make_regression(clg_dataset *ds, int64_t n, unsigned seed)
+{
+	int64_t shape[1] = {NFEAT};
+	CHECK_OK(clg_dataset_init_ex(ds, n, 1, shape, CLG_F32, 2, CLG_F32));
+	t_fill_uniform(ds->x, (size_t)(n * NFEAT), seed, -1, 1);
+	for (int64_t i = 0; i < n; i++) {
+		const float *x = ds->x + i * NFEAT;
+		ds->yf[2 * i] = x[0] - 0.5f * x[3] + 0.25f;
+		ds->yf[2 * i + 1] = x[1] + x[2] - x[7];
+	}
+}
+
+static clg_module *build_regressor(clg_backend *be, uint64_t seed, void *user)
+{
+	clg_module *m[] = {clg_nn_linear(be, NFEAT, 16, 1, CLG_INIT_DEFAULT, seed), clg_nn_tanh(),
+			   clg_nn_linear(be, 16, 2, 1, CLG_INIT_DEFAULT, seed + 1)};
+	(void)user;
+	return clg_nn_sequential(m, 3);
+}
+
+/* an autoencoder through a bottleneck of 4 */
+static clg_module *build_autoencoder(clg_backend *be, uint64_t seed, void *user)
+{
+	clg_module *m[] = {clg_nn_linear(be, NFEAT, 4, 1, CLG_INIT_DEFAULT, seed), clg_nn_tanh(),
+			   clg_nn_linear(be, 4, NFEAT, 1, CLG_INIT_DEFAULT, seed + 1)};
+	(void)user;
+	return clg_nn_sequential(m, 3);
+}
+
 typedef struct {
 	int epochs;
 	double test_loss[8], bytes, sps[2];
@@ -251,6 +285,28 @@ static void test_data_parallel(int d0, int d1, const clg_dataset *train, const c
 		      ls.test_loss[3], two.test_loss[3]);
 		cfg.loss_scale = 0;
 		cfg.fixed_shares = 0;
+	}
+	{ /* another task in data parallel: each replica transforms and scores its own rows */
+		dp_log r1 = {0}, r2 = {0};
+		clg_dataset rtrain, rtest;
+		clg_train_config rc = small_config();
+		make_regression(&rtrain, 256, 3);
+		make_regression(&rtest, 128, 4);
+		rc.task = clg_task_reconstruction_mse();
+		rc.build = build_autoencoder;
+		cb.user = &r1;
+		CHECK_OK(clg_trainer_new(bes[0], &rc, &rtrain, &rtest, &t));
+		CHECK_OK(clg_trainer_run(t, &cb));
+		clg_trainer_free(t);
+		rc.fixed_shares = 1;
+		cb.user = &r2;
+		CHECK_OK(clg_trainer_new_multi(bes, 2, &rc, &rtrain, &rtest, &t));
+		CHECK_OK(clg_trainer_run(t, &cb));
+		clg_trainer_free(t);
+		CHECK(r2.test_loss[3] < r2.test_loss[0] && fabs(r2.test_loss[3] - r1.test_loss[3]) <= 1e-4 * r1.test_loss[3],
+		      "reconstruction in data parallel: %.8f vs one device %.8f", r2.test_loss[3], r1.test_loss[3]);
+		clg_dataset_free(&rtrain);
+		clg_dataset_free(&rtest);
 	}
 	cfg.compress = CLG_COMPRESS_INT8;
 	cb.user = &q8;
@@ -329,38 +385,6 @@ static void test_grad_scaler(int dev, const clg_dataset *train, const clg_datase
 			      "epoch %d: loss-scaled %.9f vs %.9f", e + 1, scaled.test_loss[e], plain.test_loss[e]);
 	}
 	clg_backend_close(be);
-}
-
-/* ---- tasks other than classification ---- */
-
-/* n samples of NFEAT features with two float targets: fixed linear functions of them */
-static void make_regression(clg_dataset *ds, int64_t n, unsigned seed)
-{
-	int64_t shape[1] = {NFEAT};
-	CHECK_OK(clg_dataset_init_ex(ds, n, 1, shape, CLG_F32, 2, CLG_F32));
-	t_fill_uniform(ds->x, (size_t)(n * NFEAT), seed, -1, 1);
-	for (int64_t i = 0; i < n; i++) {
-		const float *x = ds->x + i * NFEAT;
-		ds->yf[2 * i] = x[0] - 0.5f * x[3] + 0.25f;
-		ds->yf[2 * i + 1] = x[1] + x[2] - x[7];
-	}
-}
-
-static clg_module *build_regressor(clg_backend *be, uint64_t seed, void *user)
-{
-	clg_module *m[] = {clg_nn_linear(be, NFEAT, 16, 1, CLG_INIT_DEFAULT, seed), clg_nn_tanh(),
-			   clg_nn_linear(be, 16, 2, 1, CLG_INIT_DEFAULT, seed + 1)};
-	(void)user;
-	return clg_nn_sequential(m, 3);
-}
-
-/* an autoencoder through a bottleneck of 4 */
-static clg_module *build_autoencoder(clg_backend *be, uint64_t seed, void *user)
-{
-	clg_module *m[] = {clg_nn_linear(be, NFEAT, 4, 1, CLG_INIT_DEFAULT, seed), clg_nn_tanh(),
-			   clg_nn_linear(be, 4, NFEAT, 1, CLG_INIT_DEFAULT, seed + 1)};
-	(void)user;
-	return clg_nn_sequential(m, 3);
 }
 
 typedef struct {
