@@ -137,13 +137,13 @@ void clg_module_free(clg_module *m)
 clg_tensor *clg_module_forward(clg_module *m, clg_tensor *x)
 {
 	clg_tensor *out = NULL;
+	clg_status st;
 	if (!m || !x)
 		return NULL;
 	if (m->ops->forward)
 		return m->ops->forward(m, x);
-	if (!clg_module_forward_n(m, 1, &x, 1, &out))
-		return out;
-	return fe_fail(clg_last_status());
+	st = clg_module_forward_n(m, 1, &x, 1, &out);
+	return st ? fe_fail(st) : out;
 }
 
 clg_status clg_module_forward_n(clg_module *m, int n_in, clg_tensor *const *in, int n_out, clg_tensor **out)

@@ -170,11 +170,17 @@ static clg_module *cell(const clg_module_ops *ops, int G, clg_backend *be, int64
 	}
 	((cell_dims *)m->data)->hidden = hidden;
 	/* each tensor from its own stream of seed: U(-1/sqrt(H), 1/sqrt(H)) as PyTorch */
-	if (clg_module_add_tensor(m, "weight_ih", clg_init_uniform(be, CLG_SHAPE(G * hidden, input), b, seed), 1) ||
-	    clg_module_add_tensor(m, "weight_hh", clg_init_uniform(be, CLG_SHAPE(G * hidden, hidden), b, seed ^ 0x68e31da4u), 1) ||
-	    (bias && (clg_module_add_tensor(m, "bias_ih", clg_init_uniform(be, CLG_SHAPE(G * hidden), b, seed ^ 0x5bd1e995u), 1) ||
-		      clg_module_add_tensor(m, "bias_hh", clg_init_uniform(be, CLG_SHAPE(G * hidden), b, seed ^ 0x1b873593u), 1)))) {
+	clg_status st = clg_module_add_tensor(m, "weight_ih", clg_init_uniform(be, CLG_SHAPE(G * hidden, input), b, seed), 1);
+	if (!st)
+		st = clg_module_add_tensor(m, "weight_hh", clg_init_uniform(be, CLG_SHAPE(G * hidden, hidden), b, seed ^ 0x68e31da4u),
+					   1);
+	if (!st && bias)
+		st = clg_module_add_tensor(m, "bias_ih", clg_init_uniform(be, CLG_SHAPE(G * hidden), b, seed ^ 0x5bd1e995u), 1);
+	if (!st && bias)
+		st = clg_module_add_tensor(m, "bias_hh", clg_init_uniform(be, CLG_SHAPE(G * hidden), b, seed ^ 0x1b873593u), 1);
+	if (st) {
 		clg_module_free(m);
+		fe_fail(st);
 		return NULL;
 	}
 	return m;
