@@ -41,7 +41,32 @@ clg_module *clg_nn_flatten(void);
 /* Takes ownership of the n modules. */
 clg_module *clg_nn_sequential(clg_module **mods, int n);
 
+/* Recurrent cells, PyTorch's GRUCell and LSTMCell: x (B, input), h and c (B, hidden); tensors
+ * weight_ih (G * hidden, input), weight_hh (G * hidden, hidden), bias_ih, bias_hh (G * hidden)
+ * (no biases when bias is 0), G = 3 (gates r, z, n) for the GRU and 4 (i, f, g, o) for the LSTM,
+ * all initialised U(-1/sqrt(hidden), 1/sqrt(hidden)) from seed.
+ *   GRU:  r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)     LSTM: i = sigmoid(W_ii x + b_ii + W_hi h + b_hi)
+ *         z = sigmoid(W_iz x + b_iz + W_hz h + b_hz)           f = sigmoid(W_if x + b_if + W_hf h + b_hf)
+ *         n = tanh(W_in x + b_in + r * (W_hn h + b_hn))        g = tanh(W_ig x + b_ig + W_hg h + b_hg)
+ *         h' = (1 - z) * n + z * h                             o = sigmoid(W_io x + b_io + W_ho h + b_ho)
+ *                                                              c' = f * c + i * g, h' = o * tanh(c')
+ * clg_module_forward_n: the GRU takes (x) or (x, h) and gives (h'); the LSTM takes (x), (x, h) or
+ * (x, h, c) and gives (h') or (h', c'). A state not given (or NULL) is zeros; clg_module_forward(x)
+ * gives h' from zero state. */
+clg_module *clg_nn_gru_cell(clg_backend *be, int64_t input, int64_t hidden, int bias, uint64_t seed);
+clg_module *clg_nn_lstm_cell(clg_backend *be, int64_t input, int64_t hidden, int bias, uint64_t seed);
+/* The cells as functions of their tensors (the biases may be NULL): h' of the GRU; h' and c' of
+ * the LSTM (*h_out and *c_out, NULL on failure; the status says why). Differentiable throughout. */
+clg_tensor *clg_gru_cell(clg_tensor *x, clg_tensor *h, clg_tensor *w_ih, clg_tensor *w_hh, clg_tensor *b_ih,
+			 clg_tensor *b_hh);
+clg_status clg_lstm_cell(clg_tensor *x, clg_tensor *h, clg_tensor *c, clg_tensor *w_ih, clg_tensor *w_hh,
+			 clg_tensor *b_ih, clg_tensor *b_hh, clg_tensor **h_out, clg_tensor **c_out);
+
 clg_tensor *clg_module_forward(clg_module *m, clg_tensor *x);
+/* A forward over several tensors in and out, e.g. (x, h) -> (h') of a recurrent cell: out[0 ..
+ * n_out) get new tensors (the caller's, or the current scope's), all NULL on failure. A module of
+ * one input and one output (every module without a forward_n) accepts n_in = n_out = 1. */
+clg_status clg_module_forward_n(clg_module *m, int n_in, clg_tensor *const *in, int n_out, clg_tensor **out);
 /* Training mode (dropout active, batch statistics) or evaluation; applies to children. */
 void clg_module_train(clg_module *m, int training);
 void clg_module_free(clg_module *m);
@@ -58,30 +83,53 @@ clg_status clg_module_state(clg_module *m, int buffers, clg_named_tensors *out);
 void clg_named_tensors_free(clg_named_tensors *l);
 /* Number of trainable scalars. */
 int64_t clg_module_num_params(clg_module *m);
+/* The module's tensor (parameter or buffer) of a state name such as "0.weight" (borrowed), or NULL. */
+clg_tensor *clg_module_find(clg_module *m, const char *name);
+/* Copies src's tensors into the module's of the same names (parameters and buffers), as PyTorch's
+ * load_state_dict: converted to each module tensor's dtype and device, values only (the module's
+ * tensors stay, so an optimizer over them stays valid; is_param of src is ignored). Shapes must
+ * agree; strict also refuses a module tensor src lacks and a src tensor the module lacks. One
+ * CLG_ERR_INVALID names every missing, unexpected and mis-shaped tensor, and then nothing is
+ * loaded. Without strict, missing tensors keep their values and unexpected ones are ignored. */
+clg_status clg_module_load_state(clg_module *m, const clg_named_tensors *src, int strict);
+/* Moves every tensor of the module (and its children) to be: each is copied there and replaces the
+ * old one, which is released (gradients are dropped; a tensor two modules share stays shared).
+ * All or nothing: on failure the module is unchanged. Tensors taken from the module before
+ * (clg_module_state lists, an optimizer) still point at the old ones: make them afterwards. */
+clg_status clg_module_to(clg_module *m, clg_backend *be);
 
 /* ---- for module implementations (nn.c and users' own modules) ---- */
 typedef struct {
 	const char *kind;
 	clg_tensor *(*forward)(clg_module *m, clg_tensor *x);
 	void (*destroy)(clg_module *m);  /* frees the module's own data (not the tensors below) */
+	/* optional: the forward over several tensors (clg_module_forward_n; forward may then be NULL,
+	 * clg_module_forward calls this with one in and one out). Set every out[i] or fail. */
+	clg_status (*forward_n)(clg_module *m, int n_in, clg_tensor *const *in, int n_out, clg_tensor **out);
 } clg_module_ops;
 
-#define CLG_MODULE_MAX_TENSORS 8
 struct clg_module {
 	const clg_module_ops *ops;
 	int training;
 	int ntensors;
-	const char *tensor_names[CLG_MODULE_MAX_TENSORS];
-	clg_tensor *tensors[CLG_MODULE_MAX_TENSORS]; /* owned */
-	int is_param[CLG_MODULE_MAX_TENSORS];
+	char **tensor_names;   /* (ntensors) copies owned by the module */
+	clg_tensor **tensors;  /* (ntensors) owned */
+	int *is_param;         /* (ntensors) */
 	int nchildren;
-	clg_module **children;                       /* owned */
-	void *data;                                  /* module-specific */
+	clg_module **children; /* (nchildren) owned */
+	char **child_names;    /* (nchildren) copies: a sequential's "0", "1", ... */
+	int tensors_cap, children_cap;
+	void *data;            /* module-specific */
 };
 /* A module with the given ops and no tensors (calloc'd). */
 clg_module *clg_module_new(const clg_module_ops *ops);
-/* Adds a tensor (taken over: it leaves any scope) as a parameter or a buffer. */
+/* Adds a tensor as a parameter (requires_grad set) or a buffer, under a copy of name. t is taken
+ * over (it leaves any scope), and released on failure too: a NULL t (a failed creation), a name
+ * that is empty, holds a '.' or is taken already. Any number of tensors. */
 clg_status clg_module_add_tensor(clg_module *m, const char *name, clg_tensor *t, int is_param);
+/* Adds a child module (taken over, freed on failure) under a copy of name, or under its position
+ * ("0", "1", ...) when name is NULL; its state names get "name." in front. */
+clg_status clg_module_add_child(clg_module *m, const char *name, clg_module *child);
 /* A tensor of the given shape with values U(-bound, bound) from seed, made on the host. */
 clg_tensor *clg_init_uniform(clg_backend *be, int ndim, const int64_t *shape, double bound, uint64_t seed);
 

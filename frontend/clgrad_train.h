@@ -76,10 +76,67 @@ typedef enum { CLG_PRECISION_FP32, CLG_PRECISION_MIXED } clg_precision;
 /* Builds a model of one's own on be (a trainer then trains it like a named one). */
 typedef clg_module *(*clg_model_builder)(clg_backend *be, uint64_t seed, void *user);
 
+/* ---- tasks: what the model is trained to do ---------------------------------------------- *
+ * A task turns a batch into the model's input and the loss's target, says how to score the
+ * model's output, and what to report. The trainer (each replica, on its rows), clg_evaluate and
+ * clg_trainer_evaluate run, for every batch x, y the loader hands out:
+ *     transform(user, x, y, training, &input, &target)   (none: input = x, target = y)
+ *     out  = clg_module_forward(model, input)
+ *     loss = loss(user, out, target)                      a one-element tensor: the batch's mean
+ *     metric(user, out, target, &sum, &count)             evaluation only, with no graph
+ * and report metric_final(user, total sum, total count) (none: sum / count) and the loss averaged
+ * over samples (each batch's loss weighted by its rows). The batch as the loader gives it: x (B,
+ * sample shape...) in the dataset's x_dtype (float32 features or int32 token ids); y (B) or (B,
+ * y_numel) int32 labels, one-hot float32 (B, [y_numel,] classes) where the task sets one_hot,
+ * float32 (B[, y_numel]) for a dataset of float targets (yf), NULL for a dataset without any.
+ * Ownership: every batch runs in a scope of its own (clg_scope_begin), and nothing the task's
+ * functions return is freed by the caller: the transform's input and target may be x and y
+ * themselves or new tensors, left to that scope, as the loss; the metric frees what it makes.
+ *
+ * The built-in tasks, and what the model's forward receives and must return for each:
+ *  classification  x (B, ...); returns logits (B, C). y one-hot (B, C). Loss: cross-entropy
+ *                  (fused softmax + NLL); metric "accuracy" (argmax of the logits = label). The
+ *                  default for every model but the transformer; today's behaviour.
+ *  language_model  token ids x (B, T) int32; returns logits (B * T, V) (or (B, T, V)); y
+ *                  one-hot (B, T, V), reshaped to (B * T, V). Loss: cross-entropy per token;
+ *                  no metric (NaN). The default for the transformer.
+ *  regression      x (B, ...); returns (B, K) (any shape of B * K values). y: float targets
+ *                  (B, K) (a dataset with yf: clg_dataset_init_ex). Loss: MSE;
+ *                  metric "rmse" (root of the mean squared error over every value).
+ *  reconstruction  x (B, ...) float; returns B * sample_numel values (any shape: reshaped to
+ *                  x's); the target is x itself, labels unused. Loss: MSE against the input;
+ *                  metric "psnr" (10 log10(peak^2 / MSE) of the whole set, peak the double
+ *                  task_user points at, 1 without: images in [0, 1]) or "mse" with
+ *                  clg_task_reconstruction_mse.
+ * A task of one's own: a clg_task with these members set (loss is required; name, metric and
+ * transform optional), and task_user for them. */
+typedef struct {
+	const char *name;         /* "classification", ...: for messages and logs */
+	int one_hot;              /* the loader gives y as one-hot rows (the dataset needs labels) */
+	int needs_targets;        /* refuse a dataset without labels or targets */
+	clg_status (*transform)(void *user, clg_tensor *x, clg_tensor *y, int training, clg_tensor **input,
+				clg_tensor **target);
+	clg_tensor *(*loss)(void *user, clg_tensor *out, clg_tensor *target);
+	clg_status (*metric)(void *user, clg_tensor *out, clg_tensor *target, double *sum, double *count);
+	double (*metric_final)(void *user, double sum, double count);
+	const char *metric_name;  /* "accuracy", "rmse", "psnr", "mse"; NULL without a metric */
+} clg_task;
+
+const clg_task *clg_task_classification(void);
+const clg_task *clg_task_language_model(void);
+const clg_task *clg_task_regression(void);
+const clg_task *clg_task_reconstruction(void);     /* metric psnr */
+const clg_task *clg_task_reconstruction_mse(void); /* metric mse */
+/* The built-in task of a name above ("reconstruction_mse" for the second), or NULL. */
+const clg_task *clg_task_by_name(const char *name);
+
 typedef struct {
 	clg_model_config model;   /* which model and its sizes; name is copied by clg_trainer_new */
 	clg_model_builder build;  /* when set, builds the model instead (model.name still names it in checkpoints) */
 	void *build_user;
+	const clg_task *task;     /* what to train for (loss, metric, batch transform); NULL: classification,
+				   * or language modelling for the transformer */
+	void *task_user;          /* handed to the task's functions */
 	clg_opt_config optim;     /* optimizer kind and hyper-parameters (optim.lr is the base rate) */
 	int weight_decay_all;     /* 0 (default): tensors of fewer than 2 dims (biases, norm weights) get
 				   * no weight decay, a group of their own; 1: every parameter decays */
@@ -132,7 +189,9 @@ typedef struct {
 	int64_t steps;            /* steps this epoch */
 	int64_t samples;
 	double train_loss;        /* mean over this epoch's steps */
-	double test_acc;          /* fraction correct; NAN for a language model or without a test set */
+	double test_acc;          /* fraction correct: the metric when it is "accuracy", else NAN */
+	double test_metric;       /* the task's metric on the test set; NAN without one or a test set */
+	const char *metric_name;  /* the task's (NULL without a metric) */
 	double test_loss;         /* mean per sample (per token for a language model); NAN without a test set */
 	double seconds;           /* the epoch's training, without evaluation */
 	/* where a step's time goes (train --profile): the host's time queuing the steps (data, forward,
@@ -201,8 +260,17 @@ clg_status clg_trainer_save(clg_trainer *t, const char *path);
 /* Trains from the epoch after the last one done up to cfg->epochs (or cfg->stop_after epochs),
  * evaluating and saving after each. Checks up front that cfg->save can be written. */
 clg_status clg_trainer_run(clg_trainer *t, const clg_train_callbacks *cb);
-/* Accuracy (NAN for a language model) and mean loss of the model on ds, with no graph. */
+/* The task's metric (accuracy for classification; NAN without a metric, as for a language model)
+ * and mean loss of the model on ds, with no graph, in batches of cfg->batch (under autocast with
+ * mixed precision). */
 clg_status clg_trainer_evaluate(clg_trainer *t, const clg_dataset *ds, double *acc, double *loss);
+/* The same without a trainer: model (its tensors on be) in evaluation mode over ds in batches of
+ * batch (in order), scored by task (NULL: classification) with user; *metric NAN without a
+ * metric. The model's training mode is restored after. metric or loss may be NULL. */
+clg_status clg_evaluate(clg_module *model, clg_backend *be, const clg_dataset *ds, const clg_task *task, void *user,
+			int64_t batch, double *metric, double *loss);
+/* The task a trainer runs. */
+const clg_task *clg_trainer_task(const clg_trainer *t);
 
 clg_module *clg_trainer_model(clg_trainer *t);
 clg_optimizer *clg_trainer_optimizer(clg_trainer *t);

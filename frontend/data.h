@@ -39,13 +39,29 @@ typedef struct {
 	int64_t y_numel;                    /* labels per sample: 1 (a class), T (next tokens), 0: none */
 	int32_t *y;                         /* (n, y_numel) labels in [0, num_classes), or NULL */
 	int num_classes;                    /* 0 when there are no labels */
+	float *yf;                          /* (n, y_numel) float targets (regression), or NULL; a
+					     * dataset has labels y or targets yf, not both */
 } clg_dataset;
 
 /* Allocates an empty dataset (arrays zero-filled) for filling by hand. x_dtype is CLG_F32 or
  * CLG_I32; y_numel 0 means no labels. num_classes is left 0 for the caller to set. */
 clg_status clg_dataset_init(clg_dataset *ds, int64_t n, int ndim, const int64_t *shape, clg_dtype x_dtype,
 			    int64_t y_numel);
+/* The same with the targets' dtype: CLG_I32 labels (y, as clg_dataset_init) or CLG_F32 targets
+ * (yf: a regression's values, y_numel per sample). */
+clg_status clg_dataset_init_ex(clg_dataset *ds, int64_t n, int ndim, const int64_t *shape, clg_dtype x_dtype,
+			       int64_t y_numel, clg_dtype y_dtype);
 void clg_dataset_free(clg_dataset *ds);
+
+/* Subsets, copied (each owns its arrays; free with clg_dataset_free): samples [start, start +
+ * count) of src (count -1: to the end); the samples idx[0 .. n) in that order (an index may
+ * repeat); and a split into a, the first n_a samples of a permutation, and b, the rest (the
+ * permutation: the loader's shuffle of epoch 0 for seed, or the file's order with seed 0; b may
+ * be NULL to keep only a). Shape, dtypes and num_classes are src's. CLG_ERR_INVALID names the
+ * range or index outside [0, src->n). */
+clg_status clg_dataset_subset(const clg_dataset *src, int64_t start, int64_t count, clg_dataset *out);
+clg_status clg_dataset_select(const clg_dataset *src, const int64_t *idx, int64_t n, clg_dataset *out);
+clg_status clg_dataset_split(const clg_dataset *src, int64_t n_a, uint64_t seed, clg_dataset *a, clg_dataset *b);
 
 /* Per-channel mean and (population) standard deviation of float features. Channel c of a sample is
  * the c-th of nchan equal slices of it: for (C, H, W) images nchan = C; nchan = 1 pools everything;
@@ -146,8 +162,8 @@ void clg_loader_free(clg_loader *l);
 int64_t clg_loader_batches_per_epoch(const clg_loader *l);
 
 /* Hands out the next batch as tensors on be: x (B, sample shape...) of the dataset's x_dtype and
- * y (B) or (B, y_numel) int32 (one-hot floats with CLG_LOADER_ONE_HOT; NULL without labels; y
- * itself may be NULL to ignore labels). At the end of an epoch it sets *x = *y = NULL once and
+ * y (B) or (B, y_numel) int32 (one-hot floats with CLG_LOADER_ONE_HOT; float32 for a dataset of
+ * float targets yf; NULL without labels; y itself may be NULL to ignore labels). At the end of an epoch it sets *x = *y = NULL once and
  * returns CLG_OK; the next call starts the next epoch:
  *     for (;;) { clg_loader_next(l, be, &x, &y); if (!x) break; ... }
  * Pipelining: the batch returned was gathered and its upload enqueued during the previous call;
@@ -158,7 +174,7 @@ int64_t clg_loader_batches_per_epoch(const clg_loader *l);
  * Calling with another backend than last time discards the batch prepared for the old one. */
 clg_status clg_loader_next(clg_loader *l, clg_backend *be, clg_tensor **x, clg_tensor **y);
 /* The same on the host: x gets batch * sample_numel values (float or int32 as the dataset's
- * x_dtype), y (may be NULL) batch * y_numel labels; *count the samples written, 0 at the end of
+ * x_dtype), y (may be NULL) batch * y_numel labels (float targets' bits for a dataset of yf); *count the samples written, 0 at the end of
  * an epoch. Discards a batch prepared ahead by clg_loader_next. */
 clg_status clg_loader_next_host(clg_loader *l, void *x, int32_t *y, int64_t *count);
 /* The state for the next batch clg_loader_next will hand out (not the one prepared ahead). */

@@ -15,6 +15,12 @@
 clg_status clg_dataset_init(clg_dataset *ds, int64_t n, int ndim, const int64_t *shape, clg_dtype x_dtype,
 			    int64_t y_numel)
 {
+	return clg_dataset_init_ex(ds, n, ndim, shape, x_dtype, y_numel, CLG_I32);
+}
+
+clg_status clg_dataset_init_ex(clg_dataset *ds, int64_t n, int ndim, const int64_t *shape, clg_dtype x_dtype,
+			       int64_t y_numel, clg_dtype y_dtype)
+{
 	int64_t numel = 1;
 	size_t nx;
 
@@ -28,6 +34,9 @@ clg_status clg_dataset_init(clg_dataset *ds, int64_t n, int ndim, const int64_t 
 		return clg_fail(CLG_ERR_SHAPE, "dataset init: a sample has %d dims (at most %d)", ndim, CLG_DATA_MAX_DIMS);
 	if (x_dtype != CLG_F32 && x_dtype != CLG_I32)
 		return clg_fail(CLG_ERR_DTYPE, "dataset init: samples must be f32 or i32, not %s", clg_dtype_name(x_dtype));
+	if (y_dtype != CLG_F32 && y_dtype != CLG_I32)
+		return clg_fail(CLG_ERR_DTYPE, "dataset init: targets must be i32 labels or f32 values, not %s",
+				clg_dtype_name(y_dtype));
 	for (int d = 0; d < ndim; d++) {
 		if (shape[d] <= 0 || shape[d] > ((int64_t)1 << 40) / numel)
 			return clg_fail(CLG_ERR_SHAPE, "dataset init: bad sample dim %d of size %" PRId64, d, shape[d]);
@@ -46,9 +55,11 @@ clg_status clg_dataset_init(clg_dataset *ds, int64_t n, int ndim, const int64_t 
 		ds->x = calloc(nx ? nx : 1, sizeof(float));
 	else
 		ds->xi = calloc(nx ? nx : 1, sizeof(int32_t));
-	if (y_numel)
+	if (y_numel && y_dtype == CLG_I32)
 		ds->y = calloc(n > 0 ? (size_t)(n * y_numel) : 1, sizeof(int32_t));
-	if ((!ds->x && !ds->xi) || (y_numel && !ds->y)) {
+	else if (y_numel)
+		ds->yf = calloc(n > 0 ? (size_t)(n * y_numel) : 1, sizeof(float));
+	if ((!ds->x && !ds->xi) || (y_numel && !ds->y && !ds->yf)) {
 		clg_dataset_free(ds);
 		return clg_fail(CLG_ERR_OOM, "dataset init: out of host memory for %" PRId64 " samples of %" PRId64 " values",
 				n, numel);
@@ -63,6 +74,7 @@ void clg_dataset_free(clg_dataset *ds)
 	free(ds->x);
 	free(ds->xi);
 	free(ds->y);
+	free(ds->yf);
 	memset(ds, 0, sizeof(*ds));
 }
 
@@ -211,6 +223,96 @@ static void make_order(int64_t *perm, int64_t n, uint64_t seed, uint64_t epoch, 
 	}
 }
 
+/* ---- subsets ----------------------------------------------------------------------------- */
+
+clg_status clg_dataset_select(const clg_dataset *src, const int64_t *idx, int64_t n, clg_dataset *out)
+{
+	clg_status st;
+	int64_t sn, yn;
+
+	if (!out)
+		return clg_fail(CLG_ERR_INVALID, "dataset select: NULL output");
+	memset(out, 0, sizeof(*out));
+	if (!src || (!src->x && !src->xi) || n < 0 || (n > 0 && !idx))
+		return clg_fail(CLG_ERR_INVALID, "dataset select: %s", !src || (!src->x && !src->xi) ? "no source dataset"
+												  : "bad index list");
+	for (int64_t i = 0; i < n; i++)
+		if (idx[i] < 0 || idx[i] >= src->n)
+			return clg_fail(CLG_ERR_INVALID, "dataset select: index %" PRId64 " (position %" PRId64
+					") is outside [0, %" PRId64 ")", idx[i], i, src->n);
+	st = clg_dataset_init_ex(out, n, src->ndim, src->shape, src->x_dtype, src->y || src->yf ? src->y_numel : 0,
+				 src->yf ? CLG_F32 : CLG_I32);
+	if (st)
+		return st;
+	out->num_classes = src->num_classes;
+	sn = src->sample_numel, yn = src->y_numel;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t s = idx[i];
+		if (src->x)
+			memcpy(out->x + i * sn, src->x + s * sn, sizeof(float) * (size_t)sn);
+		else
+			memcpy(out->xi + i * sn, src->xi + s * sn, sizeof(int32_t) * (size_t)sn);
+		if (src->y)
+			memcpy(out->y + i * yn, src->y + s * yn, sizeof(int32_t) * (size_t)yn);
+		else if (src->yf)
+			memcpy(out->yf + i * yn, src->yf + s * yn, sizeof(float) * (size_t)yn);
+	}
+	return CLG_OK;
+}
+
+clg_status clg_dataset_subset(const clg_dataset *src, int64_t start, int64_t count, clg_dataset *out)
+{
+	int64_t *idx;
+	clg_status st;
+
+	if (out)
+		memset(out, 0, sizeof(*out));
+	if (!src || !out)
+		return clg_fail(CLG_ERR_INVALID, "dataset subset: NULL dataset");
+	if (count == -1 && start >= 0 && start <= src->n)
+		count = src->n - start;
+	if (start < 0 || count < 0 || start > src->n || count > src->n - start)
+		return clg_fail(CLG_ERR_INVALID, "dataset subset: samples [%" PRId64 ", %" PRId64 " + %" PRId64
+				") are outside [0, %" PRId64 ")", start, start, count, src->n);
+	idx = malloc(sizeof(*idx) * (size_t)(count + 1));
+	if (!idx)
+		return clg_fail(CLG_ERR_OOM, "dataset subset: out of host memory");
+	for (int64_t i = 0; i < count; i++)
+		idx[i] = start + i;
+	st = clg_dataset_select(src, idx, count, out);
+	free(idx);
+	return st;
+}
+
+clg_status clg_dataset_split(const clg_dataset *src, int64_t n_a, uint64_t seed, clg_dataset *a, clg_dataset *b)
+{
+	int64_t *perm;
+	clg_status st;
+
+	if (a)
+		memset(a, 0, sizeof(*a));
+	if (b)
+		memset(b, 0, sizeof(*b));
+	if (!src || !a)
+		return clg_fail(CLG_ERR_INVALID, "dataset split: NULL dataset");
+	if (n_a < 0 || n_a > src->n)
+		return clg_fail(CLG_ERR_INVALID, "dataset split: %" PRId64 " samples of %" PRId64, n_a, src->n);
+	perm = malloc(sizeof(*perm) * (size_t)(src->n + 1));
+	if (!perm)
+		return clg_fail(CLG_ERR_OOM, "dataset split: out of host memory");
+	make_order(perm, src->n, seed, 0, seed != 0);
+	st = clg_dataset_select(src, perm, n_a, a);
+	if (!st && b)
+		st = clg_dataset_select(src, perm + n_a, src->n - n_a, b);
+	if (st) {
+		clg_dataset_free(a);
+		if (b)
+			clg_dataset_free(b);
+	}
+	free(perm);
+	return st;
+}
+
 /* ---- loader ------------------------------------------------------------------------------ */
 
 struct clg_loader {
@@ -252,7 +354,10 @@ clg_status clg_loader_new(const clg_dataset *ds, int64_t batch, uint64_t seed, i
 		return clg_fail(CLG_ERR_INVALID, "loader: drop_last with %" PRId64 " samples and batch %" PRId64
 				" leaves no batch", ds->n, batch);
 	if ((flags & CLG_LOADER_ONE_HOT) && (!ds->y || ds->num_classes <= 0))
-		return clg_fail(CLG_ERR_INVALID, "loader: one-hot labels asked for a dataset without labels or classes");
+		return clg_fail(CLG_ERR_INVALID, "loader: one-hot labels asked for a dataset without %s",
+				ds->yf ? "labels (it holds float targets)" : "labels or classes");
+	if (ds->y && ds->yf)
+		return clg_fail(CLG_ERR_INVALID, "loader: a dataset with both labels y and float targets yf");
 	if (batch > ds->n)
 		batch = ds->n;
 	l = calloc(1, sizeof(*l));
@@ -266,11 +371,11 @@ clg_status clg_loader_new(const clg_dataset *ds, int64_t batch, uint64_t seed, i
 	xs = ds->x ? sizeof(float) : sizeof(int32_t);
 	l->perm = malloc((size_t)ds->n * sizeof(int64_t));
 	l->hx = malloc((size_t)(batch * ds->sample_numel) * xs);
-	if (ds->y)
-		l->hy = malloc((size_t)(batch * ds->y_numel) * sizeof(int32_t));
+	if (ds->y || ds->yf)
+		l->hy = malloc((size_t)(batch * ds->y_numel) * sizeof(int32_t)); /* or float targets */
 	if (flags & CLG_LOADER_ONE_HOT)
 		l->hoh = malloc((size_t)(batch * ds->y_numel) * (size_t)ds->num_classes * sizeof(float));
-	if (!l->perm || !l->hx || (ds->y && !l->hy) || ((flags & CLG_LOADER_ONE_HOT) && !l->hoh)) {
+	if (!l->perm || !l->hx || ((ds->y || ds->yf) && !l->hy) || ((flags & CLG_LOADER_ONE_HOT) && !l->hoh)) {
 		clg_loader_free(l);
 		return clg_fail(CLG_ERR_OOM, "loader: out of host memory for batches of %" PRId64, batch);
 	}
@@ -336,6 +441,8 @@ static void gather(clg_loader *l, clg_loader_state *c, int64_t *count)
 			       (size_t)ds->sample_numel * sizeof(int32_t));
 		if (ds->y)
 			memcpy(l->hy + i * ds->y_numel, ds->y + s * ds->y_numel, (size_t)ds->y_numel * sizeof(int32_t));
+		else if (ds->yf)
+			memcpy(l->hy + i * ds->y_numel, ds->yf + s * ds->y_numel, (size_t)ds->y_numel * sizeof(float));
 	}
 	c->pos += k;
 	*count = k;
@@ -361,7 +468,7 @@ static clg_status prepare(clg_loader *l, clg_backend *be)
 	l->next_x = fe_own(clg_from_host(be, ds->x_dtype, ds->ndim + 1, xshape, l->hx));
 	if (!l->next_x)
 		goto fail;
-	if (ds->y) {
+	if (ds->y || ds->yf) {
 		yshape[0] = k;
 		if (ds->y_numel > 1)
 			yshape[yndim++] = ds->y_numel;
@@ -375,7 +482,7 @@ static clg_status prepare(clg_loader *l, clg_backend *be)
 			yshape[yndim++] = ds->num_classes;
 			l->next_y = fe_own(clg_from_host(be, CLG_F32, yndim, yshape, l->hoh));
 		} else {
-			l->next_y = fe_own(clg_from_host(be, CLG_I32, yndim, yshape, l->hy));
+			l->next_y = fe_own(clg_from_host(be, ds->yf ? CLG_F32 : CLG_I32, yndim, yshape, l->hy));
 		}
 		if (!l->next_y)
 			goto fail;
@@ -467,7 +574,7 @@ clg_status clg_loader_next_host(clg_loader *l, void *x, int32_t *y, int64_t *cou
 	gather(l, &l->cur, &k);
 	l->ahead = l->cur;
 	memcpy(x, l->hx, (size_t)(k * ds->sample_numel) * (ds->x ? sizeof(float) : sizeof(int32_t)));
-	if (y && ds->y)
+	if (y && (ds->y || ds->yf))
 		memcpy(y, l->hy, (size_t)(k * ds->y_numel) * sizeof(int32_t));
 	*count = k;
 	return CLG_OK;

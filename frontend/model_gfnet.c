@@ -103,27 +103,24 @@ static void free_data(clg_module *m) { free(m->data); }
 static const clg_module_ops block_ops = {"gfnet_block", block_forward, NULL};
 static const clg_module_ops gf_ops = {"gfnet", gf_forward, free_data};
 
-/* A module of the given ops owning the n children (all freed on failure). */
+/* A module of the given ops owning the n children "0", "1", ... (all freed on failure). */
 static clg_module *with_children(const clg_module_ops *ops, clg_module **kids, int n)
 {
 	clg_module *m = NULL;
-	int ok = n > 0;
-	for (int i = 0; i < n; i++)
-		ok &= kids[i] != NULL;
+	int i = 0, ok = n > 0;
+	for (int j = 0; j < n; j++)
+		ok &= kids[j] != NULL;
 	if (ok)
 		m = clg_module_new(ops);
-	if (m)
-		m->children = calloc((size_t)n, sizeof(*m->children));
-	if (!m || !m->children) {
-		for (int i = 0; i < n; i++)
-			clg_module_free(kids[i]);
-		if (m)
-			free(m);
-		return NULL;
-	}
-	for (int i = 0; i < n; i++)
-		m->children[i] = kids[i];
-	m->nchildren = n;
+	for (; m && i < n; i++)
+		if (clg_module_add_child(m, NULL, kids[i])) { /* it freed kids[i] */
+			clg_module_free(m);
+			m = NULL;
+			i++;
+			break;
+		}
+	for (int j = m ? n : i; j < n; j++)
+		clg_module_free(kids[j]);
 	return m;
 }
 

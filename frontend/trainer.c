@@ -1,5 +1,6 @@
-/* The training loop (clgrad_train.h): epochs of shuffled batches, forward, cross-entropy,
- * backward, clipping, a scheduled optimizer step; evaluation and a checkpoint after each epoch. */
+/* The training loop (clgrad_train.h): epochs of shuffled batches, the task's forward and loss
+ * (tasks.c; cross-entropy by default), backward, clipping, a scheduled optimizer step; evaluation
+ * and a checkpoint after each epoch. */
 #include "trainer_internal.h"
 
 #include <errno.h>
@@ -187,7 +188,11 @@ clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train
 	t->cfg.model.name = t->model_name;
 	t->train = train;
 	t->test = test;
-	t->lm = clg_model_is_lm(&t->cfg.model);
+	t->task = cfg->task ? cfg->task : clg_model_is_lm(&t->cfg.model) ? clg_task_language_model() : clg_task_classification();
+	t->cfg.task = t->task;
+	st = clg_task_check(t->task, train, "trainer (training set)");
+	if (!st && test)
+		st = clg_task_check(t->task, test, "trainer (test set)");
 	for (int i = 0; !st && i < n; i++, t->nrep++)
 		st = build_replica(t, i, bes[i]);
 	if (st)
@@ -197,7 +202,8 @@ clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train
 		st = clg_last_status();
 		goto err;
 	}
-	st = clg_loader_new(train, cfg->batch, cfg->seed, CLG_LOADER_SHUFFLE | CLG_LOADER_ONE_HOT, &t->loader);
+	st = clg_loader_new(train, cfg->batch, cfg->seed, CLG_LOADER_SHUFFLE | (t->task->one_hot ? CLG_LOADER_ONE_HOT : 0),
+			    &t->loader);
 	if (!st && clg_trainer_parallel(t))
 		st = clg_exchange_new(t);
 	if (st)
@@ -318,13 +324,12 @@ static void autocast_end(const clg_trainer *t)
 /* One step: forward, loss, backward, clipping, optimizer. *loss is the step's loss (scope-owned). */
 static clg_status train_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, clg_tensor **loss)
 {
-	clg_tensor *logits = clg_module_forward(t->rep[0].model, x);
-	clg_tensor *target = logits ? clg_reshape(y, CLG_SHAPE(-1, clg_shape(logits)[1])) : NULL;
-	clg_status st;
-
+	clg_tensor *out, *target;
 	int ok = 1;
+	clg_status st = clg_task_forward(t->task, t->cfg.task_user, t->rep[0].model, x, y, 1, &out, &target, loss);
 
-	*loss = clg_cross_entropy(logits, target, 0.0);
+	if (st)
+		return st;
 	clg_optimizer_zero_grad(t->opt);
 	st = clg_backward(t->cfg.loss_scale > 0 ? clg_affine(*loss, t->scaler.scale, 0.0) : *loss);
 	if (!st && t->cfg.loss_scale > 0) /* unscaled gradients, or a step skipped for inf/NaN */
@@ -514,12 +519,15 @@ clg_status clg_trainer_run(clg_trainer *t, const clg_train_callbacks *cb)
 		st = check_writable(t->cfg.save);
 	t->run_steps = 0;
 	while (!st && t->epochs_done < end && !(t->cfg.max_steps && t->run_steps >= t->cfg.max_steps)) {
-		clg_epoch_info info = {.test_acc = NAN, .test_loss = NAN, .first = t->epochs_done == start};
+		clg_epoch_info info = {.test_acc = NAN, .test_metric = NAN, .test_loss = NAN, .first = t->epochs_done == start,
+				       .metric_name = t->task->metric ? t->task->metric_name : NULL};
 		st = train_epoch(t, cb, &info);
 		if (!st && info.steps < t->steps_per_epoch)
 			break; /* cut short by max_steps: not an epoch done, nothing evaluated or saved */
 		if (!st && t->test)
-			st = clg_trainer_evaluate(t, t->test, &info.test_acc, &info.test_loss);
+			st = clg_trainer_evaluate(t, t->test, &info.test_metric, &info.test_loss);
+		if (!st && info.metric_name && !strcmp(info.metric_name, "accuracy"))
+			info.test_acc = info.test_metric;
 		if (st)
 			break;
 		t->epochs_done++;
@@ -537,48 +545,8 @@ clg_status clg_trainer_run(clg_trainer *t, const clg_train_callbacks *cb)
 
 clg_status clg_trainer_evaluate(clg_trainer *t, const clg_dataset *ds, double *acc, double *loss)
 {
-	clg_loader *l = NULL;
-	int64_t batch = t->cfg.batch, correct = 0, seen = 0;
-	double total = 0;
-	int32_t *pred = malloc(sizeof(int32_t) * (size_t)batch);
-	int32_t *lab = malloc(sizeof(int32_t) * (size_t)batch);
-	clg_status st = pred && lab ? clg_loader_new(ds, batch, 0, CLG_LOADER_ONE_HOT, &l)
-				    : clg_fail(CLG_ERR_OOM, "evaluate: out of host memory for batch %lld", (long long)batch);
-
-	clg_module_train(t->rep[0].model, 0);
-	clg_no_grad_begin();
-	autocast_begin(t);
-	while (!st) {
-		clg_tensor *x, *y;
-		double v;
-		clg_scope_begin();
-		st = clg_loader_next(l, t->rep[0].be, &x, &y);
-		if (st || !x) {
-			clg_scope_end();
-			break;
-		}
-		clg_tensor *logits = clg_module_forward(t->rep[0].model, x);
-		int64_t V = logits ? clg_shape(logits)[1] : 1, b = clg_shape(x)[0];
-		clg_tensor *y2 = clg_reshape(y, CLG_SHAPE(-1, V));
-		st = clg_item(clg_cross_entropy(logits, y2, 0.0), &v);
-		if (!st && !t->lm) {
-			st = clg_to_host(clg_argmax(logits), pred, sizeof(int32_t) * (size_t)b);
-			if (!st)
-				st = clg_to_host(clg_argmax(y2), lab, sizeof(int32_t) * (size_t)b);
-			for (int64_t i = 0; !st && i < b; i++)
-				correct += pred[i] == lab[i];
-		}
-		total += v * (double)b; /* a mean over samples, whatever the batch size */
-		seen += b;
-		clg_scope_end();
-	}
-	autocast_end(t);
-	clg_no_grad_end();
-	clg_module_train(t->rep[0].model, 1);
-	clg_loader_free(l);
-	free(pred);
-	free(lab);
-	*acc = seen && !t->lm ? (double)correct / (double)seen : NAN;
-	*loss = seen ? total / (double)seen : NAN;
-	return st;
+	return clg_evaluate_on(t->rep[0].model, t->rep[0].be, ds, t->task, t->cfg.task_user, t->cfg.batch,
+			       t->cfg.precision == CLG_PRECISION_MIXED ? CLG_F16 : CLG_F32, acc, loss);
 }
+
+const clg_task *clg_trainer_task(const clg_trainer *t) { return t->task; }

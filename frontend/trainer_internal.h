@@ -19,7 +19,7 @@ struct clg_trainer {
 	clg_train_config cfg;
 	char model_name[32];          /* cfg.model.name points here */
 	const clg_dataset *train, *test;
-	int lm;                       /* language model: evaluated by loss only */
+	const clg_task *task;         /* cfg.task, or the default for the model */
 	int nrep;                     /* replicas in this process */
 	clg_replica rep[CLG_TRAIN_MAX_DEVICES];
 	clg_optimizer *opt;           /* replica 0's; it steps only on the root (rank 0) */
@@ -32,6 +32,16 @@ struct clg_trainer {
 	struct clg_exchange *ex;      /* data parallel: buffers of the gradient exchange (NULL: one device) */
 	clg_grad_scaler scaler;       /* cfg.loss_scale > 0 */
 };
+
+/* tasks.c: whether task can run on ds (what names the caller, for the message) */
+clg_status clg_task_check(const clg_task *task, const clg_dataset *ds, const char *what);
+/* One batch through task and model: transform (training: 1 in a training step), forward, loss.
+ * *out, *target and *loss are the current scope's (or x, y themselves); the caller frees none. */
+clg_status clg_task_forward(const clg_task *task, void *user, clg_module *model, clg_tensor *x, clg_tensor *y,
+			    int training, clg_tensor **out, clg_tensor **target, clg_tensor **loss);
+/* clg_evaluate under autocast to autocast (CLG_F32: none). */
+clg_status clg_evaluate_on(clg_module *model, clg_backend *be, const clg_dataset *ds, const clg_task *task, void *user,
+			   int64_t batch, clg_dtype autocast, double *metric, double *loss);
 
 /* 1 when gradients go between devices or processes. */
 static inline int clg_trainer_parallel(const clg_trainer *t) { return t->nrep > 1 || t->cfg.comm; }

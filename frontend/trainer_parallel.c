@@ -121,7 +121,7 @@ clg_status clg_exchange_new(clg_trainer *t)
 	if (!st && t->cfg.comm && t->cfg.comm->gather_start && t->cfg.comm->wait && t->nrep == 1 && e->nparam > 0)
 		st = make_buckets(e);
 	if (!st)
-		st = clg_loader_new(t->train, t->cfg.batch, 0, CLG_LOADER_ONE_HOT, &e->calib);
+		st = clg_loader_new(t->train, t->cfg.batch, 0, t->task->one_hot ? CLG_LOADER_ONE_HOT : 0, &e->calib);
 	for (int i = 0; i < t->nrep; i++) /* equal to start with; a rank's part of the batch with a comm */
 		t->rep[i].share = t->cfg.comm ? t->cfg.batch / t->cfg.comm->size + (t->cfg.comm->rank < t->cfg.batch % t->cfg.comm->size)
 					      : t->cfg.batch / t->nrep + (i < t->cfg.batch % t->nrep);
@@ -213,12 +213,11 @@ static clg_status replica_backward(clg_trainer *t, int i, clg_tensor *x, clg_ten
 				   clg_tensor **wloss)
 {
 	clg_replica *r = &t->rep[i];
-	clg_tensor *logits = clg_module_forward(r->model, x);
-	clg_tensor *target = logits ? clg_reshape(y, CLG_SHAPE(-1, clg_shape(logits)[1])) : NULL;
+	clg_tensor *out, *target, *loss;
 	ready_ctx ctx = {.t = t, .i = i};
-	clg_status st;
+	clg_status st = clg_task_forward(t->task, t->cfg.task_user, r->model, x, y, 1, &out, &target, &loss);
 
-	*wloss = clg_affine(clg_cross_entropy(logits, target, 0.0), w, 0.0);
+	*wloss = st ? NULL : clg_affine(loss, w, 0.0);
 	if (i == 0)
 		clg_optimizer_zero_grad(t->opt);
 	else

@@ -208,6 +208,7 @@ static const gcase *(*const grad_families[])(int *) = {
 	grad_cases_addnorm,
 	grad_cases_reduce,
 	grad_cases_loss,
+	grad_cases_rnn,
 };
 
 #define NFAMILIES (sizeof(grad_families) / sizeof(grad_families[0]))

@@ -821,6 +821,73 @@ static void test_fashion(const char *dir)
 	}
 }
 
+/* Subsets, index selections and splits copy samples, labels and float targets; a loader over float
+ * targets hands out float32 y; bad ranges and indices are refused with their numbers. */
+static void test_subsets(void)
+{
+	clg_dataset ds, a, b, f, c;
+	int64_t idx[3] = {5, 0, 5}, shape[1] = {2}, seen[40] = {0};
+
+	make_index_dataset(&ds, 40);
+	CHECK_OK(clg_dataset_subset(&ds, 10, 5, &a));
+	CHECK(a.n == 5 && a.x[0] == 10 && a.x[9] == 114 && a.y[4] == 14 % 4 && a.num_classes == 4, "subset [10, 15)");
+	clg_dataset_free(&a);
+	CHECK_OK(clg_dataset_subset(&ds, 30, -1, &a));
+	CHECK(a.n == 10 && a.x[18] == 39, "subset to the end: %lld", (long long)a.n);
+	clg_dataset_free(&a);
+	CHECK(clg_dataset_subset(&ds, 38, 5, &a) == CLG_ERR_INVALID && strstr(clg_last_error(), "[38, 38 + 5)") && a.n == 0,
+	      "subset past the end refused: %s", clg_last_error());
+	CHECK_OK(clg_dataset_select(&ds, idx, 3, &a));
+	CHECK(a.n == 3 && a.x[0] == 5 && a.x[2] == 0 && a.x[4] == 5 && a.y[0] == 1, "select 5, 0, 5");
+	clg_dataset_free(&a);
+	idx[1] = 40;
+	CHECK(clg_dataset_select(&ds, idx, 3, &a) == CLG_ERR_INVALID && strstr(clg_last_error(), "index 40 (position 1)"),
+	      "index out of range refused: %s", clg_last_error());
+	/* split: a permutation from the seed, every sample once; seed 0 keeps the order */
+	CHECK_OK(clg_dataset_split(&ds, 30, 7, &a, &b));
+	CHECK(a.n == 30 && b.n == 10, "split 30 + 10");
+	for (int64_t i = 0; i < a.n; i++)
+		seen[(int)a.x[2 * i]]++;
+	for (int64_t i = 0; i < b.n; i++)
+		seen[(int)b.x[2 * i]]++;
+	int once = 1, moved = 0;
+	for (int i = 0; i < 40; i++)
+		once &= seen[i] == 1;
+	for (int64_t i = 0; i < a.n; i++)
+		moved += a.x[2 * i] != (float)i;
+	CHECK(once && moved > 0, "split: each sample once (%d), shuffled (%d moved)", once, moved);
+	clg_dataset_free(&a);
+	clg_dataset_free(&b);
+	CHECK_OK(clg_dataset_split(&ds, 4, 0, &a, NULL));
+	CHECK(a.n == 4 && a.x[6] == 3, "split with seed 0 keeps the order");
+	clg_dataset_free(&a);
+	/* float targets: copied by subsets, float32 y from the loader */
+	CHECK_OK(clg_dataset_init_ex(&f, 6, 1, shape, CLG_F32, 2, CLG_F32));
+	CHECK(f.yf && !f.y, "float targets allocated");
+	for (int i = 0; i < 12; i++)
+		f.x[i] = (float)i, f.yf[i] = 0.5f * (float)i;
+	CHECK_OK(clg_dataset_subset(&f, 2, 3, &c));
+	CHECK(c.yf && c.yf[0] == 2.0f && c.yf[5] == 4.5f, "float targets copied");
+	clg_backend *be;
+	clg_loader *l;
+	clg_tensor *x, *y;
+	float yv[6];
+	CHECK_OK(clg_backend_open(0, &be));
+	CHECK(clg_loader_new(&c, 3, 0, CLG_LOADER_ONE_HOT, &l) == CLG_ERR_INVALID && strstr(clg_last_error(), "float targets"),
+	      "one-hot of float targets refused: %s", clg_last_error());
+	CHECK_OK(clg_loader_new(&c, 3, 0, 0, &l));
+	clg_scope_begin();
+	CHECK_OK(clg_loader_next(l, be, &x, &y));
+	CHECK(y && clg_dtype_of(y) == CLG_F32 && clg_ndim(y) == 2 && clg_shape(y)[1] == 2, "float32 (B, 2) targets");
+	CHECK(y && !clg_to_host(y, yv, sizeof(yv)) && yv[0] == 2.0f && yv[5] == 4.5f, "target values");
+	clg_scope_end();
+	clg_loader_free(l);
+	clg_backend_close(be);
+	clg_dataset_free(&c);
+	clg_dataset_free(&f);
+	clg_dataset_free(&ds);
+}
+
 int main(int argc, char **argv)
 {
 	tmp = t_tmpdir();
@@ -835,6 +902,7 @@ int main(int argc, char **argv)
 	test_text();
 	test_norm_onehot();
 	test_loader_host();
+	test_subsets();
 	test_loader_device(0);
 	for (int d = 1; d <= t_opencl_count(); d++)
 		test_loader_device(d);

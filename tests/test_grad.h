@@ -51,5 +51,6 @@ const gcase *grad_cases_attention(int *n); /* fused attention, and the composite
 const gcase *grad_cases_addnorm(int *n);   /* residual add + layer norm with gamma and beta */
 const gcase *grad_cases_reduce(int *n);    /* max / min / argmax / argmin over any dim */
 const gcase *grad_cases_loss(int *n);      /* cross-entropy and NLL with options */
+const gcase *grad_cases_rnn(int *n);       /* GRU and LSTM cells, a GRU over steps */
 
 #endif

@@ -1,7 +1,9 @@
 /* The library's trainer (clgrad_train.h): callbacks, max_steps and stop_after, a checkpoint
  * resumed to the same parameters as an uninterrupted run, the reference and every device giving
  * the same curve, and bad configurations refused before any work. A small synthetic problem: 8
- * features, 3 classes, a linear-ReLU-linear model of the test's own. */
+ * features, 3 classes, a linear-ReLU-linear model of the test's own. Tasks: regression (float
+ * targets, RMSE), reconstruction (PSNR, MSE; also in data parallel), a task of one's own
+ * (transform, loss, metric), clg_evaluate against clg_trainer_evaluate, datasets a task refuses. */
 #include "test_util.h"
 
 #include <clgrad_train.h>
@@ -180,6 +182,38 @@ static void test_device(int dev, const clg_dataset *train, const clg_dataset *te
 	clg_backend_close(be);
 }
 
+/* ---- tasks other than classification ---- */
+
+/* n samples of NFEAT features with two float targets: fixed linear functions of them */
+static void make_regression(clg_dataset *ds, int64_t n, unsigned seed)
+{
+	int64_t shape[1] = {NFEAT};
+	CHECK_OK(clg_dataset_init_ex(ds, n, 1, shape, CLG_F32, 2, CLG_F32));
+	t_fill_uniform(ds->x, (size_t)(n * NFEAT), seed, -1, 1);
+	for (int64_t i = 0; i < n; i++) {
+		const float *x = ds->x + i * NFEAT;
+		ds->yf[2 * i] = x[0] - 0.5f * x[3] + 0.25f;
+		ds->yf[2 * i + 1] = x[1] + x[2] - x[7];
+	}
+}
+
+static clg_module *build_regressor(clg_backend *be, uint64_t seed, void *user)
+{
+	clg_module *m[] = {clg_nn_linear(be, NFEAT, 16, 1, CLG_INIT_DEFAULT, seed), clg_nn_tanh(),
+			   clg_nn_linear(be, 16, 2, 1, CLG_INIT_DEFAULT, seed + 1)};
+	(void)user;
+	return clg_nn_sequential(m, 3);
+}
+
+/* an autoencoder through a bottleneck of 4 */
+static clg_module *build_autoencoder(clg_backend *be, uint64_t seed, void *user)
+{
+	clg_module *m[] = {clg_nn_linear(be, NFEAT, 4, 1, CLG_INIT_DEFAULT, seed), clg_nn_tanh(),
+			   clg_nn_linear(be, 4, NFEAT, 1, CLG_INIT_DEFAULT, seed + 1)};
+	(void)user;
+	return clg_nn_sequential(m, 3);
+}
+
 typedef struct {
 	int epochs;
 	double test_loss[8], bytes, sps[2];
@@ -251,6 +285,28 @@ static void test_data_parallel(int d0, int d1, const clg_dataset *train, const c
 		      ls.test_loss[3], two.test_loss[3]);
 		cfg.loss_scale = 0;
 		cfg.fixed_shares = 0;
+	}
+	{ /* another task in data parallel: each replica transforms and scores its own rows */
+		dp_log r1 = {0}, r2 = {0};
+		clg_dataset rtrain, rtest;
+		clg_train_config rc = small_config();
+		make_regression(&rtrain, 256, 3);
+		make_regression(&rtest, 128, 4);
+		rc.task = clg_task_reconstruction_mse();
+		rc.build = build_autoencoder;
+		cb.user = &r1;
+		CHECK_OK(clg_trainer_new(bes[0], &rc, &rtrain, &rtest, &t));
+		CHECK_OK(clg_trainer_run(t, &cb));
+		clg_trainer_free(t);
+		rc.fixed_shares = 1;
+		cb.user = &r2;
+		CHECK_OK(clg_trainer_new_multi(bes, 2, &rc, &rtrain, &rtest, &t));
+		CHECK_OK(clg_trainer_run(t, &cb));
+		clg_trainer_free(t);
+		CHECK(r2.test_loss[3] < r2.test_loss[0] && fabs(r2.test_loss[3] - r1.test_loss[3]) <= 1e-4 * r1.test_loss[3],
+		      "reconstruction in data parallel: %.8f vs one device %.8f", r2.test_loss[3], r1.test_loss[3]);
+		clg_dataset_free(&rtrain);
+		clg_dataset_free(&rtest);
 	}
 	cfg.compress = CLG_COMPRESS_INT8;
 	cb.user = &q8;
@@ -331,6 +387,124 @@ static void test_grad_scaler(int dev, const clg_dataset *train, const clg_datase
 	clg_backend_close(be);
 }
 
+typedef struct {
+	int transforms_train, transforms_eval, losses, metrics;
+} task_calls;
+
+/* a task of one's own: the input scaled by 2 (training and evaluation alike), the targets as
+ * given, cross-entropy; its "metric" is the fraction of batches seen (1) times 42 */
+static clg_status my_transform(void *user, clg_tensor *x, clg_tensor *y, int training, clg_tensor **in, clg_tensor **tg)
+{
+	task_calls *c = user;
+	if (training)
+		c->transforms_train++;
+	else
+		c->transforms_eval++;
+	*in = clg_affine(x, 2.0, 0.0);
+	*tg = y;
+	return *in ? CLG_OK : clg_last_status();
+}
+
+static clg_tensor *my_loss(void *user, clg_tensor *out, clg_tensor *target)
+{
+	((task_calls *)user)->losses++;
+	return clg_cross_entropy(out, target, 0.1);
+}
+
+static clg_status my_metric(void *user, clg_tensor *out, clg_tensor *target, double *sum, double *count)
+{
+	(void)out, (void)target;
+	((task_calls *)user)->metrics++;
+	*sum += 42;
+	*count += 1;
+	return CLG_OK;
+}
+
+static void test_tasks(int dev, const clg_dataset *cls_train, const clg_dataset *cls_test, double out[3])
+{
+	clg_backend *be;
+	clg_trainer *t = NULL;
+	clg_dataset rtrain, rtest;
+	clg_train_config cfg = small_config();
+	counts c = {0};
+	clg_train_callbacks cb = {.user = &c, .epoch_end = c_end};
+	double metric, loss, m2, l2, peak = 2.0;
+
+	CHECK_OK(clg_backend_open(dev, &be));
+	make_regression(&rtrain, 256, 3);
+	make_regression(&rtest, 128, 4);
+	/* regression: MSE falls, RMSE is the root of the test loss (the mean over both targets) */
+	cfg.task = clg_task_regression();
+	cfg.build = build_regressor;
+	cfg.epochs = 6;
+	CHECK_OK(clg_trainer_new(be, &cfg, &rtrain, &rtest, &t));
+	CHECK_OK(clg_trainer_run(t, &cb));
+	CHECK(c.last_test_loss < 0.5 * c.first_test_loss, "regression on %s: test MSE falls: %g -> %g", be->info.name,
+	      c.first_test_loss, c.last_test_loss);
+	CHECK_OK(clg_trainer_evaluate(t, &rtest, &metric, &loss));
+	CHECK(fabs(metric * metric - loss) < 1e-4 * loss && loss == c.last_test_loss, "rmse^2 %g = mse %g", metric * metric, loss);
+	/* clg_evaluate, without the trainer, in other batches: the same numbers */
+	CHECK_OK(clg_evaluate(clg_trainer_model(t), be, &rtest, clg_task_regression(), NULL, 50, &m2, &l2));
+	CHECK(fabs(m2 - metric) < 1e-5 * metric && fabs(l2 - loss) < 1e-5 * loss, "clg_evaluate: rmse %g vs %g, loss %g vs %g", m2,
+	      metric, l2, loss);
+	CHECK(clg_evaluate(clg_trainer_model(t), be, cls_test, clg_task_regression(), NULL, 50, &m2, &l2) == CLG_ERR_DTYPE &&
+		      strstr(clg_last_error(), "int32 labels are not float targets"),
+	      "regression on labels refused: %s", clg_last_error());
+	out[0] = loss;
+	clg_trainer_free(t);
+
+	/* reconstruction: the input is the target, PSNR from the MSE with the peak given */
+	c = (counts){0};
+	cfg.task = clg_task_reconstruction();
+	cfg.task_user = &peak;
+	cfg.build = build_autoencoder;
+	CHECK_OK(clg_trainer_new(be, &cfg, &rtrain, &rtest, &t));
+	CHECK_OK(clg_trainer_run(t, &cb));
+	CHECK(c.last_test_loss < c.first_test_loss, "reconstruction on %s: test MSE falls: %g -> %g", be->info.name,
+	      c.first_test_loss, c.last_test_loss);
+	CHECK_OK(clg_trainer_evaluate(t, &rtest, &metric, &loss));
+	CHECK(fabs(metric - 10 * log10(4.0 / loss)) < 1e-6, "psnr %g of mse %g, peak 2", metric, loss);
+	CHECK_OK(clg_evaluate(clg_trainer_model(t), be, &rtest, clg_task_reconstruction_mse(), NULL, 1000, &m2, &l2));
+	CHECK(fabs(m2 - loss) < 1e-6 * loss && fabs(l2 - loss) < 1e-6 * loss, "mse metric %g = loss %g", m2, loss);
+	out[1] = loss;
+	clg_trainer_free(t);
+
+	/* a task of one's own on the classification data */
+	task_calls calls = {0};
+	clg_task mine = {.name = "mine", .one_hot = 1, .needs_targets = 1, .transform = my_transform, .loss = my_loss,
+			 .metric = my_metric, .metric_name = "answer"};
+	c = (counts){0};
+	cfg = small_config();
+	cfg.task = &mine;
+	cfg.task_user = &calls;
+	cfg.epochs = 2;
+	CHECK_OK(clg_trainer_new(be, &cfg, cls_train, cls_test, &t));
+	CHECK(clg_trainer_task(t) == &mine, "the trainer runs the task given");
+	CHECK_OK(clg_trainer_run(t, &cb));
+	CHECK(calls.transforms_train == 16 && calls.transforms_eval == 2 * 4 && calls.losses == 16 + 8 && calls.metrics == 8,
+	      "task calls: %d train transforms, %d eval transforms, %d losses, %d metrics", calls.transforms_train,
+	      calls.transforms_eval, calls.losses, calls.metrics);
+	CHECK_OK(clg_trainer_evaluate(t, cls_test, &metric, &loss));
+	CHECK(metric == 42, "the task's metric: %g", metric);
+	CHECK(c.last_test_loss < c.first_test_loss, "own task: loss falls %g -> %g", c.first_test_loss, c.last_test_loss);
+	out[2] = loss;
+	clg_trainer_free(t);
+
+	/* datasets a task cannot use are refused up front */
+	cfg = small_config();
+	CHECK(clg_trainer_new(be, &cfg, &rtrain, NULL, &t) == CLG_ERR_INVALID &&
+		      strstr(clg_last_error(), "task 'classification' needs class labels, and the dataset has float targets"),
+	      "classification of float targets refused: %s", clg_last_error());
+	mine.loss = NULL;
+	cfg.task = &mine;
+	CHECK(clg_trainer_new(be, &cfg, cls_train, NULL, &t) == CLG_ERR_INVALID && strstr(clg_last_error(), "no loss"),
+	      "a task without a loss refused: %s", clg_last_error());
+	CHECK(clg_task_by_name("regression") == clg_task_regression() && !clg_task_by_name("nope"), "tasks by name");
+	clg_dataset_free(&rtrain);
+	clg_dataset_free(&rtest);
+	clg_backend_close(be);
+}
+
 static void test_bad_configs(const clg_dataset *train)
 {
 	clg_backend *be;
@@ -373,6 +547,16 @@ int main(void)
 		test_device(d, &train, &test, tmp, dev);
 		for (int i = 0; i < 2; i++)
 			CHECK(fabs(dev[i] - ref[i]) <= 1e-4 * fabs(ref[i]), "device %d test loss %g vs reference %g", d, dev[i], ref[i]);
+	}
+	{
+		double tref[3], tdev[3];
+		test_tasks(0, &train, &test, tref);
+		for (int d = 1; d <= t_opencl_count(); d++) {
+			test_tasks(d, &train, &test, tdev);
+			for (int i = 0; i < 3; i++)
+				CHECK(fabs(tdev[i] - tref[i]) <= 1e-4 * fabs(tref[i]), "device %d task %d: test loss %g vs reference %g", d,
+				      i, tdev[i], tref[i]);
+		}
 	}
 	test_grad_scaler(t_opencl_count() >= 1 ? 1 : 0, &train, &test);
 	/* data parallel: the first two OpenCL devices if there are two, else the reference and one */
