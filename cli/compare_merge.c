@@ -207,9 +207,31 @@ int cmp_load_dir(cmp_run *r, const char *dir)
 	return 0;
 }
 
+/* NULL when rep has the shape a report needs (a known schema_version, devices a non-empty list of
+ * objects), else what is wrong. */
+static const char *report_shape_problem(const jv *rep, char *buf, size_t len)
+{
+	const jv *devs = jv_get(rep, "devices");
+	double v = jv_num(jv_get(rep, "schema_version"));
+
+	if (jv_kind(jv_get(rep, "schema_version")) != JV_NUM || !(v >= 1 && v <= CMP_SCHEMA_VERSION) || v != (int)v) {
+		snprintf(buf, len, "schema_version %.17g is not one this clgrad reads (1..%d)", v, CMP_SCHEMA_VERSION);
+		return buf;
+	}
+	if (jv_kind(devs) != JV_ARR || jv_len(devs) < 1)
+		return "its \"devices\" is not a non-empty list";
+	for (int i = 0; i < jv_len(devs); i++)
+		if (jv_kind(jv_at(devs, i)) != JV_OBJ) {
+			snprintf(buf, len, "device %d of its \"devices\" is not an object", i);
+			return buf;
+		}
+	return NULL;
+}
+
 int cmp_load_reports(cmp_run *r, char *const *paths, int n)
 {
 	char err[256];
+	const char *why;
 
 	for (int k = 0; k < n; k++) {
 		jv *rep = jv_parse_file(paths[k], err, sizeof(err));
@@ -219,6 +241,11 @@ int cmp_load_reports(cmp_run *r, char *const *paths, int n)
 				rep ? "not a clgrad compare report.json (schema)" : err);
 			jv_free(rep);
 			return -1;
+		}
+		if ((why = report_shape_problem(rep, err, sizeof(err)))) {
+			fprintf(stderr, "clgrad compare: --merge %s: a malformed report: %s\n", paths[k], why);
+			jv_free(rep);
+			return -2;
 		}
 		if (k > 0 && cmp_workload_check(r->merged[0], r->merged_files[0], rep, paths[k])) {
 			jv_free(rep);

@@ -104,4 +104,19 @@ PY
 refused "$work/a/report.json" "$work/old-version.json" "clgrad version $version vs 0.0.9"
 refused "$work/a/report.json" "$work/no-workload.json" "no-workload.json records no clgrad version or workload"
 refused "$work/a/report.json" "$work/edited.json" "workload fingerprint $fp vs 0000000000000000"
+# malformed reports (they used to merge with exit status 0): devices not a list, a schema_version
+# no clgrad writes
+python3 - "$work/b/report.json" "$work/devices-string.json" "$work/version-huge.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+json.dump(dict(r, devices="cpu"), open(sys.argv[2], "w"))
+json.dump(dict(r, schema_version=1e308), open(sys.argv[3], "w"))
+PY
+for bad in devices-string:'its "devices" is not a non-empty list' version-huge:'schema_version 1e+308 is not one'; do
+	f=${bad%%:*} msg=${bad#*:}
+	rc=0
+	"$clgrad" compare --merge "$work/a/report.json" "$work/$f.json" --out "$work/bad-$f" >"$work/out.txt" 2>"$work/err.txt" || rc=$?
+	[ $rc = 2 ] || { cat "$work/err.txt"; fail "merge of $f.json must be refused with status 2, got $rc"; }
+	grep -qF -- "$f.json: a malformed report: $msg" "$work/err.txt" || { cat "$work/err.txt"; fail "$f.json: no clear message"; }
+done
 echo "test_compare_merge: ok"
