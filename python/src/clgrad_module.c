@@ -1016,6 +1016,32 @@ static PyObject *py_concat(PyObject *self, PyObject *args)
 	return wrap(out);
 }
 
+/* _C.rnn_cell(kind, x, h, c or None, w_ih, w_hh, b_ih or None, b_hh or None): kind "gru" -> h';
+ * "lstm" -> (h', c') (clg_gru_cell, clg_lstm_cell) */
+static PyObject *py_rnn_cell(PyObject *self, PyObject *args)
+{
+	const char *kind;
+	PyObject *o[7];
+	clg_tensor *t[7], *h2 = NULL, *c2 = NULL, *out;
+	static const char *names[] = {"input", "hx", "cx", "weight_ih", "weight_hh", "bias_ih", "bias_hh"};
+	int ok = 1;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "sOOOOOOO", &kind, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6]))
+		return NULL;
+	for (int i = 0; ok && i < 7; i++)
+		t[i] = opt_tensor_arg(o[i], names[i], &ok);
+	if (!ok)
+		return NULL;
+	if (!strcmp(kind, "gru")) {
+		out = clg_gru_cell(t[0], t[1], t[3], t[4], t[5], t[6]);
+		return wrap(out);
+	}
+	if ((st = clg_lstm_cell(t[0], t[1], t[2], t[3], t[4], t[5], t[6], &h2, &c2)))
+		return raise_status(st);
+	return Py_BuildValue("(NN)", wrap(h2), wrap(c2));
+}
+
 /* ---- autograd state ------------------------------------------------------------------------ */
 
 static PyObject *py_set_tensor_class(PyObject *self, PyObject *cls)
@@ -1717,6 +1743,7 @@ static PyMethodDef module_methods[] = {
 	{"dropout", py_dropout, METH_VARARGS, NULL},
 	{"sdpa", py_sdpa, METH_VARARGS, NULL},
 	{"concat", py_concat, METH_VARARGS, NULL},
+	{"rnn_cell", py_rnn_cell, METH_VARARGS, NULL},
 	{"_set_tensor_class", py_set_tensor_class, METH_O, NULL},
 	{"clip_grad_norm", py_clip_grad_norm, METH_VARARGS, NULL},
 	{"save_safetensors", py_save_safetensors, METH_VARARGS, NULL},

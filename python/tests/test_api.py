@@ -291,3 +291,30 @@ def test_autocast_and_grad_scaler(cl_dev):
     big = clgrad.amp.GradScaler(init_scale=1e30)
     assert not big.step(opt) and big.get_scale() == 5e29 and big.skipped_steps == 1
     np.testing.assert_array_equal(lin.weight.numpy(), w)
+
+
+def test_rnn_cells_match_pytorch_formulas(dev):
+    """GRUCell and LSTMCell against PyTorch's equations in float64 numpy, and a gradient."""
+    rng = np.random.default_rng(2)
+    x, h, c = (rng.normal(size=s).astype(np.float32).astype(np.float64) for s in ((3, 5), (3, 4), (3, 4)))
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    gru = nn.GRUCell(5, 4).to(dev)
+    W = {n: p.numpy().astype(np.float64) for n, p in gru.named_parameters()}
+    gi, gh = x @ W["weight_ih"].T + W["bias_ih"], h @ W["weight_hh"].T + W["bias_hh"]
+    r, z = sig(gi[:, :4] + gh[:, :4]), sig(gi[:, 4:8] + gh[:, 4:8])
+    n = np.tanh(gi[:, 8:] + r * gh[:, 8:])
+    f32 = lambda a: clgrad.tensor(a, dtype=clgrad.float32, device=dev)  # noqa: E731
+    xt = f32(x).requires_grad_()
+    got = gru(xt, f32(h))
+    np.testing.assert_allclose(got.numpy(), (1 - z) * n + z * h, atol=1e-5)
+    got.sum().backward()
+    assert xt.grad.shape == (3, 5) and np.isfinite(xt.grad.numpy()).all()
+    lstm = nn.LSTMCell(5, 4).to(dev)
+    W = {n: p.numpy().astype(np.float64) for n, p in lstm.named_parameters()}
+    g = x @ W["weight_ih"].T + W["bias_ih"] + h @ W["weight_hh"].T + W["bias_hh"]
+    i, f, gg, o = sig(g[:, :4]), sig(g[:, 4:8]), np.tanh(g[:, 8:12]), sig(g[:, 12:])
+    c2 = f * c + i * gg
+    h2, c2g = lstm(f32(x), (f32(h), f32(c)))
+    np.testing.assert_allclose(c2g.numpy(), c2, atol=1e-5)
+    np.testing.assert_allclose(h2.numpy(), o * np.tanh(c2), atol=1e-5)
+    assert [n for n, _ in lstm.named_parameters()] == ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]

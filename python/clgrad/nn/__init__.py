@@ -279,6 +279,42 @@ class Embedding(Module):
         return F.embedding(idx, self.weight)
 
 
+class _RNNCellBase(Module):
+    def __init__(self, input_size, hidden_size, bias, gates, device):
+        super().__init__()
+        self.input_size, self.hidden_size = input_size, hidden_size
+        k = 1.0 / math.sqrt(hidden_size)  # PyTorch's U(-1/sqrt(H), 1/sqrt(H)) for every tensor
+        self.weight_ih = Parameter(_uniform((gates * hidden_size, input_size), k, device))
+        self.weight_hh = Parameter(_uniform((gates * hidden_size, hidden_size), k, device))
+        self.bias_ih = Parameter(_uniform((gates * hidden_size,), k, device)) if bias else None
+        self.bias_hh = Parameter(_uniform((gates * hidden_size,), k, device)) if bias else None
+
+    def _zeros(self, x):
+        return zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)
+
+
+class GRUCell(_RNNCellBase):
+    """h' = GRU(x (N, input), h (N, hidden)), PyTorch's gates (r, z, n) and names."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None):
+        super().__init__(input_size, hidden_size, bias, 3, device)
+
+    def forward(self, x, hx=None):
+        return _C.rnn_cell("gru", x, self._zeros(x) if hx is None else hx, None, self.weight_ih, self.weight_hh,
+                           self.bias_ih, self.bias_hh)
+
+
+class LSTMCell(_RNNCellBase):
+    """(h', c') = LSTM(x, (h, c)), PyTorch's gates (i, f, g, o) and names."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None):
+        super().__init__(input_size, hidden_size, bias, 4, device)
+
+    def forward(self, x, hx=None):
+        h, c = (self._zeros(x), self._zeros(x)) if hx is None else hx
+        return _C.rnn_cell("lstm", x, h, c, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
+
+
 class Dropout(Module):
     def __init__(self, p=0.5):
         super().__init__()
