@@ -318,3 +318,15 @@ def test_rnn_cells_match_pytorch_formulas(dev):
     np.testing.assert_allclose(c2g.numpy(), c2, atol=1e-5)
     np.testing.assert_allclose(h2.numpy(), o * np.tanh(c2), atol=1e-5)
     assert [n for n, _ in lstm.named_parameters()] == ["weight_ih", "weight_hh", "bias_ih", "bias_hh"]
+
+
+def test_default_device_reaches_modules(cl_dev):
+    """set_default_device: new tensors and new modules' parameters go there (not to the C
+    library's own default)."""
+    clgrad.set_default_device(cl_dev)
+    try:
+        assert clgrad.zeros(2).device == cl_dev
+        assert all(p.device == cl_dev for p in nn.Linear(3, 2).parameters())
+        assert nn.Embedding(4, 2).weight.device == cl_dev
+    finally:
+        clgrad.set_default_device(None)

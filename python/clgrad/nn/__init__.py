@@ -4,7 +4,7 @@ import collections
 import math
 
 from .. import _C
-from .._tensor import Tensor, Device, _rng, tensor, zeros, ones
+from .._tensor import Tensor, _index, _rng, tensor, zeros, ones
 from . import functional  # noqa: F401
 from . import functional as F
 
@@ -27,7 +27,7 @@ class Parameter(Tensor):
 
 def _uniform(shape, bound, device=None):
     """U(-bound, bound) from the package's seeded stream (clgrad.manual_seed)."""
-    u = _C.random("uniform", tuple(shape), _rng.next(), "float32", Device(device).index)
+    u = _C.random("uniform", tuple(shape), _rng.next(), "float32", _index(device))
     return _C.affine(u, 2.0 * bound, -bound)
 
 
@@ -273,7 +273,7 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, device=None):
         super().__init__()
         self.weight = Parameter(_C.random("normal", (num_embeddings, embedding_dim), _rng.next(), "float32",
-                                          Device(device).index))
+                                          _index(device)))
 
     def forward(self, idx):
         return F.embedding(idx, self.weight)
