@@ -27,8 +27,9 @@ typedef struct {
 	clg_cfg_source source;
 } slot;
 
-/* Texts replaced by a set stay allocated (a reader on another thread may still hold one); the list
- * keeps them reachable. A program sets a handful of options: this stays small. */
+/* Every text copied in (from the environment or a set) stays allocated for the life of the process
+ * (a reader on another thread may still hold one a set replaced); the list keeps them reachable. A
+ * program sets a handful of options: this stays small. */
 typedef struct old_text {
 	struct old_text *next;
 	char text[];
@@ -39,6 +40,21 @@ static old_text *retired;
 static char env_errors[2048];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t set_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A copy of s kept on the list, or NULL when out of memory. */
+static const char *keep_copy(const char *s)
+{
+	old_text *c = malloc(sizeof(*c) + strlen(s) + 1);
+
+	if (!c)
+		return NULL;
+	strcpy(c->text, s);
+	pthread_mutex_lock(&set_lock);
+	c->next = retired;
+	retired = c;
+	pthread_mutex_unlock(&set_lock);
+	return c->text;
+}
 
 int clg_config_test_hooks(void)
 {
@@ -165,7 +181,7 @@ static void init(void)
 		if (parse((clg_cfg)o, e, &v, why, sizeof(why))) {
 			/* a copy: the environment's own string may go with a later setenv (a bool's text is
 			 * "0" or "1", literals) */
-			if (in->type != CLG_CFGTYPE_BOOL && !(v.text = strdup(e)))
+			if (in->type != CLG_CFGTYPE_BOOL && !(v.text = keep_copy(e)))
 				v.text = "";
 			v.source = CLG_SOURCE_ENV;
 			vals[o] = v;
@@ -230,7 +246,6 @@ clg_status clg_config_set(const char *name, const char *value)
 	int o = clg_config_find(name);
 	const clg_option_info *in;
 	char why[512];
-	old_text *copy;
 	slot v;
 
 	if (o < 0)
@@ -247,17 +262,9 @@ clg_status clg_config_set(const char *name, const char *value)
 		value = in->default_value;
 	if (!parse((clg_cfg)o, value, &v, why, sizeof(why)))
 		return clg_fail(CLG_ERR_INVALID, "config: %s", why);
-	if (in->type != CLG_CFGTYPE_BOOL) { /* the caller's text may not outlive the call */
-		copy = malloc(sizeof(*copy) + strlen(value) + 1);
-		if (!copy)
-			return clg_fail(CLG_ERR_OOM, "config: out of host memory for " PREFIX "%s", in->name);
-		strcpy(copy->text, value);
-		v.text = copy->text;
-		pthread_mutex_lock(&set_lock);
-		copy->next = retired;
-		retired = copy;
-		pthread_mutex_unlock(&set_lock);
-	}
+	/* the caller's text may not outlive the call */
+	if (in->type != CLG_CFGTYPE_BOOL && !(v.text = keep_copy(value)))
+		return clg_fail(CLG_ERR_OOM, "config: out of host memory for " PREFIX "%s", in->name);
 	v.source = value == in->default_value ? CLG_SOURCE_DEFAULT : CLG_SOURCE_SET;
 	pthread_mutex_lock(&set_lock);
 	vals[o] = v;
