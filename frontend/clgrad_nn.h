@@ -130,6 +130,10 @@ clg_status clg_module_add_tensor(clg_module *m, const char *name, clg_tensor *t,
 /* Adds a child module (taken over, freed on failure) under a copy of name, or under its position
  * ("0", "1", ...) when name is NULL; its state names get "name." in front. */
 clg_status clg_module_add_child(clg_module *m, const char *name, clg_module *child);
+/* m with the n children added under "0", "1", ... (their positions): every child is taken over;
+ * where m or a child is NULL (its error stands) or an add fails, m and every child are freed and
+ * NULL returned. */
+clg_module *clg_module_add_children(clg_module *m, clg_module **kids, int n);
 /* A tensor of the given shape with values U(-bound, bound) from seed, made on the host. */
 clg_tensor *clg_init_uniform(clg_backend *be, int ndim, const int64_t *shape, double bound, uint64_t seed);
 

@@ -106,22 +106,10 @@ static const clg_module_ops gf_ops = {"gfnet", gf_forward, free_data};
 /* A module of the given ops owning the n children "0", "1", ... (all freed on failure). */
 static clg_module *with_children(const clg_module_ops *ops, clg_module **kids, int n)
 {
-	clg_module *m = NULL;
-	int i = 0, ok = n > 0;
+	int ok = n > 0;
 	for (int j = 0; j < n; j++)
 		ok &= kids[j] != NULL;
-	if (ok)
-		m = clg_module_new(ops);
-	for (; m && i < n; i++)
-		if (clg_module_add_child(m, NULL, kids[i])) { /* it freed kids[i] */
-			clg_module_free(m);
-			m = NULL;
-			i++;
-			break;
-		}
-	for (int j = m ? n : i; j < n; j++)
-		clg_module_free(kids[j]);
-	return m;
+	return clg_module_add_children(ok ? clg_module_new(ops) : NULL, kids, n);
 }
 
 clg_module *clg_gfnet_build(clg_backend *be, const clg_model_config *cfg, uint64_t seed)

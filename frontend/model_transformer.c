@@ -93,7 +93,7 @@ static const clg_module_ops tf_ops = {"transformer", tf_forward, free_data};
 static clg_module *with_children(const clg_module_ops *ops, clg_module **kids, int n, const tf_dims *d)
 {
 	clg_module *m = NULL;
-	int i = 0, ok = n > 0;
+	int ok = n > 0;
 	for (int j = 0; j < n; j++)
 		ok &= kids[j] != NULL;
 	if (ok && (m = clg_module_new(ops)) != NULL && !(m->data = malloc(sizeof(*d)))) {
@@ -102,16 +102,7 @@ static clg_module *with_children(const clg_module_ops *ops, clg_module **kids, i
 	}
 	if (m)
 		*(tf_dims *)m->data = *d;
-	for (; m && i < n; i++)
-		if (clg_module_add_child(m, NULL, kids[i])) { /* it freed kids[i] */
-			clg_module_free(m);
-			m = NULL;
-			i++;
-			break;
-		}
-	for (int j = m ? n : i; j < n; j++)
-		clg_module_free(kids[j]);
-	return m;
+	return clg_module_add_children(m, kids, n);
 }
 
 /* The packed Q, K, V projection: a (D, 3 D) linear layer holding the three (D, D) layers of seeds

@@ -747,22 +747,31 @@ static clg_tensor *sequential_forward(clg_module *m, clg_tensor *x)
 
 static const clg_module_ops sequential_ops = {"sequential", sequential_forward, NULL};
 
-clg_module *clg_nn_sequential(clg_module **mods, int n)
+clg_module *clg_module_add_children(clg_module *m, clg_module **kids, int n)
 {
-	clg_module *m = NULL;
-	int i = 0, ok = 1;
-	for (int j = 0; j < n; j++)
-		ok &= mods[j] != NULL;
-	if (ok)
-		m = clg_module_new(&sequential_ops);
+	int i = 0;
+
+	for (int j = 0; m && j < n; j++)
+		if (!kids[j]) {
+			clg_module_free(m);
+			m = NULL;
+		}
 	for (; m && i < n; i++)
-		if (clg_module_add_child(m, NULL, mods[i])) { /* it freed mods[i] */
+		if (clg_module_add_child(m, NULL, kids[i])) { /* it freed kids[i] */
 			clg_module_free(m);
 			m = NULL;
 			i++;
 			break;
 		}
 	for (int j = m ? n : i; j < n; j++) /* the ones not taken over */
-		clg_module_free(mods[j]);
+		clg_module_free(kids[j]);
 	return m;
+}
+
+clg_module *clg_nn_sequential(clg_module **mods, int n)
+{
+	int ok = 1;
+	for (int j = 0; j < n; j++)
+		ok &= mods[j] != NULL;
+	return clg_module_add_children(ok ? clg_module_new(&sequential_ops) : NULL, mods, n);
 }
