@@ -81,21 +81,17 @@ clg_tensor *clg_conv1d_im2col(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64
 clg_tensor *clg_conv1d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t padding)
 {
 	clg_tensor *ins[3] = {x, w, b};
-	int f;
-
 	if (!fe_check_inputs("conv1d", b ? 3 : 2, ins))
 		return NULL;
-	f = use_fft(x->v.buf->backend, w->v.ndim == 3 ? w->v.shape[2] : 0);
-	if (f < 0)
-		return fe_fail(CLG_ERR_INVALID);
-	return f ? clg_conv1d_fft(x, w, b, padding) : clg_conv1d_im2col(x, w, b, padding);
+	if (use_fft(x->v.buf->backend, w->v.ndim == 3 ? w->v.shape[2] : 0))
+		return clg_conv1d_fft(x, w, b, padding);
+	return clg_conv1d_im2col(x, w, b, padding);
 }
 
 clg_tensor *fe_conv2d_rows_fft(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
 			       int64_t pad_h, int64_t pad_w, int64_t dil_w, int64_t groups, int *routed)
 {
 	clg_tensor *x3, *w3, *y3, *y = NULL;
-	int f;
 
 	*routed = 0;
 	if (no_route || !x || !w || x->v.ndim != 4 || w->v.ndim != 4 || x->v.shape[2] != 1 || w->v.shape[2] != 1 || stride_h != 1 ||
@@ -103,12 +99,8 @@ clg_tensor *fe_conv2d_rows_fft(clg_tensor *x, clg_tensor *w, clg_tensor *b, int6
 	    (x->v.dtype != CLG_F32 && x->v.dtype != CLG_F64) || w->v.dtype != x->v.dtype ||
 	    x->v.shape[3] + 2 * pad_w < w->v.shape[3])
 		return NULL;
-	f = use_fft(x->v.buf->backend, w->v.shape[3]);
-	if (f <= 0) { /* a bad $CLGRAD_CONV1D: conv1d reports it; conv2d keeps im2col */
-		if (f < 0)
-			clg_clear_error();
+	if (!use_fft(x->v.buf->backend, w->v.shape[3]))
 		return NULL;
-	}
 	*routed = 1;
 	x3 = clg_reshape(x, CLG_SHAPE(x->v.shape[0], x->v.shape[1], x->v.shape[3]));
 	w3 = clg_reshape(w, CLG_SHAPE(w->v.shape[0], w->v.shape[1], w->v.shape[3]));

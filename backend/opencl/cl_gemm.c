@@ -58,11 +58,9 @@ static int layout_of(const clg_view *v, gemm_layout *l)
 }
 
 /* The implementation asked for by CLGRAD_GEMM (the configuration accepts auto, own, clblast only). */
-static clg_status impl_from_env(clg_backend *be, gemm_impl *out)
+static gemm_impl impl_from_config(void)
 {
-	(void)be;
-	*out = clg_cfg_is(CLG_CFG_GEMM, "clblast") ? GEMM_CLBLAST : clg_cfg_is(CLG_CFG_GEMM, "own") ? GEMM_OWN : GEMM_AUTO;
-	return CLG_OK;
+	return clg_cfg_is(CLG_CFG_GEMM, "clblast") ? GEMM_CLBLAST : clg_cfg_is(CLG_CFG_GEMM, "own") ? GEMM_OWN : GEMM_AUTO;
 }
 
 /* ---- CLBlast ----------------------------------------------------------------------------- */
@@ -818,12 +816,7 @@ clg_status clg_cl_gemm_forced(clg_backend *be, const clg_op_call *c, clg_cl_gemm
 
 clg_status clg_cl_gemm(clg_backend *be, const clg_op_call *c)
 {
-	gemm_impl impl;
-	clg_status st = impl_from_env(be, &impl);
-
-	if (st)
-		return st;
-	return gemm_run(be, c, impl, NULL);
+	return gemm_run(be, c, impl_from_config(), NULL);
 }
 
 /* ---- GEMM with the linear layer's epilogue ------------------------------------------------------ */
@@ -888,10 +881,9 @@ clg_status clg_cl_gemm_bias_act(clg_backend *be, const clg_op_call *c)
 	int tuned = 0, fused;
 	clg_status st = clg_fused_check(be, c);
 
-	if (!st)
-		st = impl_from_env(be, &impl);
 	if (st)
 		return st;
+	impl = impl_from_config();
 	fused = (C->dtype == CLG_F32 || C->dtype == CLG_F64) && be->ops[CLG_OP_GEMM] == clg_cl_gemm &&
 		(c->i[0] == CLG_FUSED_NONE || c->i[0] == CLG_FUSED_RELU) && !layout_of(A, &la) && !layout_of(B, &lb) &&
 		!layout_of(C, &lc) && lc.trans == CLBlastTransposeNo && la.trans == CLBlastTransposeNo &&
