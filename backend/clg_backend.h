@@ -244,19 +244,9 @@ typedef enum {
 const char *clg_kernel_family_name(clg_kernel_family f);           /* "row", "reduce", ... */
 const char *clg_kernel_shape_name(clg_kernel_shape s);             /* "cpu" or "gpu" */
 
-struct clg_backend {
-	const clg_backend_iface *iface;
-	clg_op_fn ops[CLG_OP_COUNT];   /* NULL: op not supported on this device */
-	clg_device_info info;
-	void *ctx;                     /* backend-private state */
-	/* per family: the shape in use and why (read through clg_backend_kernel_shape) */
-	clg_kernel_shape shape[CLG_KFAM_COUNT];
-	char shape_why[CLG_KFAM_COUNT][64];
-	/* launch recorder of `clgrad bench step` (clg_record.h); NULL, the default: nothing recorded */
-	struct clg_recorder *recorder;
-	/* per-op timer of `train --profile` (clg_op_timer.h); NULL, the default: ops not timed */
-	struct clg_op_timer *op_timer;
-};
+/* The backend's fields are private to the library (backend/clg_backend_impl.h); users read the
+ * device through clg_backend_info. */
+const clg_device_info *clg_backend_info(const clg_backend *be);
 
 /* The shape backend be uses for family f; *why (may be NULL) says where the choice came from
  * ("CLGRAD_KERNEL_SHAPE", "measured by clgrad tune: gpu 123 us vs cpu 456 us", "device type cpu"). */

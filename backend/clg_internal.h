@@ -3,6 +3,7 @@
 #define CLG_INTERNAL_H
 
 #include "clg_backend.h"
+#include "clg_backend_impl.h"
 #include "clg_config.h"
 
 #include <stdio.h>

@@ -273,6 +273,8 @@ void clg_backend_reset_peak(clg_backend *be)
 		be->iface->reset_peak(be);
 }
 
+const clg_device_info *clg_backend_info(const clg_backend *be) { return be ? &be->info : NULL; }
+
 void clg_backend_close(clg_backend *be)
 {
 	if (be)

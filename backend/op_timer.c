@@ -1,5 +1,6 @@
 /* Per-op timing (clg_op_timer.h): entries keyed by op and shapes, summed over the timed ops. */
 #include "clg_op_timer.h"
+#include "clg_backend_impl.h"
 #include "clg_config.h"
 
 #include <stdio.h>

@@ -1,5 +1,6 @@
 /* The launch recorder (clg_record.h): records and the op-level bytes / FLOPs estimates. */
 #include "clg_record.h"
+#include "clg_backend_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

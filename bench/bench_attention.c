@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_attention: %s\n", clg_last_error());
 		return 1;
 	}
-	printf("device %s, causal, float32, B %lld H %lld Dh %lld, median of %d (ms)\n", be->info.name, (long long)B,
+	printf("device %s, causal, float32, B %lld H %lld Dh %lld, median of %d (ms)\n", clg_backend_info(be)->name, (long long)B,
 	       (long long)H, (long long)Dh, reps);
 	printf("%6s %12s %12s %12s %12s\n", "T", "fwd fused", "fwd composed", "f+b fused", "f+b composed");
 	for (int ti = 0; ti < nT; ti++) {

@@ -218,7 +218,7 @@ int main(int argc, char **argv)
 	qsort(cpus, (size_t)reps, sizeof(double), cmp_double);
 	med = times[reps / 2];
 	printf("CNN conv32-pool-conv64-pool-fc128-fc10, batch %d, Adam: forward + backward + step on %s\n", B,
-	       be->info.name);
+	       clg_backend_info(be)->name);
 	printf("  first step %.3f s (kernel builds); %d steps: median %.2f ms, min %.2f, max %.2f\n", t_first, reps,
 	       1e3 * med, 1e3 * times[0], 1e3 * times[reps - 1]);
 	printf("  CPU time of the process per step (all threads): median %.2f ms, min %.2f\n", 1e3 * cpus[reps / 2],
@@ -249,7 +249,7 @@ int main(int argc, char **argv)
 	rc = 0;
 	goto out;
 fail:
-	fprintf(stderr, "bench_cnn on %s: %s\n", be->info.name, clg_last_error());
+	fprintf(stderr, "bench_cnn on %s: %s\n", clg_backend_info(be)->name, clg_last_error());
 out:
 	clg_optimizer_free(opt);
 	clg_named_tensors_free(&params);

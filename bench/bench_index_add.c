@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 		}
 		rc = memcmp(out[0], out[1], dbytes) != 0 || memcmp(out[0], out[2], dbytes) != 0;
 		printf("index_add V=%lld M=%lld D=%lld on %s: scan %.3f ms, sort %.3f ms (%.1fx), rank %.3f ms (%.1fx), "
-		       "results %s\n", (long long)V, (long long)M, (long long)D, be->info.name, 1e3 * med[0], 1e3 * med[1],
+		       "results %s\n", (long long)V, (long long)M, (long long)D, clg_backend_info(be)->name, 1e3 * med[0], 1e3 * med[1],
 		       med[0] / med[1], 1e3 * med[2], med[0] / med[2], rc ? "DIFFER" : "bit-identical");
 	}
 out:

@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 			return fail_clg(st, "clg_backend_open");
 		for (const char *const *n = names; *n && nents + 2 <= MAX_ENTRIES; n++) {
 			clg_dtype dts[2] = {CLG_F32, CLG_F64};
-			for (int d = 0; d < (be->info.has_fp64 ? 2 : 1); d++) {
+			for (int d = 0; d < (clg_backend_info(be)->has_fp64 ? 2 : 1); d++) {
 				ents[nents].name = *n;
 				clg_cl_dtype_options(be, dts[d], ents[nents].options, sizeof(ents[nents].options));
 				nents++;

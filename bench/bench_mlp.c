@@ -42,7 +42,7 @@ typedef struct {
 
 static void die(clg_backend *be)
 {
-	fprintf(stderr, "bench_mlp on %s: %s\n", be->info.name, clg_last_error());
+	fprintf(stderr, "bench_mlp on %s: %s\n", clg_backend_info(be)->name, clg_last_error());
 	exit(1);
 }
 
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 		}
 	mlp_free(&m);
 	for (int f = 0; f < 2; f++) {
-		printf("  %-26s fused %-3s", dev->info.name, f ? "on" : "off");
+		printf("  %-26s fused %-3s", clg_backend_info(dev)->name, f ? "on" : "off");
 		for (int p = 0; p < (phases ? NPHASE : 1); p++)
 			printf("  %s %7.2f ms", phase_names[p], 1e3 * median(times[f][p], reps));
 		printf("  (loss of the last step %.6f)\n", loss[f]);
@@ -177,7 +177,7 @@ int main(int argc, char **argv)
 	if (!no_ref && !clg_backend_open(0, &ref)) {
 		mlp_init(&m, ref);
 		step(&m, 0, t, &loss[0]);
-		printf("  %-26s fused on   step %7.2f ms  (one step)\n", ref->info.name, 1e3 * t[0]);
+		printf("  %-26s fused on   step %7.2f ms  (one step)\n", clg_backend_info(ref)->name, 1e3 * t[0]);
 		mlp_free(&m);
 		clg_backend_close(ref);
 	}

@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 		for (int mode = 0; mode < 3; mode++)
 			us[op][mode] = per_op(be, op, mode, k, rounds, &enq[op][mode]);
 	if (json) {
-		printf("{\"device\": \"%s\", \"ops_per_round\": %d, \"rounds\": %d, \"us_per_op\": {", be->info.name, k, rounds);
+		printf("{\"device\": \"%s\", \"ops_per_round\": %d, \"rounds\": %d, \"us_per_op\": {", clg_backend_info(be)->name, k, rounds);
 		for (int op = 0; op < NOPS; op++)
 			printf("%s\"%s\": {\"grad_off\": %.3f, \"grad_on\": %.3f, \"grad_on_with_backward\": %.3f, "
 			       "\"enqueue_us_per_launch\": [%.3f, %.3f, %.3f]}", op ? ", " : "", op_names[op], us[op][0],
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 		printf("}}\n");
 	} else {
 		printf("host overhead per op on the %s backend, 1-element tensors (median of %d rounds of %d ops):\n",
-		       be->info.name, rounds, k);
+		       clg_backend_info(be)->name, rounds, k);
 		printf("  %-12s %12s %12s %24s %26s\n", "op", "grad off us", "grad on us", "grad on + backward us",
 		       "enqueue us a launch (off)");
 		for (int op = 0; op < NOPS; op++)

@@ -5,8 +5,9 @@
 #include "json_write.h"
 
 #include <clg_backend.h>
+#include <clg_backend_impl.h> /* the CLI reads backends' fields */
 #include <clgrad_models.h>
-#include <data.h>
+#include <clgrad_data.h>
 
 #include <stdio.h>
 

@@ -49,6 +49,7 @@
 #include "json_write.h"
 
 #include <clgrad.h>
+#include <clg_backend_impl.h> /* the comparison reads backends' fields */
 
 typedef struct {
 	int quick;              /* --quick: the whole run in under 2 minutes */

@@ -11,7 +11,7 @@
 #include "progress.h"
 
 #include <clgrad.h>
-#include <data.h>
+#include <clgrad_data.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

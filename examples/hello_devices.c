@@ -1,7 +1,7 @@
 /* hello_devices: lists every device, then adds two vectors with clg_run on the default device.
  * Build against an installed clgrad:
  *   cc hello_devices.c $(pkg-config --cflags --libs --static clgrad) -o hello_devices */
-#include <clgrad.h>
+#include <clgrad/clgrad.h>
 #include <stdio.h>
 
 #define FAIL(what) do { fprintf(stderr, "%s: %s\n", what, clg_last_error()); goto out; } while (0)

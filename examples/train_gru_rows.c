@@ -9,8 +9,8 @@
  * STEPS: training steps of 64 images (default 300); CHECKPOINT: where to save (default a file in
  * $TMPDIR or /tmp, removed at the end). Exits 1 unless the test loss falls.
  * Runs on the default device (CLGRAD_DEVICE picks another: an index, ref, cpu, gpu or a name). */
-#include <clgrad_checkpoint.h>
-#include <clgrad_train.h>
+#include <clgrad/clgrad_checkpoint.h>
+#include <clgrad/clgrad_train.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 
 	TRY(clg_device_select(NULL, &dev));
 	TRY(clg_backend_open(dev, &be));
-	printf("training a GRU over image rows on %s: %lld images, %lld steps\n", be->info.name, (long long)train.n,
+	printf("training a GRU over image rows on %s: %lld images, %lld steps\n", clg_backend_info(be)->name, (long long)train.n,
 	       (long long)((train.n + BATCH - 1) / BATCH));
 
 	cfg.model.name = "gru-rows";

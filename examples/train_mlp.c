@@ -2,7 +2,7 @@
  * to copy. The trainer (clgrad_train.h) runs the loop that `clgrad train` runs.
  *   cc train_mlp.c $(pkg-config --cflags --libs --static clgrad) -o train_mlp && ./train_mlp [DIR]
  * Runs on the default device (CLGRAD_DEVICE picks another: an index, ref, cpu, gpu or a name). */
-#include <clgrad_train.h>
+#include <clgrad/clgrad_train.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 
 	TRY(clg_device_select(NULL, &dev));
 	TRY(clg_backend_open(dev, &be));
-	printf("training on %s\n", be->info.name);
+	printf("training on %s\n", clg_backend_info(be)->name);
 
 	/* one epoch of shuffled batches of 128, Adam lr 1e-3 */
 	clg_train_config cfg = clg_train_config_default();

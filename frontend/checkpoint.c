@@ -1,6 +1,6 @@
 #include "clgrad_checkpoint.h"
 
-#include <safetensors.h>
+#include <clgrad_safetensors.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #ifndef CLGRAD_CHECKPOINT_H
 #define CLGRAD_CHECKPOINT_H
 
-#include <clgrad.h>
+#include "clgrad.h"
 
 #include "clgrad_models.h"
 

@@ -18,6 +18,8 @@
 #ifndef CLGRAD_FFT_H
 #define CLGRAD_FFT_H
 
+#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

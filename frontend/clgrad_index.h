@@ -20,6 +20,8 @@
 #ifndef CLGRAD_INDEX_H
 #define CLGRAD_INDEX_H
 
+#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

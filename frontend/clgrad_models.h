@@ -2,7 +2,7 @@
 #ifndef CLGRAD_MODELS_H
 #define CLGRAD_MODELS_H
 
-#include <clgrad.h>
+#include "clgrad.h"
 
 typedef struct {
 	const char *name;     /* "mlp", "cnn", "transformer", "gfnet" */

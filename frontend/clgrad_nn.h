@@ -8,6 +8,8 @@
 #ifndef CLGRAD_NN_H
 #define CLGRAD_NN_H
 
+#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -3,6 +3,8 @@
 #ifndef CLGRAD_NORM_H
 #define CLGRAD_NORM_H
 
+#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -2,6 +2,8 @@
 #ifndef CLGRAD_OPTIM_H
 #define CLGRAD_OPTIM_H
 
+#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -19,7 +19,7 @@
 #include "clgrad_checkpoint.h"
 #include "clgrad_models.h"
 #include "clgrad_quant.h"
-#include "data.h"
+#include "clgrad_data.h"
 
 #ifdef __cplusplus
 extern "C" {

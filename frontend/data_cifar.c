@@ -1,7 +1,7 @@
 /* CIFAR-10 binary batches: records of 1 label byte (0..9) and 3072 pixel bytes (the R, G and B
  * planes of a 32x32 image, row-major). data_batch_1..5.bin hold 10000 records each, test_batch.bin
  * 10000. A file must be a whole, non-zero number of records. */
-#include "data.h"
+#include "clgrad_data.h"
 #include "fe_internal.h"
 
 #include <errno.h>

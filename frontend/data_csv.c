@@ -1,6 +1,6 @@
 /* CSV files of numbers: one sample per line, an optional header line, an optional integer label
  * column. Cells may be quoted ("1.5", with "" for a quote); quoted cells never span lines. */
-#include "data.h"
+#include "clgrad_data.h"
 #include "fe_internal.h"
 
 #include <errno.h>

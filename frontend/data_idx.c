@@ -1,7 +1,7 @@
 /* IDX files (MNIST, Fashion-MNIST), plain or gzip: a big-endian header (magic 0x0000TTNN with
  * type TT = 0x08 for unsigned bytes and NN dims, then NN 32-bit sizes) and the raw data. The file
  * must hold exactly header + data bytes: a short file or bytes after the data are errors. */
-#include "data.h"
+#include "clgrad_data.h"
 #include "fe_internal.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* Datasets in host memory (allocation, statistics, normalisation), one-hot labels, and the batch
  * loader: deterministic shuffling, batching, resumable state, and uploads prepared one batch ahead.
  */
-#include "data.h"
+#include "clgrad_data.h"
 #include "fe_internal.h"
 
 #include <inttypes.h>

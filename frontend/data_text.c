@@ -1,7 +1,7 @@
 /* Plain text for a character-level language model: the vocabulary is the sorted set of bytes seen,
  * the text is encoded to int32 ids and split into a training and a validation part, and
  * clg_text_windows cuts next-token windows into a dataset for the loader. */
-#include "data.h"
+#include "clgrad_data.h"
 #include "fe_internal.h"
 
 #include <errno.h>

@@ -3,7 +3,7 @@
  * cJSON allocates. The writer prints its header itself: it is a fixed layout (keys in order, offsets
  * as plain uint64, space padding) that a general printer would not give byte for byte (cJSON prints
  * numbers through a double, 1e+16 for large offsets). */
-#include "safetensors.h"
+#include "clgrad_safetensors.h"
 #include "fe_internal.h"
 
 #include <errno.h>

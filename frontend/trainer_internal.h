@@ -3,6 +3,7 @@
 #define CLG_TRAINER_INTERNAL_H
 
 #include "clgrad_train.h"
+#include "../backend/clg_backend_impl.h" /* the device of a replica: be->info */
 
 /* One copy of the model on one device. */
 typedef struct {

@@ -10,6 +10,7 @@
 #define CLG_GRAD_SUITE_H
 
 #include <clgrad.h>
+#include <clg_backend_impl.h> /* the suites read backends' fields */
 
 typedef enum { GRAD_OK, GRAD_FAIL, GRAD_CANNOT_RUN } grad_outcome;
 

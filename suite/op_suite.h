@@ -9,6 +9,7 @@
 #define CLG_OP_SUITE_H
 
 #include <clgrad.h>
+#include <clg_backend_impl.h> /* the suites read backends' fields */
 
 #include <stddef.h>
 #include <stdint.h>

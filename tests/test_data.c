@@ -5,7 +5,7 @@
  * usage: test_data [fashion-mnist folder]   (default /usr/share/datasets/fashion-mnist) */
 #define _GNU_SOURCE
 #include "test_util.h"
-#include <data.h>
+#include <clgrad_data.h>
 #include <fe_internal.h> /* clg_read_text_file */
 
 #include <math.h>

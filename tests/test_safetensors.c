@@ -4,7 +4,7 @@
  * usage: test_safetensors [path of check_safetensors.py] */
 #define _GNU_SOURCE
 #include "test_util.h"
-#include <safetensors.h>
+#include <clgrad_safetensors.h>
 
 #include <dirent.h>
 #include <math.h>

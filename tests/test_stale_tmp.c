@@ -7,7 +7,7 @@
 #include "test_util.h"
 #include <cl_internal.h>
 #include <clg_internal.h>
-#include <safetensors.h>
+#include <clgrad_safetensors.h>
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -3,6 +3,7 @@
 #define CLG_TEST_UTIL_H
 
 #include <clgrad.h>
+#include <clg_backend_impl.h> /* tests read backends' fields */
 #include <stdio.h>
 #include <stdlib.h>
 

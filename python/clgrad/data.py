@@ -5,7 +5,7 @@
         ...                                               # x (128, 1, 28, 28) float32, y (128,) int32
 
 The loader gathers the next batch on the host and starts its upload while the current step runs
-(frontend/data.h), so the host's work overlaps the device's."""
+(frontend/clgrad_data.h), so the host's work overlaps the device's."""
 
 import numpy as np
 

@@ -7,8 +7,8 @@
 
 #include <clgrad.h>
 #include <clgrad_train.h>
-#include <data.h>
-#include <safetensors.h>
+#include <clgrad_data.h>
+#include <clgrad_safetensors.h>
 
 #include <string.h>
 
@@ -1385,7 +1385,7 @@ static PyTypeObject ScalerType = {
 	.tp_new = scaler_new,
 };
 
-/* ---- datasets and the prefetching loader (frontend/data.h) ------------------------------------ */
+/* ---- datasets and the prefetching loader (frontend/clgrad_data.h) ------------------------------------ */
 
 typedef struct {
 	PyObject_HEAD
@@ -1592,7 +1592,7 @@ static PyTypeObject DatasetType = {
 	.tp_basicsize = sizeof(DatasetObject),
 	.tp_dealloc = (destructor)dataset_dealloc,
 	.tp_flags = Py_TPFLAGS_DEFAULT,
-	.tp_doc = "Samples held by the C library (frontend/data.h).",
+	.tp_doc = "Samples held by the C library (frontend/clgrad_data.h).",
 	.tp_methods = dataset_methods,
 	.tp_getset = dataset_getset,
 };

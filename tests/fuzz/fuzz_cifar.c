@@ -2,7 +2,7 @@
  * Input: one option byte (bit 0: the rest is split in two files at its middle), then the data. */
 #include "fuzz.h"
 
-#include <data.h>
+#include <clgrad_data.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * bits 4-6: label column 0..6, 7 for none), then the file. */
 #include "fuzz.h"
 
-#include <data.h>
+#include <clgrad_data.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

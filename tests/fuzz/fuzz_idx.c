@@ -3,7 +3,7 @@
 #define _GNU_SOURCE
 #include "fuzz.h"
 
-#include <data.h>
+#include <clgrad_data.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * Input: the file. */
 #include "fuzz.h"
 
-#include <safetensors.h>
+#include <clgrad_safetensors.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
