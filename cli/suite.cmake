@@ -1,5 +1,5 @@
 # The op suite and the gradient checks as a library (suite/), run by tests/test_ops.c,
-# tests/test_grad.c and `clgrad compare` (cli/compare_ops.c). The case files stay in tests/ and
+# tests/test_grad.c and `clgrad compare` (compare/compare_ops.c). The case files stay in tests/ and
 # are globbed, so that a new family file only needs its adder declared and listed in the suite.
 file(GLOB CLGRAD_SUITE_CASES CONFIGURE_DEPENDS
   ${CMAKE_SOURCE_DIR}/tests/ops_cases_*.c ${CMAKE_SOURCE_DIR}/tests/grad_cases_*.c)
