@@ -55,7 +55,7 @@ static clg_status resolve_devices(const char *spec, int *idx, int *n)
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		int k, dup = 0;
 		if (clg_device_select(t, &k))
-			return clg_fail_prefix(CLG_ERR_INVALID, "device '%s': ", t);
+			return CLG_ERR_INVALID; /* its message names the spec and the ways to name a device */
 		for (int j = 0; j < *n; j++)
 			dup |= idx[j] == k;
 		if (!dup && *n < CMP_MAX_DEVICES)
@@ -71,11 +71,11 @@ static clg_status setup(cmp_run *r, const clg_compare_options *o, clg_compare_re
 	if (res)
 		memset(res, 0, sizeof(*res));
 	if (!o || !o->out_dir)
-		return clg_fail(CLG_ERR_INVALID, "compare: no output folder (out_dir)");
+		return clg_fail(CLG_ERR_INVALID, "no output folder (out_dir)");
 	if (cmp_suite_parse(o->suites ? o->suites : "all", &r->opt.suites))
-		return clg_fail(CLG_ERR_INVALID, "compare: unknown suite in '%s' (peak, compile, ops, train)", o->suites);
+		return clg_fail(CLG_ERR_INVALID, "unknown suite in '%s' (peak, compile, ops, train)", o->suites);
 	if (!(o->timeout_s >= 0))
-		return clg_fail(CLG_ERR_INVALID, "compare: timeout %g s: must be >= 0 (0: the default)", o->timeout_s);
+		return clg_fail(CLG_ERR_INVALID, "timeout %g s: must be >= 0 (0: the default)", o->timeout_s);
 	r->opt.quick = o->quick;
 	r->opt.out_dir = o->out_dir;
 	r->opt.data_dir = o->data_dir ? o->data_dir : clg_cfg_str(CLG_CFG_DATA);
@@ -133,7 +133,7 @@ static cmp_run *new_run(void)
 {
 	cmp_run *r = malloc(sizeof(*r));
 	if (!r)
-		clg_fail(CLG_ERR_OOM, "compare: out of host memory");
+		clg_fail(CLG_ERR_OOM, "out of host memory for a run");
 	return r;
 }
 
@@ -154,7 +154,7 @@ clg_status clg_compare_run(const clg_compare_options *o, clg_compare_result *res
 	case 1:
 		if (res)
 			res->interrupted = 1;
-		st = clg_fail(CLG_ERR_STATE, "compare: interrupted (the running device's worker was stopped; no report)");
+		st = clg_fail(CLG_ERR_STATE, "interrupted (the running device's worker was stopped; no report)");
 		break;
 	default: /* the device list could not be read (the message says why) */
 		st = CLG_ERR_DEVICE;
