@@ -7,6 +7,7 @@ add_library(clgrad_suite STATIC
   ${CMAKE_SOURCE_DIR}/suite/op_suite.c ${CMAKE_SOURCE_DIR}/suite/grad_suite.c ${CLGRAD_SUITE_CASES})
 target_include_directories(clgrad_suite PUBLIC ${CMAKE_SOURCE_DIR}/suite PRIVATE ${CMAKE_SOURCE_DIR}/tests)
 target_link_libraries(clgrad_suite PUBLIC clgrad m)
+set_target_properties(clgrad_suite PROPERTIES POSITION_INDEPENDENT_CODE ON) # linked into the Python extension
 target_link_libraries(clgrad_cli PRIVATE clgrad_suite)
 # A case file whose family the suite does not call would never run: say so at configure time.
 foreach(file IN LISTS CLGRAD_SUITE_CASES)

@@ -9,6 +9,7 @@
 #include <clgrad_train.h>
 #include <clgrad_data.h>
 #include <clgrad_safetensors.h>
+#include <clgrad_compare.h>
 
 #include <string.h>
 
@@ -1704,6 +1705,40 @@ static PyTypeObject LoaderType = {
 	.tp_new = loader_new,
 };
 
+/* ---- the comparison mode (compare/clgrad_compare.h; clgrad.compare) ----------------------------- */
+
+/* run_compare(out_dir, worker, devices, suites, quick, timeout, baseline, data_dir, verbose):
+ * report.json's path. The run releases the GIL; the library handles SIGINT while it runs (the
+ * worker is killed, Python's handler restored), and an interrupted run raises KeyboardInterrupt. */
+static PyObject *py_run_compare(PyObject *self, PyObject *args)
+{
+	clg_compare_options o = clg_compare_defaults();
+	clg_compare_result res;
+	const char *data = NULL, *baseline = NULL;
+	int verbose = 0;
+	clg_status st;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "ssssidzzp:run_compare", &o.out_dir, &o.worker, &o.devices, &o.suites, &o.quick,
+			      &o.timeout_s, &baseline, &data, &verbose))
+		return NULL;
+	o.baseline = baseline;
+	o.data_dir = data;
+	o.command = "clgrad.compare()";
+	o.log = verbose ? stderr : NULL;
+	o.table = verbose ? stdout : NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_compare_run(&o, &res);
+	Py_END_ALLOW_THREADS
+	if (res.interrupted) {
+		PyErr_SetString(PyExc_KeyboardInterrupt, clg_last_error());
+		return NULL;
+	}
+	if (st)
+		return raise_status(st);
+	return Py_BuildValue("(sii)", res.report, res.devices, res.ok);
+}
+
 /* ---- module -------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
@@ -1757,6 +1792,7 @@ static PyMethodDef module_methods[] = {
 	{"no_grad_begin", py_no_grad_begin, METH_NOARGS, NULL},
 	{"no_grad_end", py_no_grad_end, METH_NOARGS, NULL},
 	{"grad_enabled", py_grad_enabled, METH_NOARGS, NULL},
+	{"run_compare", py_run_compare, METH_VARARGS, "the comparison mode: report.json's path, devices, ok"},
 	{NULL},
 };
 
