@@ -45,7 +45,7 @@ intel_ocl() {
 	[ "$with_intel" = 1 ] || { echo "setup: Intel's OpenCL CPU runtime skipped (CLGRAD_SKIP_INTEL=1 or not x86_64)"; return 0; }
 	if [ "$check_only" = 1 ]; then
 		local d=${CLGRAD_INTEL_OCL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/clgrad/intel-ocl}
-		if [ -e "$d/icd/intel.icd" ]; then echo "setup: Intel's OpenCL CPU runtime is in $d"
+		if [ -e "$d/icd/intel.icd" ]; then echo "setup: Intel's OpenCL CPU runtime is in $d (use it: export OCL_ICD_VENDORS=$d/icd)"
 		else echo "setup: Intel's OpenCL CPU runtime is not installed (optional; scripts/setup_intel_ocl.sh)"; fi
 		return 0
 	fi
