@@ -22,19 +22,16 @@ class Report(dict):
 
 def worker_program():
     """The clgrad command each device's child runs: the one in this package (a pip install puts it
-    there), else the CLGRAD_BIN option's, else ``clgrad`` on PATH."""
+    there), else ``clgrad`` on PATH."""
     bundled = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bin", "clgrad")
     if os.access(bundled, os.X_OK):
         return bundled
-    configured = _C.config_get("BIN")
-    if configured and os.access(configured, os.X_OK):
-        return configured
     found = shutil.which("clgrad")
     if found:
         return found
     raise FileNotFoundError(
         "clgrad.compare: no clgrad command to run the devices' workers: not in the package "
-        f"({bundled}), not in the CLGRAD_BIN option, not on PATH"
+        f"({bundled}), not on PATH"
     )
 
 
