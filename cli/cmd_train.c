@@ -215,6 +215,13 @@ static void *split_thread(void *arg)
 	return NULL;
 }
 
+/* --tokenizer's default: chars for the transformer (what its checkpoints have always read), bytes
+ * for a language model of another name. */
+static const char *lm_default_tokenizer(const clg_model_config *m)
+{
+	return !strcmp(m->name, "transformer") ? "chars" : "bytes";
+}
+
 static clg_status load_data(train_opts *o, data_sets *d)
 {
 	clg_status st;
@@ -223,7 +230,8 @@ static clg_status load_data(train_opts *o, data_sets *d)
 	if (d->lm) {
 		const char *path = o->data ? o->data : o->lm_text ? o->lm_text : DEFAULT_TEXT;
 		/* a checkpoint's tokenizer encodes the text unless --tokenizer names one (then compared) */
-		st = clg_text_load_tok(path, 0.1, o->tokenizer ? NULL : o->ckpt_tok, o->tokenizer, &d->text);
+		st = clg_text_load_tok(path, 0.1, o->tokenizer ? NULL : o->ckpt_tok,
+				       o->tokenizer ? o->tokenizer : lm_default_tokenizer(&o->cfg.model), &d->text);
 		if (st && o->ckpt_tok && !o->tokenizer) {
 			char msg[1024], desc[64];
 			snprintf(msg, sizeof(msg), "%s", clg_last_error());
@@ -871,9 +879,16 @@ int cmd_train(int argc, char **argv)
 		fprintf(stderr, "clgrad train: cannot open log '%s': %s\n", o.log, strerror(errno));
 		goto out;
 	}
-	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch; precision %s\n",
+	note[0] = 0;
+	if (d.lm) { /* what the model reads: the checkpoints hold it */
+		char desc[64];
+		clg_tokenizer_describe(d.text.tok, desc, sizeof(desc));
+		snprintf(note, sizeof(note), "; tokenizer %s, %lld tokens of %lld bytes", desc, (long long)d.text.n,
+			 (long long)d.text.bytes);
+	}
+	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch; precision %s%s\n",
 	       o.cfg.model.name, (long long)clg_module_num_params(clg_trainer_model(t)), (long long)d.train.n,
-	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t), clg_precision_name(o.cfg.precision));
+	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t), clg_precision_name(o.cfg.precision), note);
 	rc = clg_trainer_run(t, &cb) ? report_error("train") : 0;
 out:
 	if (view.log)

@@ -111,4 +111,16 @@ ls "$work" | grep -q "t.tok.*tmp\|\.tmp" && fail "a temporary file left"
 refused "other tokenizer: the checkpoint's is bpe of 280 tokens, --tokenizer gives bpe of 300 tokens" \
 	"$clgrad" train --resume "$work/t.st" --epochs 2 --device ref --limit 48 --tokenizer bpe:300
 refused "tokenize: --vocab=256: must be an integer in \\[257, 65536\\]" "$clgrad" tokenize --data "$work/a.txt" --vocab 256 --out "$work/x.tok"
+# the corpus folder of Debian's fortunes packages (scripts/setup.sh installs it), when present
+corpus=/usr/share/games/fortunes
+if [ -d $corpus ]; then
+	"$clgrad" train "${tiny[@]}" --epochs 1 --data $corpus --save "$work/f.st" > "$work/f.out" 2>&1 ||
+		{ cat "$work/f.out"; fail "training on $corpus"; }
+	grep -q "tokenizer chars of [0-9]* tokens, [0-9]* tokens of [0-9]* bytes" "$work/f.out" ||
+		{ cat "$work/f.out"; fail "no tokenizer in the model line"; }
+	"$clgrad" eval --checkpoint "$work/f.st" --device ref --limit 48 > "$work/f2.out" 2>&1 ||
+		{ cat "$work/f2.out"; fail "eval of the corpus's checkpoint"; }
+else
+	echo "($corpus not installed: the corpus part skipped)"
+fi
 echo "test_lm_ckpt: passed"
