@@ -329,19 +329,20 @@ static int hexval(char c)
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* A decimal integer in [0, max] at *p, followed by a space or the end; advances *p past it. */
+/* A decimal integer in [0, max] at *p, followed by the end or one space and another number; advances
+ * *p past it. */
 static int read_int(const char **p, long max, long *v)
 {
 	const char *s = *p;
 	long x = 0;
-	if (*s < '0' || *s > '9')
+	if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9')) /* digits, no leading zero */
 		return -1;
 	for (; *s >= '0' && *s <= '9'; s++) {
 		x = x * 10 + (*s - '0');
 		if (x > max)
 			return -1;
 	}
-	if (*s && *s != ' ')
+	if (*s && (*s != ' ' || s[1] < '0' || s[1] > '9')) /* one space, then the next number */
 		return -1;
 	*p = *s ? s + 1 : s;
 	*v = x;

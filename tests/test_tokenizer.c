@@ -121,6 +121,7 @@ static void test_malformed(void)
 		"clgrad-tokenizer-1 chars 6", "clgrad-tokenizer-1 chars zz", "clgrad-tokenizer-1 bpe 0",
 		"clgrad-tokenizer-1 bpe 1 97", "clgrad-tokenizer-1 bpe 1 97 256", "clgrad-tokenizer-1 bpe 2 97 98 97 98",
 		"clgrad-tokenizer-1 bpe 1 97 98 3", "clgrad-tokenizer-1 bpe 1 97 -1", "clgrad-tokenizer-1 bpe 1 97  98",
+		"clgrad-tokenizer-1 bpe 1 97 98 ", "clgrad-tokenizer-1 bpe 1 97 098",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		clg_tokenizer *t = NULL;
@@ -429,6 +430,8 @@ static void test_text_tok(const char *dir)
 		back = NULL;
 		CHECK_OK(clg_tokenizer_bpe_learn(text, 18000, 500, &tok));
 		CHECK(tok && clg_tokenizer_equal(tok, t.tok), "bpe text: not learned from the training part alone");
+		clg_tokenizer_free(tok);
+		tok = NULL;
 	}
 	CHECK(t.hash == clg_text_hash(text, 20000), "bpe text: fingerprint");
 	clg_text_free(&t);
