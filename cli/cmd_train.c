@@ -459,6 +459,7 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 	if (v->d->lm) {
 		json_key_num(&w, "val_loss", e->test_loss);
 		json_key_num(&w, "unigram_val_loss", v->d->unigram);
+		json_key_num(&w, "val_bits_per_byte", e->test_loss * lm_bits_a_byte(&v->d->text));
 	} else {
 		json_key_num(&w, "test_acc", e->test_acc);
 		json_key_num(&w, "test_loss", e->test_loss);
@@ -555,9 +556,10 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 		       fs->opened_s, fs->programs, fs->ready_s, fs->precompile_s, fs->data_s);
 	}
 	if (v->d->lm)
-		printf("epoch %lld: train loss %.4f, validation loss %.4f (unigram baseline %.4f), %.1f s, %s samples/s "
-		       "(%s tokens/s)\n", (long long)e->epoch, e->train_loss, e->test_loss, v->d->unigram, e->seconds, rates,
-		       toks);
+		printf("epoch %lld: train loss %.4f, validation loss %.4f (unigram baseline %.4f; %.3f / %.3f bits a byte), "
+		       "%.1f s, %s samples/s (%s tokens/s)\n", (long long)e->epoch, e->train_loss, e->test_loss, v->d->unigram,
+		       e->test_loss * lm_bits_a_byte(&v->d->text), v->d->unigram * lm_bits_a_byte(&v->d->text), e->seconds,
+		       rates, toks);
 	else
 		printf("epoch %lld: train loss %.4f, test accuracy %.4f (test loss %.4f), %.1f s, %s samples/s\n",
 		       (long long)e->epoch, e->train_loss, e->test_acc, e->test_loss, e->seconds, rates);
