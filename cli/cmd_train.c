@@ -232,7 +232,11 @@ static clg_status load_data(train_opts *o, data_sets *d)
 		/* a checkpoint's tokenizer encodes the text unless --tokenizer names one (then compared) */
 		st = clg_text_load_tok(path, 0.1, o->tokenizer ? NULL : o->ckpt_tok,
 				       o->tokenizer ? o->tokenizer : lm_default_tokenizer(&o->cfg.model), &d->text);
-		if (st && o->ckpt_tok && !o->tokenizer) {
+		if (st == CLG_ERR_IO && !o->data && o->lm_text) { /* the checkpoint's text moved or was removed */
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", clg_last_error());
+			st = clg_fail(st, "the text the checkpoint was trained on: %s; give a text with --data", msg);
+		} else if (st && o->ckpt_tok && !o->tokenizer) {
 			char msg[1024], desc[64];
 			snprintf(msg, sizeof(msg), "%s", clg_last_error());
 			clg_tokenizer_describe(o->ckpt_tok, desc, sizeof(desc));
