@@ -190,6 +190,11 @@ clg_tensor *clg_sqrt(clg_tensor *a);
 clg_tensor *clg_rsqrt(clg_tensor *a);
 clg_tensor *clg_leaky_relu(clg_tensor *a, double slope);
 clg_tensor *clg_clamp(clg_tensor *a, double lo, double hi);
+/* torch.clamp(x, min, max) with tensor bounds: min(max(x, lo), hi), the three broadcast together
+ * (one of lo, hi may be NULL: no bound); a NaN in x or a bound gives NaN, lo > hi gives hi. The
+ * gradient goes to x where lo <= x <= hi, to lo where x < lo < hi, to hi where x > hi or hi < lo
+ * (PyTorch's), each summed back to its shape. */
+clg_tensor *clg_clamp_tensor(clg_tensor *x, clg_tensor *lo, clg_tensor *hi);
 clg_tensor *clg_pow(clg_tensor *a, clg_tensor *b);
 typedef enum { CLG_CMP_EQ, CLG_CMP_LT, CLG_CMP_LE, CLG_CMP_GT, CLG_CMP_GE } clg_cmp;
 /* 1 where the comparison holds, else 0 (not differentiable) */

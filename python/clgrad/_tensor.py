@@ -370,6 +370,12 @@ class Tensor(_C.TensorBase):
         return self * self
 
     def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's names)
+        if isinstance(min, Tensor) or isinstance(max, Tensor):  # tensor bounds, broadcast (one kernel)
+            if min is None and max is None:
+                raise ValueError("clamp: at least one of min and max must not be None")
+            lo = None if min is None else as_tensor(min, dtype=self.dtype, device=self.device)
+            hi = None if max is None else as_tensor(max, dtype=self.dtype, device=self.device)
+            return _C.clamp_tensor(self, lo, hi)
         return _C.clamp(self, -float("inf") if min is None else float(min), float("inf") if max is None else float(max))
 
     clip = clamp

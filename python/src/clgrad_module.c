@@ -709,6 +709,23 @@ static PyObject *py_affine(PyObject *self, PyObject *args)
 	return wrap(clg_affine(x, alpha, beta));
 }
 
+/* _C.clamp_tensor(x, lo, hi): tensor bounds, either may be None */
+static PyObject *py_clamp_tensor(PyObject *self, PyObject *args)
+{
+	PyObject *a, *lo, *hi;
+	int ok1, ok2;
+	clg_tensor *x, *tl, *th;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OOO", &a, &lo, &hi) || !(x = tensor_arg(a, "clamp")))
+		return NULL;
+	tl = opt_tensor_arg(lo, "clamp(min)", &ok1);
+	th = opt_tensor_arg(hi, "clamp(max)", &ok2);
+	if (!ok1 || !ok2)
+		return NULL;
+	return wrap(clg_clamp_tensor(x, tl, th));
+}
+
 /* _C.scalar_op(name, x, s): leaky_relu(x, slope), clamp(x, lo, hi) take doubles */
 static PyObject *py_clamp(PyObject *self, PyObject *args)
 {
@@ -1724,6 +1741,7 @@ static PyMethodDef module_methods[] = {
 	{"where", py_where, METH_VARARGS, NULL},
 	{"affine", py_affine, METH_VARARGS, NULL},
 	{"clamp", py_clamp, METH_VARARGS, NULL},
+	{"clamp_tensor", py_clamp_tensor, METH_VARARGS, NULL},
 	{"leaky_relu", py_leaky_relu, METH_VARARGS, NULL},
 	{"reduce", py_reduce, METH_VARARGS, NULL},
 	{"reshape", py_reshape, METH_VARARGS, NULL},

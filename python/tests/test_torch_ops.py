@@ -1,0 +1,52 @@
+"""The ops issue 31 added for PyTorch users (clamp with tensor bounds, broadcast matmul, pooling's
+ceil_mode and count_include_pad, ConvTranspose2d, interpolate, GroupNorm, RMSNorm) against numpy
+in float64 on every device, with their gradients against central differences."""
+import numpy as np
+import pytest
+
+import clgrad
+import clgrad.nn as nn
+import clgrad.nn.functional as F
+from test_ops import grad_of, nerr, numeric_grad
+
+RNG = np.random.default_rng(31)
+
+
+def check(dev, f, ref, arrays, tol=1e-5):
+    """f's forward on dev against numpy's ref, and its gradients on the reference (float64) and on
+    dev against central differences."""
+    got = f(*[clgrad.tensor(a, device=dev) for a in arrays]).numpy()
+    want = ref(*arrays)
+    assert nerr(got, want) < tol
+    numeric = numeric_grad(f, arrays)
+    for device in ("ref", dev):
+        grads = grad_of(f, arrays, device, clgrad.float64 if device == "ref" else clgrad.float32)
+        for g, n in zip(grads, numeric):
+            assert nerr(g, n) < (1e-6 if device == "ref" else 1e-4), device
+
+
+# ---- clamp with tensor bounds ----
+
+def np_clamp(x, lo, hi):
+    return np.minimum(np.maximum(x, lo), hi)
+
+
+def test_clamp_tensor_bounds(dev):
+    x = RNG.uniform(-2, 2, (3, 4))
+    lo = RNG.uniform(-1.5, -0.5, (4,))
+    hi = RNG.uniform(0.5, 1.5, (3, 1))
+    check(dev, lambda a, b, c: a.clamp(b, c), np_clamp, [x, lo, hi])
+    check(dev, lambda a, b: clgrad.clamp(a, min=b), lambda a, b: np.maximum(a, b), [x, lo])
+    check(dev, lambda a, c: a.clamp(max=c), lambda a, c: np.minimum(a, c), [x, hi])
+
+
+def test_clamp_tensor_crossed_and_nan(dev):
+    x = np.array([[-1.0, 0.5, np.nan, 3.0]])
+    lo = np.array([2.0, 0.0, 0.0, np.nan])
+    hi = np.array([1.0, 1.0, 1.0, 5.0])
+    got = clgrad.tensor(x, device=dev).clamp(clgrad.tensor(lo, device=dev), clgrad.tensor(hi, device=dev)).numpy()
+    # crossed bounds give max; NaN in x or in a bound gives NaN (torch.clamp)
+    np.testing.assert_array_equal(got, [[1.0, 0.5, np.nan, np.nan]])
+    with pytest.raises(clgrad.ShapeError):  # (1, 4) against (3,): no broadcast
+        clgrad.tensor(x, device=dev).clamp(min=clgrad.tensor(lo, device=dev), max=clgrad.tensor(np.ones(3), device=dev))
+

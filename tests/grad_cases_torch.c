@@ -1,0 +1,42 @@
+/* Gradient-check cases of the ops PyTorch users reach for (issue 31, item 3; see tests/test_grad.h):
+ * clamp with tensor bounds. The forward loss of each case is checked against the reference in
+ * double too, so these cases hold the composed ops' values on every device as well. */
+#include "test_grad.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- clamp with tensor bounds ---- */
+
+/* x (3, 4) within broadcast bounds lo (4) and hi (3, 1); lo is pushed below hi by a margin so that
+ * the central differences do not step across a crossing (the crossed case has its own) */
+static clg_tensor *f_clamp_tensor(clg_tensor **x)
+{
+	clg_tensor *lo = clg_affine(x[1], 0.5, -0.6), *hi = clg_affine(x[2], 0.5, 0.6);
+	clg_tensor *y = clg_clamp_tensor(x[0], lo, hi);
+	clg_free(lo);
+	clg_free(hi);
+	return y;
+}
+static clg_tensor *f_clamp_tensor_min(clg_tensor **x) { return clg_clamp_tensor(x[0], x[1], NULL); }
+static clg_tensor *f_clamp_tensor_max(clg_tensor **x) { return clg_clamp_tensor(x[0], NULL, x[1]); }
+/* lo above hi everywhere: the result is hi, all of the gradient goes to hi */
+static clg_tensor *f_clamp_tensor_crossed(clg_tensor **x)
+{
+	clg_tensor *lo = clg_affine(x[1], 0.2, 2.0), *y = clg_clamp_tensor(x[0], lo, x[2]);
+	clg_free(lo);
+	return y;
+}
+
+static const gcase cases[] = {
+	{"clamp_tensor", 3, {2, 1, 2}, {{3, 4}, {4}, {3, 1}}, -1.5, 1.5, f_clamp_tensor},
+	{"clamp_tensor_min", 2, {2, 2}, {{3, 5}, {3, 5}}, -1, 1, f_clamp_tensor_min},
+	{"clamp_tensor_max", 2, {3, 1}, {{2, 3, 4}, {4}}, -1, 1, f_clamp_tensor_max},
+	{"clamp_tensor_crossed", 3, {2, 2, 2}, {{3, 4}, {3, 4}, {1, 4}}, -1, 1, f_clamp_tensor_crossed},
+};
+
+const gcase *grad_cases_torch(int *n)
+{
+	*n = (int)(sizeof(cases) / sizeof(cases[0]));
+	return cases;
+}
