@@ -1,5 +1,5 @@
 /* Gradient-check cases of the ops PyTorch users reach for (issue 31, item 3; see tests/test_grad.h):
- * clamp with tensor bounds. The forward loss of each case is checked against the reference in
+ * clamp with tensor bounds; matmul over several batch dims with broadcasting and 1-D operands. The forward loss of each case is checked against the reference in
  * double too, so these cases hold the composed ops' values on every device as well. */
 #include "test_grad.h"
 
@@ -28,7 +28,29 @@ static clg_tensor *f_clamp_tensor_crossed(clg_tensor **x)
 	return y;
 }
 
+/* ---- matmul as torch.matmul ---- */
+
+static clg_tensor *f_matmul(clg_tensor **x) { return clg_matmul(x[0], x[1]); }
+/* attention's shapes: q (B, H, T, D) a permuted view of (B, T, H, D) (its batch dims do not
+ * merge: copied), k^T (B, H, D, T) the transpose of a contiguous k (folded as a view) */
+static clg_tensor *f_matmul_heads(clg_tensor **x)
+{
+	clg_tensor *q = clg_permute(x[0], (int[]){0, 2, 1, 3}), *k = clg_transpose(x[1], -1, -2);
+	clg_tensor *y = q && k ? clg_matmul(q, k) : NULL;
+	clg_free(q);
+	clg_free(k);
+	return y;
+}
+
 static const gcase cases[] = {
+	{"matmul_4d", 2, {4, 4}, {{2, 3, 4, 5}, {2, 3, 5, 2}}, -1, 1, f_matmul},
+	{"matmul_2d_4d", 2, {2, 4}, {{4, 5}, {2, 3, 5, 3}}, -1, 1, f_matmul},
+	{"matmul_4d_2d", 2, {4, 2}, {{2, 3, 4, 5}, {5, 3}}, -1, 1, f_matmul},
+	{"matmul_broadcast", 2, {4, 3}, {{2, 1, 3, 4}, {3, 4, 2}}, -1, 1, f_matmul},
+	{"matmul_heads_views", 2, {4, 4}, {{2, 4, 3, 5}, {2, 3, 6, 5}}, -1, 1, f_matmul_heads},
+	{"matmul_vec_mat", 2, {1, 3}, {{4}, {2, 4, 3}}, -1, 1, f_matmul},
+	{"matmul_mat_vec", 2, {3, 1}, {{2, 3, 4}, {4}}, -1, 1, f_matmul},
+	{"matmul_dot", 2, {1, 1}, {{5}, {5}}, -1, 1, f_matmul},
 	{"clamp_tensor", 3, {2, 1, 2}, {{3, 4}, {4}, {3, 1}}, -1.5, 1.5, f_clamp_tensor},
 	{"clamp_tensor_min", 2, {2, 2}, {{3, 5}, {3, 5}}, -1, 1, f_clamp_tensor_min},
 	{"clamp_tensor_max", 2, {3, 1}, {{2, 3, 4}, {4}}, -1, 1, f_clamp_tensor_max},

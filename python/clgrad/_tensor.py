@@ -480,14 +480,8 @@ class Tensor(_C.TensorBase):
 
     def matmul(self, o):
         o = as_tensor(o, dtype=self.dtype, device=self.device)
-        a, b = self, o
-        if a.ndim == 1 and b.ndim == 1:
-            return (a * b).sum()
-        if a.ndim == 1:
-            return _C.binary("matmul", a.unsqueeze(0), b).squeeze(-2)
-        if b.ndim == 1:
-            return _C.binary("matmul", a, b.unsqueeze(1)).squeeze(-1)
-        return _C.binary("matmul", a, b)
+        # torch.matmul's shapes (1-D operands, broadcast batch dims) are the C library's
+        return _C.binary("matmul", self, o)
 
     mm = matmul
 

@@ -50,3 +50,18 @@ def test_clamp_tensor_crossed_and_nan(dev):
     with pytest.raises(clgrad.ShapeError):  # (1, 4) against (3,): no broadcast
         clgrad.tensor(x, device=dev).clamp(min=clgrad.tensor(lo, device=dev), max=clgrad.tensor(np.ones(3), device=dev))
 
+
+# ---- matmul as torch.matmul ----
+
+@pytest.mark.parametrize("sa,sb", [((2, 3, 4, 5), (2, 3, 5, 2)), ((4, 5), (2, 3, 5, 3)), ((2, 3, 4, 5), (5, 3)),
+                                   ((2, 1, 3, 4), (3, 4, 2)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,)), ((5,), (5,)),
+                                   ((4,), (4, 3)), ((3, 4), (4,))],
+                         ids=["4d", "2d@4d", "4d@2d", "broadcast", "vec@3d", "3d@vec", "dot", "vec@mat", "mat@vec"])
+def test_matmul_shapes(dev, sa, sb):
+    a, b = RNG.uniform(-1, 1, sa), RNG.uniform(-1, 1, sb)
+    check(dev, lambda x, y: x @ y, np.matmul, [a, b])
+
+
+def test_matmul_refuses_batches_that_do_not_broadcast(dev):
+    with pytest.raises(clgrad.ShapeError):
+        clgrad.zeros(2, 3, 4, device=dev) @ clgrad.zeros(3, 4, 5, device=dev)
