@@ -29,6 +29,12 @@ clg_module *clg_nn_max_pool2d(int64_t k, int64_t stride, int64_t pad);
 clg_module *clg_nn_layer_norm(clg_backend *be, int64_t dim, double eps);
 /* weight, bias; buffers running_mean, running_var (PyTorch's BatchNorm2d, also for (N, C)) */
 clg_module *clg_nn_batch_norm2d(clg_backend *be, int64_t channels, double momentum, double eps);
+/* PyTorch's GroupNorm(groups, channels, eps, affine): weight ones and bias zeros (C) when affine
+ * (clg_group_norm); x (N, C, *) */
+clg_module *clg_nn_group_norm(clg_backend *be, int64_t groups, int64_t channels, double eps, int affine);
+/* PyTorch's RMSNorm(normalized_shape, eps, elementwise_affine): over the last ndims dims, whose
+ * sizes are shape; weight ones of that shape when affine; eps < 0 means eps=None (clg_rms_norm) */
+clg_module *clg_nn_rms_norm(clg_backend *be, int ndims, const int64_t *shape, double eps, int affine);
 /* a new mask each call, derived from seed and the call count */
 clg_module *clg_nn_dropout(double p, uint64_t seed);
 /* weight (num, dim); forward takes int32 ids of any shape */

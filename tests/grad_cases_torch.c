@@ -1,5 +1,5 @@
 /* Gradient-check cases of the ops PyTorch users reach for (issue 31, item 3; see tests/test_grad.h):
- * clamp with tensor bounds; matmul over several batch dims with broadcasting and 1-D operands. The forward loss of each case is checked against the reference in
+ * clamp with tensor bounds; GroupNorm and RMSNorm; matmul over several batch dims with broadcasting and 1-D operands. The forward loss of each case is checked against the reference in
  * double too, so these cases hold the composed ops' values on every device as well. */
 #include "test_grad.h"
 
@@ -42,7 +42,28 @@ static clg_tensor *f_matmul_heads(clg_tensor **x)
 	return y;
 }
 
+/* ---- GroupNorm, RMSNorm ---- */
+
+static clg_tensor *f_group_norm(clg_tensor **x) { return clg_group_norm(x[0], 2, x[1], x[2], 1e-5); }
+static clg_tensor *f_group_norm_plain(clg_tensor **x) { return clg_group_norm(x[0], 3, NULL, NULL, 1e-3); }
+/* a permuted (not contiguous) input, 3-D (N, C, L), one group (a layer norm over C and L) */
+static clg_tensor *f_group_norm_view(clg_tensor **x)
+{
+	clg_tensor *t = clg_transpose(x[0], 1, 2), *y = t ? clg_group_norm(t, 1, x[1], NULL, 1e-5) : NULL;
+	clg_free(t);
+	return y;
+}
+static clg_tensor *f_rms_norm(clg_tensor **x) { return clg_rms_norm(x[0], 1, x[1], -1); }
+static clg_tensor *f_rms_norm_2d(clg_tensor **x) { return clg_rms_norm(x[0], 2, x[1], 1e-3); }
+static clg_tensor *f_rms_norm_plain(clg_tensor **x) { return clg_rms_norm(x[0], 1, NULL, 1e-6); }
+
 static const gcase cases[] = {
+	{"group_norm", 3, {4, 1, 1}, {{2, 4, 3, 3}, {4}, {4}}, -1, 1, f_group_norm},
+	{"group_norm_plain", 1, {3}, {{2, 6, 5}}, -1, 1, f_group_norm_plain},
+	{"group_norm_view", 2, {3, 1}, {{2, 5, 3}, {3}}, -1, 1, f_group_norm_view},
+	{"rms_norm", 2, {3, 1}, {{2, 3, 6}, {6}}, -1, 1, f_rms_norm},
+	{"rms_norm_2d", 2, {3, 2}, {{3, 2, 4}, {2, 4}}, -1, 1, f_rms_norm_2d},
+	{"rms_norm_plain", 1, {2}, {{4, 7}}, -1, 1, f_rms_norm_plain},
 	{"matmul_4d", 2, {4, 4}, {{2, 3, 4, 5}, {2, 3, 5, 2}}, -1, 1, f_matmul},
 	{"matmul_2d_4d", 2, {2, 4}, {{4, 5}, {2, 3, 5, 3}}, -1, 1, f_matmul},
 	{"matmul_4d_2d", 2, {4, 2}, {{2, 3, 4, 5}, {5, 3}}, -1, 1, f_matmul},

@@ -930,6 +930,42 @@ static PyObject *py_layer_norm(PyObject *self, PyObject *args)
 	return wrap(clg_layer_norm(x, tg, tb, eps));
 }
 
+/* _C.group_norm(x, groups, weight, bias, eps) */
+static PyObject *py_group_norm(PyObject *self, PyObject *args)
+{
+	PyObject *a, *g, *b;
+	long long groups;
+	double eps;
+	int ok1, ok2;
+	clg_tensor *x, *tg, *tb;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OLOOd", &a, &groups, &g, &b, &eps) || !(x = tensor_arg(a, "group_norm")))
+		return NULL;
+	tg = opt_tensor_arg(g, "group_norm(weight)", &ok1);
+	tb = opt_tensor_arg(b, "group_norm(bias)", &ok2);
+	if (!ok1 || !ok2)
+		return NULL;
+	return wrap(clg_group_norm(x, groups, tg, tb, eps));
+}
+
+/* _C.rms_norm(x, ndims, weight, eps): eps < 0 for eps=None */
+static PyObject *py_rms_norm(PyObject *self, PyObject *args)
+{
+	PyObject *a, *g;
+	int ndims, ok;
+	double eps;
+	clg_tensor *x, *tg;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OiOd", &a, &ndims, &g, &eps) || !(x = tensor_arg(a, "rms_norm")))
+		return NULL;
+	tg = opt_tensor_arg(g, "rms_norm(weight)", &ok);
+	if (!ok)
+		return NULL;
+	return wrap(clg_rms_norm(x, ndims, tg, eps));
+}
+
 static PyObject *py_batch_norm(PyObject *self, PyObject *args)
 {
 	PyObject *a, *g, *b, *rm, *rv;
@@ -1755,6 +1791,8 @@ static PyMethodDef module_methods[] = {
 	{"extreme", py_extreme, METH_VARARGS, NULL},
 	{"arg_extreme", py_arg_extreme, METH_VARARGS, NULL},
 	{"layer_norm", py_layer_norm, METH_VARARGS, NULL},
+	{"group_norm", py_group_norm, METH_VARARGS, NULL},
+	{"rms_norm", py_rms_norm, METH_VARARGS, NULL},
 	{"batch_norm", py_batch_norm, METH_VARARGS, NULL},
 	{"conv2d", py_conv2d, METH_VARARGS, NULL},
 	{"pool2d", py_pool2d, METH_VARARGS, NULL},

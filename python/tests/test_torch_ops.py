@@ -65,3 +65,43 @@ def test_matmul_shapes(dev, sa, sb):
 def test_matmul_refuses_batches_that_do_not_broadcast(dev):
     with pytest.raises(clgrad.ShapeError):
         clgrad.zeros(2, 3, 4, device=dev) @ clgrad.zeros(3, 4, 5, device=dev)
+
+
+# ---- GroupNorm, RMSNorm ----
+
+def np_group_norm(x, g, w=None, b=None, eps=1e-5):
+    n, c = x.shape[:2]
+    r = x.reshape(n, g, -1)
+    y = ((r - r.mean(-1, keepdims=True)) / np.sqrt(r.var(-1, keepdims=True) + eps)).reshape(x.shape)
+    sh = (1, c) + (1,) * (x.ndim - 2)
+    return y * (1 if w is None else w.reshape(sh)) + (0 if b is None else b.reshape(sh))
+
+
+def np_rms_norm(x, nd, w=None, eps=None):
+    eps = np.finfo(np.float32).eps if eps is None else eps
+    axes = tuple(range(x.ndim - nd, x.ndim))
+    return x / np.sqrt((x * x).mean(axes, keepdims=True) + eps) * (1 if w is None else w)
+
+
+def test_group_norm(dev):
+    x, w, b = RNG.normal(size=(2, 6, 3, 2)), RNG.uniform(0.5, 1.5, 6), RNG.normal(size=6)
+    check(dev, lambda a, c, d: F.group_norm(a, 3, c, d), lambda a, c, d: np_group_norm(a, 3, c, d), [x, w, b])
+    check(dev, lambda a: F.group_norm(a, 2, eps=1e-3), lambda a: np_group_norm(a, 2, eps=1e-3), [RNG.normal(size=(3, 4, 5))])
+    m = nn.GroupNorm(3, 6, device=dev)
+    assert sorted(dict(m.named_parameters())) == ["bias", "weight"]
+    assert nerr(m(clgrad.tensor(x, dtype=clgrad.float32, device=dev)).numpy(), np_group_norm(x, 3)) < 1e-5
+    with pytest.raises(ValueError):
+        nn.GroupNorm(4, 6)
+
+
+def test_rms_norm(dev):
+    x, w = RNG.normal(size=(2, 3, 4)), RNG.uniform(0.5, 1.5, (3, 4))
+    check(dev, lambda a, c: F.rms_norm(a, (3, 4), c), lambda a, c: np_rms_norm(a, 2, c), [x, w])
+    check(dev, lambda a: F.rms_norm(a, 4, eps=1e-3), lambda a: np_rms_norm(a, 1, eps=1e-3), [x])
+    m = nn.RMSNorm(4, device=dev)
+    assert m.eps is None and list(dict(m.named_parameters())) == ["weight"]
+    assert nerr(m(clgrad.tensor(x, dtype=clgrad.float32, device=dev)).numpy(), np_rms_norm(x, 1)) < 1e-5
+    # eps=None is float64's own epsilon on float64 tensors: tiny rows show it
+    t = np.full((1, 4), 1e-9)
+    got = F.rms_norm(clgrad.tensor(t, dtype=clgrad.float64, device=dev), 4).numpy()
+    assert nerr(got, t / np.sqrt(1e-18 + np.finfo(np.float64).eps)) < 1e-9

@@ -252,6 +252,30 @@ class LayerNorm(Module):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
 
+class GroupNorm(Module):
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("GroupNorm: num_channels %d must be divisible by num_groups %d" % (num_channels, num_groups))
+        self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
+        self.weight = Parameter(ones(num_channels, device=device)) if affine else None
+        self.bias = Parameter(zeros(num_channels, device=device)) if affine else None
+
+    def forward(self, x):
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+
+class RMSNorm(Module):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None):
+        super().__init__()
+        self.normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        self.eps = eps
+        self.weight = Parameter(ones(self.normalized_shape, device=device)) if elementwise_affine else None
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+
 class BatchNorm2d(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, device=None):
         super().__init__()

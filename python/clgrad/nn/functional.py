@@ -139,6 +139,23 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     return _C.layer_norm(input, weight, bias, float(eps))
 
 
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
+    """torch.nn.functional.group_norm: input (N, C, *) normalised per (sample, group of C / num_groups)."""
+    return _C.group_norm(input, int(num_groups), weight, bias, float(eps))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
+    """torch.nn.functional.rms_norm over the trailing normalized_shape; eps=None is finfo(float32 or
+    float64).eps (16-bit inputs compute in float32 and take float32's)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    n = len(normalized_shape)
+    if tuple(input.shape[input.ndim - n:]) != tuple(normalized_shape):
+        raise ValueError("rms_norm: normalized_shape %s is not the end of the input's shape %s"
+                         % (tuple(normalized_shape), tuple(input.shape)))
+    return _C.rms_norm(input, n, weight, -1.0 if eps is None else float(eps))
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,  # noqa: A002
                eps=1e-5):
     return _C.batch_norm(input, weight, bias, running_mean, running_var, float(momentum), float(eps), bool(training))

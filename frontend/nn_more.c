@@ -1,0 +1,87 @@
+/* Modules of the ops issue 31 added for PyTorch users: GroupNorm, RMSNorm (and, below them in this
+ * file as they land, ConvTranspose2d and Upsample). PyTorch's parameter names and defaults. */
+#include "fe_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void free_data(clg_module *m) { free(m->data); }
+
+/* A module with a private copy of size bytes at p as its data. */
+static clg_module *with_copy(const clg_module_ops *ops, const void *p, size_t size)
+{
+	clg_module *m = clg_module_new(ops);
+	if (m && !(m->data = malloc(size))) {
+		free(m);
+		fe_fail(clg_fail(CLG_ERR_OOM, "module '%s': out of host memory", ops->kind));
+		return NULL;
+	}
+	if (m)
+		memcpy(m->data, p, size);
+	return m;
+}
+
+/* A module's tensor by name (NULL when absent: no affine parameters). */
+static clg_tensor *tensor_named(clg_module *m, const char *name)
+{
+	for (int k = 0; k < m->ntensors; k++)
+		if (!strcmp(m->tensor_names[k], name))
+			return m->tensors[k];
+	return NULL;
+}
+
+/* ---- GroupNorm, RMSNorm ---- */
+
+typedef struct {
+	int64_t groups;
+	int ndims;
+	double eps;
+} norm_data;
+
+static clg_tensor *groupnorm_forward(clg_module *m, clg_tensor *x)
+{
+	const norm_data *d = m->data;
+	return clg_group_norm(x, d->groups, tensor_named(m, "weight"), tensor_named(m, "bias"), d->eps);
+}
+
+static clg_tensor *rmsnorm_forward(clg_module *m, clg_tensor *x)
+{
+	const norm_data *d = m->data;
+	return clg_rms_norm(x, d->ndims, tensor_named(m, "weight"), d->eps);
+}
+
+static const clg_module_ops groupnorm_ops = {"group_norm", groupnorm_forward, free_data, NULL};
+static const clg_module_ops rmsnorm_ops = {"rms_norm", rmsnorm_forward, free_data, NULL};
+
+clg_module *clg_nn_group_norm(clg_backend *be, int64_t groups, int64_t channels, double eps, int affine)
+{
+	clg_module *m;
+	if (groups < 1 || channels < 1 || channels % groups) {
+		fe_fail(clg_fail(CLG_ERR_INVALID, "group_norm module: %lld channels do not split into %lld groups",
+				 (long long)channels, (long long)groups));
+		return NULL;
+	}
+	m = with_copy(&groupnorm_ops, &(norm_data){.groups = groups, .eps = eps}, sizeof(norm_data));
+	if (m && affine &&
+	    (clg_module_add_tensor(m, "weight", clg_ones(be, CLG_F32, CLG_SHAPE(channels)), 1) ||
+	     clg_module_add_tensor(m, "bias", clg_zeros(be, CLG_F32, CLG_SHAPE(channels)), 1))) {
+		clg_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+clg_module *clg_nn_rms_norm(clg_backend *be, int ndims, const int64_t *shape, double eps, int affine)
+{
+	clg_module *m;
+	if (ndims < 1 || ndims > CLG_MAX_DIMS) {
+		fe_fail(clg_fail(CLG_ERR_INVALID, "rms_norm module: %d normalised dims (1 to %d)", ndims, CLG_MAX_DIMS));
+		return NULL;
+	}
+	m = with_copy(&rmsnorm_ops, &(norm_data){.ndims = ndims, .eps = eps}, sizeof(norm_data));
+	if (m && affine && clg_module_add_tensor(m, "weight", clg_ones(be, CLG_F32, ndims, shape), 1)) {
+		clg_module_free(m);
+		return NULL;
+	}
+	return m;
+}
