@@ -38,6 +38,13 @@ int clg_conv1d_fft_from(clg_backend *be, const char **why);
 clg_tensor *clg_max_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
 			   int64_t pad_h, int64_t pad_w);
 
+/* max_pool2d as torch.nn.functional.max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
+ * with dilation, and ceil_mode's output size (ceil instead of floor, the last window starting
+ * inside the input or its left padding; its part past the input is ignored as padding is).
+ * Padding at most half the dilated kernel. */
+clg_tensor *clg_max_pool2d_ex(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+			      int64_t pad_w, int64_t dil_h, int64_t dil_w, int ceil_mode);
+
 /* relu(max_pool2d(conv2d(x, w, b))), the conv with stride and padding in both axes, no dilation,
  * one group; the pool's kh x kw window pk x pk with stride ps and padding pp. One node, with the
  * values and gradients of the three ops (relu commutes with max): the pool reads the conv's output
@@ -51,6 +58,12 @@ clg_tensor *clg_conv2d_relu_max_pool2d(clg_tensor *x, clg_tensor *w, clg_tensor 
  * count_include_pad=True); padding at most half the kernel. */
 clg_tensor *clg_avg_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
 			   int64_t pad_h, int64_t pad_w);
+/* avg_pool2d as torch.nn.functional.avg_pool2d(x, kernel, stride, padding, ceil_mode,
+ * count_include_pad): each window's sum divided by its taps inside the padded input
+ * (count_include_pad != 0: KH * KW, less for ceil_mode's last windows where they overhang the
+ * padding) or inside the input (count_include_pad = 0). No divisor_override. */
+clg_tensor *clg_avg_pool2d_ex(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+			      int64_t pad_w, int ceil_mode, int count_include_pad);
 
 #ifdef __cplusplus
 }

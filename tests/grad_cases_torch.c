@@ -1,5 +1,5 @@
 /* Gradient-check cases of the ops PyTorch users reach for (issue 31, item 3; see tests/test_grad.h):
- * clamp with tensor bounds; GroupNorm and RMSNorm; matmul over several batch dims with broadcasting and 1-D operands. The forward loss of each case is checked against the reference in
+ * clamp with tensor bounds; pooling's ceil_mode and count_include_pad; GroupNorm and RMSNorm; matmul over several batch dims with broadcasting and 1-D operands. The forward loss of each case is checked against the reference in
  * double too, so these cases hold the composed ops' values on every device as well. */
 #include "test_grad.h"
 
@@ -42,6 +42,15 @@ static clg_tensor *f_matmul_heads(clg_tensor **x)
 	return y;
 }
 
+/* ---- pooling's ceil_mode and count_include_pad ---- */
+
+/* 5x5 in 3x3 windows of stride 2: ceil_mode adds a window overhanging the last column and row */
+static clg_tensor *f_max_pool_ceil(clg_tensor **x) { return clg_max_pool2d_ex(x[0], 3, 3, 2, 2, 0, 1, 1, 1, 1); }
+static clg_tensor *f_max_pool_dil_ceil(clg_tensor **x) { return clg_max_pool2d_ex(x[0], 2, 2, 2, 2, 1, 1, 2, 2, 1); }
+static clg_tensor *f_avg_pool_ceil(clg_tensor **x) { return clg_avg_pool2d_ex(x[0], 3, 3, 2, 2, 1, 1, 1, 1); }
+static clg_tensor *f_avg_pool_nopad(clg_tensor **x) { return clg_avg_pool2d_ex(x[0], 3, 2, 2, 1, 1, 1, 0, 0); }
+static clg_tensor *f_avg_pool_ceil_nopad(clg_tensor **x) { return clg_avg_pool2d_ex(x[0], 2, 3, 3, 2, 1, 1, 1, 0); }
+
 /* ---- GroupNorm, RMSNorm ---- */
 
 static clg_tensor *f_group_norm(clg_tensor **x) { return clg_group_norm(x[0], 2, x[1], x[2], 1e-5); }
@@ -58,6 +67,11 @@ static clg_tensor *f_rms_norm_2d(clg_tensor **x) { return clg_rms_norm(x[0], 2, 
 static clg_tensor *f_rms_norm_plain(clg_tensor **x) { return clg_rms_norm(x[0], 1, NULL, 1e-6); }
 
 static const gcase cases[] = {
+	{"max_pool2d_ceil", 1, {4}, {{1, 2, 5, 6}}, -1, 1, f_max_pool_ceil},
+	{"max_pool2d_dilation_ceil", 1, {4}, {{1, 2, 6, 5}}, -1, 1, f_max_pool_dil_ceil},
+	{"avg_pool2d_ceil", 1, {4}, {{2, 1, 6, 5}}, -1, 1, f_avg_pool_ceil},
+	{"avg_pool2d_no_pad_count", 1, {4}, {{1, 2, 5, 4}}, -1, 1, f_avg_pool_nopad},
+	{"avg_pool2d_ceil_no_pad_count", 1, {4}, {{1, 2, 7, 6}}, -1, 1, f_avg_pool_ceil_nopad},
 	{"group_norm", 3, {4, 1, 1}, {{2, 4, 3, 3}, {4}, {4}}, -1, 1, f_group_norm},
 	{"group_norm_plain", 1, {3}, {{2, 6, 5}}, -1, 1, f_group_norm_plain},
 	{"group_norm_view", 2, {3, 1}, {{2, 5, 3}, {3}}, -1, 1, f_group_norm_view},

@@ -1002,19 +1002,22 @@ static PyObject *py_conv2d(PyObject *self, PyObject *args)
 	return wrap(clg_conv2d(x, tw, tb, sh, sw, ph, pw, dh, dw, groups));
 }
 
-/* _C.pool2d(kind, x, (kh, kw), (sh, sw), (ph, pw)): kind "max" or "avg" */
+/* _C.pool2d(kind, x, (kh, kw), (sh, sw), (ph, pw)[, (dh, dw), ceil_mode, count_include_pad]): kind
+ * "max" or "avg" (whose dilation must be 1) */
 static PyObject *py_pool2d(PyObject *self, PyObject *args)
 {
 	const char *kind;
 	PyObject *a;
-	long long kh, kw, sh, sw, ph, pw;
+	long long kh, kw, sh, sw, ph, pw, dh = 1, dw = 1;
+	int ceil_mode = 0, count_pad = 1;
 	clg_tensor *x;
 
-	if (!PyArg_ParseTuple(args, "sO(LL)(LL)(LL)", &kind, &a, &kh, &kw, &sh, &sw, &ph, &pw) ||
+	if (!PyArg_ParseTuple(args, "sO(LL)(LL)(LL)|(LL)pp", &kind, &a, &kh, &kw, &sh, &sw, &ph, &pw, &dh, &dw, &ceil_mode,
+			      &count_pad) ||
 	    !(x = tensor_arg(a, "pool2d")))
 		return NULL;
-	return wrap(!strcmp(kind, "avg") ? clg_avg_pool2d(x, kh, kw, sh, sw, ph, pw)
-					 : clg_max_pool2d(x, kh, kw, sh, sw, ph, pw));
+	return wrap(!strcmp(kind, "avg") ? clg_avg_pool2d_ex(x, kh, kw, sh, sw, ph, pw, ceil_mode, count_pad)
+					 : clg_max_pool2d_ex(x, kh, kw, sh, sw, ph, pw, dh, dw, ceil_mode));
 }
 
 static PyObject *py_dropout(PyObject *self, PyObject *args)

@@ -105,3 +105,56 @@ def test_rms_norm(dev):
     t = np.full((1, 4), 1e-9)
     got = F.rms_norm(clgrad.tensor(t, dtype=clgrad.float64, device=dev), 4).numpy()
     assert nerr(got, t / np.sqrt(1e-18 + np.finfo(np.float64).eps)) < 1e-9
+
+
+# ---- pooling: ceil_mode, count_include_pad ----
+
+def np_pool(x, k, s, p, kind, ceil_mode=False, count_include_pad=True, d=1):
+    """PyTorch's pooling rules written out (aten's pooling_output_shape and avg_pool2d's divisor)."""
+    n, c, h, w = x.shape
+    def osize(i):
+        o = (i + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+        return o - 1 if ceil_mode and (o - 1) * s >= i + p else o
+    oh, ow = osize(h), osize(w)
+    y = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            if kind == "max":
+                rows = [r for r in range(i * s - p, i * s - p + d * (k - 1) + 1, d) if 0 <= r < h]
+                cols = [q for q in range(j * s - p, j * s - p + d * (k - 1) + 1, d) if 0 <= q < w]
+                y[:, :, i, j] = x[:, :, rows][:, :, :, cols].max((2, 3))
+            else:
+                h0, w0 = i * s - p, j * s - p
+                h1, w1 = min(h0 + k, h + p), min(w0 + k, w + p)
+                size = (h1 - h0) * (w1 - w0)
+                h0, w0, h1, w1 = max(h0, 0), max(w0, 0), min(h1, h), min(w1, w)
+                div = size if count_include_pad else (h1 - h0) * (w1 - w0)
+                y[:, :, i, j] = x[:, :, h0:h1, w0:w1].sum((2, 3)) / div
+    return y
+
+
+@pytest.mark.parametrize("shape,k,s,p,d", [((1, 2, 5, 5), 3, 2, 0, 1), ((2, 1, 6, 7), 3, 2, 1, 1), ((1, 2, 7, 6), 2, 3, 1, 1),
+                                           ((1, 1, 6, 5), 2, 2, 1, 2)])
+def test_max_pool_ceil_mode(dev, shape, k, s, p, d):
+    x = RNG.normal(size=shape)
+    check(dev, lambda a: F.max_pool2d(a, k, s, p, d, ceil_mode=True), lambda a: np_pool(a, k, s, p, "max", True, d=d), [x])
+    m = nn.MaxPool2d(k, s, p, dilation=d, ceil_mode=True)
+    assert m(clgrad.tensor(x, device=dev)).shape == np_pool(x, k, s, p, "max", True, d=d).shape
+
+
+@pytest.mark.parametrize("ceil_mode", [False, True])
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize("shape,k,s,p", [((1, 2, 5, 5), 3, 2, 1), ((2, 1, 7, 6), 2, 3, 1), ((1, 1, 6, 6), 3, 2, 0)])
+def test_avg_pool_modes(dev, shape, k, s, p, ceil_mode, count_include_pad):
+    x = RNG.normal(size=shape)
+    check(dev, lambda a: F.avg_pool2d(a, k, s, p, ceil_mode, count_include_pad),
+          lambda a: np_pool(a, k, s, p, "avg", ceil_mode, count_include_pad), [x])
+
+
+def test_avg_pool_known_values(dev):
+    # ones: padding counted gives the fraction of the window inside the input; not counted gives 1
+    x = clgrad.ones(1, 1, 3, 3, device=dev)
+    np.testing.assert_allclose(F.avg_pool2d(x, 2, 2, 1).numpy()[0, 0], [[0.25, 0.5], [0.5, 1.0]])
+    np.testing.assert_allclose(nn.AvgPool2d(2, 2, 1, count_include_pad=False)(x).numpy(), np.ones((1, 1, 2, 2)))
+    # ceil_mode: 5 wide in windows of 2 at stride 2 gives 3, the last of one column
+    assert F.avg_pool2d(clgrad.ones(1, 1, 5, 5, device=dev), 2, ceil_mode=True).shape == (1, 1, 3, 3)

@@ -165,14 +165,22 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _C.conv2d(input, weight, bias, _pair(stride), _pair(padding), _pair(dilation), int(groups))
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0):  # noqa: A002
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+               return_indices=False):
+    if return_indices:
+        raise NotImplementedError("max_pool2d: return_indices is not offered")
     k = _pair(kernel_size)
-    return _C.pool2d("max", input, k, _pair(stride) if stride is not None else k, _pair(padding))
+    return _C.pool2d("max", input, k, _pair(stride) if stride else k, _pair(padding), _pair(dilation),
+                     bool(ceil_mode), True)
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0):  # noqa: A002
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,  # noqa: A002
+               divisor_override=None):
+    if divisor_override is not None:
+        raise NotImplementedError("avg_pool2d: divisor_override is not offered")
     k = _pair(kernel_size)
-    return _C.pool2d("avg", input, k, _pair(stride) if stride is not None else k, _pair(padding))
+    return _C.pool2d("avg", input, k, _pair(stride) if stride else k, _pair(padding), (1, 1), bool(ceil_mode),
+                     bool(count_include_pad))
 
 
 def embedding(input, weight):  # noqa: A002
