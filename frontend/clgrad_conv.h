@@ -20,6 +20,17 @@ extern "C" {
 clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
 		       int64_t pad_h, int64_t pad_w, int64_t dil_h, int64_t dil_w, int64_t groups);
 
+/* Transposed 2-D convolution as torch.nn.functional.conv_transpose2d: the input-gradient of
+ * conv2d with the same parameters.
+ *   x (N, C, H, W), w (C, OC / groups, KH, KW), b (OC) or NULL -> (N, OC, OH, OW),
+ *   OH = (H - 1) stride_h - 2 pad_h + dil_h (KH - 1) + out_pad_h + 1 (OW likewise)
+ * Output padding must be below the stride (PyTorch also takes it below the dilation:
+ * CLG_ERR_UNSUPPORTED here). Composed: one GEMM (W^T @ x, batched over images and groups) and
+ * COL2IM, the way conv2d's backward computes dx; differentiable in x, w and b. */
+clg_tensor *clg_conv_transpose2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
+				 int64_t pad_h, int64_t pad_w, int64_t out_pad_h, int64_t out_pad_w, int64_t dil_h,
+				 int64_t dil_w, int64_t groups);
+
 /* 1-D convolution (cross-correlation, stride 1, dilation 1, one group): x (N, C, L), w (OC, C, K),
  * b (OC) or NULL, zero padding p on both sides -> (N, OC, L + 2p - K + 1). Runs through the FFT
  * (clg_conv1d_fft, clgrad_fft.h) when K is at least the device's measured crossover (`clgrad

@@ -25,6 +25,12 @@ clg_module *clg_nn_linear(clg_backend *be, int64_t in, int64_t out, int bias, cl
 clg_module *clg_nn_conv2d(clg_backend *be, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
 			  int64_t groups, int bias, clg_init init, uint64_t seed);
 clg_module *clg_nn_max_pool2d(int64_t k, int64_t stride, int64_t pad);
+/* PyTorch's ConvTranspose2d(in, out, k, stride, padding, output_padding, groups, bias, dilation):
+ * weight (in, out / groups, k, k), bias (out), both U(-b, b) with b = 1 / sqrt(out / groups * k * k)
+ * (PyTorch's fan-in of that weight); square kernel, the same parameters both ways
+ * (clg_conv_transpose2d) */
+clg_module *clg_nn_conv_transpose2d(clg_backend *be, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
+				    int64_t output_padding, int64_t groups, int64_t dilation, int bias, uint64_t seed);
 /* over the last dim; weight ones, bias zeros */
 clg_module *clg_nn_layer_norm(clg_backend *be, int64_t dim, double eps);
 /* weight, bias; buffers running_mean, running_var (PyTorch's BatchNorm2d, also for (N, C)) */

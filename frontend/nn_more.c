@@ -1,5 +1,5 @@
-/* Modules of the ops issue 31 added for PyTorch users: GroupNorm, RMSNorm (and, below them in this
- * file as they land, ConvTranspose2d and Upsample). PyTorch's parameter names and defaults. */
+/* Modules of the ops issue 31 added for PyTorch users: GroupNorm, RMSNorm, ConvTranspose2d (and
+ * Upsample below as it lands). PyTorch's parameter names and defaults. */
 #include "fe_internal.h"
 
 #include <stdlib.h>
@@ -80,6 +80,44 @@ clg_module *clg_nn_rms_norm(clg_backend *be, int ndims, const int64_t *shape, do
 	}
 	m = with_copy(&rmsnorm_ops, &(norm_data){.ndims = ndims, .eps = eps}, sizeof(norm_data));
 	if (m && affine && clg_module_add_tensor(m, "weight", clg_ones(be, CLG_F32, ndims, shape), 1)) {
+		clg_module_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* ---- ConvTranspose2d ---- */
+
+typedef struct {
+	int64_t stride, pad, out_pad, dil, groups;
+} convt_data;
+
+static clg_tensor *convt_forward(clg_module *m, clg_tensor *x)
+{
+	const convt_data *d = m->data;
+	return clg_conv_transpose2d(x, tensor_named(m, "weight"), tensor_named(m, "bias"), d->stride, d->stride, d->pad,
+				    d->pad, d->out_pad, d->out_pad, d->dil, d->dil, d->groups);
+}
+
+static const clg_module_ops convt_ops = {"conv_transpose2d", convt_forward, free_data, NULL};
+
+clg_module *clg_nn_conv_transpose2d(clg_backend *be, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
+				    int64_t output_padding, int64_t groups, int64_t dilation, int bias, uint64_t seed)
+{
+	clg_module *m;
+	double bound;
+	if (groups < 1 || in < 1 || out < 1 || k < 1 || in % groups || out % groups) {
+		fe_fail(clg_fail(CLG_ERR_INVALID, "conv_transpose2d module: %lld and %lld channels do not split into %lld groups (kernel %lld)",
+				 (long long)in, (long long)out, (long long)groups, (long long)k));
+		return NULL;
+	}
+	/* PyTorch's fan-in of a transposed weight (in, out / groups, k, k) is its dim 1 times k * k */
+	bound = clg_init_bound(CLG_INIT_DEFAULT, out / groups * k * k, in * k * k);
+	m = with_copy(&convt_ops,
+		      &(convt_data){.stride = stride, .pad = pad, .out_pad = output_padding, .dil = dilation, .groups = groups},
+		      sizeof(convt_data));
+	if (m && (clg_module_add_tensor(m, "weight", clg_init_uniform(be, CLG_SHAPE(in, out / groups, k, k), bound, seed), 1) ||
+		  (bias && clg_module_add_tensor(m, "bias", clg_init_uniform(be, CLG_SHAPE(out), bound, seed + 1), 1)))) {
 		clg_module_free(m);
 		return NULL;
 	}

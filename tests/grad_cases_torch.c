@@ -1,5 +1,5 @@
 /* Gradient-check cases of the ops PyTorch users reach for (issue 31, item 3; see tests/test_grad.h):
- * clamp with tensor bounds; pooling's ceil_mode and count_include_pad; GroupNorm and RMSNorm; matmul over several batch dims with broadcasting and 1-D operands. The forward loss of each case is checked against the reference in
+ * clamp with tensor bounds; conv_transpose2d; pooling's ceil_mode and count_include_pad; GroupNorm and RMSNorm; matmul over several batch dims with broadcasting and 1-D operands. The forward loss of each case is checked against the reference in
  * double too, so these cases hold the composed ops' values on every device as well. */
 #include "test_grad.h"
 
@@ -51,6 +51,12 @@ static clg_tensor *f_avg_pool_ceil(clg_tensor **x) { return clg_avg_pool2d_ex(x[
 static clg_tensor *f_avg_pool_nopad(clg_tensor **x) { return clg_avg_pool2d_ex(x[0], 3, 2, 2, 1, 1, 1, 0, 0); }
 static clg_tensor *f_avg_pool_ceil_nopad(clg_tensor **x) { return clg_avg_pool2d_ex(x[0], 2, 3, 3, 2, 1, 1, 1, 0); }
 
+/* ---- conv_transpose2d ---- */
+
+static clg_tensor *f_convt(clg_tensor **x) { return clg_conv_transpose2d(x[0], x[1], x[2], 2, 2, 1, 1, 1, 1, 1, 1, 1); }
+static clg_tensor *f_convt_groups(clg_tensor **x) { return clg_conv_transpose2d(x[0], x[1], NULL, 1, 2, 0, 1, 0, 1, 1, 1, 2); }
+static clg_tensor *f_convt_dilation(clg_tensor **x) { return clg_conv_transpose2d(x[0], x[1], x[2], 3, 1, 2, 0, 2, 0, 2, 1, 1); }
+
 /* ---- GroupNorm, RMSNorm ---- */
 
 static clg_tensor *f_group_norm(clg_tensor **x) { return clg_group_norm(x[0], 2, x[1], x[2], 1e-5); }
@@ -67,6 +73,9 @@ static clg_tensor *f_rms_norm_2d(clg_tensor **x) { return clg_rms_norm(x[0], 2, 
 static clg_tensor *f_rms_norm_plain(clg_tensor **x) { return clg_rms_norm(x[0], 1, NULL, 1e-6); }
 
 static const gcase cases[] = {
+	{"conv_transpose2d", 3, {4, 4, 1}, {{2, 3, 3, 3}, {3, 2, 3, 3}, {2}}, -1, 1, f_convt},
+	{"conv_transpose2d_groups", 2, {4, 4}, {{1, 4, 3, 2}, {4, 3, 2, 3}}, -1, 1, f_convt_groups},
+	{"conv_transpose2d_dilation", 3, {4, 4, 1}, {{1, 2, 3, 4}, {2, 3, 3, 2}, {3}}, -1, 1, f_convt_dilation},
 	{"max_pool2d_ceil", 1, {4}, {{1, 2, 5, 6}}, -1, 1, f_max_pool_ceil},
 	{"max_pool2d_dilation_ceil", 1, {4}, {{1, 2, 6, 5}}, -1, 1, f_max_pool_dil_ceil},
 	{"avg_pool2d_ceil", 1, {4}, {{2, 1, 6, 5}}, -1, 1, f_avg_pool_ceil},

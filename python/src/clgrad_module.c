@@ -1002,6 +1002,24 @@ static PyObject *py_conv2d(PyObject *self, PyObject *args)
 	return wrap(clg_conv2d(x, tw, tb, sh, sw, ph, pw, dh, dw, groups));
 }
 
+/* _C.conv_transpose2d(x, w, b, (sh, sw), (ph, pw), (oph, opw), (dh, dw), groups) */
+static PyObject *py_conv_transpose2d(PyObject *self, PyObject *args)
+{
+	PyObject *a, *w, *b;
+	long long sh, sw, ph, pw, oh, ow, dh, dw, groups;
+	int ok;
+	clg_tensor *x, *tw, *tb;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OOO(LL)(LL)(LL)(LL)L", &a, &w, &b, &sh, &sw, &ph, &pw, &oh, &ow, &dh, &dw, &groups) ||
+	    !(x = tensor_arg(a, "conv_transpose2d(input)")) || !(tw = tensor_arg(w, "conv_transpose2d(weight)")))
+		return NULL;
+	tb = opt_tensor_arg(b, "conv_transpose2d(bias)", &ok);
+	if (!ok)
+		return NULL;
+	return wrap(clg_conv_transpose2d(x, tw, tb, sh, sw, ph, pw, oh, ow, dh, dw, groups));
+}
+
 /* _C.pool2d(kind, x, (kh, kw), (sh, sw), (ph, pw)[, (dh, dw), ceil_mode, count_include_pad]): kind
  * "max" or "avg" (whose dilation must be 1) */
 static PyObject *py_pool2d(PyObject *self, PyObject *args)
@@ -1794,6 +1812,7 @@ static PyMethodDef module_methods[] = {
 	{"extreme", py_extreme, METH_VARARGS, NULL},
 	{"arg_extreme", py_arg_extreme, METH_VARARGS, NULL},
 	{"layer_norm", py_layer_norm, METH_VARARGS, NULL},
+	{"conv_transpose2d", py_conv_transpose2d, METH_VARARGS, NULL},
 	{"group_norm", py_group_norm, METH_VARARGS, NULL},
 	{"rms_norm", py_rms_norm, METH_VARARGS, NULL},
 	{"batch_norm", py_batch_norm, METH_VARARGS, NULL},

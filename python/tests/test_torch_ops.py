@@ -158,3 +158,52 @@ def test_avg_pool_known_values(dev):
     np.testing.assert_allclose(nn.AvgPool2d(2, 2, 1, count_include_pad=False)(x).numpy(), np.ones((1, 1, 2, 2)))
     # ceil_mode: 5 wide in windows of 2 at stride 2 gives 3, the last of one column
     assert F.avg_pool2d(clgrad.ones(1, 1, 5, 5, device=dev), 2, ceil_mode=True).shape == (1, 1, 3, 3)
+
+
+# ---- ConvTranspose2d ----
+
+def np_conv_transpose2d(x, w, b=None, s=(1, 1), p=(0, 0), op=(0, 0), d=(1, 1), g=1):
+    """Each input pixel scatters its weighted kernel into the output (the definition)."""
+    n, c, h, wd = x.shape
+    _, ocg, kh, kw = w.shape
+    oh = (h - 1) * s[0] - 2 * p[0] + d[0] * (kh - 1) + op[0] + 1
+    ow = (wd - 1) * s[1] - 2 * p[1] + d[1] * (kw - 1) + op[1] + 1
+    full = np.zeros((n, ocg * g, oh + 2 * p[0] + s[0], ow + 2 * p[1] + s[1]))
+    cg = c // g
+    for ci in range(c):
+        grp = ci // cg
+        for i in range(h):
+            for j in range(wd):
+                for a in range(kh):
+                    for e in range(kw):
+                        full[:, grp * ocg:(grp + 1) * ocg, i * s[0] + a * d[0], j * s[1] + e * d[1]] += \
+                            x[:, ci, i, j][:, None] * w[ci, :, a, e][None]
+    y = full[:, :, p[0]:p[0] + oh, p[1]:p[1] + ow]
+    return y + (0 if b is None else b[None, :, None, None])
+
+
+@pytest.mark.parametrize("xs,ws,kw", [
+    ((2, 3, 3, 3), (3, 2, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+    ((1, 4, 3, 2), (4, 3, 2, 3), dict(stride=(1, 2), output_padding=(0, 1), groups=2)),
+    ((1, 2, 3, 4), (2, 3, 3, 2), dict(stride=(3, 1), padding=(2, 0), output_padding=(2, 0), dilation=(2, 1))),
+], ids=["stride_pad_outpad", "groups", "dilation"])
+def test_conv_transpose2d(dev, xs, ws, kw):
+    x, w, b = RNG.normal(size=xs), RNG.normal(size=ws), RNG.normal(size=ws[1] * kw.get("groups", 1))
+    pair = F._pair
+    ref = lambda a, c, e: np_conv_transpose2d(a, c, e, pair(kw.get("stride", 1)), pair(kw.get("padding", 0)),  # noqa: E731
+                                              pair(kw.get("output_padding", 0)), pair(kw.get("dilation", 1)),
+                                              kw.get("groups", 1))
+    check(dev, lambda a, c, e: F.conv_transpose2d(a, c, e, **kw), ref, [x, w, b])
+
+
+def test_conv_transpose2d_module(dev):
+    m = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2, device=dev)
+    assert m.weight.shape == (4, 3, 3, 3) and m.bias.shape == (6,)
+    assert np.abs(m.weight.numpy()).max() <= 1 / np.sqrt(3 * 9)
+    x = RNG.normal(size=(2, 4, 5, 5)).astype(np.float32)
+    y = m(clgrad.tensor(x, device=dev))
+    assert y.shape == (2, 6, 10, 10)
+    want = np_conv_transpose2d(x, m.weight.numpy(), m.bias.numpy(), (2, 2), (1, 1), (1, 1), (1, 1), 2)
+    assert nerr(y.numpy(), want) < 1e-5
+    with pytest.raises(clgrad.UnsupportedError):  # output padding must be below the stride here
+        F.conv_transpose2d(clgrad.tensor(x, device=dev), m.weight, None, stride=1, output_padding=1, dilation=2, groups=2)

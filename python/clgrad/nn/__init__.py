@@ -237,6 +237,28 @@ class Conv2d(Module):
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
+class ConvTranspose2d(Module):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise ValueError("ConvTranspose2d: only padding_mode='zeros' is offered (PyTorch's only one too)")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError("ConvTranspose2d: %d and %d channels do not split into %d groups"
+                             % (in_channels, out_channels, groups))
+        kh, kw = F._pair(kernel_size)
+        self.stride, self.padding, self.output_padding = stride, padding, output_padding
+        self.groups, self.dilation = groups, dilation
+        # PyTorch's fan-in of the (in, out / groups, kh, kw) weight: its dim 1 times the kernel
+        bound = 1.0 / math.sqrt(out_channels // groups * kh * kw)
+        self.weight = Parameter(_uniform((in_channels, out_channels // groups, kh, kw), bound, device))
+        self.bias = Parameter(_uniform((out_channels,), bound, device)) if bias else None
+
+    def forward(self, x):
+        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding, self.output_padding,
+                                  self.groups, self.dilation)
+
+
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, device=None):
         super().__init__()

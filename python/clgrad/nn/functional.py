@@ -165,6 +165,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _C.conv2d(input, weight, bias, _pair(stride), _pair(padding), _pair(dilation), int(groups))
 
 
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
+                     dilation=1):
+    return _C.conv_transpose2d(input, weight, bias, _pair(stride), _pair(padding), _pair(output_padding),
+                               _pair(dilation), int(groups))
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
                return_indices=False):
     if return_indices:
