@@ -31,6 +31,18 @@ clg_tensor *clg_conv_transpose2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, in
 				 int64_t pad_h, int64_t pad_w, int64_t out_pad_h, int64_t out_pad_w, int64_t dil_h,
 				 int64_t dil_w, int64_t groups);
 
+/* Resampling as torch.nn.functional.interpolate for x (N, C, L) or (N, C, H, W), float32 or float64:
+ * the spatial dims to size[k] positions, or to floor(in * scale_factor[k]) (exactly one of size and
+ * scale_factor given, one entry per spatial dim). NEAREST takes source floor(o * s) (PyTorch's
+ * 'nearest'); LINEAR blends the two neighbours of the source position (linear, bilinear), with
+ *   align_corners 0: src = max((o + 0.5) s - 0.5, 0), s = in / out, or 1 / scale_factor when given
+ *   align_corners 1: src = o (in - 1) / (out - 1)
+ * Differentiable in x. Composed from index_select (a gather per axis, two for LINEAR) and
+ * elementwise weights; align_corners must be 0 for NEAREST. */
+typedef enum { CLG_INTERP_NEAREST = 0, CLG_INTERP_LINEAR = 1 } clg_interp;
+clg_tensor *clg_interpolate(clg_tensor *x, const int64_t *size, const double *scale_factor, clg_interp mode,
+			    int align_corners);
+
 /* 1-D convolution (cross-correlation, stride 1, dilation 1, one group): x (N, C, L), w (OC, C, K),
  * b (OC) or NULL, zero padding p on both sides -> (N, OC, L + 2p - K + 1). Runs through the FFT
  * (clg_conv1d_fft, clgrad_fft.h) when K is at least the device's measured crossover (`clgrad

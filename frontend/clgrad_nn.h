@@ -41,6 +41,9 @@ clg_module *clg_nn_group_norm(clg_backend *be, int64_t groups, int64_t channels,
 /* PyTorch's RMSNorm(normalized_shape, eps, elementwise_affine): over the last ndims dims, whose
  * sizes are shape; weight ones of that shape when affine; eps < 0 means eps=None (clg_rms_norm) */
 clg_module *clg_nn_rms_norm(clg_backend *be, int ndims, const int64_t *shape, double eps, int affine);
+/* PyTorch's Upsample(size or scale_factor, mode, align_corners) over nsp (1 or 2) spatial dims:
+ * clg_interpolate with size (nsp entries) or scale_factor (nsp entries; the other NULL), copied */
+clg_module *clg_nn_upsample(int nsp, const int64_t *size, const double *scale_factor, clg_interp mode, int align_corners);
 /* a new mask each call, derived from seed and the call count */
 clg_module *clg_nn_dropout(double p, uint64_t seed);
 /* weight (num, dim); forward takes int32 ids of any shape */

@@ -1,5 +1,5 @@
-/* Modules of the ops issue 31 added for PyTorch users: GroupNorm, RMSNorm, ConvTranspose2d (and
- * Upsample below as it lands). PyTorch's parameter names and defaults. */
+/* Modules of the ops issue 31 added for PyTorch users: GroupNorm, RMSNorm, ConvTranspose2d and
+ * Upsample. PyTorch's parameter names and defaults. */
 #include "fe_internal.h"
 
 #include <stdlib.h>
@@ -122,4 +122,40 @@ clg_module *clg_nn_conv_transpose2d(clg_backend *be, int64_t in, int64_t out, in
 		return NULL;
 	}
 	return m;
+}
+
+/* ---- Upsample ---- */
+
+typedef struct {
+	int nsp, has_size, align_corners;
+	clg_interp mode;
+	int64_t size[2];
+	double scale[2];
+} upsample_data;
+
+static clg_tensor *upsample_forward(clg_module *m, clg_tensor *x)
+{
+	const upsample_data *d = m->data;
+	if (x && x->v.ndim != d->nsp + 2)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "module 'upsample': made for %d spatial dims, x has %d dims", d->nsp,
+					x->v.ndim));
+	return clg_interpolate(x, d->has_size ? d->size : NULL, d->has_size ? NULL : d->scale, d->mode, d->align_corners);
+}
+
+static const clg_module_ops upsample_ops = {"upsample", upsample_forward, free_data, NULL};
+
+clg_module *clg_nn_upsample(int nsp, const int64_t *size, const double *scale_factor, clg_interp mode, int align_corners)
+{
+	upsample_data d = {.nsp = nsp, .has_size = size != NULL, .align_corners = align_corners, .mode = mode};
+	if (nsp < 1 || nsp > 2 || (!size) == (!scale_factor)) {
+		fe_fail(clg_fail(CLG_ERR_INVALID, "upsample module: %d spatial dims (1 or 2) and either a size or a scale factor", nsp));
+		return NULL;
+	}
+	for (int k = 0; k < nsp; k++) {
+		if (size)
+			d.size[k] = size[k];
+		else
+			d.scale[k] = scale_factor[k];
+	}
+	return with_copy(&upsample_ops, &d, sizeof(d));
 }

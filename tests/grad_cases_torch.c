@@ -1,5 +1,5 @@
 /* Gradient-check cases of the ops PyTorch users reach for (issue 31, item 3; see tests/test_grad.h):
- * clamp with tensor bounds; conv_transpose2d; pooling's ceil_mode and count_include_pad; GroupNorm and RMSNorm; matmul over several batch dims with broadcasting and 1-D operands. The forward loss of each case is checked against the reference in
+ * clamp with tensor bounds; conv_transpose2d; interpolate (nearest, linear, bilinear); pooling's ceil_mode and count_include_pad; GroupNorm and RMSNorm; matmul over several batch dims with broadcasting and 1-D operands. The forward loss of each case is checked against the reference in
  * double too, so these cases hold the composed ops' values on every device as well. */
 #include "test_grad.h"
 
@@ -57,6 +57,15 @@ static clg_tensor *f_convt(clg_tensor **x) { return clg_conv_transpose2d(x[0], x
 static clg_tensor *f_convt_groups(clg_tensor **x) { return clg_conv_transpose2d(x[0], x[1], NULL, 1, 2, 0, 1, 0, 1, 1, 1, 2); }
 static clg_tensor *f_convt_dilation(clg_tensor **x) { return clg_conv_transpose2d(x[0], x[1], x[2], 3, 1, 2, 0, 2, 0, 2, 1, 1); }
 
+/* ---- interpolate ---- */
+
+static clg_tensor *f_up_nearest2(clg_tensor **x) { return clg_interpolate(x[0], NULL, (double[]){2, 2}, CLG_INTERP_NEAREST, 0); }
+static clg_tensor *f_up_nearest_size(clg_tensor **x) { return clg_interpolate(x[0], (int64_t[]){5, 3}, NULL, CLG_INTERP_NEAREST, 0); }
+static clg_tensor *f_up_bilinear(clg_tensor **x) { return clg_interpolate(x[0], (int64_t[]){7, 5}, NULL, CLG_INTERP_LINEAR, 0); }
+static clg_tensor *f_up_bilinear_ac(clg_tensor **x) { return clg_interpolate(x[0], NULL, (double[]){2, 1.5}, CLG_INTERP_LINEAR, 1); }
+static clg_tensor *f_up_linear_1d(clg_tensor **x) { return clg_interpolate(x[0], NULL, (double[]){1.5}, CLG_INTERP_LINEAR, 0); }
+static clg_tensor *f_down_bilinear(clg_tensor **x) { return clg_interpolate(x[0], (int64_t[]){3, 2}, NULL, CLG_INTERP_LINEAR, 0); }
+
 /* ---- GroupNorm, RMSNorm ---- */
 
 static clg_tensor *f_group_norm(clg_tensor **x) { return clg_group_norm(x[0], 2, x[1], x[2], 1e-5); }
@@ -73,6 +82,12 @@ static clg_tensor *f_rms_norm_2d(clg_tensor **x) { return clg_rms_norm(x[0], 2, 
 static clg_tensor *f_rms_norm_plain(clg_tensor **x) { return clg_rms_norm(x[0], 1, NULL, 1e-6); }
 
 static const gcase cases[] = {
+	{"interpolate_nearest_x2", 1, {4}, {{1, 2, 3, 4}}, -1, 1, f_up_nearest2},
+	{"interpolate_nearest_size", 1, {4}, {{2, 1, 4, 5}}, -1, 1, f_up_nearest_size},
+	{"interpolate_bilinear", 1, {4}, {{1, 2, 4, 3}}, -1, 1, f_up_bilinear},
+	{"interpolate_bilinear_align_corners", 1, {4}, {{2, 1, 3, 4}}, -1, 1, f_up_bilinear_ac},
+	{"interpolate_linear_1d", 1, {3}, {{2, 3, 5}}, -1, 1, f_up_linear_1d},
+	{"interpolate_bilinear_down", 1, {4}, {{1, 2, 7, 5}}, -1, 1, f_down_bilinear},
 	{"conv_transpose2d", 3, {4, 4, 1}, {{2, 3, 3, 3}, {3, 2, 3, 3}, {2}}, -1, 1, f_convt},
 	{"conv_transpose2d_groups", 2, {4, 4}, {{1, 4, 3, 2}, {4, 3, 2, 3}}, -1, 1, f_convt_groups},
 	{"conv_transpose2d_dilation", 3, {4, 4, 1}, {{1, 2, 3, 4}, {2, 3, 3, 2}, {3}}, -1, 1, f_convt_dilation},

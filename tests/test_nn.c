@@ -188,6 +188,17 @@ static void test_torch_modules(clg_backend *be)
 	CHECK(y && fabs(first_value(y) - 1) < 1e-6, "RMSNorm of a constant row is 1");
 	clg_free(y);
 	clg_free(x);
+	{
+		clg_module *up = clg_nn_upsample(2, NULL, (double[]){2, 1.5}, CLG_INTERP_LINEAR, 1);
+		x = clg_full(be, CLG_F32, CLG_SHAPE(1, 2, 2, 4), 2.0);
+		y = up ? clg_module_forward(up, x) : NULL;
+		CHECK(y && clg_shape(y)[2] == 4 && clg_shape(y)[3] == 6 && first_value(y) == 2, "Upsample (1, 2, 4, 6) of 2s: %s",
+		      y ? "" : clg_last_error());
+		clg_free(y);
+		clg_free(x);
+		clg_module_free(up);
+		CHECK(!clg_nn_upsample(2, NULL, NULL, CLG_INTERP_NEAREST, 0), "Upsample without size or scale refused");
+	}
 done:
 	clg_module_free(gn);
 	clg_module_free(gn0);

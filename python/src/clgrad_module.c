@@ -1020,6 +1020,45 @@ static PyObject *py_conv_transpose2d(PyObject *self, PyObject *args)
 	return wrap(clg_conv_transpose2d(x, tw, tb, sh, sw, ph, pw, oh, ow, dh, dw, groups));
 }
 
+/* _C.interpolate(x, size or None, scale_factor or None, linear, align_corners): size a tuple of
+ * ints, scale_factor of floats, one per spatial dim */
+static PyObject *py_interpolate(PyObject *self, PyObject *args)
+{
+	PyObject *a, *so, *fo;
+	int linear, align, n = 0;
+	int64_t size[2];
+	double sf[2];
+	clg_tensor *x;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OOOpp", &a, &so, &fo, &linear, &align) || !(x = tensor_arg(a, "interpolate")))
+		return NULL;
+	for (int k = 0; k < 2; k++) {
+		PyObject *o = k ? fo : so;
+		if (o == Py_None)
+			continue;
+		if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < 1 || PyTuple_GET_SIZE(o) > 2) {
+			PyErr_SetString(PyExc_TypeError, "interpolate: size and scale_factor must be tuples of 1 or 2 numbers");
+			return NULL;
+		}
+		n = (int)PyTuple_GET_SIZE(o);
+		for (int i = 0; i < n; i++) {
+			if (k)
+				sf[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(o, i));
+			else
+				size[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(o, i));
+		}
+		if (PyErr_Occurred())
+			return NULL;
+	}
+	if (n && n != clg_ndim(x) - 2) {
+		PyErr_Format(PyExc_ValueError, "interpolate: %d sizes or scale factors for %d spatial dims", n, clg_ndim(x) - 2);
+		return NULL;
+	}
+	return wrap(clg_interpolate(x, so == Py_None ? NULL : size, fo == Py_None ? NULL : sf,
+				    linear ? CLG_INTERP_LINEAR : CLG_INTERP_NEAREST, align));
+}
+
 /* _C.pool2d(kind, x, (kh, kw), (sh, sw), (ph, pw)[, (dh, dw), ceil_mode, count_include_pad]): kind
  * "max" or "avg" (whose dilation must be 1) */
 static PyObject *py_pool2d(PyObject *self, PyObject *args)
@@ -1812,6 +1851,7 @@ static PyMethodDef module_methods[] = {
 	{"extreme", py_extreme, METH_VARARGS, NULL},
 	{"arg_extreme", py_arg_extreme, METH_VARARGS, NULL},
 	{"layer_norm", py_layer_norm, METH_VARARGS, NULL},
+	{"interpolate", py_interpolate, METH_VARARGS, NULL},
 	{"conv_transpose2d", py_conv_transpose2d, METH_VARARGS, NULL},
 	{"group_norm", py_group_norm, METH_VARARGS, NULL},
 	{"rms_norm", py_rms_norm, METH_VARARGS, NULL},

@@ -207,3 +207,56 @@ def test_conv_transpose2d_module(dev):
     assert nerr(y.numpy(), want) < 1e-5
     with pytest.raises(clgrad.UnsupportedError):  # output padding must be below the stride here
         F.conv_transpose2d(clgrad.tensor(x, device=dev), m.weight, None, stride=1, output_padding=1, dilation=2, groups=2)
+
+
+# ---- interpolate / Upsample ----
+
+def np_interp_axis(x, axis, out, sf, linear, align_corners):
+    n = x.shape[axis]
+    if align_corners:
+        scale = (n - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        scale = 1.0 / sf if sf else n / out
+    o = np.arange(out)
+    if not linear:
+        return np.take(x, np.minimum(np.floor(o * scale).astype(int), n - 1), axis)
+    src = o * scale if align_corners else np.maximum((o + 0.5) * scale - 0.5, 0)
+    i0 = np.minimum(src.astype(int), n - 1)
+    i1 = np.minimum(i0 + 1, n - 1)
+    l1 = (src - i0).reshape((-1,) + (1,) * (x.ndim - axis - 1))
+    return np.take(x, i0, axis) * (1 - l1) + np.take(x, i1, axis) * l1
+
+
+def np_interpolate(x, size=None, sf=None, linear=False, align_corners=False):
+    for k in range(x.ndim - 2):
+        out = size[k] if size else int(np.floor(x.shape[2 + k] * sf[k]))
+        x = np_interp_axis(x, 2 + k, out, None if size else sf[k], linear, align_corners)
+    return x
+
+
+@pytest.mark.parametrize("shape,kw,ref", [
+    ((1, 2, 3, 4), dict(scale_factor=2), dict(sf=(2, 2))),
+    ((2, 1, 4, 5), dict(size=(5, 3)), dict(size=(5, 3))),
+    ((1, 2, 4, 3), dict(size=(7, 5), mode="bilinear"), dict(size=(7, 5), linear=True)),
+    ((2, 1, 3, 4), dict(scale_factor=(2, 1.5), mode="bilinear", align_corners=True),
+     dict(sf=(2, 1.5), linear=True, align_corners=True)),
+    ((2, 3, 5), dict(scale_factor=1.5, mode="linear"), dict(sf=(1.5,), linear=True)),
+    ((1, 2, 7, 5), dict(size=(3, 2), mode="bilinear"), dict(size=(3, 2), linear=True)),
+    ((1, 1, 5, 3), dict(scale_factor=0.5), dict(sf=(0.5, 0.5))),
+], ids=["nearest_x2", "nearest_size", "bilinear", "bilinear_align", "linear_1d", "bilinear_down", "nearest_down"])
+def test_interpolate(dev, shape, kw, ref):
+    x = RNG.normal(size=shape)
+    check(dev, lambda a: F.interpolate(a, **kw), lambda a: np_interpolate(a, **ref), [x])
+
+
+def test_interpolate_known_values(dev):
+    x = clgrad.tensor([[[[1.0, 2.0], [3.0, 4.0]]]], device=dev)
+    np.testing.assert_allclose(nn.Upsample(scale_factor=2, mode="bilinear")(x).numpy()[0, 0],
+                               [[1, 1.25, 1.75, 2], [1.5, 1.75, 2.25, 2.5], [2.5, 2.75, 3.25, 3.5], [3, 3.25, 3.75, 4]],
+                               rtol=1e-6)
+    np.testing.assert_allclose(F.interpolate(x, size=3, mode="bilinear", align_corners=True).numpy()[0, 0],
+                               [[1, 1.5, 2], [2, 2.5, 3], [3, 3.5, 4]], rtol=1e-6)
+    np.testing.assert_array_equal(nn.Upsample(scale_factor=2)(x).numpy()[0, 0],
+                                  [[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 4, 4], [3, 3, 4, 4]])
+    with pytest.raises(ValueError):
+        F.interpolate(x, size=3, align_corners=True)

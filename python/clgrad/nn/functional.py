@@ -171,6 +171,36 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                _pair(dilation), int(groups))
 
 
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
+                recompute_scale_factor=None, antialias=False):
+    """torch.nn.functional.interpolate for (N, C, L) and (N, C, H, W): modes nearest, linear and bilinear."""
+    nsp = input.ndim - 2
+    modes = {"nearest": (False, None), "linear": (True, 1), "bilinear": (True, 2)}
+    if mode not in modes or antialias:
+        raise NotImplementedError("interpolate: mode %r%s is not offered (nearest, linear, bilinear)"
+                                  % (mode, " with antialias" if antialias else ""))
+    linear, want = modes[mode]
+    if want is not None and want != nsp:
+        raise ValueError("interpolate: mode %r takes %d spatial dims, the input has %d" % (mode, want, nsp))
+    if not linear and align_corners is not None:
+        raise ValueError("interpolate: align_corners only applies to the linear modes")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give either size or scale_factor")
+    def each(v, kind):
+        v = tuple(v) if isinstance(v, (tuple, list)) else (v,) * nsp
+        if len(v) != nsp:
+            raise ValueError("interpolate: %d %s for %d spatial dims" % (len(v), kind, nsp))
+        return v
+    if size is not None:
+        size = tuple(int(s) for s in each(size, "sizes"))
+    else:
+        scale_factor = tuple(float(s) for s in each(scale_factor, "scale factors"))
+        if recompute_scale_factor:  # the scale then follows from the sizes
+            size = tuple(int(math.floor(n * s)) for n, s in zip(input.shape[2:], scale_factor))
+            scale_factor = None
+    return _C.interpolate(input, size, scale_factor, linear, bool(align_corners))
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
                return_indices=False):
     if return_indices:
