@@ -161,8 +161,17 @@ void ops_cases_conv(op_case_adder add)
 		 * strides 2 and 3), padded windows divide by fewer taps */
 		for (size_t s = 0; s < sizeof(geos) / sizeof(geos[0]); s++) {
 			int avg = ops[o] == CLG_OP_AVGPOOL2D || ops[o] == CLG_OP_AVGPOOL2D_BACKWARD;
+			const geo *g = &geos[s];
+			int64_t fh = out_size(g->H, g->KH, g->SH, g->PH, g->DH), fw = out_size(g->W, g->KW, g->SW, g->PW, g->DW);
+			int differs;
+			ceil_mode = 1;
+			differs = out_size(g->H, g->KH, g->SH, g->PH, g->DH) != fh || out_size(g->W, g->KW, g->SW, g->PW, g->DW) != fw;
+			ceil_mode = 0;
 			for (int mode = 0; mode < (avg ? 3 : 1); mode++) {
 				op_case c;
+				/* only the geometries a mode changes: a window overhanging, or padding */
+				if (mode != 2 ? !differs : !(g->PH || g->PW))
+					continue;
 				ceil_mode = mode != 2;
 				c = make(ops[o], &geos[s], s % 2 ? L_OFFSET : L_CONTIG);
 				c.f[0] = ceil_mode;
