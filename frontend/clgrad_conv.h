@@ -5,10 +5,11 @@
  * Strides and dilations are at least 1, paddings at least 0; the (dilated) kernel must fit in
  * the padded input. Shape errors (CLG_ERR_SHAPE) and bad parameters (CLG_ERR_INVALID) name the op,
  * the device and the shapes. */
+/* clgrad.h first, outside the guard: it includes every sub-header in order, so one that uses
+ * another's types (nn uses conv's) sees them whichever header a user includes first */
+#include "clgrad.h"
 #ifndef CLGRAD_CONV_H
 #define CLGRAD_CONV_H
-
-#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
 
 #ifdef __cplusplus
 extern "C" {

@@ -15,10 +15,11 @@
  * numpy does). Lengths with prime factors other than 2, 3, 5, 7, 11, 13 run on OpenCL devices
  * through Bluestein's chirp-z (O(N log N)), or a direct O(N^2) kernel where that is faster (short
  * rows, few of them; see backend/opencl/cl_ops_fft.c). */
+/* clgrad.h first, outside the guard: it includes every sub-header in order, so one that uses
+ * another's types (nn uses conv's) sees them whichever header a user includes first */
+#include "clgrad.h"
 #ifndef CLGRAD_FFT_H
 #define CLGRAD_FFT_H
-
-#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
 
 #ifdef __cplusplus
 extern "C" {

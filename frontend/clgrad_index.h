@@ -17,10 +17,11 @@
  * Index tensors are int32 (CLG_I32), on the same device as the data. An index outside the valid
  * range selects zeros (index_select, embedding, gather) and receives no gradient.
  */
+/* clgrad.h first, outside the guard: it includes every sub-header in order, so one that uses
+ * another's types (nn uses conv's) sees them whichever header a user includes first */
+#include "clgrad.h"
 #ifndef CLGRAD_INDEX_H
 #define CLGRAD_INDEX_H
-
-#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,10 +5,11 @@
  * Parameters are initialised on the host from a seed, so every device starts from the same values.
  * Names follow PyTorch's (a Sequential's children are "0", "1", ...; "0.weight", "0.bias"), so a
  * checkpoint's tensors line up with a PyTorch state_dict. */
+/* clgrad.h first, outside the guard: it includes every sub-header in order, so one that uses
+ * another's types (nn uses conv's) sees them whichever header a user includes first */
+#include "clgrad.h"
 #ifndef CLGRAD_NN_H
 #define CLGRAD_NN_H
-
-#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,9 +1,10 @@
 /* clgrad: norm ops (included by clgrad.h). Shapes in comments; D is the last (feature) dim, C
  * the channel dim. Every function returns a new tensor (NULL on failure, see clgrad.h). */
+/* clgrad.h first, outside the guard: it includes every sub-header in order, so one that uses
+ * another's types (nn uses conv's) sees them whichever header a user includes first */
+#include "clgrad.h"
 #ifndef CLGRAD_NORM_H
 #define CLGRAD_NORM_H
-
-#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
 
 #ifdef __cplusplus
 extern "C" {

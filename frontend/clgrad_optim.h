@@ -1,8 +1,9 @@
 /* clgrad: optimizers, learning-rate schedules and gradient clipping (included by clgrad.h). */
+/* clgrad.h first, outside the guard: it includes every sub-header in order, so one that uses
+ * another's types (nn uses conv's) sees them whichever header a user includes first */
+#include "clgrad.h"
 #ifndef CLGRAD_OPTIM_H
 #define CLGRAD_OPTIM_H
-
-#include "clgrad.h" /* the types; clgrad.h includes this header back, the guards stop the loop */
 
 #ifdef __cplusplus
 extern "C" {
