@@ -38,12 +38,23 @@ static clg_status wait_for(MPI_Request *req, const char *what)
 	return CLG_OK;
 }
 
+/* The fault test's rank dies at its Nth collective of a step's exchange (counted where one starts). */
+static void maybe_die(void)
+{
+	if (state.die_at && ++state.gathers == state.die_at)
+		raise(SIGKILL);
+}
+
+static clg_status too_big(size_t bytes, const char *what)
+{
+	return clg_fail(CLG_ERR_UNSUPPORTED, "mpi rank %d: %s of %zu bytes: over 2 GiB", state.rank, what, bytes);
+}
+
 static clg_status mpi_gather(void *user, const void *send, void *recv, size_t n)
 {
 	MPI_Request req;
 	(void)user;
-	if (state.die_at && ++state.gathers == state.die_at)
-		raise(SIGKILL); /* a rank dying mid-run, for the fault test */
+	maybe_die(); /* a rank dying mid-run, for the fault test */
 	if (n > (size_t)0x7fffffff)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "mpi gather of %zu bytes: over 2 GiB", n);
 	if (MPI_Igather(send, (int)n, MPI_BYTE, recv, (int)n, MPI_BYTE, 0, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
@@ -73,8 +84,8 @@ static clg_status mpi_gather_start(void *user, const void *send, void *recv, siz
 	(void)user;
 
 	*req = NULL;
-	if (off == 0 && state.die_at && ++state.gathers == state.die_at)
-		raise(SIGKILL); /* a rank dying mid-run, for the fault test */
+	if (off == 0)
+		maybe_die(); /* a rank dying mid-run, for the fault test */
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (total * (size_t)size > (size_t)0x7fffffff)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "mpi gather of %d x %zu bytes: over 2 GiB", size, total);
@@ -102,6 +113,118 @@ static clg_status mpi_gather_start(void *user, const void *send, void *recv, siz
 free_lists:
 	free(counts);
 	free(displs);
+	free(r);
+	return st;
+}
+
+static clg_status mpi_allreduce_start(void *user, float *buf, size_t n, void **req)
+{
+	MPI_Request *r;
+	(void)user;
+	*req = NULL;
+	maybe_die();
+	if (n > (size_t)0x7fffffff)
+		return too_big(n * sizeof(float), "all-reduce");
+	if (!(r = malloc(sizeof(*r))))
+		return clg_fail(CLG_ERR_OOM, "mpi rank %d: out of host memory", state.rank);
+	if (MPI_Iallreduce(MPI_IN_PLACE, buf, (int)n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, r) != MPI_SUCCESS) {
+		free(r);
+		return clg_fail(CLG_ERR_STATE, "mpi rank %d: all-reduce of %zu floats failed", state.rank, n);
+	}
+	*req = r;
+	return CLG_OK;
+}
+
+/* Counts and displacements of the ranks' parts, in the unit the call takes; NULL on OOM. */
+static int *parts(int size, int **displs)
+{
+	int *counts = malloc(sizeof(int) * (size_t)size * 2);
+	*displs = counts ? counts + size : NULL;
+	return counts;
+}
+
+static clg_status mpi_allgather_start(void *user, const void *send, void *recv, size_t total, size_t off, size_t n,
+				      void **req)
+{
+	MPI_Request *r;
+	int size = 1, *counts, *displs;
+	clg_status st = CLG_OK;
+	(void)user;
+
+	*req = NULL;
+	if (off == 0)
+		maybe_die();
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (total * (size_t)size > (size_t)0x7fffffff)
+		return too_big(total * (size_t)size, "all-gather");
+	r = malloc(sizeof(*r));
+	counts = parts(size, &displs);
+	if (!r || !counts) {
+		st = clg_fail(CLG_ERR_OOM, "mpi rank %d: out of host memory", state.rank);
+		goto free_lists;
+	}
+	for (int k = 0; k < size; k++) {
+		counts[k] = (int)n;
+		displs[k] = (int)((size_t)k * total + off);
+	}
+	if (MPI_Iallgatherv((const unsigned char *)send + off, (int)n, MPI_BYTE, recv, counts, displs, MPI_BYTE,
+			    MPI_COMM_WORLD, r) != MPI_SUCCESS) {
+		st = clg_fail(CLG_ERR_STATE, "mpi rank %d: all-gather of bytes %zu..%zu failed", state.rank, off, off + n);
+		goto free_lists;
+	}
+	*req = r;
+	r = NULL;
+free_lists:
+	free(counts); /* read when the call is made (MPI 3.1, 5.12) */
+	free(r);
+	return st;
+}
+
+static clg_status mpi_reduce_scatter_start(void *user, const float *send, float *recv, const int *counts, void **req)
+{
+	MPI_Request *r;
+	(void)user;
+	*req = NULL;
+	maybe_die();
+	if (!(r = malloc(sizeof(*r))))
+		return clg_fail(CLG_ERR_OOM, "mpi rank %d: out of host memory", state.rank);
+	if (MPI_Ireduce_scatter(send, recv, counts, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, r) != MPI_SUCCESS) {
+		free(r);
+		return clg_fail(CLG_ERR_STATE, "mpi rank %d: reduce-scatter of %d floats failed", state.rank,
+				counts[state.rank]);
+	}
+	*req = r;
+	return CLG_OK;
+}
+
+static clg_status mpi_allgatherv_start(void *user, float *buf, const int *counts, void **req)
+{
+	MPI_Request *r;
+	int size = 1, *c, *displs;
+	clg_status st = CLG_OK;
+	(void)user;
+
+	*req = NULL;
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	r = malloc(sizeof(*r));
+	c = parts(size, &displs);
+	if (!r || !c) {
+		st = clg_fail(CLG_ERR_OOM, "mpi rank %d: out of host memory", state.rank);
+		goto free_lists;
+	}
+	for (int k = 0; k < size; k++) {
+		c[k] = counts[k];
+		displs[k] = k ? displs[k - 1] + counts[k - 1] : 0;
+	}
+	if (MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, c, displs, MPI_FLOAT, MPI_COMM_WORLD, r) !=
+	    MPI_SUCCESS) {
+		st = clg_fail(CLG_ERR_STATE, "mpi rank %d: all-gather of %d floats failed", state.rank, counts[state.rank]);
+		goto free_lists;
+	}
+	*req = r;
+	r = NULL;
+free_lists:
+	free(c);
 	free(r);
 	return st;
 }
@@ -136,7 +259,9 @@ clg_status clg_mpi_start(int *argc, char ***argv, double timeout_s, clg_train_co
 			state.die_at = die_at;
 	}
 	*comm = (clg_train_comm){.rank = state.rank, .size = size, .user = &state, .gather = mpi_gather,
-				 .broadcast = mpi_broadcast, .gather_start = mpi_gather_start, .wait = mpi_wait};
+				 .broadcast = mpi_broadcast, .gather_start = mpi_gather_start, .wait = mpi_wait,
+				 .allreduce_start = mpi_allreduce_start, .allgather_start = mpi_allgather_start,
+				 .reduce_scatter_start = mpi_reduce_scatter_start, .allgatherv_start = mpi_allgatherv_start};
 	if (!clg_cfg_bool(CLG_CFG_MPI_BUCKETS))
 		comm->gather_start = NULL; /* one blocking gather per step, to compare */
 	return CLG_OK;

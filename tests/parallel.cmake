@@ -3,3 +3,7 @@
 add_test(NAME test_parallel_cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_parallel_cli.sh $<TARGET_FILE:clgrad_cli>)
 set_tests_properties(test_parallel_cli PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
   ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+# All-reduce and the sharded optimizer across MPI ranks against the root exchange (tests/test_mpi_exchange.sh).
+add_test(NAME test_mpi_exchange COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_mpi_exchange.sh $<TARGET_FILE:clgrad_cli>)
+set_tests_properties(test_mpi_exchange PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+  ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;CLGRAD_SELFTEST=0")
