@@ -26,7 +26,7 @@ def fit_host(path):
         for line in open(path):
             if line.startswith("gradient exchange") and pts:
                 break  # first table only: float32 in one process
-            m = re.match(r"\s*(\d+)\s+(\d+)\s+([\d.]+)\s+[\d.]+\s*$", line)
+            m = re.match(r"\s*(\d+)\s+(\d+)\s+([\d.]+)\s+[\d.]+(\s+\d+\s+\d+)?\s*$", line)
             if m:
                 pts.append((float(m.group(2)), float(m.group(3)) * 1e-3))
     if len(pts) < 2:

@@ -22,6 +22,7 @@ PACKAGES=(
 	python3 python3-venv python3-dev    # the Python package's virtual environment and its C extension
 	dataset-fashion-mnist               # /usr/share/datasets/fashion-mnist
 	openmpi-bin libopenmpi-dev          # clgrad train --mpi (optional at build time)
+	iproute2                            # ip, tc: test_netns_hosts and scripts/netns_hosts.sh (simulated hosts)
 	debootstrap                         # test.sh's Debian 13 stage: scripts/setup_trixie.sh
 )
 
