@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Simulated hosts for MPI: N network namespaces (and UTS namespaces: a host name each), each joined
-# by a veth pair to one bridge, with a `tc` limit on each host's link, and Open MPI over TCP on
+# by a veth pair to one bridge, with a `tc` limit on each host's link (both ways), and Open MPI over TCP on
 # those links only; runs one mpirun command across them and always cleans up (namespaces, links,
 # every process left in them), also when the command fails, times out or is interrupted.
 #
@@ -82,7 +82,12 @@ for ((i = 0; i < np; i++)); do
 	ip -n "$ns" addr add "$net.$((i + 1))/24" dev eth0
 	ip -n "$ns" link set eth0 up
 	ip -n "$ns" link set lo up
-	# the host's egress: netem for the delay (and the rate), else a token bucket for the rate alone
+	# the host's ingress (the bridge side's egress: a full-duplex NIC limits both ways), then its egress:
+	# netem for the delay (and the rate), else a token bucket for the rate alone
+	if [ "$rate" != none ]; then
+		tc qdisc add dev "${tag}v$i" root tbf rate "$rate" burst 256kb latency 50ms ||
+			{ echo "netns_hosts.sh: tc refused rate '$rate'" >&2; exit 1; }
+	fi
 	if [ -n "$delay" ] && [ "$netem" = 1 ]; then
 		if ip netns exec "$ns" tc qdisc add dev eth0 root netem delay "$delay" \
 			$([ "$rate" != none ] && echo rate "$rate") limit 100000 2> "$work/err"; then

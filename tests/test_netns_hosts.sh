@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # MPI ranks on simulated hosts (scripts/netns_hosts.sh: a network namespace each, veth pairs to a
-# bridge, 1 Gbit/s token buckets, Open MPI over TCP on those links only), a tiny MLP run:
+# bridge, 10 Gbit/s token buckets both ways, Open MPI over TCP on those links only), a tiny MLP run:
 # - at N = 2 and 3, --exchange allreduce gives --exchange root's losses within 1e-6 relative, with
 #   identical replicas, and int8 over all-reduce gives int8 over root's;
 # - a rank killed at its 3rd collective ends the job with an error naming it, within 30 s;
@@ -28,7 +28,7 @@ common=(--model mlp --limit 480 --batch 120 --seed 5 --epochs 1 --lr 0.002)
 run() { # run NAME NP ARGS...
 	local name=$1 np=$2
 	shift 2
-	CLGRAD_CACHE_DIR=$marker bash "$hosts" --np "$np" --rate 1gbit --tag "$tag" --timeout 60 -- "$clgrad" train --mpi --devices "$dev" "$@" \
+	CLGRAD_CACHE_DIR=$marker bash "$hosts" --np "$np" --rate 10gbit --tag "$tag" --timeout 60 -- "$clgrad" train --mpi --devices "$dev" "$@" \
 		--log "$work/$name.jsonl" > "$work/$name.out" 2>&1
 	local rc=$?
 	[ "$rc" = 77 ] && { cat "$work/$name.out"; echo "namespaces cannot be made here: skipped"; exit 77; }
@@ -62,7 +62,7 @@ left=$(left_behind)
 [ -z "$left" ] || fail "left behind after the runs: $left"
 # rank 1 killed at its 3rd collective; --mpi-timeout 20: the others must not wait longer than that
 start=$(date +%s)
-CLGRAD_TEST_MPI_DIE=1:3 CLGRAD_CACHE_DIR=$marker bash "$hosts" --np 3 --rate 1gbit --tag "$tag" --timeout 60 -- "$clgrad" train --mpi \
+CLGRAD_TEST_MPI_DIE=1:3 CLGRAD_CACHE_DIR=$marker bash "$hosts" --np 3 --rate 10gbit --tag "$tag" --timeout 60 -- "$clgrad" train --mpi \
 	--devices "$dev" "${common[@]}" --mpi-timeout 20 > "$work/die.out" 2>&1 && fail "a dead rank went unnoticed"
 took=$(( $(date +%s) - start ))
 [ "$took" -lt 30 ] || { cat "$work/die.out"; fail "the job took ${took} s to end after a rank died"; }
