@@ -77,7 +77,9 @@ def link_bytes(algo, n, size, state=None):
     return 4 * (n - 1) / n * size
 
 
-def speedup_table(name, t1, params, alpha, beta, int8_ok=True):
+def speedup_table(name, t1, params, alpha, beta, int8_ok=True, weak=False):
+    """strong scaling (the global batch split N ways: T1 / N a step), or weak (each device keeps the
+    one-device batch: N times the samples a step, speed-up N T1 / (T1 + exchange))"""
     size = 4 * params
     print(f"### {name}: {params} parameters, {size / 1e6:.2f} MB of gradients, one step {t1 * 1e3:.1f} ms, "
           f"host cost {1e3 * (alpha + beta * size):.2f} ms a step\n")
@@ -91,7 +93,7 @@ def speedup_table(name, t1, params, alpha, beta, int8_ok=True):
                 bw = g * 1e9 / 8
                 for int8 in ((False, True) if int8_ok and algo != "sharded" else (False,)):
                     comm = alpha + beta * size + net_time(algo, n, size, bw, int8)
-                    cells.append(f"{t1 / (t1 / n + comm):.2f}x")
+                    cells.append(f"{(n * t1 / (t1 + comm)) if weak else t1 / (t1 / n + comm):.2f}x")
                 if int8_ok and algo == "sharded":
                     cells.append("-")  # float32 only (the sharded optimizer refuses --compress int8)
             print(f"| {n} | {algo} | " + " | ".join(cells) + " |")
@@ -120,8 +122,9 @@ def main():
         return
     for name, (t1, params) in MODELS.items():
         speedup_table(name, t1, params, alpha, beta)
-    name = f"GPT-2-small class, 8 x 1024 tokens (one step ASSUMED at 100 TFLOP/s), exchange on the device"
+    name = "GPT-2-small class, 8 x 1024 tokens (one step ASSUMED at 100 TFLOP/s), exchange on the device"
     speedup_table(name, GPT2_STEP, GPT2_PARAMS, 0.0, 0.0)
+    speedup_table(name + ", weak scaling (8 x 1024 tokens per device)", GPT2_STEP, GPT2_PARAMS, 0.0, 0.0, weak=True)
 
 
 if __name__ == "__main__":
