@@ -797,6 +797,9 @@ int cmd_train(int argc, char **argv)
 		fs.age0 = 0; /* no /proc: count from here */
 	if ((rc = parse(argc, argv, &o, "train")) >= 0)
 		return rc;
+	if (!o.mpi && (o.cfg.shard_optimizer || o.cfg.exchange != CLG_EXCHANGE_AUTO))
+		return cli_error("train", "--%s is for ranks of an MPI run: add --mpi (under mpirun)",
+				 o.cfg.shard_optimizer ? "shard-optimizer" : "exchange");
 	rc = 1;
 	test_fault_init(&view);
 	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines show at once, also through a pipe */

@@ -16,6 +16,7 @@
 #include "exchange_internal.h"
 #include "fe_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,9 +96,11 @@ clg_status clg_ex_collective_new(clg_trainer *t)
 	if (t->cfg.compress == CLG_COMPRESS_INT8)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "trainer: the sharded optimizer sends float32 gradients "
 				"(int8 compression is for the root and all-reduce exchanges)");
-	if (t->cfg.clip > 0 || t->cfg.loss_scale > 0)
-		return clg_fail(CLG_ERR_UNSUPPORTED, "trainer: the sharded optimizer does not clip gradients or scale the "
-				"loss yet (both need the norm of every rank's part): train without --clip and in fp32");
+	if (t->cfg.loss_scale > 0)
+		return clg_fail(CLG_ERR_UNSUPPORTED, "trainer: the sharded optimizer does not scale the loss yet (the "
+				"overflow check needs every rank's part): train in fp32 without loss scaling");
+	if (t->cfg.clip > 0 && !c->allreduce_start)
+		return clg_fail(CLG_ERR_UNSUPPORTED, "trainer: the comm has no all-reduce (needed to clip sharded gradients)");
 	if (1 + e->total < c->size)
 		return clg_fail(CLG_ERR_INVALID, "trainer: %lld gradient values cannot be sharded over %d ranks",
 				(long long)e->total, c->size);
@@ -232,6 +235,34 @@ static clg_status refresh_pieces(clg_trainer *t)
 	return st;
 }
 
+/* Sharded --clip: the global norm from every rank's sum of squares of its part (one all-reduce of
+ * one float), and this rank's part scaled by min(1, clip / (norm + 1e-6)) as clg_clip_grad_norm. */
+static clg_status clip_part(clg_trainer *t)
+{
+	clg_exchange *e = t->ex;
+	const clg_train_comm *c = t->cfg.comm;
+	int64_t first = c->rank == 0; /* rank 0's part begins with the loss */
+	double sq = 0;
+	float total;
+	void *req = NULL;
+	clg_status st;
+
+	for (int64_t i = first; i < e->counts[c->rank]; i++)
+		sq += (double)e->part[i] * (double)e->part[i];
+	total = (float)sq;
+	st = c->allreduce_start(c->user, &total, 1, &req);
+	if (!st) {
+		e->reqs[0] = req;
+		st = wait_all(t, 1, st);
+	}
+	if (!st) {
+		double scale = t->cfg.clip / (sqrt((double)total) + 1e-6);
+		for (int64_t i = first; scale < 1 && i < e->counts[c->rank]; i++)
+			e->part[i] = (float)(e->part[i] * scale);
+	}
+	return st;
+}
+
 /* Sharded: reduce-scatter, this rank's optimizer step on its part, all-gather of the parameters. */
 static clg_status sharded_step(clg_trainer *t, clg_tensor *wloss, clg_status st, double *loss)
 {
@@ -252,6 +283,8 @@ static clg_status sharded_step(clg_trainer *t, clg_tensor *wloss, clg_status st,
 	if (!st)
 		e->reqs[nreq++] = req;
 	st = wait_all(t, nreq, st);
+	if (!st && t->cfg.clip > 0)
+		st = clip_part(t);
 	/* this rank's summed gradients into its pieces, and its part of the step */
 	if (e->shard_opt)
 		clg_optimizer_zero_grad(e->shard_opt);
