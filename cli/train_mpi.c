@@ -298,8 +298,9 @@ clg_status clg_mpi_start(int *argc, char ***argv, double timeout_s, clg_train_co
 	MPI_Comm node;
 	int size;
 
-	/* Open MPI's non-blocking all-reduce picks recursive doubling for these sizes, whose bytes per
-	 * rank grow as log2 N; the ring's stay 2 (N - 1) / N of the message (CLGRAD_MPI_ALLREDUCE=mpi:
+	/* Left to itself, Open MPI 4.1's non-blocking all-reduce moved 4 message sizes a step through
+	 * each rank's link at N = 3 and 4 (recursive doubling's count, growing as log2 N; measured on
+	 * simulated hosts, docs/SCALING.md); the ring's stay 4 (N - 1) / N (CLGRAD_MPI_ALLREDUCE=mpi:
 	 * Open MPI's choice). An environment that sets the parameter itself keeps its value. */
 	if (!strcmp(clg_cfg_str(CLG_CFG_MPI_ALLREDUCE), "ring"))
 		setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", 0);

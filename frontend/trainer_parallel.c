@@ -591,6 +591,11 @@ clg_status clg_exchange_checksum(clg_trainer *t, uint64_t *sum, int *identical)
 		same = verdict;
 		free(all);
 	}
+	/* all-reduce over ranks on different kinds of device: their optimizer steps may round apart;
+	 * rank 0's parameters then go to every rank, so that the drift does not grow epoch after epoch
+	 * (replicas_identical still says this epoch's were not) */
+	if (!st && !same && e->kind == CLG_EX_ALLREDUCE)
+		st = clg_exchange_broadcast_params(t);
 	*sum = mine[0];
 	*identical = same;
 	return st;
