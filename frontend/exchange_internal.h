@@ -46,7 +46,10 @@ typedef struct clg_exchange {
 	int pieces_stale;          /* the parameters changed outside a step (start, load): refresh */
 } clg_exchange;
 
-/* trainer_parallel.c, for trainer_collective.c */
+/* The root: replica 0 of rank 0 (or of this process). */
+static inline int clg_ex_is_root(const clg_trainer *t) { return !t->cfg.comm || t->cfg.comm->rank == 0; }
+
+/* trainer_parallel.c, for trainer_collective.c and trainer_exchange_epoch.c */
 clg_status clg_ex_make_buckets(clg_exchange *e, size_t want);
 size_t clg_ex_bucket_bytes(void);
 /* Replica i's gradients p0..p1-1 into its wire buffer (reads started, all waited for). */

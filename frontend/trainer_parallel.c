@@ -4,7 +4,8 @@
  * (a replica, or a rank) packs its gradients into one wire buffer (float32, or int8 blocks with
  * error feedback); the root (replica 0 of rank 0) sums the buffers in contributor order, so a run
  * is reproducible, steps its optimizer and sends the parameters back to every replica: replicas
- * are identical by construction, and a checksum per epoch checks it. */
+ * are identical by construction, and a checksum per epoch checks it (trainer_exchange_epoch.c).
+ * Across ranks, trainer_collective.c holds the exchanges without a root (all-reduce, sharded). */
 #include "exchange_internal.h"
 
 #include <math.h>
@@ -38,7 +39,6 @@ clg_status clg_ex_make_buckets(clg_exchange *e, size_t want)
 	return CLG_OK;
 }
 
-static int is_root(const clg_trainer *t) { return !t->cfg.comm || t->cfg.comm->rank == 0; }
 
 static size_t tensor_wire(const clg_trainer *t, int64_t n)
 {
@@ -77,7 +77,7 @@ clg_status clg_exchange_new(clg_trainer *t)
 		e->state_total += clg_numel(r0->state.tensors[i]);
 	e->send = malloc(e->wire * (size_t)t->nrep);
 	/* the root of a gather; every rank of an int8 all-gather */
-	int want_recv = (e->kind == CLG_EX_ROOT && is_root(t)) ||
+	int want_recv = (e->kind == CLG_EX_ROOT && clg_ex_is_root(t)) ||
 			(e->kind == CLG_EX_ALLREDUCE && t->cfg.compress == CLG_COMPRESS_INT8);
 	e->recv = want_recv ? malloc(e->wire * (size_t)e->contributors) : NULL;
 	e->sum = malloc(sizeof(float) * (size_t)e->total);
@@ -457,7 +457,7 @@ static clg_status broadcast_state(clg_trainer *t, double *loss)
 	clg_exchange *e = t->ex;
 	clg_status st = CLG_OK;
 
-	if (is_root(t)) {
+	if (clg_ex_is_root(t)) {
 		st = clg_ex_read_state(t, 0, e->state);
 		e->state[e->state_total] = (float)*loss;
 		e->state[e->state_total + 1] = (float)t->scaler.scale; /* a power of two: exact in float */
@@ -465,7 +465,7 @@ static clg_status broadcast_state(clg_trainer *t, double *loss)
 	if (!st && t->cfg.comm)
 		st = t->cfg.comm->broadcast(t->cfg.comm->user, e->state, sizeof(float) * (size_t)(e->state_total + 2));
 	t->scaler.scale = e->state[e->state_total + 1];
-	if (!st && !is_root(t))
+	if (!st && !clg_ex_is_root(t))
 		st = write_state(t, 0, e->state);
 	for (int i = 1; !st && i < t->nrep; i++)
 		st = write_state(t, i, e->state);
@@ -536,7 +536,7 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 		if (!st && t->cfg.comm)
 			st = t->cfg.comm->gather(t->cfg.comm->user, e->send, e->recv, e->wire);
 	}
-	if (!st && is_root(t)) {
+	if (!st && clg_ex_is_root(t)) {
 		const unsigned char *bufs = t->cfg.comm ? e->recv : e->send;
 		for (int c = 0; c < e->contributors; c++)
 			total += clg_ex_accumulate(t, bufs + e->wire * (size_t)c, c == 0);
@@ -553,76 +553,4 @@ done:
 	e->bytes += (double)e->wire;
 	e->steps++;
 	return st;
-}
-
-/* ---- per epoch -------------------------------------------------------------------------------- */
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	for (size_t k = 0; k < n; k++)
-		h = (h ^ p[k]) * 0x100000001b3ULL;
-	return h;
-}
-
-clg_status clg_exchange_checksum(clg_trainer *t, uint64_t *sum, int *identical)
-{
-	clg_exchange *e = t->ex;
-	uint64_t mine[CLG_TRAIN_MAX_DEVICES], *all = NULL;
-	int same = 1;
-	clg_status st = CLG_OK;
-
-	for (int i = 0; !st && i < t->nrep; i++) {
-		st = clg_ex_read_state(t, i, e->state);
-		mine[i] = fnv1a(0xcbf29ce484222325ULL, e->state, sizeof(float) * (size_t)e->state_total);
-		same &= mine[i] == mine[0];
-	}
-	if (!st && t->cfg.comm) { /* every rank's checksum at the root, the verdict back to all */
-		int32_t verdict;
-		all = malloc(sizeof(uint64_t) * (size_t)t->cfg.comm->size);
-		if (!all)
-			return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
-		st = t->cfg.comm->gather(t->cfg.comm->user, &mine[0], is_root(t) ? all : NULL, sizeof(uint64_t));
-		for (int r = 0; !st && is_root(t) && r < t->cfg.comm->size; r++)
-			same &= all[r] == mine[0];
-		verdict = same;
-		if (!st)
-			st = t->cfg.comm->broadcast(t->cfg.comm->user, &verdict, sizeof(verdict));
-		same = verdict;
-		free(all);
-	}
-	/* all-reduce over ranks on different kinds of device: their optimizer steps may round apart;
-	 * rank 0's parameters then go to every rank, so that the drift does not grow epoch after epoch
-	 * (replicas_identical still says this epoch's were not) */
-	if (!st && !same && e->kind == CLG_EX_ALLREDUCE)
-		st = clg_exchange_broadcast_params(t);
-	*sum = mine[0];
-	*identical = same;
-	return st;
-}
-
-void clg_exchange_stats(clg_trainer *t, clg_epoch_info *info)
-{
-	static const char *const names[] = {[CLG_EX_DEVICES] = "devices", [CLG_EX_ROOT] = "root",
-					     [CLG_EX_ALLREDUCE] = "allreduce", [CLG_EX_SHARDED] = "sharded"};
-	clg_exchange *e = t->ex;
-	double n = e->contributors, s = e->steps ? e->bytes / (double)e->steps : (double)e->wire;
-	double state = sizeof(float) * (double)(e->state_total + 2);
-
-	info->exchange_buckets = e->nbucket > 0 ? e->nbucket : 1;
-	info->exchange_bytes = s;
-	info->exchange_seconds = e->seconds;
-	info->exchange = names[e->kind];
-	info->optimizer_state_bytes = clg_ex_optimizer_bytes(t);
-	/* what this rank's link carries a step, both ways: the root receives n - 1 gradients and sends
-	 * n - 1 states; a ring all-reduce (reduce-scatter + all-gather) moves 2 (n - 1) / n of the
-	 * gradients each way; an all-gather of int8 buckets, n - 1 of them each way */
-	if (e->kind == CLG_EX_ROOT)
-		info->link_bytes = is_root(t) ? (n - 1) * (s + state) : s + state;
-	else if (e->kind == CLG_EX_ALLREDUCE && t->cfg.compress == CLG_COMPRESS_INT8)
-		info->link_bytes = 2 * (n - 1) * s;
-	else if (e->kind == CLG_EX_ALLREDUCE || e->kind == CLG_EX_SHARDED)
-		info->link_bytes = 4 * (n - 1) / n * s;
-	else
-		info->link_bytes = 0; /* one process: no link */
 }
