@@ -277,6 +277,41 @@ free_lists:
 	return st;
 }
 
+static clg_status mpi_alltoallv_start(void *user, const void *send, const int *sendcounts, void *recv,
+				      const int *recvcounts, void **req)
+{
+	mpi_req *q;
+	int size = 1, *sd, *rd;
+	clg_status st = CLG_OK;
+	(void)user;
+
+	*req = NULL;
+	maybe_die();
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	q = calloc(1, sizeof(*q));
+	sd = malloc(sizeof(int) * 2 * (size_t)size);
+	if (!q || !sd) {
+		st = clg_fail(CLG_ERR_OOM, "mpi rank %d: out of host memory", state.rank);
+		goto free_lists;
+	}
+	rd = sd + size;
+	for (int k = 0; k < size; k++) {
+		sd[k] = k ? sd[k - 1] + sendcounts[k - 1] : 0;
+		rd[k] = k ? rd[k - 1] + recvcounts[k - 1] : 0;
+	}
+	if (MPI_Ialltoallv(send, sendcounts, sd, MPI_BYTE, recv, recvcounts, rd, MPI_BYTE, MPI_COMM_WORLD, &q->r) !=
+	    MPI_SUCCESS) {
+		st = clg_fail(CLG_ERR_STATE, "mpi rank %d: all-to-all of %d bytes failed", state.rank, recvcounts[state.rank]);
+		goto free_lists;
+	}
+	*req = q;
+	q = NULL;
+free_lists:
+	free(sd);
+	free(q);
+	return st;
+}
+
 static clg_status mpi_wait(void *user, void *req)
 {
 	mpi_req *q = req;
@@ -323,7 +358,8 @@ clg_status clg_mpi_start(int *argc, char ***argv, double timeout_s, clg_train_co
 	*comm = (clg_train_comm){.rank = state.rank, .size = size, .user = &state, .gather = mpi_gather,
 				 .broadcast = mpi_broadcast, .gather_start = mpi_gather_start, .wait = mpi_wait,
 				 .allreduce_start = mpi_allreduce_start, .allgather_start = mpi_allgather_start,
-				 .reduce_scatter_start = mpi_reduce_scatter_start, .allgatherv_start = mpi_allgatherv_start};
+				 .reduce_scatter_start = mpi_reduce_scatter_start, .allgatherv_start = mpi_allgatherv_start,
+				 .alltoallv_start = mpi_alltoallv_start};
 	if (!clg_cfg_bool(CLG_CFG_MPI_BUCKETS))
 		comm->gather_start = NULL; /* one blocking gather per step, to compare */
 	return CLG_OK;

@@ -55,6 +55,10 @@ typedef struct {
 	/* allgatherv of floats in place: rank r's counts[r] floats, at the sum of the counts before it
 	 * in buf, to every rank's buf */
 	clg_status (*allgatherv_start)(void *user, float *buf, const int *counts, void **req);
+	/* alltoallv of bytes: sendcounts[r] bytes of send (in rank order) to rank r; recvcounts[r] bytes
+	 * from rank r into recv (in rank order) */
+	clg_status (*alltoallv_start)(void *user, const void *send, const int *sendcounts, void *recv,
+				      const int *recvcounts, void **req);
 } clg_train_comm;
 
 /* How the gradients of several ranks meet. ROOT: gathered at rank 0 in buckets and summed in rank

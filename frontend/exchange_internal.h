@@ -35,6 +35,7 @@ typedef struct clg_exchange {
 	/* sharded optimizer: the wire's floats [0, 1 + total) (the loss, then every gradient) cut into
 	 * one contiguous part per rank; this rank owns [lo, lo + counts[rank]) */
 	int *counts;               /* ranks */
+	int64_t *first;            /* nparam: each parameter's first float in that layout (1 + the values before) */
 	int64_t lo;
 	float *part;               /* counts[rank]: this rank's part of the summed gradients */
 	float *flat;               /* 1 + total: every rank's parameters after its step (all-gathered) */
@@ -44,6 +45,10 @@ typedef struct clg_exchange {
 	int64_t *piece_at;         /* npiece: the piece's first value within its parameter */
 	clg_optimizer *shard_opt;  /* over the pieces: the only optimizer state this rank keeps */
 	int pieces_stale;          /* the parameters changed outside a step (start, load): refresh */
+	/* sharded with int8: each rank's part quantized for its owner, sent by one all-to-all */
+	unsigned char *q8send;     /* every rank's part of this rank's gradients, quantized, in rank order */
+	unsigned char *q8recv;     /* this rank's part of every rank's gradients, in rank order */
+	int *q8sendcounts, *q8recvcounts; /* bytes, per rank */
 } clg_exchange;
 
 /* The root: replica 0 of rank 0 (or of this process). */
@@ -73,6 +78,15 @@ clg_status clg_ex_collective_step(clg_trainer *t, clg_tensor *wloss, clg_status 
 /* The non-trainable buffers (batch norm's running statistics) from rank 0 to every rank, which
  * each computed from its own rows. */
 clg_status clg_ex_sync_buffers(clg_trainer *t);
+/* Sharded: the summed gradients are in the pieces' gradients; the optimizer step of this rank's
+ * part, the parameters all-gathered (loss0: the summed loss, from rank 0), *loss the batch's. */
+clg_status clg_ex_shard_finish(clg_trainer *t, float loss0, double *loss);
+
+/* trainer_shard_int8.c: the sharded optimizer's exchange with int8 compression */
+clg_status clg_ex_sharded_int8_new(clg_trainer *t);
+void clg_ex_sharded_int8_free(clg_exchange *e);
+clg_status clg_ex_sharded_int8_step(clg_trainer *t, clg_tensor *wloss, clg_status st, double *loss);
+
 /* This rank's optimizer state on its device, bytes. */
 double clg_ex_optimizer_bytes(clg_trainer *t);
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t param_first_float(const clg_exchange *e, int p) { return (int64_t)(e->offset[p] / sizeof(float)); }
+static int64_t param_first_float(const clg_exchange *e, int p) { return e->first[p]; }
 
 /* The wire's 1 + total floats cut into size nearly equal parts, in rank order. */
 static void cut_parts(int64_t floats, int size, int *counts)
@@ -83,6 +83,7 @@ clg_status clg_ex_collective_new(clg_trainer *t)
 	clg_exchange *e = t->ex;
 	const clg_train_comm *c = t->cfg.comm;
 	int sharded = e->kind == CLG_EX_SHARDED;
+	clg_status st;
 
 	int have = sharded ? c->reduce_scatter_start && c->allgatherv_start
 		   : t->cfg.compress == CLG_COMPRESS_INT8 ? c->allgather_start != NULL : c->allreduce_start != NULL;
@@ -93,9 +94,10 @@ clg_status clg_ex_collective_new(clg_trainer *t)
 					: "all-reduce or all-gather (needed by the all-reduce exchange)");
 	if (!sharded) /* a comm without buckets (CLGRAD_MPI_BUCKETS=0): one all-reduce a step */
 		return e->nparam > 0 ? clg_ex_make_buckets(e, c->gather_start ? clg_ex_bucket_bytes() : SIZE_MAX) : CLG_OK;
-	if (t->cfg.compress == CLG_COMPRESS_INT8)
-		return clg_fail(CLG_ERR_UNSUPPORTED, "trainer: the sharded optimizer sends float32 gradients "
-				"(int8 compression is for the root and all-reduce exchanges)");
+	if (t->cfg.compress == CLG_COMPRESS_INT8 && (t->cfg.clip > 0 || !c->alltoallv_start || !c->allreduce_start))
+		return clg_fail(CLG_ERR_UNSUPPORTED, t->cfg.clip > 0 ? "trainer: the sharded optimizer does not clip "
+				"int8-compressed gradients yet (train without --clip, or in float32)"
+				: "trainer: the comm has no all-to-all and all-reduce (needed by the sharded optimizer with int8)");
 	if (t->cfg.loss_scale > 0)
 		return clg_fail(CLG_ERR_UNSUPPORTED, "trainer: the sharded optimizer does not scale the loss yet (the "
 				"overflow check needs every rank's part): train in fp32 without loss scaling");
@@ -104,9 +106,12 @@ clg_status clg_ex_collective_new(clg_trainer *t)
 	if (1 + e->total < c->size)
 		return clg_fail(CLG_ERR_INVALID, "trainer: %lld gradient values cannot be sharded over %d ranks",
 				(long long)e->total, c->size);
+	e->first = calloc((size_t)e->nparam + 1, sizeof(int64_t));
+	for (int p = 0; e->first && p < e->nparam; p++) /* float32 places, also when the wire holds int8 */
+		e->first[p] = p ? e->first[p - 1] + e->numel[p - 1] : 1;
 	e->counts = calloc((size_t)c->size, sizeof(int));
 	e->reqs = calloc(1, sizeof(void *)); /* one collective in flight at a time */
-	if (!e->counts || !e->reqs)
+	if (!e->counts || !e->reqs || !e->first)
 		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
 	cut_parts(1 + e->total, c->size, e->counts);
 	e->part = malloc(sizeof(float) * ((size_t)e->counts[c->rank] + 1));
@@ -114,11 +119,15 @@ clg_status clg_ex_collective_new(clg_trainer *t)
 	if (!e->part || !e->flat)
 		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory for the sharded optimizer (%lld values)",
 				(long long)e->total);
-	return make_pieces(t);
+	st = make_pieces(t);
+	if (!st && t->cfg.compress == CLG_COMPRESS_INT8)
+		st = clg_ex_sharded_int8_new(t);
+	return st;
 }
 
 void clg_ex_collective_free(clg_exchange *e)
 {
+	clg_ex_sharded_int8_free(e);
 	clg_optimizer_free(e->shard_opt);
 	for (int k = 0; e->pieces && k < e->npiece; k++)
 		clg_free(e->pieces[k]);
@@ -126,6 +135,7 @@ void clg_ex_collective_free(clg_exchange *e)
 	free(e->piece_param);
 	free(e->piece_at);
 	free(e->counts);
+	free(e->first);
 	free(e->part);
 	free(e->flat);
 }
@@ -269,15 +279,14 @@ static clg_status sharded_step(clg_trainer *t, clg_tensor *wloss, clg_status st,
 	clg_exchange *e = t->ex;
 	const clg_train_comm *c = t->cfg.comm;
 	clg_replica *r0 = &t->rep[0];
-	int64_t steps = clg_optimizer_steps(t->opt);
 	int nreq = 0;
 	void *req = NULL;
 
+	if (t->cfg.compress == CLG_COMPRESS_INT8)
+		return clg_ex_sharded_int8_step(t, wloss, st, loss);
 	st = clg_ex_pack_params(t, 0, 0, e->nparam, st);
 	if (!st)
 		st = clg_ex_pack_loss(t, 0, wloss);
-	if (!st && e->pieces_stale)
-		st = refresh_pieces(t);
 	if (!st)
 		st = c->reduce_scatter_start(c->user, (const float *)(const void *)e->send, e->part, e->counts, &req);
 	if (!st)
@@ -294,6 +303,19 @@ static clg_status sharded_step(clg_trainer *t, clg_tensor *wloss, clg_status st,
 		st = g ? fe_accumulate(e->pieces[k], g) : clg_last_status();
 		clg_free(g);
 	}
+	return st ? st : clg_ex_shard_finish(t, c->rank == 0 ? e->part[0] : 0, loss);
+}
+
+clg_status clg_ex_shard_finish(clg_trainer *t, float loss0, double *loss)
+{
+	clg_exchange *e = t->ex;
+	const clg_train_comm *c = t->cfg.comm;
+	clg_replica *r0 = &t->rep[0];
+	int64_t steps = clg_optimizer_steps(t->opt);
+	int nreq = 0;
+	void *req = NULL;
+	clg_status st = e->pieces_stale ? refresh_pieces(t) : CLG_OK;
+
 	if (!st && e->shard_opt) {
 		clg_optimizer_set_lr(e->shard_opt, clg_lr_at(&t->sched, steps));
 		clg_optimizer_set_steps(e->shard_opt, steps);
@@ -307,8 +329,7 @@ static clg_status sharded_step(clg_trainer *t, clg_tensor *wloss, clg_status st,
 		st = clg_to_host(e->pieces[k], e->flat + at, sizeof(float) * (size_t)clg_numel(e->pieces[k]));
 	}
 	if (!st && c->rank == 0)
-		e->flat[0] = e->part[0]; /* the summed loss, in rank 0's part */
-	nreq = 0;
+		e->flat[0] = loss0; /* the summed loss, in rank 0's part */
 	if (!st)
 		st = c->allgatherv_start(c->user, e->flat, e->counts, &req);
 	if (!st)

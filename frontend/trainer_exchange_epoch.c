@@ -68,6 +68,8 @@ void clg_exchange_stats(clg_trainer *t, clg_epoch_info *info)
 		info->link_bytes = clg_ex_is_root(t) ? (n - 1) * (s + state) : s + state;
 	else if (e->kind == CLG_EX_ALLREDUCE && t->cfg.compress == CLG_COMPRESS_INT8)
 		info->link_bytes = 2 * (n - 1) * s;
+	else if (e->kind == CLG_EX_SHARDED && t->cfg.compress == CLG_COMPRESS_INT8) /* int8 parts, float32 back */
+		info->link_bytes = 2 * (n - 1) / n * (s + sizeof(float) * (double)(e->total + 1));
 	else if (e->kind == CLG_EX_ALLREDUCE || e->kind == CLG_EX_SHARDED)
 		info->link_bytes = 4 * (n - 1) / n * s;
 	else
