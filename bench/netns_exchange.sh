@@ -8,8 +8,8 @@
 # first broadcast and the epoch's checksum cancel out). Run as root, by hand (minutes):
 #   bench/netns_exchange.sh BUILD/clgrad [OUT.tsv]
 # Prints a markdown table; OUT.tsv (default netns_exchange.tsv) gets the rows. INT8=1: the gradients
-# int8-compressed (root and allreduce: the sharded optimizer sends float32); LINKS="1gbit 100us"
-# (pairs of rate and delay) and NS="2 3" choose the cases.
+# int8-compressed; LINKS="1gbit 100us" (pairs of rate and delay), NS="2 3" and KINDS="root sharded"
+# choose the cases.
 set -u
 clgrad=${1:?usage: bench/netns_exchange.sh CLGRAD_BINARY [OUT.tsv]}
 out=${2:-netns_exchange.tsv}
@@ -22,8 +22,8 @@ trap 'rm -rf "$work"' EXIT
 printf 'link\tranks\texchange\tms_per_step\trank0_bytes_per_step\tmax_rank_bytes_per_step\tmodel_link_bytes\toptimizer_state_bytes\n' > "$out"
 echo "| link | N | exchange | exchange ms/step | rank 0 link bytes/step (measured) | busiest rank | by the algorithm's count | optimizer state/rank |"
 echo "|---|---|---|---|---|---|---|---|"
-kinds="root allreduce sharded" comp=()
-[ "${INT8:-0}" = 1 ] && kinds="root allreduce" comp=(--compress int8)
+kinds=${KINDS:-root allreduce sharded} comp=()
+[ "${INT8:-0}" = 1 ] && comp=(--compress int8)
 links=${LINKS:-10gbit 100us 1gbit 100us}
 set -- $links
 pairs=()
