@@ -21,9 +21,15 @@ static clg_module *build_layer(clg_backend *be, uint64_t seed, void *user)
 }
 
 typedef struct {
-	double seconds, bytes;
+	double seconds, bytes, link, state;
 	int64_t steps;
 } exchange_cost;
+
+/* How the ranks exchange (--exchange, --shard-optimizer). */
+typedef struct {
+	clg_exchange_kind kind;
+	int shard;
+} exchange_how;
 
 static clg_status record(void *user, const clg_epoch_info *e)
 {
@@ -31,12 +37,14 @@ static clg_status record(void *user, const clg_epoch_info *e)
 	c->seconds = e->exchange_seconds;
 	c->bytes = e->exchange_bytes;
 	c->steps = e->steps;
+	c->link = e->link_bytes;
+	c->state = e->optimizer_state_bytes;
 	return CLG_OK;
 }
 
 /* steps steps of a model with about params parameters; the cost per step */
 static clg_status measure(clg_backend **be, int n, const clg_train_comm *comm, clg_grad_compress compress,
-			  int64_t params, int steps, exchange_cost *cost)
+			  const exchange_how *how, int64_t params, int steps, exchange_cost *cost)
 {
 	int64_t outputs = params / FEATURES > 1 ? params / FEATURES : 2, shape[1] = {FEATURES};
 	clg_dataset ds;
@@ -61,6 +69,8 @@ static clg_status measure(clg_backend **be, int n, const clg_train_comm *comm, c
 	cfg.fixed_shares = 1;
 	cfg.compress = compress;
 	cfg.comm = comm;
+	cfg.exchange = how->kind;
+	cfg.shard_optimizer = how->shard;
 	st = clg_trainer_new_multi(be, n, &cfg, &ds, NULL, &t);
 	if (!st)
 		st = clg_trainer_run(t, &cb);
@@ -90,16 +100,20 @@ int bench_exchange(int argc, char **argv)
 	clg_train_comm comm;
 	const clg_device_info *list;
 	int count;
-	const char *comp = NULL;
+	const char *comp = NULL, *ex = NULL;
+	exchange_how how = {CLG_EXCHANGE_AUTO, 0};
 	const cli_opt opts[] = {
 		CLI_OPT_STR("devices", &devices),
 		CLI_OPT_STR("sizes", &sizes),
 		CLI_OPT_I32("steps", &steps, 2, 1000),
 		CLI_OPT_CHOICE("compress", &comp, "none|int8"),
 		CLI_OPT_FLAG("mpi", &mpi),
+		CLI_OPT_CHOICE("exchange", &ex, "auto|root|allreduce"),
+		CLI_OPT_FLAG("shard-optimizer", &how.shard),
 	};
 	cli_spec cs = {.cmd = "bench exchange", .usage = "usage: clgrad bench exchange [--devices SPEC,SPEC,...] "
 		       "[--sizes N,N,...] [--steps S] [--compress none|int8] [--mpi]\n"
+		       "       [--exchange auto|root|allreduce] [--shard-optimizer]   (--mpi: as clgrad train's)\n"
 		       "  sizes: numbers of parameters in [2, 1e9] (default 1e3,1e4,1e5,1e6,4e6); S in [2, 1000]\n",
 		       .opts = opts, .n = CLI_N(opts)};
 
@@ -108,6 +122,9 @@ int bench_exchange(int argc, char **argv)
 	rc = 1;
 	if (comp)
 		compress = !strcmp(comp, "int8") ? CLG_COMPRESS_INT8 : CLG_COMPRESS_NONE;
+	if (ex)
+		how.kind = !strcmp(ex, "root") ? CLG_EXCHANGE_ROOT : !strcmp(ex, "allreduce") ? CLG_EXCHANGE_ALLREDUCE
+										 : CLG_EXCHANGE_AUTO;
 	for (const char *p = sizes;; p += strcspn(p, ",") + 1) {
 		int64_t params;
 		if (parse_size(p, &params))
@@ -138,19 +155,20 @@ int bench_exchange(int argc, char **argv)
 		if (clg_backend_open(idx[i], &be[i]))
 			goto fail;
 	if (!mpi || comm.rank == 0)
-		printf("gradient exchange, %s over %d %s (%s), %d steps a size:\n%12s %12s %12s %12s\n",
+		printf("gradient exchange, %s over %d %s (%s), %d steps a size:\n%12s %12s %12s %12s %14s %14s\n",
 		       compress == CLG_COMPRESS_INT8 ? "int8" : "float32", mpi ? comm.size : n, mpi ? "MPI ranks" : "devices",
-		       be[0]->info.name, steps, "params", "bytes/step", "ms/step", "GB/s");
+		       be[0]->info.name, steps, "params", "bytes/step", "ms/step", "GB/s", "link B/step", "optim state B");
 	for (const char *p = sizes; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
 		exchange_cost c = {0};
 		int64_t params;
 		if (parse_size(p, &params)) /* checked above; gcc -O3 cannot see that params is set */
 			continue;
-		if (measure(be, n, mpi ? &comm : NULL, compress, params, steps, &c))
+		if (measure(be, n, mpi ? &comm : NULL, compress, &how, params, steps, &c))
 			goto fail;
 		if (!mpi || comm.rank == 0)
-			printf("%12lld %12.0f %12.3f %12.3f\n", (long long)(params / FEATURES * FEATURES), c.bytes,
-			       1e3 * c.seconds / (double)c.steps, c.bytes * (mpi ? comm.size : n) / (c.seconds / (double)c.steps) / 1e9);
+			printf("%12lld %12.0f %12.3f %12.3f %14.0f %14.0f\n", (long long)(params / FEATURES * FEATURES), c.bytes,
+			       1e3 * c.seconds / (double)c.steps, c.bytes * (mpi ? comm.size : n) / (c.seconds / (double)c.steps) / 1e9,
+			       c.link, c.state);
 	}
 	rc = 0;
 	goto out;

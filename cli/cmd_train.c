@@ -66,6 +66,10 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"       [--devices SPEC,SPEC,...|all] [--shares measured|equal] [--compress none|int8]   (data parallel)\n"
 		"       [--mpi] [--mpi-timeout S]   (under mpirun: one device per rank, chosen by the local rank among\n"
 		"                                  --devices; a rank gives up after S s without an answer, default 120)\n"
+		"       [--exchange auto|root|allreduce]   (--mpi: root gathers at rank 0, sums in rank order, steps and\n"
+		"                                  broadcasts (bitwise reproducible); allreduce: MPI's all-reduce, every\n"
+		"                                  rank steps; auto: allreduce from 3 ranks on)\n"
+		"       [--shard-optimizer]   (--mpi: ZeRO stage 1, each rank keeps 1/N of the optimizer state)\n"
 		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer; gfnet: --dim, --layers)\n"
 		"       [--tokenizer chars|bytes|bpe:N|FILE]   (transformer; default chars: the set of bytes in the text;\n"
 		"                                  bytes: all 256; bpe:N: N tokens learned from the training part;\n"
@@ -80,11 +84,11 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 
 /* The options given by name (--optimizer adam), mapped to the configuration's enums after parsing. */
 typedef struct {
-	const char *optimizer, *schedule, *shares, *compress, *precision;
+	const char *optimizer, *schedule, *shares, *compress, *precision, *exchange;
 } train_strs;
 
 /* The option table, its entries pointing into o and s; returns the number of entries. */
-#define TRAIN_MAX_OPTS 48
+#define TRAIN_MAX_OPTS 64
 static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 {
 	clg_train_config *c = &o->cfg;
@@ -108,6 +112,8 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 		CLI_OPT_FLAG("profile", &o->profile),
 		CLI_OPT_I32("profile-top", &o->profile_top, 0, 1000000),
 		CLI_OPT_POS("mpi-timeout", &o->mpi_timeout, 1e6),
+		CLI_OPT_CHOICE("exchange", &s->exchange, "auto|root|allreduce"),
+		CLI_OPT_FLAG("shard-optimizer", &c->shard_optimizer),
 		CLI_OPT_CHOICE("shares", &s->shares, "measured|equal"),
 		CLI_OPT_CHOICE("compress", &s->compress, "none|int8"),
 		CLI_OPT_CHOICE("precision", &s->precision, "fp32|mixed"),
@@ -156,7 +162,7 @@ static void gfnet_defaults(clg_train_config *c)
 /* Returns -1 to go on, else the exit status (--help, --version, a bad option). */
 static int parse(int argc, char **argv, train_opts *o, const char *cmd)
 {
-	static char usage[4096];
+	static char usage[8192];
 	cli_opt table[TRAIN_MAX_OPTS];
 	train_strs s = {0};
 	cli_spec spec = {.cmd = cmd, .usage = usage, .opts = table};
@@ -188,6 +194,9 @@ static int parse(int argc, char **argv, train_opts *o, const char *cmd)
 		c->compress = !strcmp(s.compress, "int8") ? CLG_COMPRESS_INT8 : CLG_COMPRESS_NONE;
 	if (s.precision)
 		clg_precision_parse(s.precision, &c->precision);
+	if (s.exchange)
+		c->exchange = !strcmp(s.exchange, "root") ? CLG_EXCHANGE_ROOT
+			    : !strcmp(s.exchange, "allreduce") ? CLG_EXCHANGE_ALLREDUCE : CLG_EXCHANGE_AUTO;
 	return -1;
 }
 
@@ -486,6 +495,7 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 	for (int i = 0; i < e->replicas; i++)
 		per[i] = (double)e->live_bytes[i];
 	json_key_nums(&w, "live_bytes", e->replicas, per);
+	json_key_num(&w, "optimizer_state_bytes", e->optimizer_state_bytes);
 	if (e->replicas > 1 || v->o->cfg.comm) {
 		for (int i = 0; i < e->replicas; i++)
 			per[i] = v->idx[i];
@@ -499,6 +509,8 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 		json_key_num(&w, "exchange_bytes_per_step", e->exchange_bytes);
 		json_key_num(&w, "exchange_seconds", e->exchange_seconds);
 		json_key_int(&w, "exchange_buckets", e->exchange_buckets);
+		json_key_str(&w, "exchange", e->exchange);
+		json_key_num(&w, "link_bytes_per_step", e->link_bytes);
 		snprintf(sum, sizeof(sum), "%016llx", (unsigned long long)e->checksum);
 		json_key_str(&w, "checksum", sum);
 		json_key_bool(&w, "replicas_identical", e->replicas_identical);
@@ -597,8 +609,8 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 			}
 			printf("%s", i + 1 < e->replicas ? "," : ";");
 		}
-		printf(" exchange %.0f bytes a step per %s in %d part%s, %.2f s; replicas %s (checksum %016llx)\n",
-		       e->exchange_bytes, v->o->cfg.comm ? "rank" : "device", e->exchange_buckets,
+		printf(" exchange (%s) %.0f bytes a step per %s in %d part%s, %.2f s; replicas %s (checksum %016llx)\n",
+		       e->exchange, e->exchange_bytes, v->o->cfg.comm ? "rank" : "device", e->exchange_buckets,
 		       e->exchange_buckets > 1 ? "s" : "", e->exchange_seconds, e->replicas_identical ? "identical" : "DIFFER",
 		       (unsigned long long)e->checksum);
 	}
@@ -799,10 +811,8 @@ static clg_status start_mpi(int *argc, char ***argv, train_opts *o, clg_train_co
 	idx[0] = idx[local % *n];
 	*n = 1;
 	o->cfg.comm = comm;
-	if (comm->rank != 0) { /* rank 0 logs, shows progress and writes checkpoints */
-		o->cfg.save = NULL;
+	if (comm->rank != 0) /* rank 0 logs and shows progress; the trainer writes checkpoints there */
 		o->log = NULL;
-	}
 	printf("mpi rank %d of %d (local rank %d): device %d\n", comm->rank, comm->size, local, idx[0]);
 	return CLG_OK;
 }
@@ -827,6 +837,9 @@ int cmd_train(int argc, char **argv)
 		fs.age0 = 0; /* no /proc: count from here */
 	if ((rc = parse(argc, argv, &o, "train")) >= 0)
 		return rc;
+	if (!o.mpi && (o.cfg.shard_optimizer || o.cfg.exchange != CLG_EXCHANGE_AUTO))
+		return cli_error("train", "--%s is for ranks of an MPI run: add --mpi (under mpirun)",
+				 o.cfg.shard_optimizer ? "shard-optimizer" : "exchange");
 	rc = 1;
 	test_fault_init(&view);
 	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines show at once, also through a pipe */

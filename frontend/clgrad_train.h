@@ -42,7 +42,31 @@ typedef struct {
 	clg_status (*gather_start)(void *user, const void *send, void *recv, size_t total, size_t off, size_t n,
 				   void **req);
 	clg_status (*wait)(void *user, void *req);
+	/* Optional, for the exchanges without a root (clg_exchange_kind ALLREDUCE, shard_optimizer);
+	 * each starts and returns at once, *req finished by wait. Every rank calls each in the same order.
+	 * allreduce_start: n floats of buf summed over the ranks, in place (every rank gets the same sum).
+	 * allgather_start: as gather_start, into every rank's recv.
+	 * reduce_scatter_start: send (sum of counts floats) summed over the ranks; this rank gets its part,
+	 * counts[rank] floats starting at the sum of the counts before it, in recv. */
+	clg_status (*allreduce_start)(void *user, float *buf, size_t n, void **req);
+	clg_status (*allgather_start)(void *user, const void *send, void *recv, size_t total, size_t off, size_t n,
+				      void **req);
+	clg_status (*reduce_scatter_start)(void *user, const float *send, float *recv, const int *counts, void **req);
+	/* allgatherv of floats in place: rank r's counts[r] floats, at the sum of the counts before it
+	 * in buf, to every rank's buf */
+	clg_status (*allgatherv_start)(void *user, float *buf, const int *counts, void **req);
+	/* alltoallv of bytes: sendcounts[r] bytes of send (in rank order) to rank r; recvcounts[r] bytes
+	 * from rank r into recv (in rank order) */
+	clg_status (*alltoallv_start)(void *user, const void *send, const int *sendcounts, void *recv,
+				      const int *recvcounts, void **req);
 } clg_train_comm;
+
+/* How the gradients of several ranks meet. ROOT: gathered at rank 0 in buckets and summed in rank
+ * order there, rank 0 steps and broadcasts the parameters (bitwise reproducible; rank 0's link
+ * carries 2(N-1) messages a step). ALLREDUCE: each bucket summed by MPI's all-reduce as soon as its
+ * reads are done, every rank steps its own optimizer on the same sums (each link carries about
+ * 2 (N-1)/N of the gradients whatever N). AUTO: ALLREDUCE from 3 ranks on, ROOT below. */
+typedef enum { CLG_EXCHANGE_AUTO, CLG_EXCHANGE_ROOT, CLG_EXCHANGE_ALLREDUCE } clg_exchange_kind;
 
 /* Gradient compression for the exchange between devices or ranks. INT8: block-wise absmax (256
  * values share one float scale, each value a signed byte), with error feedback (what a step's
@@ -161,6 +185,9 @@ typedef struct {
 	const char *tokenizer;    /* the serialised tokenizer (clg_tokenizer_to_string) */
 	const char *data;         /* the training text's fingerprint (clg_ckpt_fingerprint) */
 	const char *data_path;    /* where it was read from */
+	clg_exchange_kind exchange; /* with comm: how gradients meet (AUTO by default) */
+	int shard_optimizer;      /* with comm: ZeRO stage 1, each rank keeps and steps the optimizer state
+				   * of 1/N of the parameters (gradients reduce-scattered, parameters all-gathered) */
 } clg_train_config;
 
 /* mlp, Adam lr 1e-3, constant schedule, 5 epochs, batch 128, seed 1; transformer sizes D64 H4 L2 T64. */
@@ -224,6 +251,11 @@ typedef struct {
 	double exchange_bytes;    /* per step, per contributor */
 	double exchange_seconds;  /* this epoch, gathering, summing and broadcasting */
 	int exchange_buckets;     /* gathers a step (a comm that gathers in parts: one per bucket) */
+	const char *exchange;     /* "devices" (one process), "root", "allreduce" or "sharded" */
+	double link_bytes;        /* per step, what this rank sends plus receives by the exchange's own
+				   * count (ring all-reduce and ring all-gather assumed: MPI may choose
+				   * otherwise; measure the link for the truth) */
+	double optimizer_state_bytes; /* this rank's (replica 0's) optimizer state on its device */
 	uint64_t checksum;
 	int replicas_identical;
 	double loss_scale;        /* loss scaling: the scale at the epoch's end, and steps skipped so far */

@@ -14,9 +14,10 @@
 /* The optimizer over a replica's parameters. With weight decay, tensors of fewer than 2 dims
  * (biases, norm weights and shifts) form a group without it unless cfg->weight_decay_all, as
  * common practice for AdamW has it (decay shrinks weights that multiply, not offsets and scales). */
-static clg_optimizer *make_optimizer(const clg_train_config *cfg, const clg_named_tensors *p)
+clg_optimizer *clg_trainer_make_optimizer(const clg_train_config *cfg, clg_tensor *const *tensors, const int *ndim,
+					  int n)
 {
-	clg_tensor **sorted = calloc((size_t)p->n + 1, sizeof(*sorted));
+	clg_tensor **sorted = calloc((size_t)n + 1, sizeof(*sorted));
 	clg_opt_group g[2] = {{.lr = cfg->optim.lr, .weight_decay = cfg->optim.weight_decay},
 			      {.lr = cfg->optim.lr, .weight_decay = 0}};
 	int nd = 0, split = cfg->optim.weight_decay > 0 && !cfg->weight_decay_all;
@@ -26,19 +27,46 @@ static clg_optimizer *make_optimizer(const clg_train_config *cfg, const clg_name
 		clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
 		return NULL;
 	}
-	for (int i = 0; i < p->n; i++) /* the decaying group first, each in module order */
-		if (!split || clg_ndim(p->tensors[i]) >= 2)
-			sorted[nd++] = p->tensors[i];
+	for (int i = 0; i < n; i++) /* the decaying group first, each in module order */
+		if (!split || ndim[i] >= 2)
+			sorted[nd++] = tensors[i];
 	g[0].n = nd;
-	for (int i = 0; split && i < p->n; i++)
-		if (clg_ndim(p->tensors[i]) < 2)
-			sorted[nd++] = p->tensors[i];
+	for (int i = 0; split && i < n; i++)
+		if (ndim[i] < 2)
+			sorted[nd++] = tensors[i];
 	g[0].params = sorted;
 	g[1].params = sorted + g[0].n;
 	g[1].n = nd - g[0].n;
 	o = clg_optimizer_new_groups(&cfg->optim, g, g[1].n ? 2 : 1);
 	free(sorted);
 	return o;
+}
+
+static clg_optimizer *make_optimizer(const clg_train_config *cfg, const clg_named_tensors *p)
+{
+	int *ndim = calloc((size_t)p->n + 1, sizeof(int));
+	clg_optimizer *o = NULL;
+
+	if (!ndim) {
+		clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
+		return NULL;
+	}
+	for (int i = 0; i < p->n; i++)
+		ndim[i] = clg_ndim(p->tensors[i]);
+	o = clg_trainer_make_optimizer(cfg, p->tensors, ndim, p->n);
+	free(ndim);
+	return o;
+}
+
+double clg_optimizer_state_bytes(clg_optimizer *o)
+{
+	double bytes = 0;
+	for (int i = 0; o && i < clg_optimizer_count(o); i++)
+		for (int slot = 0; slot < CLG_OPT_STATE_SLOTS; slot++) {
+			clg_tensor *s = clg_optimizer_state(o, i, slot);
+			bytes += s ? (double)clg_numel(s) * (double)clg_dtype_size(clg_dtype_of(s)) : 0;
+		}
+	return bytes;
 }
 
 static const char *const opt_names[] = {[CLG_OPT_SGD] = "sgd", [CLG_OPT_ADAM] = "adam", [CLG_OPT_ADAMW] = "adamw"};
@@ -258,10 +286,22 @@ clg_status clg_trainer_load(clg_trainer *t, const char *path)
 	if (!st && strcmp(meta.model_name, t->model_name))
 		st = clg_fail(CLG_ERR_INVALID, "checkpoint '%s' holds model '%s', not '%s'", path, meta.model_name,
 			      t->model_name);
-	if (!st)
+	if (!st && clg_exchange_sharded(t)) {
+		/* the whole state, whatever N wrote it, then each rank keeps its part */
+		clg_optimizer *full = make_optimizer(&t->cfg, &t->rep[0].params);
+		st = full ? clg_ckpt_load(path, t->rep[0].model, full) : clg_last_status();
+		if (!st)
+			clg_optimizer_set_steps(t->opt, clg_optimizer_steps(full));
+		if (!st)
+			st = clg_exchange_broadcast_params(t);
+		if (!st)
+			st = clg_ex_scatter_optimizer(t, full);
+		clg_optimizer_free(full);
+	} else if (!st) {
 		st = clg_ckpt_load(path, t->rep[0].model, t->opt);
-	if (!st && clg_trainer_parallel(t)) /* every rank read the same file; replicas copy the root */
-		st = clg_exchange_broadcast_params(t);
+		if (!st && clg_trainer_parallel(t)) /* every rank read the same file; replicas copy the root */
+			st = clg_exchange_broadcast_params(t);
+	}
 	if (!st)
 		t->epochs_done = meta.epochs_done;
 	return st;
@@ -281,6 +321,16 @@ clg_status clg_trainer_save(clg_trainer *t, const char *path)
 	meta.tokenizer = c->tokenizer;
 	snprintf(meta.data, sizeof(meta.data), "%s", c->data ? c->data : "");
 	snprintf(meta.data_path, sizeof(meta.data_path), "%s", c->data_path ? c->data_path : "");
+	if (clg_exchange_sharded(t)) { /* every rank sends its part; the root writes */
+		clg_optimizer *full = NULL;
+		clg_status st = clg_ex_gather_optimizer(t, &full);
+		if (!st && full)
+			st = clg_ckpt_save(path, t->rep[0].model, full, &meta);
+		clg_optimizer_free(full);
+		return st;
+	}
+	if (t->cfg.comm && t->cfg.comm->rank != 0)
+		return CLG_OK; /* the root writes */
 	return clg_ckpt_save(path, t->rep[0].model, t->opt, &meta);
 }
 
@@ -497,6 +547,7 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 	info->loss_scale = t->cfg.loss_scale > 0 ? t->scaler.scale : 0;
 	info->skipped_steps = t->scaler.skipped;
 	info->replicas = t->nrep;
+	info->optimizer_state_bytes = clg_optimizer_state_bytes(t->opt);
 	for (int i = 0; i < t->nrep; i++) {
 		clg_stats s;
 		clg_backend_stats(t->rep[i].be, &s);
@@ -505,7 +556,7 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		info->samples_per_s[i] = t->rep[i].rate;
 	}
 	if (!st && parallel) {
-		clg_exchange_stats(t, &info->exchange_bytes, &info->exchange_seconds, &info->exchange_buckets);
+		clg_exchange_stats(t, info);
 		st = clg_exchange_checksum(t, &info->checksum, &info->replicas_identical);
 	}
 	return st;
@@ -521,7 +572,7 @@ clg_status clg_trainer_run(clg_trainer *t, const clg_train_callbacks *cb)
 		cb = &none;
 	if (t->cfg.stop_after > 0 && start + t->cfg.stop_after < end)
 		end = start + t->cfg.stop_after;
-	if (t->cfg.save)
+	if (t->cfg.save && (!t->cfg.comm || t->cfg.comm->rank == 0)) /* the root writes */
 		st = check_writable(t->cfg.save);
 	t->run_steps = 0;
 	while (!st && t->epochs_done < end && !(t->cfg.max_steps && t->run_steps >= t->cfg.max_steps)) {

@@ -60,7 +60,20 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 /* Checksum of replica 0's parameters and whether every replica (and rank) has the same. */
 clg_status clg_exchange_checksum(clg_trainer *t, uint64_t *sum, int *identical);
 /* What the last epoch cost: bytes sent per step per contributor, seconds spent exchanging. */
-void clg_exchange_stats(clg_trainer *t, double *bytes_per_step, double *seconds, int *buckets);
+void clg_exchange_stats(clg_trainer *t, clg_epoch_info *info);
+/* The optimizer over tensors (n), in groups by the weight decay rule of clg_train_config (ndim[i]:
+ * the dimensions of the parameter tensor i stands for). */
+clg_optimizer *clg_trainer_make_optimizer(const clg_train_config *cfg, clg_tensor *const *tensors, const int *ndim,
+					  int n);
+/* Bytes of an optimizer's state tensors. */
+double clg_optimizer_state_bytes(clg_optimizer *o);
+/* 1 when each rank keeps the optimizer state of its part of the parameters only. */
+int clg_exchange_sharded(const clg_trainer *t);
+/* Sharded: the whole optimizer state in a new optimizer over replica 0's parameters (every rank
+ * takes part; *full is made on the root only, NULL elsewhere). */
+clg_status clg_ex_gather_optimizer(clg_trainer *t, clg_optimizer **full);
+/* Sharded: this rank's part of full's state into its optimizer (after a load). */
+clg_status clg_ex_scatter_optimizer(clg_trainer *t, clg_optimizer *full);
 /* Copies the root's parameters and buffers to every replica and rank (after a load). */
 clg_status clg_exchange_broadcast_params(clg_trainer *t);
 

@@ -4,48 +4,24 @@
  * (a replica, or a rank) packs its gradients into one wire buffer (float32, or int8 blocks with
  * error feedback); the root (replica 0 of rank 0) sums the buffers in contributor order, so a run
  * is reproducible, steps its optimizer and sends the parameters back to every replica: replicas
- * are identical by construction, and a checksum per epoch checks it. */
-#include "trainer_internal.h"
+ * are identical by construction, and a checksum per epoch checks it (trainer_exchange_epoch.c).
+ * Across ranks, trainer_collective.c holds the exchanges without a root (all-reduce, sharded). */
+#include "exchange_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define INT8_BLOCK 256 /* values sharing one scale */
-
-typedef struct clg_exchange {
-	int nparam;
-	int64_t *numel;            /* per trainable tensor */
-	size_t *offset;            /* its place in a wire buffer (bytes, after the leading loss float) */
-	int64_t total;             /* gradient values */
-	size_t wire;               /* bytes one contributor sends per step */
-	int contributors;          /* replicas in this process, or ranks */
-	unsigned char *send;       /* nrep wire buffers */
-	unsigned char *recv;       /* root of several ranks: contributors wire buffers */
-	float *sum;                /* root: summed gradients */
-	float *state;              /* parameters and buffers of replica 0, flat, + the step's loss and loss scale */
-	int64_t state_total;
-	double bytes, seconds;     /* this epoch */
-	int64_t steps;
-	clg_loader *calib;         /* the first rows of the data, to measure each device's speed */
-	clg_read *reads;           /* nrep x nparam x 2 (int8: scales, values): reads of the gradients */
-	unsigned char *started;    /* nrep x nparam: its reads started (during backward, when overlapping) */
-	int overlap;               /* start each gradient's reads as soon as backward has finished it */
-	int nbucket;               /* with a comm that has gather_start: the step's gather in parts */
-	int *bucket_first;         /* nbucket + 1: bucket b holds the parameters [first[b], first[b + 1]) */
-	void **reqs;               /* nbucket: the gathers in flight */
-} clg_exchange;
-
 /* Bytes per bucket of the gradient gather between ranks (CLGRAD_DP_BUCKET_KB, default 1024). */
-static size_t bucket_bytes(void)
+size_t clg_ex_bucket_bytes(void)
 {
 	return (size_t)clg_cfg_int(CLG_CFG_DP_BUCKET_KB) * 1024;
 }
 
-/* Consecutive parameters grouped into buckets of about bucket_bytes() each. */
-static clg_status make_buckets(clg_exchange *e)
+/* Consecutive parameters grouped into buckets of about want bytes each. */
+clg_status clg_ex_make_buckets(clg_exchange *e, size_t want)
 {
-	size_t want = bucket_bytes(), acc = 0;
+	size_t acc = 0;
 
 	e->bucket_first = calloc((size_t)e->nparam + 2, sizeof(int));
 	e->reqs = calloc((size_t)e->nparam + 1, sizeof(void *));
@@ -63,7 +39,6 @@ static clg_status make_buckets(clg_exchange *e)
 	return CLG_OK;
 }
 
-static int is_root(const clg_trainer *t) { return !t->cfg.comm || t->cfg.comm->rank == 0; }
 
 static size_t tensor_wire(const clg_trainer *t, int64_t n)
 {
@@ -83,6 +58,10 @@ clg_status clg_exchange_new(clg_trainer *t)
 	t->ex = e;
 	e->nparam = r0->params.n;
 	e->contributors = t->cfg.comm ? t->cfg.comm->size : t->nrep;
+	e->kind = !t->cfg.comm ? CLG_EX_DEVICES
+		: t->cfg.shard_optimizer ? CLG_EX_SHARDED
+		: t->cfg.exchange == CLG_EXCHANGE_ALLREDUCE || (t->cfg.exchange == CLG_EXCHANGE_AUTO && e->contributors >= 3)
+			? CLG_EX_ALLREDUCE : CLG_EX_ROOT;
 	e->numel = calloc((size_t)e->nparam + 1, sizeof(*e->numel));
 	e->offset = calloc((size_t)e->nparam + 1, sizeof(*e->offset));
 	if (!e->numel || !e->offset)
@@ -97,14 +76,17 @@ clg_status clg_exchange_new(clg_trainer *t)
 	for (int i = 0; i < r0->state.n; i++)
 		e->state_total += clg_numel(r0->state.tensors[i]);
 	e->send = malloc(e->wire * (size_t)t->nrep);
-	e->recv = t->cfg.comm && is_root(t) ? malloc(e->wire * (size_t)e->contributors) : NULL;
+	/* the root of a gather; every rank of an int8 all-gather */
+	int want_recv = (e->kind == CLG_EX_ROOT && clg_ex_is_root(t)) ||
+			(e->kind == CLG_EX_ALLREDUCE && t->cfg.compress == CLG_COMPRESS_INT8);
+	e->recv = want_recv ? malloc(e->wire * (size_t)e->contributors) : NULL;
 	e->sum = malloc(sizeof(float) * (size_t)e->total);
 	e->state = malloc(sizeof(float) * (size_t)(e->state_total + 2)); /* + the step's loss and loss scale */
 	e->reads = calloc((size_t)t->nrep * (size_t)e->nparam * 2 + 1, sizeof(*e->reads));
 	e->started = calloc((size_t)t->nrep * (size_t)e->nparam + 1, 1);
 	/* CLGRAD_DP_OVERLAP=0 reads the gradients only after the whole backward pass (to compare) */
 	e->overlap = clg_cfg_bool(CLG_CFG_DP_OVERLAP);
-	if (!e->send || (t->cfg.comm && is_root(t) && !e->recv) || !e->sum || !e->state || !e->reads || !e->started)
+	if (!e->send || (want_recv && !e->recv) || !e->sum || !e->state || !e->reads || !e->started)
 		return clg_fail(CLG_ERR_OOM, "trainer: out of host memory for the gradient exchange (%lld values)",
 				(long long)e->total);
 	for (int i = 0; !st && i < t->nrep && t->cfg.compress == CLG_COMPRESS_INT8; i++) {
@@ -118,8 +100,10 @@ clg_status clg_exchange_new(clg_trainer *t)
 				st = clg_last_status();
 		}
 	}
-	if (!st && t->cfg.comm && t->cfg.comm->gather_start && t->cfg.comm->wait && t->nrep == 1 && e->nparam > 0)
-		st = make_buckets(e);
+	if (!st && e->kind == CLG_EX_ROOT && t->cfg.comm->gather_start && t->cfg.comm->wait && e->nparam > 0)
+		st = clg_ex_make_buckets(e, clg_ex_bucket_bytes());
+	if (!st && (e->kind == CLG_EX_ALLREDUCE || e->kind == CLG_EX_SHARDED))
+		st = clg_ex_collective_new(t);
 	if (!st)
 		st = clg_loader_new(t->train, t->cfg.batch, 0, t->task->one_hot ? CLG_LOADER_ONE_HOT : 0, &e->calib);
 	for (int i = 0; i < t->nrep; i++) /* equal to start with; a rank's part of the batch with a comm */
@@ -150,6 +134,7 @@ void clg_exchange_free(clg_trainer *t)
 	free(e->started);
 	free(e->bucket_first);
 	free(e->reqs);
+	clg_ex_collective_free(e);
 	free(e);
 	t->ex = NULL;
 }
@@ -317,7 +302,7 @@ static clg_status start_reads(clg_trainer *t, int i, int p)
 
 /* Replica i's gradients p0..p1-1 into its wire buffer: the reads not started during backward
  * start now, then every read is waited for (also after a failure: none is left running). */
-static clg_status pack_params(clg_trainer *t, int i, int p0, int p1, clg_status st)
+clg_status clg_ex_pack_params(clg_trainer *t, int i, int p0, int p1, clg_status st)
 {
 	clg_exchange *e = t->ex;
 
@@ -332,7 +317,7 @@ static clg_status pack_params(clg_trainer *t, int i, int p0, int p1, clg_status 
 }
 
 /* Replica i's weighted loss (unscaled) at the head of its wire buffer. */
-static clg_status pack_loss(clg_trainer *t, int i, clg_tensor *wloss)
+clg_status clg_ex_pack_loss(clg_trainer *t, int i, clg_tensor *wloss)
 {
 	double lv = 0;
 	float lf;
@@ -345,8 +330,8 @@ static clg_status pack_loss(clg_trainer *t, int i, clg_tensor *wloss)
 
 static clg_status pack(clg_trainer *t, int i, clg_tensor *wloss, clg_status st)
 {
-	st = pack_params(t, i, 0, t->ex->nparam, st);
-	return st ? st : pack_loss(t, i, wloss);
+	st = clg_ex_pack_params(t, i, 0, t->ex->nparam, st);
+	return st ? st : clg_ex_pack_loss(t, i, wloss);
 }
 
 /* This rank's gradients to the root in buckets: from the last (backward makes its gradients first)
@@ -362,9 +347,9 @@ static clg_status pack_and_gather(clg_trainer *t, clg_tensor *wloss, clg_status 
 		size_t lo = b ? e->offset[e->bucket_first[b]] : 0;
 		size_t hi = b + 1 < e->nbucket ? e->offset[e->bucket_first[b + 1]] : e->wire;
 		void *req = NULL;
-		st = pack_params(t, 0, e->bucket_first[b], e->bucket_first[b + 1], st);
+		st = clg_ex_pack_params(t, 0, e->bucket_first[b], e->bucket_first[b + 1], st);
 		if (!st && b == 0)
-			st = pack_loss(t, 0, wloss);
+			st = clg_ex_pack_loss(t, 0, wloss);
 		if (!st)
 			st = c->gather_start(c->user, e->send, e->recv, e->wire, lo, hi - lo, &req);
 		if (!st)
@@ -378,7 +363,7 @@ static clg_status pack_and_gather(clg_trainer *t, clg_tensor *wloss, clg_status 
 }
 
 /* sum += contributor's gradients, decoded; returns its loss */
-static double accumulate(const clg_trainer *t, const unsigned char *buf, int first)
+double clg_ex_accumulate(const clg_trainer *t, const unsigned char *buf, int first)
 {
 	const clg_exchange *e = t->ex;
 	float lf, *sum = e->sum;
@@ -403,7 +388,7 @@ static double accumulate(const clg_trainer *t, const unsigned char *buf, int fir
 }
 
 /* Root: the summed gradients into replica 0's, clipping, the scheduled optimizer step. */
-static clg_status root_step(clg_trainer *t)
+clg_status clg_ex_root_step(clg_trainer *t)
 {
 	clg_exchange *e = t->ex;
 	clg_replica *r0 = &t->rep[0];
@@ -423,6 +408,13 @@ static clg_status root_step(clg_trainer *t)
 		st = clg_assign(g, v);
 		clg_free(v);
 	}
+	return st ? st : clg_ex_local_step(t);
+}
+
+clg_status clg_ex_local_step(clg_trainer *t)
+{
+	clg_replica *r0 = &t->rep[0];
+	clg_status st = CLG_OK;
 	int ok = 1;
 	if (!st && t->cfg.loss_scale > 0) /* the summed gradients unscaled, or the step skipped */
 		st = clg_grad_scaler_unscale(&t->scaler, r0->params.tensors, r0->params.n, &ok);
@@ -435,7 +427,7 @@ static clg_status root_step(clg_trainer *t)
 }
 
 /* Replica 0's parameters and buffers, flat, into e->state (loss after them). */
-static clg_status read_state(clg_trainer *t, int i, float *out)
+clg_status clg_ex_read_state(clg_trainer *t, int i, float *out)
 {
 	clg_named_tensors *s = &t->rep[i].state;
 	clg_status st = CLG_OK;
@@ -465,15 +457,15 @@ static clg_status broadcast_state(clg_trainer *t, double *loss)
 	clg_exchange *e = t->ex;
 	clg_status st = CLG_OK;
 
-	if (is_root(t)) {
-		st = read_state(t, 0, e->state);
+	if (clg_ex_is_root(t)) {
+		st = clg_ex_read_state(t, 0, e->state);
 		e->state[e->state_total] = (float)*loss;
 		e->state[e->state_total + 1] = (float)t->scaler.scale; /* a power of two: exact in float */
 	}
 	if (!st && t->cfg.comm)
 		st = t->cfg.comm->broadcast(t->cfg.comm->user, e->state, sizeof(float) * (size_t)(e->state_total + 2));
 	t->scaler.scale = e->state[e->state_total + 1];
-	if (!st && !is_root(t))
+	if (!st && !clg_ex_is_root(t))
 		st = write_state(t, 0, e->state);
 	for (int i = 1; !st && i < t->nrep; i++)
 		st = write_state(t, i, e->state);
@@ -484,6 +476,7 @@ static clg_status broadcast_state(clg_trainer *t, double *loss)
 clg_status clg_exchange_broadcast_params(clg_trainer *t)
 {
 	double loss = 0;
+	t->ex->pieces_stale = 1;
 	return broadcast_state(t, &loss);
 }
 
@@ -531,6 +524,10 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 		/* the devices work on their backward passes at once; packing waits for each in turn */
 	}
 	t0 = clg_now();
+	if (e->kind == CLG_EX_ALLREDUCE || e->kind == CLG_EX_SHARDED) {
+		st = clg_ex_collective_step(t, wl[0], st, &total);
+		goto done;
+	}
 	if (e->nbucket > 0) { /* one replica in this process (a rank) */
 		st = pack_and_gather(t, wl[0], st);
 	} else {
@@ -539,69 +536,21 @@ clg_status clg_exchange_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, doubl
 		if (!st && t->cfg.comm)
 			st = t->cfg.comm->gather(t->cfg.comm->user, e->send, e->recv, e->wire);
 	}
-	if (!st && is_root(t)) {
+	if (!st && clg_ex_is_root(t)) {
 		const unsigned char *bufs = t->cfg.comm ? e->recv : e->send;
 		for (int c = 0; c < e->contributors; c++)
-			total += accumulate(t, bufs + e->wire * (size_t)c, c == 0);
-		st = root_step(t);
+			total += clg_ex_accumulate(t, bufs + e->wire * (size_t)c, c == 0);
+		st = clg_ex_root_step(t);
 	} else if (!st) {
 		clg_optimizer_set_steps(t->opt, clg_optimizer_steps(t->opt) + 1); /* the schedule moves on */
 		clg_optimizer_set_lr(t->opt, clg_lr_at(&t->sched, clg_optimizer_steps(t->opt) - 1));
 	}
 	if (!st)
 		st = broadcast_state(t, &total);
+done:
 	*loss = total;
 	e->seconds += clg_now() - t0;
 	e->bytes += (double)e->wire;
 	e->steps++;
 	return st;
-}
-
-/* ---- per epoch -------------------------------------------------------------------------------- */
-
-static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	for (size_t k = 0; k < n; k++)
-		h = (h ^ p[k]) * 0x100000001b3ULL;
-	return h;
-}
-
-clg_status clg_exchange_checksum(clg_trainer *t, uint64_t *sum, int *identical)
-{
-	clg_exchange *e = t->ex;
-	uint64_t mine[CLG_TRAIN_MAX_DEVICES], *all = NULL;
-	int same = 1;
-	clg_status st = CLG_OK;
-
-	for (int i = 0; !st && i < t->nrep; i++) {
-		st = read_state(t, i, e->state);
-		mine[i] = fnv1a(0xcbf29ce484222325ULL, e->state, sizeof(float) * (size_t)e->state_total);
-		same &= mine[i] == mine[0];
-	}
-	if (!st && t->cfg.comm) { /* every rank's checksum at the root, the verdict back to all */
-		int32_t verdict;
-		all = malloc(sizeof(uint64_t) * (size_t)t->cfg.comm->size);
-		if (!all)
-			return clg_fail(CLG_ERR_OOM, "trainer: out of host memory");
-		st = t->cfg.comm->gather(t->cfg.comm->user, &mine[0], is_root(t) ? all : NULL, sizeof(uint64_t));
-		for (int r = 0; !st && is_root(t) && r < t->cfg.comm->size; r++)
-			same &= all[r] == mine[0];
-		verdict = same;
-		if (!st)
-			st = t->cfg.comm->broadcast(t->cfg.comm->user, &verdict, sizeof(verdict));
-		same = verdict;
-		free(all);
-	}
-	*sum = mine[0];
-	*identical = same;
-	return st;
-}
-
-void clg_exchange_stats(clg_trainer *t, double *bytes_per_step, double *seconds, int *buckets)
-{
-	clg_exchange *e = t->ex;
-	*buckets = e->nbucket > 0 ? e->nbucket : 1;
-	*bytes_per_step = e->steps ? e->bytes / (double)e->steps : (double)e->wire;
-	*seconds = e->seconds;
 }

@@ -23,6 +23,7 @@ PACKAGES=(
 	dataset-fashion-mnist               # /usr/share/datasets/fashion-mnist
 	fortunes                            # /usr/share/games/fortunes: a 2.6 MB text corpus for the language models
 	openmpi-bin libopenmpi-dev          # clgrad train --mpi (optional at build time)
+	iproute2                            # ip, tc: test_netns_hosts and scripts/netns_hosts.sh (simulated hosts)
 	debootstrap                         # test.sh's Debian 13 stage: scripts/setup_trixie.sh
 )
 
