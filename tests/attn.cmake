@@ -64,3 +64,11 @@ clg_test(test_gpt)
 add_test(NAME test_generate_cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_generate_cli.sh $<TARGET_FILE:clgrad_cli>)
 set_tests_properties(test_generate_cli PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
   ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+# GPT-2's own layout (transformer.* names, Conv1D (in, out) weights) loaded into the gpt model and
+# written back, against a numpy forward of the same weights (tests/test_gpt2_numpy.sh).
+add_executable(test_gpt2_load test_gpt2_load.c)
+target_link_libraries(test_gpt2_load PRIVATE clg_testutil)
+add_test(NAME test_gpt2_numpy COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_gpt2_numpy.sh $<TARGET_FILE:test_gpt2_load>
+  ${CMAKE_SOURCE_DIR}/tests/check_gpt2_numpy.py ${CMAKE_SOURCE_DIR}/.venv/bin/python python3)
+set_tests_properties(test_gpt2_numpy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
+  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
