@@ -73,8 +73,9 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"                                  default; gpt2-small: 1024, 768, 12, 12; gpt2-medium: 1024, 1024, 16, 24),\n"
 		"                                  which the dims given override)\n"
 		"       [--dropout P]   (gpt: embedding, attention and residual dropout while training, default 0)\n"
-		"       [--tokenizer chars|bytes|bpe:N|FILE]   (transformer: chars, the bytes of the text, is the default;\n"
-		"                                  bpe:N learns N tokens from the training part; FILE: clgrad tokenize's)\n"
+		"       [--tokenizer chars|bytes|bpe:N|FILE]   (transformer, gpt; default chars: the set of bytes in the text;\n"
+		"                                  bytes: all 256; bpe:N: N tokens learned from the training part;\n"
+		"                                  FILE: what clgrad tokenize wrote; stored in the checkpoints)\n"
 		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC|auto] [--batch N]\n"
 		"Options take --opt VALUE or --opt=VALUE; a value out of range is refused (exit status 2).\n"
 		"defaults: mlp on Fashion-MNIST (%s), 5 epochs, batch 128, Adam lr 1e-3;\n"
@@ -251,7 +252,11 @@ static clg_status load_data(train_opts *o, data_sets *d)
 		/* a checkpoint's tokenizer encodes the text unless --tokenizer names one (then compared) */
 		st = clg_text_load_tok(path, 0.1, o->tokenizer ? NULL : o->ckpt_tok,
 				       o->tokenizer ? o->tokenizer : lm_default_tokenizer(&o->cfg.model), &d->text);
-		if (st && o->ckpt_tok && !o->tokenizer) {
+		if (st == CLG_ERR_IO && !o->data && o->lm_text) { /* the checkpoint's text moved or was removed */
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", clg_last_error());
+			st = clg_fail(st, "the text the checkpoint was trained on: %s; give a text with --data", msg);
+		} else if (st && o->ckpt_tok && !o->tokenizer) {
 			char msg[1024], desc[64];
 			snprintf(msg, sizeof(msg), "%s", clg_last_error());
 			clg_tokenizer_describe(o->ckpt_tok, desc, sizeof(desc));
@@ -478,6 +483,7 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 	if (v->d->lm) {
 		json_key_num(&w, "val_loss", e->test_loss);
 		json_key_num(&w, "unigram_val_loss", v->d->unigram);
+		json_key_num(&w, "val_bits_per_byte", e->test_loss * lm_bits_a_byte(&v->d->text));
 	} else {
 		json_key_num(&w, "test_acc", e->test_acc);
 		json_key_num(&w, "test_loss", e->test_loss);
@@ -574,9 +580,10 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 		       fs->opened_s, fs->programs, fs->ready_s, fs->precompile_s, fs->data_s);
 	}
 	if (v->d->lm)
-		printf("epoch %lld: train loss %.4f, validation loss %.4f (unigram baseline %.4f), %.1f s, %s samples/s "
-		       "(%s tokens/s)\n", (long long)e->epoch, e->train_loss, e->test_loss, v->d->unigram, e->seconds, rates,
-		       toks);
+		printf("epoch %lld: train loss %.4f, validation loss %.4f (unigram baseline %.4f; %.3f / %.3f bits a byte), "
+		       "%.1f s, %s samples/s (%s tokens/s)\n", (long long)e->epoch, e->train_loss, e->test_loss, v->d->unigram,
+		       e->test_loss * lm_bits_a_byte(&v->d->text), v->d->unigram * lm_bits_a_byte(&v->d->text), e->seconds,
+		       rates, toks);
 	else
 		printf("epoch %lld: train loss %.4f, test accuracy %.4f (test loss %.4f), %.1f s, %s samples/s\n",
 		       (long long)e->epoch, e->train_loss, e->test_acc, e->test_loss, e->seconds, rates);
