@@ -11,6 +11,7 @@
 
 #include <clg_measure.h>
 #include <clg_op_timer.h>
+#include <clgrad_generate.h>
 #include <clgrad_train.h>
 #include <errno.h>
 #include <math.h>
@@ -29,6 +30,7 @@ typedef struct {
 	clg_train_config cfg;
 	const char *data, *device, *devices, *resume, *log, *checkpoint;
 	const char *tokenizer;  /* --tokenizer bytes|chars|bpe:N|FILE (language models) */
+	const char *preset;     /* --preset tiny|gpt2-small|gpt2-medium (gpt) */
 	const char *lm_text;    /* the text when --data is not given: a checkpoint's, else DEFAULT_TEXT */
 	const clg_tokenizer *ckpt_tok; /* --resume / eval: the checkpoint's tokenizer, or NULL */
 	int64_t limit;
@@ -52,7 +54,7 @@ typedef struct {
 static void usage_text(char *buf, size_t len, const char *cmd)
 {
 	snprintf(buf, len,
-		"usage: clgrad %s [--model mlp|cnn|transformer|gfnet] [--data DIR|FILE] [--epochs N] [--batch N]\n"
+		"usage: clgrad %s [--model mlp|cnn|transformer|gpt|gfnet] [--data DIR|FILE] [--epochs N] [--batch N]\n"
 		"       [--lr X] [--optimizer sgd|adam|adamw] [--momentum X] [--weight-decay X] [--weight-decay-all]\n"
 		"           (weight decay: L2 for sgd and adam, decoupled for adamw; default 0, adamw 0.01 as PyTorch;\n"
 		"            biases and norm weights (tensors of 1 dim) are not decayed unless --weight-decay-all)\n"
@@ -70,8 +72,12 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"                                  broadcasts (bitwise reproducible); allreduce: MPI's all-reduce, every\n"
 		"                                  rank steps; auto: allreduce from 3 ranks on)\n"
 		"       [--shard-optimizer]   (--mpi: ZeRO stage 1, each rank keeps 1/N of the optimizer state)\n"
-		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer; gfnet: --dim, --layers)\n"
-		"       [--tokenizer chars|bytes|bpe:N|FILE]   (transformer; default chars: the set of bytes in the text;\n"
+		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer, gpt; gfnet: --dim, --layers)\n"
+		"       [--preset tiny|gpt2-small|gpt2-medium]   (gpt: the dims (tiny: T 256, D 128, 4 heads, 4 layers, the\n"
+		"                                  default; gpt2-small: 1024, 768, 12, 12; gpt2-medium: 1024, 1024, 16, 24),\n"
+		"                                  which the dims given override)\n"
+		"       [--dropout P]   (gpt: embedding, attention and residual dropout while training, default 0)\n"
+		"       [--tokenizer chars|bytes|bpe:N|FILE]   (transformer, gpt; default chars: the set of bytes in the text;\n"
 		"                                  bytes: all 256; bpe:N: N tokens learned from the training part;\n"
 		"                                  FILE: what clgrad tokenize wrote; stored in the checkpoints)\n"
 		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC|auto] [--batch N]\n"
@@ -129,24 +135,30 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 		CLI_OPT_I64("heads", &m->heads, 1, 1024),
 		CLI_OPT_I64("layers", &m->layers, 1, 1024),
 		CLI_OPT_STR("tokenizer", &o->tokenizer),
+		CLI_OPT_CHOICE("preset", &o->preset, "tiny|gpt2-small|gpt2-medium"),
+		CLI_OPT_REAL("dropout", &m->dropout, 0, 0.99),
 	};
 	_Static_assert(CLI_N(table) <= TRAIN_MAX_OPTS, "train option table");
 	memcpy(t, table, sizeof(table));
 	return CLI_N(table);
 }
 
-/* The value of --model on the command line (the last one given), or NULL. */
-static const char *model_arg(int argc, char **argv)
+/* The value of --NAME on the command line (the last one given), or NULL. */
+static const char *opt_arg(int argc, char **argv, const char *name)
 {
 	const char *m = NULL;
+	size_t n = strlen(name);
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--model") && i + 1 < argc)
+		if (strncmp(argv[i], "--", 2) || strncmp(argv[i] + 2, name, n))
+			continue;
+		if (!argv[i][2 + n] && i + 1 < argc)
 			m = argv[++i];
-		else if (!strncmp(argv[i], "--model=", 8))
-			m = argv[i] + 8;
+		else if (argv[i][2 + n] == '=')
+			m = argv[i] + 3 + n;
 	}
 	return m;
 }
+static const char *model_arg(int argc, char **argv) { return opt_arg(argc, argv, "model"); }
 
 /* gfnet's own defaults, which its options then override: width 64, 2 blocks, lr 2e-3 with
  * 200 warmup steps and cosine decay (tuned for >= 88% in 5 epochs, docs/PERFORMANCE.md). */
@@ -172,11 +184,18 @@ static int parse(int argc, char **argv, train_opts *o, const char *cmd)
 	*o = (train_opts){.cfg = clg_train_config_default(), .mpi_timeout = 120, .profile_top = -1};
 	if (model_arg(argc, argv) && !strcmp(model_arg(argc, argv), "gfnet"))
 		gfnet_defaults(c);
+	/* gpt: the preset's dims (tiny unless --preset says), which the dims given then override; an
+	 * unknown preset is refused by the parse below */
+	if (model_arg(argc, argv) && !strcmp(model_arg(argc, argv), "gpt"))
+		clg_gpt_preset(opt_arg(argc, argv, "preset") ? opt_arg(argc, argv, "preset") : "tiny", &c->model);
 	usage_text(usage, sizeof(usage), cmd);
 	spec.n = train_table(o, &s, table);
 	c->optim.weight_decay = -1; /* not given: the kind's default, below */
 	if ((rc = cli_parse(&spec, argc, argv)) >= 0)
 		return rc;
+	if ((o->preset || c->model.dropout > 0) && strcmp(c->model.name, "gpt"))
+		return cli_error(cmd, "--%s is an option of --model gpt (not %s)", o->preset ? "preset" : "dropout",
+				 c->model.name);
 	if (o->profile_top >= 0)
 		o->profile = 1;
 	else
