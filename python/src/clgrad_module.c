@@ -10,6 +10,8 @@
 #include <clgrad_data.h>
 #include <clgrad_safetensors.h>
 
+#include "clgrad_py.h"
+
 #include <string.h>
 
 #define MAX_DEVICES 64
@@ -246,7 +248,7 @@ static PyObject *wrap(clg_tensor *t)
 		clg_free(t);
 		return NULL;
 	}
-	o->t = t;
+	o->t = clg_unscope(t); /* the Python object owns it: it may outlive a C scope open now (a trainer's step) */
 	return (PyObject *)o;
 }
 
@@ -1832,6 +1834,25 @@ PyMODINIT_FUNC PyInit__C(void)
 	PyModule_AddIntConstant(m, "CMP_GE", CLG_CMP_GE);
 	PyModule_AddIntConstant(m, "ACT_RELU", CLG_ACT_RELU);
 	PyModule_AddIntConstant(m, "ACT_GELU", CLG_ACT_GELU);
+	if (clgrad_py_trainer_init(m))
+		return NULL;
 	Py_AtExit(close_backends);
 	return m;
+}
+
+/* ---- for the extension's other files (clgrad_py.h) ------------------------------------------ */
+
+PyObject *clgrad_py_wrap(clg_tensor *t) { return wrap(t); }
+clg_tensor *clgrad_py_tensor(PyObject *o, const char *what) { return tensor_arg(o, what); }
+clg_backend *clgrad_py_backend(int index) { return backend_of(index); }
+int clgrad_py_device_index(clg_backend *be) { return index_of(be); }
+PyObject *clgrad_py_raise(clg_status s) { return raise_status(s); }
+
+const clg_dataset *clgrad_py_dataset(PyObject *o, const char *what)
+{
+	if (!PyObject_TypeCheck(o, &DatasetType)) {
+		PyErr_Format(PyExc_TypeError, "%s: expected a clgrad.data.Dataset, got %.100s", what, Py_TYPE(o)->tp_name);
+		return NULL;
+	}
+	return &((DatasetObject *)o)->ds;
 }
