@@ -114,6 +114,13 @@ def _dataset(data, what):
                     % (what, type(data).__name__))
 
 
+def _same(a, b):
+    """Whether fit() is given the data it was first given (the same objects)."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    return a is b
+
+
 class Trainer:
     """The C trainer over a model: a clgrad.nn.Module of one's own, or a built-in's name.
 
@@ -195,11 +202,11 @@ class Trainer:
         numpy arrays) up to the configured epochs, evaluating on test after each; ckpt_path:
         resume from that checkpoint (its epochs count). Returns the history: one Info per epoch
         of this run (a later fit() continues the same run, epochs permitting)."""
-        train, test = _dataset(train, "fit(train)"), _dataset(test, "fit(test)")
         if self._train is None:
-            self._c.setup(train._c, None if test is None else test._c)
-            self._train, self._test = train, test
-        elif train is not self._train or test is not self._test:
+            self._given = (train, test)
+            self._train, self._test = _dataset(train, "fit(train)"), _dataset(test, "fit(test)")
+            self._c.setup(self._train._c, None if self._test is None else self._test._c)
+        elif not (_same(train, self._given[0]) and _same(test, self._given[1])):
             raise ValueError("Trainer.fit: this trainer was set up with other datasets (make a new Trainer)")
         if ckpt_path is not None:
             self._c.load(str(ckpt_path))

@@ -524,6 +524,12 @@ static int need_trainer(TrainerObject *self)
 	return -1;
 }
 
+/* A Python model's training mode as the C model's (the trainer's evaluation left it so). */
+static int follow_mode(TrainerObject *self)
+{
+	return self->model && self->t ? sync_mode(self->model, clg_trainer_model(self->t)->training) : 0;
+}
+
 /* ---- callbacks of a run (the GIL is held throughout; Ensure is cheap then) ---- */
 
 static clg_status on_step_begin(void *user, int64_t step)
@@ -650,6 +656,8 @@ static PyObject *trainer_run(TrainerObject *self, PyObject *sink)
 	self->sink = sink;
 	st = clg_trainer_run(self->t, &cb);
 	self->sink = NULL;
+	if (!st && follow_mode(self))
+		stash_error(&self->stash, "the model's train()");
 	if (st || self->stash.type)
 		return fail(self, st);
 	Py_RETURN_NONE;
@@ -668,12 +676,16 @@ static PyObject *trainer_evaluate(TrainerObject *self, PyObject *arg)
 	stash_clear(&self->stash);
 	if (self->t) {
 		st = clg_trainer_evaluate(self->t, ds, &metric, &loss);
+		if (!st && follow_mode(self))
+			st = stash_error(&self->stash, "the model's train()");
 	} else if (self->model) {
 		clg_module *m = shim_build(self->model, self->bes[0], &self->stash);
 		const clg_task *task = self->cfg.task ? self->cfg.task : clg_task_classification();
 		if (!m)
 			return NULL;
 		st = clg_evaluate(m, self->bes[0], ds, task, self->cfg.task_user, self->cfg.batch, &metric, &loss);
+		if (!st && sync_mode(self->model, m->training))
+			st = stash_error(&self->stash, "the model's train()");
 		clg_module_free(m);
 	} else {
 		need_trainer(self);
