@@ -28,10 +28,13 @@ class Block(nn.Module):
     def attention(self, x):
         B, T, D = x.shape
         H = self.heads
-        qkv = self.qkv(x).reshape(B, T, 3, H, D // H).permute(2, 0, 3, 1, 4)  # (3, B, H, T, D/H)
-        q, k, v = (qkv[i].reshape(B * H, T, D // H) for i in range(3))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)         # (B H, T, D/H)
-        return self.proj(y.reshape(B, H, T, D // H).permute(0, 2, 1, 3).reshape(B, T, D))
+        # the heads as strided views of the one projection, no copies: (B, T, 3 H, Dh) sliced into
+        # q, k, v (B, T, H, Dh) and transposed to (B, H, T, Dh); the fused attention writes its
+        # output in q's layout, so (B, T, H, Dh) in memory and the reshape back is a view too
+        qkv = self.qkv(x).reshape(B, T, 3 * H, D // H)
+        q, k, v = (qkv[:, :, i * H:(i + 1) * H].transpose(1, 2) for i in range(3))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)         # (B, H, T, D/H)
+        return self.proj(y.transpose(1, 2).reshape(B, T, D))
 
     def forward(self, x):
         x = x + self.drop(self.attention(self.ln1(x)))

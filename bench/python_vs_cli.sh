@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The Python examples beside the CLI in one run, on one device: the MLP (Fashion-MNIST, 5 epochs,
+# batch 128, Adam 1e-3, cosine) as `clgrad train --model mlp`, examples/python/mlp_trainer.py
+# (clgrad.Trainer) and examples/python/mlp.py (the manual loop); then the character transformer
+# (D64 H4 L2 T64) as `clgrad train --model transformer` and examples/python/charlm.py, windows/s.
+# Prints each run's per-epoch lines and the median epoch times with their ratios to the CLI's.
+#   bench/python_vs_cli.sh [--device SPEC] [--epochs N] [--skip-mlp] [--skip-charlm]
+# (build first: build/clgrad; the package importable by $PYTHON, default .venv/bin/python)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+device=pocl epochs=5 mlp=1 lm=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--device) device=$2; shift 2 ;;
+	--epochs) epochs=$2; shift 2 ;;
+	--skip-mlp) mlp=0; shift ;;
+	--skip-charlm) lm=0; shift ;;
+	-h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "python_vs_cli.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+clgrad=${CLGRAD_BIN:-build/clgrad}
+py=${PYTHON:-.venv/bin/python}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, device $device"
+if [ "$mlp" = 1 ]; then
+	"$clgrad" train --model mlp --epochs "$epochs" --batch 128 --optimizer adam --lr 1e-3 --schedule cosine \
+		--device "$device" | grep -v ' step ' | tee "$work/cli.txt"
+	"$py" examples/python/mlp_trainer.py --epochs "$epochs" --device "$device" 2>&1 | tee "$work/trainer.txt"
+	"$py" examples/python/mlp.py --epochs "$epochs" --device "$device" | tee "$work/loop.txt"
+	cli=$(sed -n 's/.*, \([0-9.]*\) s, .*/\1/p' "$work/cli.txt" | median)
+	tr=$(sed -n 's/^epoch .*, \([0-9.]*\) s, .*/\1/p' "$work/trainer.txt" | median)
+	lo=$(sed -n 's/^epoch .*, \([0-9.]*\) s, .*/\1/p' "$work/loop.txt" | median)
+	echo "mlp median epoch: clgrad train $cli s; Trainer $tr s ($(echo "$tr / $cli" | bc -l | cut -c1-4)x);" \
+		"manual loop $lo s ($(echo "$lo / $cli" | bc -l | cut -c1-4)x)"
+fi
+if [ "$lm" = 1 ]; then
+	"$clgrad" train --model transformer --epochs 1 --batch 32 --optimizer adamw --lr 3e-3 --schedule cosine \
+		--clip 1 --device "$device" --limit 64000 | grep -v ' step ' | tee "$work/tf.txt"
+	"$py" examples/python/charlm.py --steps 300 --batch 32 --device "$device" | tee "$work/charlm.txt"
+fi
