@@ -33,8 +33,7 @@ if [ "$mlp" = 1 ]; then
 	cli=$(sed -n 's/.*, \([0-9.]*\) s, .*/\1/p' "$work/cli.txt" | median)
 	tr=$(sed -n 's/^epoch .*, \([0-9.]*\) s, .*/\1/p' "$work/trainer.txt" | median)
 	lo=$(sed -n 's/^epoch .*, \([0-9.]*\) s, .*/\1/p' "$work/loop.txt" | median)
-	echo "mlp median epoch: clgrad train $cli s; Trainer $tr s ($(echo "$tr / $cli" | bc -l | cut -c1-4)x);" \
-		"manual loop $lo s ($(echo "$lo / $cli" | bc -l | cut -c1-4)x)"
+	awk -v c="$cli" -v t="$tr" -v l="$lo" 'BEGIN {printf "mlp median epoch: clgrad train %.2f s; Trainer %.2f s (%.2fx); manual loop %.2f s (%.2fx)\n", c, t, t / c, l, l / c}'
 fi
 if [ "$lm" = 1 ]; then
 	"$clgrad" train --model transformer --epochs 1 --batch 32 --optimizer adamw --lr 3e-3 --schedule cosine \
