@@ -18,27 +18,18 @@ import clgrad.nn.functional as F
 class Block(nn.Module):
     def __init__(self, dim, heads, dropout):
         super().__init__()
-        self.heads = heads
         self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-        self.fc, self.out = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+        # q, k and v from one in-projection; self-attention over it runs fused, the heads strided
+        # views of the projection (no copies), as the C transformer's
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        # Linear then GELU in a Sequential: one op, the activation in the GEMM's epilogue
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
         self.drop = nn.Dropout(dropout)
 
-    def attention(self, x):
-        B, T, D = x.shape
-        H = self.heads
-        # the heads as strided views of the one projection, no copies: (B, T, 3 H, Dh) sliced into
-        # q, k, v (B, T, H, Dh) and transposed to (B, H, T, Dh); the fused attention writes its
-        # output in q's layout, so (B, T, H, Dh) in memory and the reshape back is a view too
-        qkv = self.qkv(x).reshape(B, T, 3 * H, D // H)
-        q, k, v = (qkv[:, :, i * H:(i + 1) * H].transpose(1, 2) for i in range(3))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)         # (B, H, T, D/H)
-        return self.proj(y.transpose(1, 2).reshape(B, T, D))
-
     def forward(self, x):
-        x = x + self.drop(self.attention(self.ln1(x)))
-        return x + self.drop(self.out(F.gelu(self.fc(self.ln2(x)))))
+        h = self.ln1(x)
+        x = x + self.drop(self.attn(h, h, h, need_weights=False, is_causal=True)[0])
+        return x + self.drop(self.mlp(self.ln2(x)))
 
 
 class CharLM(nn.Module):
@@ -48,11 +39,10 @@ class CharLM(nn.Module):
         self.blocks = nn.ModuleList(Block(dim, heads, dropout) for _ in range(layers))
         self.ln = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, vocab)
-        self.positions = clgrad.arange(seq_len)
 
     def forward(self, ids):                                    # ids (B, T) int32
         T = ids.shape[1]
-        x = self.tok(ids) + self.pos(self.positions[:T].to(ids.device))
+        x = self.tok(ids) + self.pos.weight[:T]                # positions: a slice, no lookup
         for b in self.blocks:
             x = b(x)
         return self.head(self.ln(x))                           # (B, T, vocab)
@@ -92,7 +82,7 @@ def main():
 
     print("%d characters, vocabulary %d, %d parameters" % (len(ids), len(vocab),
                                                            sum(p.numel() for p in model.parameters())))
-    t0 = time.perf_counter()
+    train_secs, t0 = 0.0, time.perf_counter()
     for step in range(1, args.steps + 1):
         x, y = batch(0, split)
         loss = F.cross_entropy(model(x).reshape(-1, len(vocab)), y.reshape(-1))
@@ -102,14 +92,16 @@ def main():
         opt.step()
         sched.step()
         if step % 50 == 0 or step == args.steps:
+            train_loss = loss.item()  # waits for the step: the training time ends here (as the CLI's, without evaluation)
+            train_secs += time.perf_counter() - t0
             model.eval()
             with clgrad.no_grad():
                 vx, vy = batch(split, len(ids))
                 val = F.cross_entropy(model(vx).reshape(-1, len(vocab)), vy.reshape(-1)).item()
             model.train()
-            secs = time.perf_counter() - t0
             print("step %d: loss %.4f, validation %.4f (%.2f bits/char), %.1f windows/s"
-                  % (step, loss.item(), val, val / math.log(2), step * args.batch / secs), flush=True)
+                  % (step, train_loss, val, val / math.log(2), step * args.batch / train_secs), flush=True)
+            t0 = time.perf_counter()
     model.eval()
     ctx = list(ids[:T])
     with clgrad.no_grad():

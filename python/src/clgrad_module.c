@@ -1834,7 +1834,7 @@ PyMODINIT_FUNC PyInit__C(void)
 	PyModule_AddIntConstant(m, "CMP_GE", CLG_CMP_GE);
 	PyModule_AddIntConstant(m, "ACT_RELU", CLG_ACT_RELU);
 	PyModule_AddIntConstant(m, "ACT_GELU", CLG_ACT_GELU);
-	if (clgrad_py_trainer_init(m))
+	if (clgrad_py_trainer_init(m) || clgrad_py_attention_init(m))
 		return NULL;
 	Py_AtExit(close_backends);
 	return m;

@@ -25,5 +25,7 @@ PyObject *clgrad_py_raise(clg_status s);
 
 /* trainer_module.c: adds clgrad._C.Trainer to the module; -1 with an exception on failure. */
 int clgrad_py_trainer_init(PyObject *m);
+/* attention_module.c: adds clgrad._C.attention_qkv. */
+int clgrad_py_attention_init(PyObject *m);
 
 #endif
