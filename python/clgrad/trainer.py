@@ -80,7 +80,7 @@ class ProgressBar(Callback):
         self.start, self.label = time.perf_counter(), "epoch %d/%d" % (epoch, epochs)
 
     def on_step_end(self, trainer, info):
-        if not self.tty:
+        if not self.tty:  # (Trainer then asks the C trainer for no step reports)
             return
         el = time.perf_counter() - self.start
         fill = 24 * info.step // max(1, info.steps)
@@ -175,6 +175,10 @@ class Trainer:
             self.callbacks.insert(0, ProgressBar())
         elif progress:
             self.callbacks.insert(0, progress)
+        # on_step_end needs the running loss, a wait for the device: ask only for a callback that uses it
+        if not any(type(cb).on_step_end is not Callback.on_step_end and not (isinstance(cb, ProgressBar) and not cb.tty)
+                   for cb in self.callbacks):
+            log_every_n_steps = 0
         cfg = dict(task=task, optimizer=optimizer, lr=float(lr), momentum=float(momentum), dampening=float(dampening),
                    nesterov=int(bool(nesterov)), beta1=float(betas[0]), beta2=float(betas[1]), eps=float(eps),
                    weight_decay=None if weight_decay is None else float(weight_decay), amsgrad=int(bool(amsgrad)),
