@@ -2,8 +2,10 @@
 # The Python examples beside the CLI in one run, on one device: the MLP (Fashion-MNIST, 5 epochs,
 # batch 128, Adam 1e-3, cosine) as `clgrad train --model mlp`, examples/python/mlp_trainer.py
 # (clgrad.Trainer) and examples/python/mlp.py (the manual loop); then the character transformer
-# (D64 H4 L2 T64) as `clgrad train --model transformer` and examples/python/charlm.py, windows/s.
-# Prints each run's per-epoch lines and the median epoch times with their ratios to the CLI's.
+# (D64 H4 L2 T64) as `clgrad train --model transformer` and examples/python/charlm.py (through
+# clgrad.Trainer and its own loop), windows/s. Prints each run's lines and the medians with their
+# ratios to the CLI's. On a CPU device (PoCL shares the cores with the host) run it on a quiet
+# machine: other load moves each figure by 2x.
 #   bench/python_vs_cli.sh [--device SPEC] [--epochs N] [--skip-mlp] [--skip-charlm]
 # (build first: build/clgrad; the package importable by $PYTHON, default .venv/bin/python)
 set -euo pipefail
@@ -36,7 +38,14 @@ if [ "$mlp" = 1 ]; then
 	awk -v c="$cli" -v t="$tr" -v l="$lo" 'BEGIN {printf "mlp median epoch: clgrad train %.2f s; Trainer %.2f s (%.2fx); manual loop %.2f s (%.2fx)\n", c, t, t / c, l, l / c}'
 fi
 if [ "$lm" = 1 ]; then
-	"$clgrad" train --model transformer --epochs 1 --batch 32 --optimizer adamw --lr 3e-3 --schedule cosine \
-		--clip 1 --device "$device" --limit 64000 | grep -v ' step ' | tee "$work/tf.txt"
-	"$py" examples/python/charlm.py --steps 300 --batch 32 --device "$device" | tee "$work/charlm.txt"
+	# the CLI's transformer and charlm.py at the same sizes, batch 32, AdamW 3e-3, cosine, clip 1:
+	# windows/s of epochs 2-8 (the first compiles), and of charlm's own loop over 300 steps
+	"$clgrad" train --model transformer --epochs 8 --batch 32 --optimizer adamw --lr 3e-3 --schedule cosine \
+		--clip 1 --device "$device" | grep -v ' step ' | tee "$work/tf.txt"
+	"$py" examples/python/charlm.py --trainer 8 --device "$device" 2>&1 | tee "$work/lmt.txt"
+	"$py" examples/python/charlm.py --steps 300 --device "$device" | tee "$work/lml.txt"
+	cli=$(sed -n 's/^epoch .*, \([0-9]*\) samples.s.*/\1/p' "$work/tf.txt" | tail -7 | median)
+	tr=$(sed -n 's/^epoch .*, \([0-9]*\) samples.s.*/\1/p' "$work/lmt.txt" | tail -7 | median)
+	lo=$(sed -n 's/^step 300.*, \([0-9.]*\) windows.s/\1/p' "$work/lml.txt")
+	awk -v c="$cli" -v t="$tr" -v l="$lo" 'BEGIN {printf "transformer windows/s: clgrad train %.0f; charlm.py --trainer %.0f (%.2fx); charlm.py loop %.0f (%.2fx)\n", c, t, t / c, l, l / c}'
 fi

@@ -59,6 +59,9 @@ def main():
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--device", default=None)
+    ap.add_argument("--trainer", type=int, default=0, metavar="EPOCHS",
+                    help="train EPOCHS epochs through clgrad.Trainer (the C loop of `clgrad train --model transformer`, "
+                         "over its windows) instead of the loop below")
     args = ap.parse_args()
     clgrad.set_default_device(clgrad.device(args.device))
     clgrad.manual_seed(0)
@@ -82,6 +85,14 @@ def main():
 
     print("%d characters, vocabulary %d, %d parameters" % (len(ids), len(vocab),
                                                            sum(p.numel() for p in model.parameters())))
+    if args.trainer:  # the CLI's data: consecutive windows, next characters as targets, 10% held out
+        n = (len(ids) - 1) // T
+        x, y = ids[:n * T].reshape(n, T), ids[1:n * T + 1].reshape(n, T)
+        cut = int(0.9 * n)
+        data = [clgrad.data.TensorDataset(a, b, num_classes=len(vocab)) for a, b in ((x[:cut], y[:cut]), (x[cut:], y[cut:]))]
+        clgrad.Trainer(model, task="language_model", optimizer="adamw", lr=args.lr, schedule="cosine", clip=1.0,
+                       epochs=args.trainer, batch_size=args.batch).fit(*data)
+        return
     train_secs, t0 = 0.0, time.perf_counter()
     for step in range(1, args.steps + 1):
         x, y = batch(0, split)

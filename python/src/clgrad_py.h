@@ -23,6 +23,26 @@ int clgrad_py_device_index(clg_backend *be);
 /* Raises the exception class of status s with the library's message; returns NULL. */
 PyObject *clgrad_py_raise(clg_status s);
 
+/* module_shim.c. The first Python exception raised inside a C call, kept until the call returns:
+ * stash_error keeps the pending exception (the first one only; the GIL held) and returns the
+ * status that stops the C side; stash_restore raises the kept one (1) or does nothing (0). */
+typedef struct {
+	PyObject *type, *value, *tb;
+} clgrad_py_stash;
+clg_status clgrad_py_stash_error(clgrad_py_stash *s, const char *where);
+int clgrad_py_stash_restore(clgrad_py_stash *s);
+void clgrad_py_stash_clear(clgrad_py_stash *s);
+/* The Python module's training mode set to training (its train() called where it differs); -1
+ * with an exception. */
+int clgrad_py_sync_mode(PyObject *module, int training);
+/* fn(a[, b]) on Python views of C tensors (a with its graph where a_graph; b as data), its result
+ * as a new tensor in the current scope, or NULL with the exception kept in stash. */
+clg_tensor *clgrad_py_call(PyObject *fn, clg_tensor *a, int a_graph, clg_tensor *b, clgrad_py_stash *stash,
+			   const char *where);
+/* The C module of Python module mod on be (its tensors must be there: ValueError otherwise), its
+ * forward's exceptions kept in stash; NULL with an exception. */
+clg_module *clgrad_py_shim_build(PyObject *mod, clg_backend *be, clgrad_py_stash *stash);
+
 /* trainer_module.c: adds clgrad._C.Trainer to the module; -1 with an exception on failure. */
 int clgrad_py_trainer_init(PyObject *m);
 /* attention_module.c: adds clgrad._C.attention_qkv. */

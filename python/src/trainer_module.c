@@ -17,268 +17,6 @@
 
 #include <string.h>
 
-/* The first Python exception raised inside a C call, kept until the call returns. */
-typedef struct {
-	PyObject *type, *value, *tb;
-} py_stash;
-
-/* Keeps the pending Python exception (the first one only) and returns the status that stops the
- * C side; the GIL is held. */
-static clg_status stash_error(py_stash *s, const char *where)
-{
-	if (!PyErr_Occurred())
-		PyErr_SetString(PyExc_RuntimeError, clg_last_error());
-	if (!s->type)
-		PyErr_Fetch(&s->type, &s->value, &s->tb);
-	else
-		PyErr_Clear();
-	return clg_fail(CLG_ERR_STATE, "trainer: a Python exception in %s", where);
-}
-
-/* Raises the kept exception if there is one (returns 1), else leaves things as they are (0). */
-static int stash_restore(py_stash *s)
-{
-	if (!s->type)
-		return 0;
-	PyErr_Restore(s->type, s->value, s->tb);
-	s->type = s->value = s->tb = NULL;
-	return 1;
-}
-
-static void stash_clear(py_stash *s)
-{
-	Py_CLEAR(s->type);
-	Py_CLEAR(s->value);
-	Py_CLEAR(s->tb);
-}
-
-/* ---- a Python nn.Module as a clg_module ---------------------------------------------------- */
-
-typedef struct {
-	PyObject *module; /* the Python Module (a strong reference) */
-	py_stash *stash;  /* where the forward's exceptions go (the Trainer's) */
-} shim_root;
-
-/* A new tensor in the current scope that is t (a view, with t's graph behind it): what a forward
- * or loss hands the C trainer, which leaves it to the step's scope. t stays the Python object's. */
-static clg_tensor *scoped_alias(clg_tensor *t)
-{
-	int perm[CLG_MAX_DIMS];
-	for (int d = 0; d < clg_ndim(t); d++)
-		perm[d] = d;
-	return clg_permute(t, perm);
-}
-
-/* The Python module's training mode follows the C module's (the trainer's evaluation sets it). */
-static int sync_mode(PyObject *module, int training)
-{
-	PyObject *cur = PyObject_GetAttrString(module, "training"), *r;
-	int now;
-
-	if (!cur)
-		return -1;
-	now = PyObject_IsTrue(cur);
-	Py_DECREF(cur);
-	if (now < 0)
-		return -1;
-	if (now == !!training)
-		return 0;
-	r = PyObject_CallMethod(module, "train", "O", training ? Py_True : Py_False);
-	Py_XDECREF(r);
-	return r ? 0 : -1;
-}
-
-/* Calls the Python fn(a, b) (b may be NULL) on views of the C tensors; the result as a scoped
- * tensor, or NULL with the exception kept. a keeps its graph (the output of a forward); b is
- * data (the batch, the target). */
-static clg_tensor *call_python(PyObject *fn, clg_tensor *a, int a_graph, clg_tensor *b, py_stash *stash,
-			       const char *where)
-{
-	PyObject *ao = clgrad_py_wrap(a_graph ? scoped_alias(a) : clg_detach(a)), *bo = NULL, *res = NULL;
-	clg_tensor *out = NULL, *t;
-
-	if (!ao)
-		goto out;
-	if (b && !(bo = clgrad_py_wrap(clg_detach(b))))
-		goto out;
-	res = bo ? PyObject_CallFunctionObjArgs(fn, ao, bo, NULL) : PyObject_CallFunctionObjArgs(fn, ao, NULL);
-	if (res && (t = clgrad_py_tensor(res, where)) != NULL)
-		out = scoped_alias(t);
-	if (!out && !PyErr_Occurred())
-		clgrad_py_raise(clg_last_status() ? clg_last_status() : CLG_ERR_STATE);
-out:
-	if (!out)
-		stash_error(stash, where);
-	Py_XDECREF(res);
-	Py_XDECREF(bo);
-	Py_XDECREF(ao);
-	return out;
-}
-
-static clg_tensor *shim_forward(clg_module *m, clg_tensor *x)
-{
-	shim_root *r = m->data;
-	PyGILState_STATE g = PyGILState_Ensure();
-	clg_tensor *out = NULL;
-
-	if (sync_mode(r->module, m->training))
-		stash_error(r->stash, "the model's train()/eval()");
-	else
-		out = call_python(r->module, x, 0, NULL, r->stash, "the model's forward");
-	PyGILState_Release(g);
-	return out;
-}
-
-static void shim_destroy(clg_module *m)
-{
-	shim_root *r = m->data;
-	PyGILState_STATE g;
-
-	if (!r)
-		return;
-	g = PyGILState_Ensure();
-	Py_XDECREF(r->module);
-	PyGILState_Release(g);
-	free(r);
-}
-
-static const clg_module_ops shim_root_ops = {.kind = "python", .forward = shim_forward, .destroy = shim_destroy};
-static const clg_module_ops shim_child_ops = {.kind = "python submodule"};
-
-typedef struct {
-	clg_backend *be;
-	clg_tensor **seen; /* tensors added so far: a tensor two modules share is the first one's */
-	int nseen, capseen;
-} shim_build_ctx;
-
-static int seen_before(shim_build_ctx *c, clg_tensor *t)
-{
-	for (int i = 0; i < c->nseen; i++)
-		if (c->seen[i] == t)
-			return 1;
-	if (c->nseen == c->capseen) {
-		int cap = c->capseen ? 2 * c->capseen : 64;
-		void *p = realloc(c->seen, (size_t)cap * sizeof(*c->seen));
-		if (!p)
-			return -1;
-		c->seen = p;
-		c->capseen = cap;
-	}
-	c->seen[c->nseen++] = t;
-	return 0;
-}
-
-/* Adds the tensors of one of mod's dicts ("_parameters" or "_buffers") to m; -1 with an exception. */
-static int add_tensors(shim_build_ctx *c, clg_module *m, PyObject *mod, const char *dict, int params,
-		       const char *prefix)
-{
-	PyObject *d = PyObject_GetAttrString(mod, dict), *key, *val;
-	Py_ssize_t pos = 0;
-	int rc = -1;
-
-	if (!d)
-		return -1;
-	if (!PyDict_Check(d)) {
-		PyErr_Format(PyExc_TypeError, "Trainer: %s%s is not a dict (is the model a clgrad.nn.Module?)", prefix, dict);
-		goto out;
-	}
-	while (PyDict_Next(d, &pos, &key, &val)) {
-		const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
-		clg_tensor *t;
-		int seen;
-
-		if (val == Py_None)
-			continue;
-		if (!name || !(t = clgrad_py_tensor(val, "Trainer: a model's parameter or buffer")))
-			goto out;
-		if (clg_device_of(t) != c->be) {
-			PyErr_Format(PyExc_ValueError, "Trainer: %s%s is on device %d, the trainer's is %d (model.to(device) first)",
-				     prefix, name, clgrad_py_device_index(clg_device_of(t)), clgrad_py_device_index(c->be));
-			goto out;
-		}
-		if ((seen = seen_before(c, t)) < 0) {
-			PyErr_NoMemory();
-			goto out;
-		}
-		/* a frozen parameter (requires_grad off) rides along as a buffer: saved, not stepped */
-		if (!seen && clg_module_add_tensor(m, name, clg_retain(t), params && clg_requires_grad(t))) {
-			clgrad_py_raise(clg_last_status());
-			goto out;
-		}
-	}
-	rc = 0;
-out:
-	Py_DECREF(d);
-	return rc;
-}
-
-/* The C module mirroring the Python module mod (and its children, under the same names), or NULL
- * with an exception. prefix: mod's state-name prefix, for messages. */
-static clg_module *shim_tree(shim_build_ctx *c, PyObject *mod, int root, const char *prefix)
-{
-	clg_module *m = clg_module_new(root ? &shim_root_ops : &shim_child_ops);
-	PyObject *kids = NULL, *key, *val;
-	Py_ssize_t pos = 0;
-	char sub[512];
-
-	if (!m) {
-		clgrad_py_raise(clg_last_status());
-		return NULL;
-	}
-	if (add_tensors(c, m, mod, "_parameters", 1, prefix) || add_tensors(c, m, mod, "_buffers", 0, prefix) ||
-	    !(kids = PyObject_GetAttrString(mod, "_modules")))
-		goto fail;
-	if (!PyDict_Check(kids)) {
-		PyErr_Format(PyExc_TypeError, "Trainer: %s_modules is not a dict (is the model a clgrad.nn.Module?)", prefix);
-		goto fail;
-	}
-	while (PyDict_Next(kids, &pos, &key, &val)) {
-		const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8(key) : NULL;
-		clg_module *child;
-
-		if (val == Py_None)
-			continue;
-		if (!name)
-			goto fail;
-		snprintf(sub, sizeof(sub), "%s%s.", prefix, name);
-		if (!(child = shim_tree(c, val, 0, sub)))
-			goto fail;
-		if (clg_module_add_child(m, name, child)) { /* child freed by the add */
-			clgrad_py_raise(clg_last_status());
-			goto fail;
-		}
-	}
-	Py_DECREF(kids);
-	return m;
-fail:
-	Py_XDECREF(kids);
-	clg_module_free(m);
-	return NULL;
-}
-
-/* The shim of Python module mod on be (its tensors must be there), or NULL with an exception. */
-static clg_module *shim_build(PyObject *mod, clg_backend *be, py_stash *stash)
-{
-	shim_build_ctx c = {.be = be};
-	shim_root *r = calloc(1, sizeof(*r));
-	clg_module *m = r ? shim_tree(&c, mod, 1, "") : NULL;
-
-	free(c.seen);
-	if (!r) {
-		PyErr_NoMemory();
-		return NULL;
-	}
-	if (!m) {
-		free(r);
-		return NULL;
-	}
-	Py_INCREF(mod);
-	r->module = mod;
-	r->stash = stash;
-	m->data = r;
-	return m;
-}
-
 /* ---- the Trainer object -------------------------------------------------------------------- */
 
 typedef struct {
@@ -296,16 +34,16 @@ typedef struct {
 	PyObject *sink;       /* during run(): the object whose _step_end / _epoch_begin / _epoch_end get the news */
 	int64_t log_every;    /* sink._step_end: every this many steps and at an epoch's last (0: never) */
 	int64_t steps;        /* of the epoch running */
-	py_stash stash;
+	clgrad_py_stash stash;
 } TrainerObject;
 
 static clg_module *build_python(clg_backend *be, uint64_t seed, void *user)
 {
 	TrainerObject *self = user;
 	(void)seed; /* the Python model was initialised by its own code (clgrad.manual_seed) */
-	clg_module *m = shim_build(self->model, be, &self->stash);
+	clg_module *m = clgrad_py_shim_build(self->model, be, &self->stash);
 	if (!m)
-		stash_error(&self->stash, "building the model");
+		clgrad_py_stash_error(&self->stash, "building the model");
 	return m;
 }
 
@@ -313,7 +51,7 @@ static clg_tensor *python_loss(void *user, clg_tensor *out, clg_tensor *target)
 {
 	TrainerObject *self = user;
 	PyGILState_STATE g = PyGILState_Ensure();
-	clg_tensor *l = call_python(self->loss_fn, out, 1, target, &self->stash, "the loss");
+	clg_tensor *l = clgrad_py_call(self->loss_fn, out, 1, target, &self->stash, "the loss");
 	PyGILState_Release(g);
 	return l;
 }
@@ -473,7 +211,7 @@ static int trainer_init(TrainerObject *self, PyObject *args, PyObject *kw)
 static void trainer_dealloc(TrainerObject *self)
 {
 	clg_trainer_free(self->t);
-	stash_clear(&self->stash);
+	clgrad_py_stash_clear(&self->stash);
 	Py_XDECREF(self->model);
 	Py_XDECREF(self->train);
 	Py_XDECREF(self->test);
@@ -485,7 +223,7 @@ static void trainer_dealloc(TrainerObject *self)
 /* NULL with the exception of a failed C call: the kept Python one where there is one. */
 static PyObject *fail(TrainerObject *self, clg_status st)
 {
-	if (stash_restore(&self->stash))
+	if (clgrad_py_stash_restore(&self->stash))
 		return NULL;
 	return clgrad_py_raise(st);
 }
@@ -527,7 +265,7 @@ static int need_trainer(TrainerObject *self)
 /* A Python model's training mode as the C model's (the trainer's evaluation left it so). */
 static int follow_mode(TrainerObject *self)
 {
-	return self->model && self->t ? sync_mode(self->model, clg_trainer_model(self->t)->training) : 0;
+	return self->model && self->t ? clgrad_py_sync_mode(self->model, clg_trainer_model(self->t)->training) : 0;
 }
 
 /* ---- callbacks of a run (the GIL is held throughout; Ensure is cheap then) ---- */
@@ -542,7 +280,7 @@ static clg_status on_step_begin(void *user, int64_t step)
 	if (self->stash.type) /* a callback's exception after the last step */
 		st = clg_fail(CLG_ERR_STATE, "trainer: a Python exception in a callback");
 	else if (PyErr_CheckSignals()) /* Ctrl-C: KeyboardInterrupt, between two steps */
-		st = stash_error(&self->stash, "a signal handler");
+		st = clgrad_py_stash_error(&self->stash, "a signal handler");
 	PyGILState_Release(g);
 	return st;
 }
@@ -558,7 +296,7 @@ static void on_epoch_begin(void *user, int64_t epoch, int64_t epochs, int64_t st
 		r = PyObject_CallMethod(self->sink, "_epoch_begin", "LLL", (long long)epoch, (long long)epochs,
 					(long long)steps);
 		if (!r)
-			stash_error(&self->stash, "on_epoch_begin");
+			clgrad_py_stash_error(&self->stash, "on_epoch_begin");
 		Py_XDECREF(r);
 	}
 	PyGILState_Release(g);
@@ -584,7 +322,7 @@ static void on_step_end(void *user, const clg_step_info *si)
 					"step", (long long)si->step, "steps", (long long)si->steps, "samples",
 					(long long)si->samples, "loss", si->loss, "step_loss", si->step_loss);
 		if (!r)
-			stash_error(&self->stash, "on_step_end");
+			clgrad_py_stash_error(&self->stash, "on_step_end");
 		Py_XDECREF(r);
 	}
 	PyGILState_Release(g);
@@ -631,7 +369,7 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *info)
 	if (self->stash.type)
 		st = clg_fail(CLG_ERR_STATE, "trainer: a Python exception in a callback");
 	else if (!d || !(r = PyObject_CallMethod(self->sink, "_epoch_end", "O", d)) || PyErr_CheckSignals())
-		st = stash_error(&self->stash, "on_epoch_end");
+		st = clgrad_py_stash_error(&self->stash, "on_epoch_end");
 	Py_XDECREF(r);
 	Py_XDECREF(d);
 	PyGILState_Release(g);
@@ -652,12 +390,12 @@ static PyObject *trainer_run(TrainerObject *self, PyObject *sink)
 		PyErr_SetString(PyExc_RuntimeError, "Trainer: fit() is running already");
 		return NULL;
 	}
-	stash_clear(&self->stash);
+	clgrad_py_stash_clear(&self->stash);
 	self->sink = sink;
 	st = clg_trainer_run(self->t, &cb);
 	self->sink = NULL;
 	if (!st && follow_mode(self))
-		stash_error(&self->stash, "the model's train()");
+		clgrad_py_stash_error(&self->stash, "the model's train()");
 	if (st || self->stash.type)
 		return fail(self, st);
 	Py_RETURN_NONE;
@@ -673,19 +411,19 @@ static PyObject *trainer_evaluate(TrainerObject *self, PyObject *arg)
 
 	if (!ds)
 		return NULL;
-	stash_clear(&self->stash);
+	clgrad_py_stash_clear(&self->stash);
 	if (self->t) {
 		st = clg_trainer_evaluate(self->t, ds, &metric, &loss);
 		if (!st && follow_mode(self))
-			st = stash_error(&self->stash, "the model's train()");
+			st = clgrad_py_stash_error(&self->stash, "the model's train()");
 	} else if (self->model) {
-		clg_module *m = shim_build(self->model, self->bes[0], &self->stash);
+		clg_module *m = clgrad_py_shim_build(self->model, self->bes[0], &self->stash);
 		const clg_task *task = self->cfg.task ? self->cfg.task : clg_task_classification();
 		if (!m)
 			return NULL;
 		st = clg_evaluate(m, self->bes[0], ds, task, self->cfg.task_user, self->cfg.batch, &metric, &loss);
-		if (!st && sync_mode(self->model, m->training))
-			st = stash_error(&self->stash, "the model's train()");
+		if (!st && clgrad_py_sync_mode(self->model, m->training))
+			st = clgrad_py_stash_error(&self->stash, "the model's train()");
 		clg_module_free(m);
 	} else {
 		need_trainer(self);
