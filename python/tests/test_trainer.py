@@ -261,3 +261,27 @@ def test_ctrl_c_stops_a_run(tmp_path, model):
     assert p.returncode != 0 and "KeyboardInterrupt" in err.splitlines()[-1], err
     assert took < 5, "the run took %.1f s to stop" % took
     assert not os.listdir(tmp_path), os.listdir(tmp_path)  # no checkpoint, no temporary file
+
+
+def test_tensors_kept_past_a_step_and_memory(cl_dev):
+    """A Python model may keep a tensor of a step (made inside the C trainer's per-step scope):
+    it stays valid after the step; and a trainer gives its device memory back when freed."""
+    class Keeper(Net):
+        def forward(self, x):
+            self.last_in = x
+            self.last_out = super().forward(x)
+            return self.last_out
+
+    clgrad.synchronize(cl_dev)
+    before = clgrad.memory_stats(cl_dev)["bytes_in_use"]
+    clgrad.manual_seed(3)
+    model = Keeper(cl_dev)
+    data = _data(256, 0)
+    t = clgrad.Trainer(model, epochs=2, **_quiet())
+    t.fit(data)
+    assert model.last_in.shape == (32, 8) and np.isfinite(model.last_out.numpy()).all()
+    rows = {r.tobytes() for r in data[0]}
+    assert all(r.tobytes() in rows for r in model.last_in.numpy())  # still the batch's samples
+    del t, model
+    clgrad.synchronize(cl_dev)
+    assert clgrad.memory_stats(cl_dev)["bytes_in_use"] == before
