@@ -1477,7 +1477,7 @@ static PyObject *py_dataset_csv(PyObject *self, PyObject *args)
 static PyObject *py_dataset_arrays(PyObject *self, PyObject *args)
 {
 	PyObject *x, *shape_obj, *y;
-	int xint, ncls, nd = -1;
+	int xint, ncls, nd = -1, yfloat = 0;
 	long long y_numel;
 	int64_t shape[16];
 	Py_buffer xb, yb = {0};
@@ -1485,7 +1485,7 @@ static PyObject *py_dataset_arrays(PyObject *self, PyObject *args)
 	clg_status st;
 	size_t xbytes;
 
-	if (!PyArg_ParseTuple(args, "OOpOLi", &x, &shape_obj, &xint, &y, &y_numel, &ncls) ||
+	if (!PyArg_ParseTuple(args, "OOpOLi|p", &x, &shape_obj, &xint, &y, &y_numel, &ncls, &yfloat) ||
 	    (nd = shape_from(shape_obj, shape, 16, "dataset")) < 1)
 		return nd == 0 ? PyErr_Format(ShapeError, "dataset: x needs a sample dim") : NULL;
 	if (PyObject_GetBuffer(x, &xb, PyBUF_C_CONTIGUOUS) < 0)
@@ -1494,7 +1494,9 @@ static PyObject *py_dataset_arrays(PyObject *self, PyObject *args)
 		PyBuffer_Release(&xb);
 		return NULL;
 	}
-	st = clg_dataset_init(&ds, shape[0], nd - 1, shape + 1, xint ? CLG_I32 : CLG_F32, y == Py_None ? 0 : y_numel);
+	/* yfloat: float32 targets (a regression's), else int32 labels */
+	st = clg_dataset_init_ex(&ds, shape[0], nd - 1, shape + 1, xint ? CLG_I32 : CLG_F32, y == Py_None ? 0 : y_numel,
+				 yfloat ? CLG_F32 : CLG_I32);
 	xbytes = st ? 0 : (size_t)ds.n * (size_t)ds.sample_numel * 4;
 	if (!st && (size_t)xb.len != xbytes)
 		st = clg_fail(CLG_ERR_SHAPE, "dataset: %zd bytes of x for %lld samples of %lld values", xb.len,
@@ -1505,7 +1507,7 @@ static PyObject *py_dataset_arrays(PyObject *self, PyObject *args)
 	if (!st) {
 		memcpy(xint ? (void *)ds.xi : (void *)ds.x, xb.buf, xbytes);
 		if (y != Py_None)
-			memcpy(ds.y, yb.buf, (size_t)yb.len);
+			memcpy(yfloat ? (void *)ds.yf : (void *)ds.y, yb.buf, (size_t)yb.len);
 		ds.num_classes = ncls;
 	}
 	PyBuffer_Release(&xb);

@@ -127,6 +127,25 @@ def test_reconstruction_task(cl_dev):
         clgrad.Trainer(AE(), task="nope")
 
 
+def test_regression_task(cl_dev):
+    x, _ = _data(256, 0)
+    y = np.stack([x[:, 0] - 2 * x[:, 1], x[:, 2] * 0.5], 1).astype(np.float32)  # float targets (256, 2)
+
+    class Reg(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 2, device=cl_dev)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    clgrad.manual_seed(1)
+    t = clgrad.Trainer(Reg(), task="regression", epochs=5, **_quiet(lr=0.05))
+    hist = t.fit((x, y), (x, y))
+    assert hist[0].metric_name == "rmse" and hist[-1].test_metric < 0.5 * hist[0].test_metric, hist
+    assert t.evaluate((x, y))["rmse"] == pytest.approx(hist[-1].test_metric)
+
+
 def test_checkpoint_and_resume(tmp_path, cl_dev):
     path = str(tmp_path / "net.safetensors")
     full = clgrad.Trainer(_net(cl_dev), epochs=3, **_quiet())
