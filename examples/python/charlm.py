@@ -1,8 +1,10 @@
 """A character-level transformer language model written as clgrad.nn modules: pre-norm blocks,
 causal self-attention, GELU MLP, trained with AdamW on a text file (default: the GPL-3 text every
-Debian system has), then sampled.
+Debian system has), then sampled. The loop below is written out in Python; --trainer EPOCHS trains
+the same model through clgrad.Trainer instead (the C loop `clgrad train --model transformer` runs,
+over its windows: bench/python_vs_cli.sh compares the three).
 
-    .venv/bin/python examples/python/charlm.py [--steps N] [--dim D] [--layers L] [--heads H]
+    .venv/bin/python examples/python/charlm.py [--steps N] [--dim D] [--layers L] [--heads H] [--trainer E]
 """
 import argparse
 import math
@@ -92,27 +94,27 @@ def main():
         data = [clgrad.data.TensorDataset(a, b, num_classes=len(vocab)) for a, b in ((x[:cut], y[:cut]), (x[cut:], y[cut:]))]
         clgrad.Trainer(model, task="language_model", optimizer="adamw", lr=args.lr, schedule="cosine", clip=1.0,
                        epochs=args.trainer, batch_size=args.batch).fit(*data)
-        return
-    train_secs, t0 = 0.0, time.perf_counter()
-    for step in range(1, args.steps + 1):
-        x, y = batch(0, split)
-        loss = F.cross_entropy(model(x).reshape(-1, len(vocab)), y.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        if step % 50 == 0 or step == args.steps:
-            train_loss = loss.item()  # waits for the step: the training time ends here (as the CLI's, without evaluation)
-            train_secs += time.perf_counter() - t0
-            model.eval()
-            with clgrad.no_grad():
-                vx, vy = batch(split, len(ids))
-                val = F.cross_entropy(model(vx).reshape(-1, len(vocab)), vy.reshape(-1)).item()
-            model.train()
-            print("step %d: loss %.4f, validation %.4f (%.2f bits/char), %.1f windows/s"
-                  % (step, train_loss, val, val / math.log(2), step * args.batch / train_secs), flush=True)
-            t0 = time.perf_counter()
+    else:
+        train_secs, t0 = 0.0, time.perf_counter()
+        for step in range(1, args.steps + 1):
+            x, y = batch(0, split)
+            loss = F.cross_entropy(model(x).reshape(-1, len(vocab)), y.reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            if step % 50 == 0 or step == args.steps:
+                train_loss = loss.item()  # waits for the step: the training time ends here (as the CLI's, without evaluation)
+                train_secs += time.perf_counter() - t0
+                model.eval()
+                with clgrad.no_grad():
+                    vx, vy = batch(split, len(ids))
+                    val = F.cross_entropy(model(vx).reshape(-1, len(vocab)), vy.reshape(-1)).item()
+                model.train()
+                print("step %d: loss %.4f, validation %.4f (%.2f bits/char), %.1f windows/s"
+                      % (step, train_loss, val, val / math.log(2), step * args.batch / train_secs), flush=True)
+                t0 = time.perf_counter()
     model.eval()
     ctx = list(ids[:T])
     with clgrad.no_grad():
