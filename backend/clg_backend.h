@@ -290,6 +290,9 @@ const char *clg_shape_str(const clg_view *v, char *buf, size_t len);
  * out of range (k, stride, dil >= 1, pad >= 0, all below 2^31). Implemented in
  * backend/ref/ref_ops_conv.c. */
 int64_t clg_conv_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil);
+/* The pools' output positions: clg_conv_out_size, or with ceil_mode PyTorch's rule: ceil instead
+ * of floor, less one where the last window would start past the input and its left padding. */
+int64_t clg_pool_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil, int ceil_mode);
 /* Largest Dh and Dv of ATTENTION_FWD / ATTENTION_BWD (the OpenCL kernels size private rows and local
  * tiles by it); the frontend composes wider heads from the unfused ops. */
 #define CLG_ATTENTION_DMAX 256

@@ -12,6 +12,8 @@ typedef struct {
 	int64_t N, C, H, W;                     /* the image side (N, C, H, W) */
 	int64_t KH, KW, SH, SW, PH, PW, DH, DW; /* i[0..7] */
 	int64_t OH, OW;                         /* output positions */
+	int ceil_mode;                          /* the pools' f[0] */
+	int avg_div;                            /* AVGPOOL2D(_BACKWARD)'s f[1]: 0 KH*KW, 1 taps in the padded input, 2 in the input */
 	const clg_view *img;  /* the (N, C, H, W) operand: src0 of IM2COL and the forward pools, else the dst */
 	const clg_view *out;  /* cols (N, C*KH*KW, OH*OW) or pooled (N, C, OH, OW): the dst of IM2COL and the
 				 forward pools, src0 of COL2IM and of the backward pools */

@@ -1,14 +1,13 @@
 /* clgrad compare: run identical workloads on every device, each in its own child process, and
- * report what works, how fast and how stable (docs/COMPARE.md). This file parses the command line
- * and sequences the run; the parts live in compare_*.c. */
+ * report what works, how fast and how stable (docs/COMPARE.md). This file parses the command line;
+ * the comparison mode is a library (compare/clgrad_compare.h). */
 #include "cli.h"
-#include "compare_internal.h"
+#include "clgrad_compare.h"
 #include "opts.h"
 
-#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 
 static const char usage[] =
@@ -21,195 +20,84 @@ static const char usage[] =
 	"Exit status: 0 every device ok, 3 the report is complete but some device was not ok\n"
 	"(partial, error, crashed, timeout), 1 no report could be written, 2 usage.\n";
 
-static int mkdir_p(const char *path)
+/* the exit status of a library call: 0 every device ok, 3 some device not, 2 what the user gave
+ * was refused, 1 anything else (after one line on stderr) */
+static int exit_status(clg_status st, const clg_compare_result *res)
 {
-	char buf[1024];
-	size_t n = strlen(path);
-	if (n == 0 || n >= sizeof(buf))
-		return -1;
-	memcpy(buf, path, n + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0777) && errno != EEXIST)
-			return -1;
-		*p = '/';
+	if (st == CLG_OK)
+		return res->ok == res->devices ? 0 : 3;
+	fprintf(stderr, "clgrad compare: %s\n", clg_last_error());
+	if (res->interrupted) { /* as if the signal had ended us: the shell sees Ctrl-C */
+		signal(SIGINT, SIG_DFL);
+		raise(SIGINT);
 	}
-	return mkdir(buf, 0777) && errno != EEXIST ? -1 : 0;
-}
-
-/* "all" or specs separated by commas -> device indices (no duplicates) */
-static int resolve_devices(const char *spec, int *idx, int *n)
-{
-	const clg_device_info *list;
-	int count;
-	char buf[512], *save = NULL;
-
-	*n = 0;
-	if (clg_devices(&list, &count))
-		return report_error("compare");
-	if (!spec || !strcmp(spec, "all")) {
-		for (int i = 0; i < count && *n < CMP_MAX_DEVICES; i++)
-			idx[(*n)++] = i;
-		return 0;
-	}
-	snprintf(buf, sizeof(buf), "%s", spec);
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int k, dup = 0;
-		if (clg_device_select(t, &k)) {
-			fprintf(stderr, "clgrad compare: device '%s': %s\n", t, clg_last_error());
-			return 2;
-		}
-		for (int j = 0; j < *n; j++)
-			dup |= idx[j] == k;
-		if (!dup && *n < CMP_MAX_DEVICES)
-			idx[(*n)++] = k;
-	}
-	return 0;
-}
-
-static int load_baseline(cmp_run *r)
-{
-	char err[256];
-	if (!r->opt.baseline)
-		return 0;
-	r->baseline = jv_parse_file(r->opt.baseline, err, sizeof(err));
-	if (!r->baseline || strcmp(jv_str(jv_get(r->baseline, "schema"), ""), CMP_SCHEMA)) {
-		fprintf(stderr, "clgrad compare: --baseline %s: %s\n", r->opt.baseline,
-			r->baseline ? "not a clgrad compare report (schema)" : err);
-		return 2;
-	}
-	return 0;
-}
-
-/* report.json, report.md, report.html, then the table and the baseline diff on stdout */
-static int write_reports(cmp_run *r)
-{
-	char path[1100];
-	int rc = 0;
-
-	cmp_merge(r);
-	snprintf(path, sizeof(path), "%s/report.json", r->opt.out_dir);
-	rc |= cmp_write_json(r, path);
-	snprintf(path, sizeof(path), "%s/report.md", r->opt.out_dir);
-	rc |= cmp_write_markdown(r, path);
-	snprintf(path, sizeof(path), "%s/report.html", r->opt.out_dir);
-	rc |= cmp_write_html(r, path);
-	cmp_print_table(r, stdout);
-	if (r->baseline)
-		cmp_baseline_print(r, stdout, 0);
-	if (rc) {
-		fprintf(stderr, "clgrad compare: cannot write the reports in %s\n", r->opt.out_dir);
-		return 1;
-	}
-	printf("reports: %s/report.{json,md,html}\n", r->opt.out_dir);
-	for (int i = 0; i < r->n; i++)
-		if (strcmp(r->dev[i].status, "ok"))
-			return 3;
-	return 0;
+	return st == CLG_ERR_INVALID ? 2 : 1;
 }
 
 int cmd_compare(int argc, char **argv)
 {
-	static cmp_run run; /* large: keep it off the stack */
-	cmp_run *r = &run;
-	const char *render = NULL, *suite = "peak,compile,ops,train";
-	int worker = -1, idx[CMP_MAX_DEVICES], n, rc, nmerge = 0;
-	char **merge = NULL;
+	clg_compare_options o = clg_compare_defaults();
+	clg_compare_result res = {0};
+	const char *render = NULL, *out = NULL;
+	char command[1024], **rest = NULL, **merge = NULL;
+	int worker = -1, nmerge = 0, nrest = 0, rc;
 	size_t used = 0;
 
-	memset(r, 0, sizeof(*r));
-	r->opt.devices = "all";
-	r->opt.data_dir = clg_cfg_str(CLG_CFG_DATA);
-	for (int i = 0; i < argc && used < sizeof(r->opt.command) - 2; i++)
-		used += snprintf(r->opt.command + used, sizeof(r->opt.command) - used, "%s%s", i ? " " : "clgrad ",
-				 argv[i]);
-	{
-		const cli_opt opts[] = {
-			CLI_OPT_FLAG("quick", &r->opt.quick),
-			CLI_OPT_STR("devices", &r->opt.devices),
-			CLI_OPT_STR("suite", &suite),
-			CLI_OPT_STR("out", &r->opt.out_dir),
-			CLI_OPT_STR("baseline", &r->opt.baseline),
-			CLI_OPT_STR("data", &r->opt.data_dir),
-			CLI_OPT_POS("timeout", &r->opt.timeout_s, 1e6),
-			CLI_OPT_STR("render-only", &render),
-			CLI_OPT_I32("worker", &worker, 0, 1 << 20), /* internal: the child of one device */
-		};
-		cli_spec cs = {.cmd = "compare", .usage = usage, .opts = opts, .n = CLI_N(opts)};
-		/* --merge A.json B.json ...: the files up to the next option, taken out before the table's
-		 * parse (argv keeps them consecutive) */
-		char **rest = malloc(sizeof(char *) * (size_t)(argc + 1));
-		int nrest = 0;
-		if (!rest)
-			return cli_error("compare", "out of host memory");
-		for (int i = 0; i < argc; i++) {
-			if (i == 0 || strcmp(argv[i], "--merge")) {
-				rest[nrest++] = argv[i];
-				continue;
-			}
-			merge = argv + i + 1;
-			while (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) {
-				i++;
-				nmerge++;
-			}
-			if (!nmerge) {
-				free(rest);
-				return cli_error("compare", "--merge needs the report files to merge (A.json B.json ...)");
-			}
+	command[0] = 0;
+	for (int i = 0; i < argc && used < sizeof(command) - 2; i++)
+		used += snprintf(command + used, sizeof(command) - used, "%s%s", i ? " " : "clgrad ", argv[i]);
+	o.command = command;
+	o.log = stderr; /* progress on stderr, the table on stdout */
+	o.table = stdout;
+	const cli_opt opts[] = {
+		CLI_OPT_FLAG("quick", &o.quick),
+		CLI_OPT_STR("devices", &o.devices),
+		CLI_OPT_STR("suite", &o.suites),
+		CLI_OPT_STR("out", &out),
+		CLI_OPT_STR("baseline", &o.baseline),
+		CLI_OPT_STR("data", &o.data_dir),
+		CLI_OPT_POS("timeout", &o.timeout_s, 1e6),
+		CLI_OPT_STR("render-only", &render),
+		CLI_OPT_I32("worker", &worker, 0, 1 << 20), /* internal: the child of one device */
+	};
+	cli_spec cs = {.cmd = "compare", .usage = usage, .opts = opts, .n = CLI_N(opts)};
+	/* --merge A.json B.json ...: the files up to the next option, taken out before the table's
+	 * parse (argv keeps them consecutive) */
+	if (!(rest = malloc(sizeof(char *) * (size_t)(argc + 1))))
+		return cli_error("compare", "out of host memory");
+	for (int i = 0; i < argc; i++) {
+		if (i == 0 || strcmp(argv[i], "--merge")) {
+			rest[nrest++] = argv[i];
+			continue;
 		}
-		rest[nrest] = NULL;
-		rc = cli_parse(&cs, nrest, rest);
-		free(rest);
-		if (rc >= 0)
-			return rc;
+		merge = argv + i + 1;
+		while (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) {
+			i++;
+			nmerge++;
+		}
+		if (!nmerge) {
+			free(rest);
+			return cli_error("compare", "--merge needs the report files to merge (A.json B.json ...)");
+		}
 	}
-	if (cmp_suite_parse(suite, &r->opt.suites)) {
-		fprintf(stderr, "clgrad compare: unknown suite in '%s' (peak, compile, ops, train)\n", suite);
-		return 2;
-	}
-	if (worker >= 0)
-		return r->opt.out_dir ? cmp_worker(&r->opt, worker) : cli_error("compare", "--worker needs --out DIR");
-	if (merge) {
-		if (!r->opt.out_dir || render)
-			return cli_error("compare", "--merge needs --out DIR and no --render-only");
-		if (mkdir_p(r->opt.out_dir)) {
-			fprintf(stderr, "clgrad compare: cannot create %s: %s\n", r->opt.out_dir, strerror(errno));
-			return 1;
-		}
-		if (!(rc = load_baseline(r))) { /* a refusal (workloads or versions differ) is a usage error: 2 */
-			rc = cmp_load_reports(r, merge, nmerge);
-			rc = rc == -2 ? 2 : rc ? 1 : write_reports(r);
-		}
-		cmp_free(r);
+	rest[nrest] = NULL;
+	rc = cli_parse(&cs, nrest, rest);
+	free(rest);
+	if (rc >= 0)
 		return rc;
+	o.out_dir = out;
+	if (worker >= 0) /* the child's progress goes to its log (its stdout and stderr) */
+		return out ? clg_compare_worker(&o, worker) : cli_error("compare", "--worker needs --out DIR");
+	if (merge) {
+		if (!out || render)
+			return cli_error("compare", "--merge needs --out DIR and no --render-only");
+		return exit_status(clg_compare_merge(&o, (const char *const *)merge, nmerge, &res), &res);
 	}
 	if (render) {
-		r->opt.out_dir = render;
-		if ((rc = load_baseline(r)))
-			return rc;
-		if (cmp_load_dir(r, render)) {
-			cmp_free(r);
-			return 1;
-		}
-		rc = write_reports(r);
-		cmp_free(r);
-		return rc;
+		o.out_dir = render;
+		return exit_status(clg_compare_render(&o, &res), &res);
 	}
-	if (!r->opt.out_dir)
+	if (!out)
 		return cli_error("compare", "--out DIR is required (clgrad compare --help)");
-	if ((rc = load_baseline(r)) || (rc = resolve_devices(r->opt.devices, idx, &n)))
-		goto free_run;
-	if (mkdir_p(r->opt.out_dir)) {
-		fprintf(stderr, "clgrad compare: cannot create %s: %s\n", r->opt.out_dir, strerror(errno));
-		rc = 1;
-		goto free_run;
-	}
-	if ((rc = cmp_run_devices(r, idx, n)))
-		goto free_run;
-	rc = write_reports(r);
-free_run:
-	cmp_free(r);
-	return rc;
+	return exit_status(clg_compare_run(&o, &res), &res);
 }

@@ -6,6 +6,7 @@
 #include <clgrad.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The jobs whose auto pick is shown: `clgrad train --model M` with the default configuration
  * (the job key holds the batch and sizes: another batch is another job, picked the same way). */
@@ -183,6 +184,32 @@ static void print_auto_table(const clg_device_info *list)
 		       c[m].why);
 }
 
+/* Intel's CPU runtime that scripts/setup.sh fetched is not registered with the ICD loader (the tests
+ * add it with OCL_ICD_VENDORS; registering it for everyone would put a third device in every
+ * test): say in one line how to use it, when it is there and not in the list. */
+static void hint_unregistered_intel(const clg_device_info *list, int n)
+{
+	const char *dir = clg_cfg_str(CLG_CFG_INTEL_OCL_DIR), *xdg = clg_config_foreign("XDG_CACHE_HOME"),
+		   *home = clg_config_foreign("HOME");
+	char path[1024], icd[1100];
+
+	for (int i = 0; i < n; i++)
+		if (strstr(list[i].platform, "Intel"))
+			return;
+	if (dir && *dir)
+		snprintf(path, sizeof(path), "%s", dir);
+	else if (xdg && *xdg)
+		snprintf(path, sizeof(path), "%s/clgrad/intel-ocl", xdg);
+	else if (home && *home)
+		snprintf(path, sizeof(path), "%s/.cache/clgrad/intel-ocl", home);
+	else
+		return;
+	snprintf(icd, sizeof(icd), "%s/icd/intel.icd", path);
+	if (access(icd, R_OK) == 0)
+		printf("Intel's OpenCL CPU runtime is installed (scripts/setup.sh) but not registered; to use it:\n"
+		       "  export OCL_ICD_VENDORS=%s/icd   (it lists the system's runtimes too)\n", path);
+}
+
 int cmd_devices(int argc, char **argv)
 {
 	const clg_device_info *list;
@@ -201,6 +228,7 @@ int cmd_devices(int argc, char **argv)
 	else {
 		print_table(list, n, selected);
 		print_auto_table(list);
+		hint_unregistered_intel(list, n);
 	}
 	return 0;
 }

@@ -143,8 +143,12 @@ clg_tensor *clg_affine(clg_tensor *a, double alpha, double beta);
 /* reductions over the listed axes (negative axes count from the end); naxes 0 means all */
 clg_tensor *clg_sum(clg_tensor *a, int naxes, const int *axes, int keepdim);
 clg_tensor *clg_mean(clg_tensor *a, int naxes, const int *axes, int keepdim);
-/* (M, K) @ (K, N), or batched with one batch dim: (B, M, K) @ (B, K, N), (B, M, K) @ (K, N) or
- * (M, K) @ (B, K, N); 1-D operands are not promoted (reshape them) */
+/* torch.matmul: (..., M, K) @ (..., K, N) -> (batch..., M, N), the batch dims broadcast against
+ * each other ((B, H, T, D) @ (B, H, D, S); (T, D) @ (B, H, D, S); (B, 1, M, K) @ (H, K, N)); a 1-D
+ * a is (1, K) and a 1-D b (K, 1), the added dim removed from the result (vector-matrix,
+ * matrix-vector, and the dot product of two vectors, a 0-d tensor). One GEMM call: the batch dims
+ * fold into one without a copy where they are mergeable; batch dims broadcast on both sides are
+ * materialised first. */
 clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b);
 /* x (N, in) @ w^T with w (out, in), plus b (out) when b is not NULL (reshape more dims to 2) */
 clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b);
@@ -194,6 +198,11 @@ clg_tensor *clg_sqrt(clg_tensor *a);
 clg_tensor *clg_rsqrt(clg_tensor *a);
 clg_tensor *clg_leaky_relu(clg_tensor *a, double slope);
 clg_tensor *clg_clamp(clg_tensor *a, double lo, double hi);
+/* torch.clamp(x, min, max) with tensor bounds: min(max(x, lo), hi), the three broadcast together
+ * (one of lo, hi may be NULL: no bound); a NaN in x or a bound gives NaN, lo > hi gives hi. The
+ * gradient goes to x where lo <= x <= hi, to lo where x < lo < hi, to hi where x > hi or hi < lo
+ * (PyTorch's), each summed back to its shape. */
+clg_tensor *clg_clamp_tensor(clg_tensor *x, clg_tensor *lo, clg_tensor *hi);
 clg_tensor *clg_pow(clg_tensor *a, clg_tensor *b);
 typedef enum { CLG_CMP_EQ, CLG_CMP_LT, CLG_CMP_LE, CLG_CMP_GT, CLG_CMP_GE } clg_cmp;
 /* 1 where the comparison holds, else 0 (not differentiable) */

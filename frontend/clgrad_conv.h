@@ -22,6 +22,29 @@ extern "C" {
 clg_tensor *clg_conv2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
 		       int64_t pad_h, int64_t pad_w, int64_t dil_h, int64_t dil_w, int64_t groups);
 
+/* Transposed 2-D convolution as torch.nn.functional.conv_transpose2d: the input-gradient of
+ * conv2d with the same parameters.
+ *   x (N, C, H, W), w (C, OC / groups, KH, KW), b (OC) or NULL -> (N, OC, OH, OW),
+ *   OH = (H - 1) stride_h - 2 pad_h + dil_h (KH - 1) + out_pad_h + 1 (OW likewise)
+ * Output padding must be below the stride (PyTorch also takes it below the dilation:
+ * CLG_ERR_UNSUPPORTED here). Composed: one GEMM (W^T @ x, batched over images and groups) and
+ * COL2IM, the way conv2d's backward computes dx; differentiable in x, w and b. */
+clg_tensor *clg_conv_transpose2d(clg_tensor *x, clg_tensor *w, clg_tensor *b, int64_t stride_h, int64_t stride_w,
+				 int64_t pad_h, int64_t pad_w, int64_t out_pad_h, int64_t out_pad_w, int64_t dil_h,
+				 int64_t dil_w, int64_t groups);
+
+/* Resampling as torch.nn.functional.interpolate for x (N, C, L) or (N, C, H, W), float32 or float64:
+ * the spatial dims to size[k] positions, or to floor(in * scale_factor[k]) (exactly one of size and
+ * scale_factor given, one entry per spatial dim). NEAREST takes source floor(o * s) (PyTorch's
+ * 'nearest'); LINEAR blends the two neighbours of the source position (linear, bilinear), with
+ *   align_corners 0: src = max((o + 0.5) s - 0.5, 0), s = in / out, or 1 / scale_factor when given
+ *   align_corners 1: src = o (in - 1) / (out - 1)
+ * Differentiable in x. Composed from index_select (a gather per axis, two for LINEAR) and
+ * elementwise weights; align_corners must be 0 for NEAREST. */
+typedef enum { CLG_INTERP_NEAREST = 0, CLG_INTERP_LINEAR = 1 } clg_interp;
+clg_tensor *clg_interpolate(clg_tensor *x, const int64_t *size, const double *scale_factor, clg_interp mode,
+			    int align_corners);
+
 /* 1-D convolution (cross-correlation, stride 1, dilation 1, one group): x (N, C, L), w (OC, C, K),
  * b (OC) or NULL, zero padding p on both sides -> (N, OC, L + 2p - K + 1). Runs through the FFT
  * (clg_conv1d_fft, clgrad_fft.h) when K is at least the device's measured crossover (`clgrad
@@ -40,6 +63,13 @@ int clg_conv1d_fft_from(clg_backend *be, const char **why);
 clg_tensor *clg_max_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
 			   int64_t pad_h, int64_t pad_w);
 
+/* max_pool2d as torch.nn.functional.max_pool2d(x, kernel, stride, padding, dilation, ceil_mode):
+ * with dilation, and ceil_mode's output size (ceil instead of floor, the last window starting
+ * inside the input or its left padding; its part past the input is ignored as padding is).
+ * Padding at most half the dilated kernel. */
+clg_tensor *clg_max_pool2d_ex(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+			      int64_t pad_w, int64_t dil_h, int64_t dil_w, int ceil_mode);
+
 /* relu(max_pool2d(conv2d(x, w, b))), the conv with stride and padding in both axes, no dilation,
  * one group; the pool's kh x kw window pk x pk with stride ps and padding pp. One node, with the
  * values and gradients of the three ops (relu commutes with max): the pool reads the conv's output
@@ -53,6 +83,12 @@ clg_tensor *clg_conv2d_relu_max_pool2d(clg_tensor *x, clg_tensor *w, clg_tensor 
  * count_include_pad=True); padding at most half the kernel. */
 clg_tensor *clg_avg_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
 			   int64_t pad_h, int64_t pad_w);
+/* avg_pool2d as torch.nn.functional.avg_pool2d(x, kernel, stride, padding, ceil_mode,
+ * count_include_pad): each window's sum divided by its taps inside the padded input
+ * (count_include_pad != 0: KH * KW, less for ceil_mode's last windows where they overhang the
+ * padding) or inside the input (count_include_pad = 0). No divisor_override. */
+clg_tensor *clg_avg_pool2d_ex(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+			      int64_t pad_w, int ceil_mode, int count_include_pad);
 
 #ifdef __cplusplus
 }

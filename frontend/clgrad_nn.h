@@ -27,10 +27,25 @@ clg_module *clg_nn_linear(clg_backend *be, int64_t in, int64_t out, int bias, cl
 clg_module *clg_nn_conv2d(clg_backend *be, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
 			  int64_t groups, int bias, clg_init init, uint64_t seed);
 clg_module *clg_nn_max_pool2d(int64_t k, int64_t stride, int64_t pad);
+/* PyTorch's ConvTranspose2d(in, out, k, stride, padding, output_padding, groups, bias, dilation):
+ * weight (in, out / groups, k, k), bias (out), both U(-b, b) with b = 1 / sqrt(out / groups * k * k)
+ * (PyTorch's fan-in of that weight); square kernel, the same parameters both ways
+ * (clg_conv_transpose2d) */
+clg_module *clg_nn_conv_transpose2d(clg_backend *be, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad,
+				    int64_t output_padding, int64_t groups, int64_t dilation, int bias, uint64_t seed);
 /* over the last dim; weight ones, bias zeros */
 clg_module *clg_nn_layer_norm(clg_backend *be, int64_t dim, double eps);
 /* weight, bias; buffers running_mean, running_var (PyTorch's BatchNorm2d, also for (N, C)) */
 clg_module *clg_nn_batch_norm2d(clg_backend *be, int64_t channels, double momentum, double eps);
+/* PyTorch's GroupNorm(groups, channels, eps, affine): weight ones and bias zeros (C) when affine
+ * (clg_group_norm); x (N, C, *) */
+clg_module *clg_nn_group_norm(clg_backend *be, int64_t groups, int64_t channels, double eps, int affine);
+/* PyTorch's RMSNorm(normalized_shape, eps, elementwise_affine): over the last ndims dims, whose
+ * sizes are shape; weight ones of that shape when affine; eps < 0 means eps=None (clg_rms_norm) */
+clg_module *clg_nn_rms_norm(clg_backend *be, int ndims, const int64_t *shape, double eps, int affine);
+/* PyTorch's Upsample(size or scale_factor, mode, align_corners) over nsp (1 or 2) spatial dims:
+ * clg_interpolate with size (nsp entries) or scale_factor (nsp entries; the other NULL), copied */
+clg_module *clg_nn_upsample(int nsp, const int64_t *size, const double *scale_factor, clg_interp mode, int align_corners);
 /* a new mask each call, derived from seed and the call count */
 clg_module *clg_nn_dropout(double p, uint64_t seed);
 /* weight (num, dim); forward takes int32 ids of any shape */

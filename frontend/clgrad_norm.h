@@ -31,6 +31,20 @@ clg_tensor *clg_add_layer_norm(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, 
 clg_tensor *clg_batch_norm(clg_tensor *x, clg_tensor *gamma, clg_tensor *beta, clg_tensor *running_mean,
 			   clg_tensor *running_var, double momentum, double eps, int training);
 
+/* Group normalisation as torch.nn.functional.group_norm: x (N, C, *) in groups of C / groups
+ * channels, each (sample, group) normalised with its mean and biased variance, then y * weight[c]
+ * + bias[c] (weight, bias (C) may each be NULL). C must be divisible by groups. Composed: the
+ * layer-norm row op over x seen as (N, groups, C / groups * spatial), then the affine. */
+clg_tensor *clg_group_norm(clg_tensor *x, int64_t groups, clg_tensor *weight, clg_tensor *bias, double eps);
+
+/* RMS normalisation as torch.nn.functional.rms_norm over the last ndims dims of x:
+ * x / sqrt(mean(x^2) + eps) * weight (weight of those ndims dims, or NULL). eps < 0 or NaN means
+ * PyTorch's eps=None: clg_dtype_eps(x's dtype). Composed from mul, mean, affine, rsqrt. */
+clg_tensor *clg_rms_norm(clg_tensor *x, int ndims, clg_tensor *weight, double eps);
+/* torch.finfo(dt).eps of the dtype the ops compute in: 2^-52 for float64, else float32's 2^-23
+ * (16-bit tensors compute in float32). */
+double clg_dtype_eps(clg_dtype dt);
+
 /* Scaled dot-product attention: softmax(q k^T / sqrt(Dh) [+ causal mask]) v.
  * q (B, H, Tq, Dh), k (B, H, Tk, Dh), v (B, H, Tk, Dv) -> (B, H, Tq, Dv); or the same without the
  * head dim: (B, T, D). causal != 0 lets query i see keys j <= i only (the mask aligned to the

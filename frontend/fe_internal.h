@@ -153,6 +153,11 @@ int fe_addnorm_ok(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tensor *b
 clg_tensor *fe_addnorm(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tensor *beta, double eps,
 		       clg_tensor **sum);
 
+/* ops_basic.c: matmul of 2-D and 3-D operands with at most one batch dim ((B, M, K) @ (B, K, N),
+ * either side 2-D), as clg_matmul was before batch broadcasting; clg_matmul (ops_matmul.c) brings
+ * every other case to it */
+clg_tensor *fe_matmul3(clg_tensor *a, clg_tensor *b);
+
 /* ops_index.c: ONE_HOT, (N, C) holding val (N) at the columns idx (N) (int32; out of [0, C): a row
  * of zeros), 0 elsewhere; no graph */
 clg_tensor *fe_one_hot(clg_tensor *val, clg_tensor *idx, int64_t C);

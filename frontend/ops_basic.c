@@ -283,7 +283,7 @@ static clg_status matmul_backward(clg_node *n, clg_tensor *g)
 	return st;
 }
 
-clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b)
+clg_tensor *fe_matmul3(clg_tensor *a, clg_tensor *b)
 {
 	clg_tensor *ins[2] = {a, b}, *out;
 	int nd;
@@ -294,7 +294,7 @@ clg_tensor *clg_matmul(clg_tensor *a, clg_tensor *b)
 		clg_tensor *c[2], *r;
 		if (fe_cast_each(2, ins, fe_autocast_low(2, ins), c))
 			return NULL;
-		r = clg_matmul(c[0], c[1]);
+		r = fe_matmul3(c[0], c[1]);
 		clg_free(c[0]);
 		clg_free(c[1]);
 		return r;

@@ -502,7 +502,8 @@ fail:
 
 /* ---- pooling ---- */
 
-/* node->i: kernel h, w, stride h, w, padding h, w; the backward op in f[0] */
+/* node->i: kernel h, w, stride h, w, padding h, w, dilation h, w; f: the backward op, ceil_mode,
+ * the average's divisor mode (clg_ops.def) */
 static clg_status pool_backward(clg_node *n, clg_tensor *g)
 {
 	clg_tensor *x = n->in[0], *dx;
@@ -514,8 +515,9 @@ static clg_status pool_backward(clg_node *n, clg_tensor *g)
 	c.dst = dx->v;
 	c.src[0] = g->v;
 	c.src[1] = x->v;
-	memcpy(c.i, n->i, 6 * sizeof(int64_t));
-	c.i[6] = c.i[7] = 1;
+	memcpy(c.i, n->i, 8 * sizeof(int64_t));
+	c.f[0] = n->f[1];
+	c.f[1] = n->f[2];
 	if (fe_run(dx->v.buf->backend, &c)) {
 		clg_free(dx);
 		return clg_last_status();
@@ -523,10 +525,11 @@ static clg_status pool_backward(clg_node *n, clg_tensor *g)
 	return fe_give(x, dx);
 }
 
+/* avg_div: the average's divisor mode, 0 (KH * KW), 1 or 2 (clg_ops.def) */
 static clg_tensor *pool(const char *name, clg_op op, clg_op bw, clg_tensor *x, int64_t kh, int64_t kw, int64_t sh,
-			int64_t sw, int64_t ph, int64_t pw)
+			int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int ceil_mode, int avg_div)
 {
-	const int64_t p6[6] = {sh, sw, ph, pw, 1, 1};
+	const int64_t p6[6] = {sh, sw, ph, pw, dh, dw};
 	clg_op_call c = {.op = op};
 	int64_t oh, ow;
 	clg_tensor *out;
@@ -541,10 +544,13 @@ static clg_tensor *pool(const char *name, clg_op op, clg_op bw, clg_tensor *x, i
 					x->v.buf->backend->info.name, clg_shape_str(&x->v, s0, sizeof(s0))));
 	if ((st = check_window(name, x, kh, kw, p6, &oh, &ow)))
 		return fe_fail(st);
-	if (2 * ph > kh || 2 * pw > kw)
+	/* PyTorch's rule: padding at most half the (dilated) kernel, so every window holds input */
+	if (2 * ph > dh * (kh - 1) + 1 || 2 * pw > dw * (kw - 1) + 1)
 		return fe_fail(clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': padding %lldx%lld must be at most half the kernel %lldx%lld",
 					name, x->v.buf->backend->info.name, (long long)ph, (long long)pw, (long long)kh,
 					(long long)kw));
+	oh = clg_pool_out_size(x->v.shape[2], kh, sh, ph, dh, ceil_mode);
+	ow = clg_pool_out_size(x->v.shape[3], kw, sw, pw, dw, ceil_mode);
 	out = fe_new(x->v.buf->backend, x->v.dtype, CLG_SHAPE(x->v.shape[0], x->v.shape[1], oh, ow));
 	if (!out)
 		return NULL;
@@ -552,14 +558,18 @@ static clg_tensor *pool(const char *name, clg_op op, clg_op bw, clg_tensor *x, i
 	c.src[0] = x->v;
 	c.i[0] = kh, c.i[1] = kw;
 	memcpy(&c.i[2], p6, sizeof(p6));
+	c.f[0] = ceil_mode ? 1 : 0;
+	c.f[1] = avg_div;
 	if (fe_run(out->v.buf->backend, &c)) {
 		clg_free(out);
 		return NULL;
 	}
 	out = fe_record_op(out, name, pool_backward, 1, &x, &node);
 	if (node) {
-		memcpy(node->i, c.i, 6 * sizeof(int64_t));
+		memcpy(node->i, c.i, 8 * sizeof(int64_t));
 		node->f[0] = bw;
+		node->f[1] = c.f[0];
+		node->f[2] = c.f[1];
 	}
 	return out;
 }
@@ -567,13 +577,31 @@ static clg_tensor *pool(const char *name, clg_op op, clg_op bw, clg_tensor *x, i
 clg_tensor *clg_max_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
 			   int64_t pad_w)
 {
-	return pool("max_pool2d", CLG_OP_MAXPOOL2D, CLG_OP_MAXPOOL2D_BACKWARD, x, kh, kw, stride_h, stride_w, pad_h, pad_w);
+	return pool("max_pool2d", CLG_OP_MAXPOOL2D, CLG_OP_MAXPOOL2D_BACKWARD, x, kh, kw, stride_h, stride_w, pad_h, pad_w,
+		    1, 1, 0, 0);
+}
+
+clg_tensor *clg_max_pool2d_ex(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+			      int64_t pad_w, int64_t dil_h, int64_t dil_w, int ceil_mode)
+{
+	return pool("max_pool2d", CLG_OP_MAXPOOL2D, CLG_OP_MAXPOOL2D_BACKWARD, x, kh, kw, stride_h, stride_w, pad_h, pad_w,
+		    dil_h, dil_w, ceil_mode, 0);
 }
 
 clg_tensor *clg_avg_pool2d(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
 			   int64_t pad_w)
 {
-	return pool("avg_pool2d", CLG_OP_AVGPOOL2D, CLG_OP_AVGPOOL2D_BACKWARD, x, kh, kw, stride_h, stride_w, pad_h, pad_w);
+	return pool("avg_pool2d", CLG_OP_AVGPOOL2D, CLG_OP_AVGPOOL2D_BACKWARD, x, kh, kw, stride_h, stride_w, pad_h, pad_w,
+		    1, 1, 0, 0);
+}
+
+clg_tensor *clg_avg_pool2d_ex(clg_tensor *x, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+			      int64_t pad_w, int ceil_mode, int count_include_pad)
+{
+	/* with padding counted and no ceil_mode every window divides by KH * KW: the old kernels' path */
+	int avg_div = !count_include_pad ? 2 : ceil_mode ? 1 : 0;
+	return pool("avg_pool2d", CLG_OP_AVGPOOL2D, CLG_OP_AVGPOOL2D_BACKWARD, x, kh, kw, stride_h, stride_w, pad_h, pad_w,
+		    1, 1, ceil_mode, avg_div);
 }
 
 /* ---- conv2d -> relu -> max_pool2d as one node ----

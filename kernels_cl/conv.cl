@@ -13,7 +13,8 @@
  * one term, so they need no atomics and give the same bits on every run. The max of a window is
  * its first largest element, NaN counting as larger than any number; a window of padding only
  * gives -inf. Average pooling counts padding as zeros
- * and divides by KH * KW. Semantics: backend/clg_ops.def, reference: backend/ref/ref_ops_conv.c.
+ * and divides by KH * KW, or by each window's taps inside the padded input or the input (avg_div).
+ * The host sizes OH and OW (ceil_mode among them); the kernels follow them. Semantics: backend/clg_ops.def, reference: backend/ref/ref_ops_conv.c.
  * Expects: -DT=<storage type> -DACC=<compute type>; -DUSE_FP64 when either is double.
  * Elements go through XLOAD / XSTORE (prelude.cl), so the pooling ops take float16 and bfloat16
  * storage (ACC float; native half loads and stores under -DUSE_NATIVE_HALF).
@@ -25,6 +26,7 @@ typedef struct {
 	int n;          /* work-items of the 1-D kernels (rows, segments or planes, as each says) */
 	int off[3];     /* element offsets of d, a, b */
 	int st[3][4];   /* element strides of d, a, b (a cols operand uses the first three) */
+	int avg_div;    /* average pooling's divisor: 0 KH * KW, 1 a window's taps in the padded input, 2 in the input */
 } cgeom;
 
 /* Element offset of (i0, i1, i2, i3) in operand k; 3-D operands pass i3 = 0. */
@@ -82,6 +84,22 @@ int window_argmax(const cgeom *g, __global const T *x, int k, int n, int c, int 
 	}
 	*best = m;
 	return arg;
+}
+
+/* The divisor of average-pool window (oh, ow) when avg_div is 1 or 2: its taps inside the padded
+ * input or inside the input (PyTorch's ceil_mode windows and count_include_pad=False). */
+ACC pool_divisor(const cgeom *g, int oh, int ow)
+{
+	int in = g->avg_div == 2, nh = 0, nw = 0;
+	for (int kh = 0; kh < g->KH; kh++) {
+		int ih = oh * g->SH - g->PH + kh * g->DH;
+		nh += ih >= (in ? 0 : -g->PH) && ih < (in ? g->H : g->H + g->PH);
+	}
+	for (int kw = 0; kw < g->KW; kw++) {
+		int iw = ow * g->SW - g->PW + kw * g->DW;
+		nw += iw >= (in ? 0 : -g->PW) && iw < (in ? g->W : g->W + g->PW);
+	}
+	return (ACC)(nh * nw);
 }
 
 /* Work is split by rows, not by elements: a work-item owns a whole row (or segment) of its dst and
@@ -195,7 +213,7 @@ __kernel void avg_pool2d(const cgeom g, __global T *d, __global const T *a, __gl
 					s += XLOAD(a, at(&g, 1, n, c, ih, iw));
 			}
 		}
-		XSTORE(d, at(&g, 0, n, c, oh, ow), s * inv);
+		XSTORE(d, at(&g, 0, n, c, oh, ow), g.avg_div ? s / pool_divisor(&g, oh, ow) : s * inv);
 	}
 }
 
@@ -226,13 +244,16 @@ __kernel void NAME(const cgeom g, __global T *d, __global const T *a, __global c
 				if (MODE == 0)                                                   \
 					acc += XLOAD(a, at(&g, 1, n, (c * g.KH + kh) * g.KW + kw,\
 							   oh * g.OW + ow, 0));                  \
+				else if (MODE == 2 && g.avg_div)                                 \
+					acc += XLOAD(a, at(&g, 1, n, c, oh, ow)) /               \
+					       pool_divisor(&g, oh, ow);                         \
 				else if (MODE == 2 ||                                            \
 					 window_argmax(&g, b, 2, n, c, oh, ow, &best) ==         \
 						 kh * g.KW + kw)                                 \
 					acc += XLOAD(a, at(&g, 1, n, c, oh, ow));                \
 			}                                                                        \
 		}                                                                                \
-		if (MODE == 2)                                                                   \
+		if (MODE == 2 && !g.avg_div)                                                     \
 			acc *= (ACC)1 / ((ACC)g.KH * (ACC)g.KW);                                 \
 		XSTORE(d, at(&g, 0, n, c, y, x), acc);                                           \
 	}                                                                                        \

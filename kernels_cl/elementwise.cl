@@ -148,6 +148,12 @@ ACC clamp_(ACC x, ACC lo, ACC hi)
 	ACC t = x < lo ? lo : x;
 	return t > hi ? hi : t;
 }
+/* clamp with tensor bounds: NaN in x or in a bound gives NaN (torch.clamp) */
+ACC clamp3_(ACC x, ACC lo, ACC hi)
+{
+	ACC t = isnan(lo) ? lo : x < lo ? lo : x;
+	return isnan(hi) ? hi : t > hi ? hi : t;
+}
 
 #endif
 
@@ -180,6 +186,7 @@ EW2(le, x <= y)
 EW2(gt, x > y)
 EW2(ge, x >= y)
 EW3(where, x != ZERO ? y : z)
+EW3(clamp_tensor, clamp3_(x, y, z))
 
 /* backward helpers: x is the upstream gradient g, y the forward input (or output, where noted) */
 /* d(relu)/dx: the upstream gradient x passes where the forward input y was positive */

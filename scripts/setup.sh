@@ -21,6 +21,7 @@ PACKAGES=(
 	libcjson-dev                        # JSON: safetensors headers, reports, tune and sweep files
 	python3 python3-venv python3-dev    # the Python package's virtual environment and its C extension
 	dataset-fashion-mnist               # /usr/share/datasets/fashion-mnist
+	fortunes                            # /usr/share/games/fortunes: a 2.6 MB text corpus for the language models
 	openmpi-bin libopenmpi-dev          # clgrad train --mpi (optional at build time)
 	debootstrap                         # test.sh's Debian 13 stage: scripts/setup_trixie.sh
 )
@@ -45,7 +46,7 @@ intel_ocl() {
 	[ "$with_intel" = 1 ] || { echo "setup: Intel's OpenCL CPU runtime skipped (CLGRAD_SKIP_INTEL=1 or not x86_64)"; return 0; }
 	if [ "$check_only" = 1 ]; then
 		local d=${CLGRAD_INTEL_OCL_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/clgrad/intel-ocl}
-		if [ -e "$d/icd/intel.icd" ]; then echo "setup: Intel's OpenCL CPU runtime is in $d"
+		if [ -e "$d/icd/intel.icd" ]; then echo "setup: Intel's OpenCL CPU runtime is in $d (use it: export OCL_ICD_VENDORS=$d/icd)"
 		else echo "setup: Intel's OpenCL CPU runtime is not installed (optional; scripts/setup_intel_ocl.sh)"; fi
 		return 0
 	fi

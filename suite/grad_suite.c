@@ -209,6 +209,7 @@ static const gcase *(*const grad_families[])(int *) = {
 	grad_cases_reduce,
 	grad_cases_loss,
 	grad_cases_rnn,
+	grad_cases_torch,
 };
 
 #define NFAMILIES (sizeof(grad_families) / sizeof(grad_families[0]))

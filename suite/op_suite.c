@@ -63,7 +63,7 @@ static double op_threshold(clg_op op)
 	case CLG_OP_GEMM: case CLG_OP_GEMM_BIAS_ACT: return 1e-9;
 	case CLG_OP_SUM: return 1e-10;
 	/* the float result is exactly one of the inputs (or 0/1): any difference is a bug */
-	case CLG_OP_ABS: case CLG_OP_CLAMP: case CLG_OP_WHERE: case CLG_OP_CLAMP_BACKWARD: case CLG_OP_ABS_BACKWARD:
+	case CLG_OP_ABS: case CLG_OP_CLAMP: case CLG_OP_CLAMP_TENSOR: case CLG_OP_WHERE: case CLG_OP_CLAMP_BACKWARD: case CLG_OP_ABS_BACKWARD:
 	case CLG_OP_CMP_EQ: case CLG_OP_CMP_LT: case CLG_OP_CMP_LE: case CLG_OP_CMP_GT: case CLG_OP_CMP_GE:
 	case CLG_OP_MAX: case CLG_OP_MIN: case CLG_OP_ARGMAX:
 	case CLG_OP_CAST: /* one rounding to nearest even of the same value, or exact */
@@ -550,6 +550,10 @@ static void ew_inputs(op_case *c)
 	case CLG_OP_CLAMP_BACKWARD:
 		c->f[0] = -0.5, c->f[1] = 0.75;
 		c->quant = 1; /* elements exactly on both bounds */
+		break;
+	case CLG_OP_CLAMP_TENSOR: /* elements equal to their bounds, crossed bounds, NaN in x and bounds */
+		c->quant = 1;
+		c->nan_rate = 0.05f;
 		break;
 	case CLG_OP_ABS:
 	case CLG_OP_ABS_BACKWARD:

@@ -15,7 +15,7 @@ NUM, INT, STR, BOOL, NULL = "num", "int", "str", "bool", "null"
 def opt(*types):
     return tuple(types) + (NULL,)
 
-# Each section's members, as cli/compare.h fixes them. A section that could not run holds
+# Each section's members, as compare/compare.h fixes them. A section that could not run holds
 # "error" (a string) instead, and is checked only for that.
 CAPABILITIES = {
     "platform": STR, "platform_vendor": STR, "vendor": STR, "name": STR, "cl_version": STR,
@@ -70,7 +70,7 @@ BASELINE = {
     "devices": [{"index": INT, "name": STR, "in_baseline": BOOL,
                  "changes": [{"what": STR, "old": opt(NUM, STR), "new": opt(NUM, STR)}]}],
 }
-# the findings of each platform's devices (cli/compare_vendors.c)
+# the findings of each platform's devices (compare/compare_vendors.c)
 VENDOR = {
     "platform": STR, "platform_vendor": STR, "devices": [INT],
     "failed": [{"device": INT, "what": STR, "detail": STR}],
@@ -83,7 +83,7 @@ REPORT = {
     "quick": BOOL, "suites": [("peak", "compile", "ops", "train")], "devices": [DEVICE],
     "vendors": [VENDOR], "baseline": opt(BASELINE),
 }
-# what --merge requires to be equal (cli/compare_workload.c): written by every run, absent only in
+# what --merge requires to be equal (compare/compare_workload.c): written by every run, absent only in
 # a re-render of a run that never had them
 WORKLOAD = {"clgrad_version": STR,
             "workload": {"fingerprint": STR, "mode": ("quick", "full"),

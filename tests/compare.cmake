@@ -23,3 +23,10 @@ if(CLG_COMPARE_PYTHON3)
     set_tests_properties(test_compare_oclgrind PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 ENVIRONMENT "${CLG_COMPARE_ENV}")
   endif()
 endif()
+# the comparison mode as a library (compare/clgrad_compare.h): a run with the clgrad command as the
+# worker program, the refusals, Ctrl-C during a run
+add_executable(test_compare_api ${CMAKE_SOURCE_DIR}/tests/test_compare_api.c)
+target_link_libraries(test_compare_api PRIVATE clg_testutil clgrad_compare Threads::Threads)
+add_test(NAME test_compare_api COMMAND test_compare_api $<TARGET_FILE:clgrad_cli>)
+set_tests_properties(test_compare_api PROPERTIES TIMEOUT 300
+  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")

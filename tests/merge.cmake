@@ -1,5 +1,5 @@
 # ---- clgrad compare --merge: same workload merged, another workload or clgrad version refused ----
-# Included by tests/CMakeLists.txt (cli/compare_workload.c, docs/COMPARE.md "Two machines, one report").
+# Included by tests/CMakeLists.txt (compare/compare_workload.c, docs/COMPARE.md "Two machines, one report").
 find_program(CLG_MERGE_PYTHON3 python3)
 if(CLG_MERGE_PYTHON3)
   add_test(NAME test_compare_merge

@@ -44,9 +44,17 @@ static const geo geos[] = {
 	{2, 5, 3, 4, 1, 1, 1, 1, 0, 0, 1, 1},     /* 1x1: the NCHW <-> (C, N*H*W) permutation */
 };
 
+static int ceil_mode; /* make()'s pools take the ceil_mode output size (f[0] = 1) */
+
 static int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d)
 {
-	return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+	int64_t span = in + 2 * p - d * (k - 1) - 1, o = span / s + 1;
+	/* PyTorch's ceil_mode: ceil, less one where the last window would start in the right padding */
+	if (ceil_mode && span % s)
+		o++;
+	if (ceil_mode && (o - 1) * s >= in + p)
+		o--;
+	return o;
 }
 
 static void set4(op_case *c, int k, int64_t a, int64_t b, int64_t d2, int64_t d3)
@@ -146,5 +154,32 @@ void ops_cases_conv(op_case_adder add)
 		}
 		add(make(ops[o], &pad_only, L_CONTIG));
 		add(make(ops[o], &pad_only, L_OFFSET));
+		if (ops[o] == CLG_OP_IM2COL || ops[o] == CLG_OP_COL2IM)
+			continue;
+		/* PyTorch's pooling modes (f[0] ceil_mode; f[1] the average's divisor: 1 the taps in the
+		 * padded input, 2 those in the input): the last windows overhang the input (odd sizes,
+		 * strides 2 and 3), padded windows divide by fewer taps */
+		for (size_t s = 0; s < sizeof(geos) / sizeof(geos[0]); s++) {
+			int avg = ops[o] == CLG_OP_AVGPOOL2D || ops[o] == CLG_OP_AVGPOOL2D_BACKWARD;
+			const geo *g = &geos[s];
+			int64_t fh = out_size(g->H, g->KH, g->SH, g->PH, g->DH), fw = out_size(g->W, g->KW, g->SW, g->PW, g->DW);
+			int differs;
+			ceil_mode = 1;
+			differs = out_size(g->H, g->KH, g->SH, g->PH, g->DH) != fh || out_size(g->W, g->KW, g->SW, g->PW, g->DW) != fw;
+			ceil_mode = 0;
+			for (int mode = 0; mode < (avg ? 3 : 1); mode++) {
+				op_case c;
+				/* only the geometries a mode changes: a window overhanging, or padding */
+				if (mode != 2 ? !differs : !(g->PH || g->PW))
+					continue;
+				ceil_mode = mode != 2;
+				c = make(ops[o], &geos[s], s % 2 ? L_OFFSET : L_CONTIG);
+				c.f[0] = ceil_mode;
+				c.f[1] = avg ? (mode == 0 ? 1 : 2) : 0;
+				c.tag = !avg ? "ceil_mode" : mode == 0 ? "ceil_mode, padding counted" : ceil_mode ? "ceil_mode, padding not counted" : "padding not counted";
+				ceil_mode = 0;
+				add(c);
+			}
+		}
 	}
 }

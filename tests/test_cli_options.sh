@@ -113,6 +113,18 @@ for cmd in devices train eval smoke compare bench "bench gemm" "bench sweep" "be
 		fail=1
 	fi
 done
+# devices: Intel's runtime installed by setup but not registered -> one hint naming its ICD folder
+mkdir -p "$work/intel/icd" && : >"$work/intel/icd/intel.icd"
+if OCL_ICD_VENDORS=/nonexistent CLGRAD_INTEL_OCL_DIR="$work/intel" "$clgrad" devices 2>&1 | grep -qF "export OCL_ICD_VENDORS=$work/intel/icd"; then
+	echo "ok: clgrad devices names the unregistered Intel runtime"
+else
+	echo "FAILED: clgrad devices gives no hint for Intel's runtime in $work/intel" >&2
+	fail=1
+fi
+if CLGRAD_INTEL_OCL_DIR="$work/none" "$clgrad" devices 2>&1 | grep -q "not registered"; then
+	echo "FAILED: clgrad devices hints at an Intel runtime that is not there" >&2
+	fail=1
+fi
 v=$("$clgrad" --version); rc=$?
 [ "$rc" -eq 0 ] && echo "$v" | grep -Eq '^clgrad [0-9]+\.[0-9]+\.[0-9]+$' && echo "ok: clgrad --version: $v" ||
 	{ echo "FAILED: clgrad --version -> $rc: $v" >&2; fail=1; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `clgrad compare --merge` (cli/compare_workload.c, docs/COMPARE.md "Two machines, one report"):
+# `clgrad compare --merge` (compare/compare_workload.c, docs/COMPARE.md "Two machines, one report"):
 # every run records its clgrad version and workload; reports of the same workload merge, with each
 # row keeping its machine; reports whose workloads or clgrad versions differ are refused with exit
 # status 2 and one line that names both files and what differs. Cheap real runs: the reference

@@ -52,5 +52,6 @@ const gcase *grad_cases_addnorm(int *n);   /* residual add + layer norm with gam
 const gcase *grad_cases_reduce(int *n);    /* max / min / argmax / argmin over any dim */
 const gcase *grad_cases_loss(int *n);      /* cross-entropy and NLL with options */
 const gcase *grad_cases_rnn(int *n);       /* GRU and LSTM cells, a GRU over steps */
+const gcase *grad_cases_torch(int *n);     /* torch ops: clamp with tensors, broadcast matmul, pooling modes, conv_transpose2d, interpolate, group/RMS norm */
 
 #endif

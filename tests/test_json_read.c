@@ -1,4 +1,4 @@
-/* The CLI's JSON reader (cli/json_read.c over cJSON): lookups, types, malformed documents, and
+/* The CLI's JSON reader (compare/json_read.c over cJSON): lookups, types, malformed documents, and
  * jv_write printing a parsed tree back through the streaming writer unchanged. */
 #include "test_util.h"
 #include "json_read.h"

@@ -1,5 +1,5 @@
 /* The measurements behind `clgrad compare` (backend/clg_measure.h) and its sections capabilities,
- * peaks, compile and roofline (cli/compare_*.c), on the reference backend and every OpenCL device:
+ * peaks, compile and roofline (compare/compare_*.c), on the reference backend and every OpenCL device:
  *   - the rejection rule throws away impossible timings (faked ones: a zero time, one under 100
  *     timer resolutions, a rate above the ceiling, a glitch far above the median) and keeps
  *     possible ones; the roofline section given faked tiny peaks rejects every point;

@@ -140,6 +140,72 @@ out:
 }
 
 /* load_state: one message naming everything wrong, then nothing loaded; conversions. */
+/* The modules of issue 31's ops: PyTorch's state names, shapes, init bounds and output shapes (their
+ * values are the functions', checked in tests/grad_cases_torch.c and python/tests/test_torch_ops.py). */
+static void test_torch_modules(clg_backend *be)
+{
+	clg_module *gn = clg_nn_group_norm(be, 2, 6, 1e-5, 1), *gn0 = clg_nn_group_norm(be, 3, 6, 1e-5, 0);
+	clg_module *rms = clg_nn_rms_norm(be, 2, (int64_t[]){3, 4}, -1, 1);
+	clg_module *ct = clg_nn_conv_transpose2d(be, 4, 6, 3, 2, 1, 1, 2, 1, 1, 7);
+	clg_named_tensors l = {0};
+	clg_tensor *x, *y;
+
+	CHECK(gn && gn0 && rms && ct, "modules: %s", clg_last_error());
+	CHECK(!clg_nn_group_norm(be, 4, 6, 1e-5, 1) && clg_last_status() == CLG_ERR_INVALID, "6 channels in 4 groups refused");
+	if (!gn || !gn0 || !rms || !ct)
+		goto done;
+	CHECK(clg_module_state(gn, 1, &l) == CLG_OK && l.n == 2 && !strcmp(l.names[0], "weight") &&
+	      !strcmp(l.names[1], "bias") && clg_shape(l.tensors[0])[0] == 6, "GroupNorm weight, bias (6)");
+	clg_named_tensors_free(&l);
+	CHECK(clg_module_num_params(gn0) == 0, "GroupNorm without affine: no parameters");
+	CHECK(clg_module_state(rms, 1, &l) == CLG_OK && l.n == 1 && !strcmp(l.names[0], "weight") &&
+	      clg_ndim(l.tensors[0]) == 2 && clg_shape(l.tensors[0])[1] == 4, "RMSNorm weight (3, 4)");
+	clg_named_tensors_free(&l);
+	CHECK(clg_module_state(ct, 1, &l) == CLG_OK && l.n == 2 && !strcmp(l.names[0], "weight") &&
+	      clg_shape(l.tensors[0])[0] == 4 && clg_shape(l.tensors[0])[1] == 3 && clg_shape(l.tensors[1])[0] == 6,
+	      "ConvTranspose2d weight (4, 3, 3, 3), bias (6)");
+	if (l.n == 2) {
+		float f[108];
+		int in = clg_to_host(l.tensors[0], f, sizeof(f)) == CLG_OK;
+		for (int i = 0; in && i < 108; i++)
+			in = fabs(f[i]) <= 1 / sqrt(27.0);
+		CHECK(in, "ConvTranspose2d init within 1 / sqrt(out / groups * k * k)");
+	}
+	clg_named_tensors_free(&l);
+	x = clg_ones(be, CLG_F32, CLG_SHAPE(2, 4, 5, 5));
+	y = clg_module_forward(ct, x);
+	CHECK(y && clg_shape(y)[1] == 6 && clg_shape(y)[2] == 10 && clg_shape(y)[3] == 10, "ConvTranspose2d (2, 6, 10, 10): %s",
+	      y ? "" : clg_last_error());
+	clg_free(y);
+	clg_free(x);
+	x = clg_ones(be, CLG_F32, CLG_SHAPE(1, 6, 2, 2));
+	y = clg_module_forward(gn, x);
+	CHECK(y && clg_ndim(y) == 4 && first_value(y) == 0, "GroupNorm of ones is 0");
+	clg_free(y);
+	clg_free(x);
+	x = clg_full(be, CLG_F32, CLG_SHAPE(2, 3, 4), 3.0);
+	y = clg_module_forward(rms, x);
+	CHECK(y && fabs(first_value(y) - 1) < 1e-6, "RMSNorm of a constant row is 1");
+	clg_free(y);
+	clg_free(x);
+	{
+		clg_module *up = clg_nn_upsample(2, NULL, (double[]){2, 1.5}, CLG_INTERP_LINEAR, 1);
+		x = clg_full(be, CLG_F32, CLG_SHAPE(1, 2, 2, 4), 2.0);
+		y = up ? clg_module_forward(up, x) : NULL;
+		CHECK(y && clg_shape(y)[2] == 4 && clg_shape(y)[3] == 6 && first_value(y) == 2, "Upsample (1, 2, 4, 6) of 2s: %s",
+		      y ? "" : clg_last_error());
+		clg_free(y);
+		clg_free(x);
+		clg_module_free(up);
+		CHECK(!clg_nn_upsample(2, NULL, NULL, CLG_INTERP_NEAREST, 0), "Upsample without size or scale refused");
+	}
+done:
+	clg_module_free(gn);
+	clg_module_free(gn0);
+	clg_module_free(rms);
+	clg_module_free(ct);
+}
+
 static void test_load_state(clg_backend *be, clg_backend *ref)
 {
 	clg_module *layers[2] = {clg_nn_linear(be, 3, 4, 1, CLG_INIT_DEFAULT, 1), clg_nn_linear(be, 4, 2, 1, CLG_INIT_DEFAULT, 2)};
@@ -242,6 +308,7 @@ int main(void)
 		printf("device %d: %s\n", d, be->info.name);
 		test_mechanics(be);
 		test_cells(be);
+		test_torch_modules(be);
 		test_load_state(be, ref);
 		test_to(ref, be);
 		if (be != ref)

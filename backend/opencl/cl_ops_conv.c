@@ -19,6 +19,7 @@ typedef struct {
 	cl_int n;
 	cl_int off[CONV_NOPS];
 	cl_int st[CONV_NOPS][4];
+	cl_int avg_div;
 } conv_geom;
 
 static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
@@ -134,6 +135,7 @@ static clg_status conv_run(clg_backend *be, const clg_op_call *c)
 	g.OH = (cl_int)cg.OH, g.OW = (cl_int)cg.OW;
 	g.KH = (cl_int)cg.KH, g.KW = (cl_int)cg.KW, g.SH = (cl_int)cg.SH, g.SW = (cl_int)cg.SW;
 	g.PH = (cl_int)cg.PH, g.PW = (cl_int)cg.PW, g.DH = (cl_int)cg.DH, g.DW = (cl_int)cg.DW;
+	g.avg_div = cg.avg_div;
 	for (int i = 0; i < CONV_NOPS; i++) {
 		g.off[i] = (cl_int)views[i]->offset;
 		for (int d = 0; d < views[i]->ndim && d < 4; d++)

@@ -306,7 +306,7 @@ static void ew_params(st_case *c)
 		c->quantize = 1; /* values on the bounds */
 		break;
 	case CLG_OP_CMP_EQ: case CLG_OP_CMP_LT: case CLG_OP_CMP_LE: case CLG_OP_CMP_GT: case CLG_OP_CMP_GE:
-	case CLG_OP_WHERE: case CLG_OP_RELU: case CLG_OP_RELU_BACKWARD: case CLG_OP_ABS_BACKWARD:
+	case CLG_OP_WHERE: case CLG_OP_RELU: case CLG_OP_RELU_BACKWARD: case CLG_OP_ABS_BACKWARD: case CLG_OP_CLAMP_TENSOR:
 		c->quantize = 1; /* ties and zeros */
 		break;
 	default:

@@ -48,6 +48,11 @@ static double ew_apply(clg_op op, double x, double y, double z, const double *f)
 		double t = x < f[0] ? f[0] : x;
 		return t > f[1] ? f[1] : t;
 	}
+	case CLG_OP_CLAMP_TENSOR: {
+		/* torch.clamp(x, lo, hi) with tensor bounds: a NaN bound gives NaN too */
+		double t = isnan(y) ? y : x < y ? y : x;
+		return isnan(z) ? z : t > z ? z : t;
+	}
 	case CLG_OP_CMP_EQ: return x == y;
 	case CLG_OP_CMP_LT: return x < y;
 	case CLG_OP_CMP_LE: return x <= y;

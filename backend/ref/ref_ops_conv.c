@@ -3,8 +3,10 @@
  *   COL2IM               cols -> dx (N, C, H, W), each pixel summing the columns that read it
  *   MAXPOOL2D            x -> (N, C, OH, OW), padding ignored (a window of padding only gives -inf)
  *   MAXPOOL2D_BACKWARD   g (N, C, OH, OW), x -> dx: each window's gradient goes to its argmax
- *   AVGPOOL2D            x -> (N, C, OH, OW): window sum (padding as zeros) / (KH * KW)
- *   AVGPOOL2D_BACKWARD   g -> dx: g / (KH * KW) to every element of the window
+ *   AVGPOOL2D            x -> (N, C, OH, OW): window sum (padding as zeros) / (KH * KW, or the
+ *                        window's taps inside the padded input or the input: f[1], clg_ops.def)
+ *   AVGPOOL2D_BACKWARD   g -> dx: g / (that divisor) to every element of the window
+ * The pools' f[0] = 1 takes the ceil_mode output size (clg_pool_out_size).
  * Row r of cols is (c * KH + kh) * KW + kw, column l is oh * OW + ow; the window of output (oh, ow)
  * reads input (oh * SH - PH + kh * DH, ow * SW - PW + kw * DW). The max of a window is its first
  * largest element, NaN counting as larger than any number (as ARGMAX). The ops that write the image
@@ -33,6 +35,38 @@ int64_t clg_conv_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, in
 	if (span > padded)
 		return -1;
 	return (padded - span) / stride + 1;
+}
+
+int64_t clg_pool_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil, int ceil_mode)
+{
+	int64_t o = clg_conv_out_size(in, k, stride, pad, dil);
+	if (o < 0 || !ceil_mode)
+		return o;
+	/* ceil((padded - span) / stride) + 1, where the remainder is not 0 */
+	if ((in + 2 * pad - dil * (k - 1) - 1) % stride)
+		o++;
+	if ((o - 1) * stride >= in + pad) /* the last window would start in the right padding */
+		o--;
+	return o;
+}
+
+/* The divisor of average-pool window (oh, ow): KH * KW, or its taps inside the padded input
+ * (avg_div 1) or inside the input (2). */
+static double pool_divisor(const clg_conv_geom *g, int64_t oh, int64_t ow)
+{
+	int64_t nh = 0, nw = 0, lo_h = g->avg_div == 2 ? 0 : -g->PH, hi_h = g->avg_div == 2 ? g->H : g->H + g->PH;
+	int64_t lo_w = g->avg_div == 2 ? 0 : -g->PW, hi_w = g->avg_div == 2 ? g->W : g->W + g->PW;
+	if (!g->avg_div)
+		return (double)g->KH * (double)g->KW;
+	for (int64_t kh = 0; kh < g->KH; kh++) {
+		int64_t ih = oh * g->SH - g->PH + kh * g->DH;
+		nh += ih >= lo_h && ih < hi_h;
+	}
+	for (int64_t kw = 0; kw < g->KW; kw++) {
+		int64_t iw = ow * g->SW - g->PW + kw * g->DW;
+		nw += iw >= lo_w && iw < hi_w;
+	}
+	return (double)(nh * nw);
 }
 
 static const char *dims_str(char *buf, size_t len, int n, const int64_t *d)
@@ -74,6 +108,14 @@ clg_status clg_conv_geometry(clg_backend *be, const clg_op_call *c, clg_conv_geo
 					"op '%s' on device '%s': bad parameters: kernel %lldx%lld, stride %lldx%lld, padding %lldx%lld, dilation %lldx%lld (kernel, stride and dilation at least 1, padding at least 0, all below 2^31)",
 					op, dev, (long long)p[0], (long long)p[1], (long long)p[2], (long long)p[3],
 					(long long)p[4], (long long)p[5], (long long)p[6], (long long)p[7]);
+	if (!cols) {
+		int avg = c->op == CLG_OP_AVGPOOL2D || c->op == CLG_OP_AVGPOOL2D_BACKWARD;
+		if ((c->f[0] != 0 && c->f[0] != 1) || (c->f[1] != 0 && (!avg || (c->f[1] != 1 && c->f[1] != 2))))
+			return clg_fail(CLG_ERR_INVALID, "op '%s' on device '%s': bad pooling mode f[0] = %g (ceil_mode 0 or 1), f[1] = %g (the average's divisor 0, 1 or 2)",
+					op, dev, c->f[0], c->f[1]);
+		g->ceil_mode = c->f[0] == 1;
+		g->avg_div = (int)c->f[1];
+	}
 	g->img = fwd ? &c->src[0] : &c->dst;
 	g->out = fwd ? &c->dst : &c->src[0];
 	g->x = c->op == CLG_OP_MAXPOOL2D_BACKWARD ? &c->src[1] : NULL;
@@ -81,8 +123,8 @@ clg_status clg_conv_geometry(clg_backend *be, const clg_op_call *c, clg_conv_geo
 		return clg_fail(CLG_ERR_SHAPE, "op '%s' on device '%s': %s %s must be 4-D (N, C, H, W)", op, dev,
 				img_role, clg_shape_str(g->img, s0, sizeof(s0)));
 	g->N = g->img->shape[0], g->C = g->img->shape[1], g->H = g->img->shape[2], g->W = g->img->shape[3];
-	g->OH = clg_conv_out_size(g->H, g->KH, g->SH, g->PH, g->DH);
-	g->OW = clg_conv_out_size(g->W, g->KW, g->SW, g->PW, g->DW);
+	g->OH = clg_pool_out_size(g->H, g->KH, g->SH, g->PH, g->DH, g->ceil_mode);
+	g->OW = clg_pool_out_size(g->W, g->KW, g->SW, g->PW, g->DW, g->ceil_mode);
 	if (g->OH < 0 || g->OW < 0)
 		return clg_fail(CLG_ERR_SHAPE,
 				"op '%s' on device '%s': kernel %lldx%lld with dilation %lldx%lld is larger than the input %s padded by %lldx%lld",
@@ -196,7 +238,7 @@ static clg_status ref_conv(clg_backend *be, const clg_op_call *call)
 									if (ih >= 0 && ih < g.H && iw >= 0 && iw < g.W)
 										v += load(img, at4(img, n, c, ih, iw));
 								}
-							v *= inv;
+							v = g.avg_div ? v / pool_divisor(&g, oh, ow) : v * inv;
 						}
 						store(out, at4(out, n, c, oh, ow), v);
 					}
@@ -216,12 +258,14 @@ static clg_status ref_conv(clg_backend *be, const clg_op_call *call)
 								if (call->op == CLG_OP_COL2IM)
 									acc += load(out, at3(out, n, (c * g.KH + kh) * g.KW + kw,
 											     oh * g.OW + ow));
+								else if (call->op == CLG_OP_AVGPOOL2D_BACKWARD && g.avg_div)
+									acc += load(out, at4(out, n, c, oh, ow)) / pool_divisor(&g, oh, ow);
 								else if (call->op == CLG_OP_AVGPOOL2D_BACKWARD ||
 									 window_argmax(&g, g.x, n, c, oh, ow, &best) == kh * g.KW + kw)
 									acc += load(out, at4(out, n, c, oh, ow));
 							}
 						}
-						if (call->op == CLG_OP_AVGPOOL2D_BACKWARD)
+						if (call->op == CLG_OP_AVGPOOL2D_BACKWARD && !g.avg_div)
 							acc *= inv;
 						store(img, at4(img, n, c, h, w), acc);
 					}

@@ -54,6 +54,7 @@ from ._tensor import (  # noqa: F401
     memory_stats,
 )
 from .serialization import save, load  # noqa: F401
+from ._compare import compare  # noqa: F401  (clgrad.compare(...): the comparison mode)
 from . import config  # noqa: F401
 from . import data  # noqa: F401
 from . import amp  # noqa: F401

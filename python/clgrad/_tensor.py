@@ -370,6 +370,12 @@ class Tensor(_C.TensorBase):
         return self * self
 
     def clamp(self, min=None, max=None):  # noqa: A002  (PyTorch's names)
+        if isinstance(min, Tensor) or isinstance(max, Tensor):  # tensor bounds, broadcast (one kernel)
+            if min is None and max is None:
+                raise ValueError("clamp: at least one of min and max must not be None")
+            lo = None if min is None else as_tensor(min, dtype=self.dtype, device=self.device)
+            hi = None if max is None else as_tensor(max, dtype=self.dtype, device=self.device)
+            return _C.clamp_tensor(self, lo, hi)
         return _C.clamp(self, -float("inf") if min is None else float(min), float("inf") if max is None else float(max))
 
     clip = clamp
@@ -474,14 +480,8 @@ class Tensor(_C.TensorBase):
 
     def matmul(self, o):
         o = as_tensor(o, dtype=self.dtype, device=self.device)
-        a, b = self, o
-        if a.ndim == 1 and b.ndim == 1:
-            return (a * b).sum()
-        if a.ndim == 1:
-            return _C.binary("matmul", a.unsqueeze(0), b).squeeze(-2)
-        if b.ndim == 1:
-            return _C.binary("matmul", a, b.unsqueeze(1)).squeeze(-1)
-        return _C.binary("matmul", a, b)
+        # torch.matmul's shapes (1-D operands, broadcast batch dims) are the C library's
+        return _C.binary("matmul", self, o)
 
     mm = matmul
 

@@ -9,6 +9,7 @@
 #include <clgrad_train.h>
 #include <clgrad_data.h>
 #include <clgrad_safetensors.h>
+#include <clgrad_compare.h>
 
 #include "clgrad_py.h"
 
@@ -711,6 +712,23 @@ static PyObject *py_affine(PyObject *self, PyObject *args)
 	return wrap(clg_affine(x, alpha, beta));
 }
 
+/* _C.clamp_tensor(x, lo, hi): tensor bounds, either may be None */
+static PyObject *py_clamp_tensor(PyObject *self, PyObject *args)
+{
+	PyObject *a, *lo, *hi;
+	int ok1, ok2;
+	clg_tensor *x, *tl, *th;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OOO", &a, &lo, &hi) || !(x = tensor_arg(a, "clamp")))
+		return NULL;
+	tl = opt_tensor_arg(lo, "clamp(min)", &ok1);
+	th = opt_tensor_arg(hi, "clamp(max)", &ok2);
+	if (!ok1 || !ok2)
+		return NULL;
+	return wrap(clg_clamp_tensor(x, tl, th));
+}
+
 /* _C.scalar_op(name, x, s): leaky_relu(x, slope), clamp(x, lo, hi) take doubles */
 static PyObject *py_clamp(PyObject *self, PyObject *args)
 {
@@ -915,6 +933,42 @@ static PyObject *py_layer_norm(PyObject *self, PyObject *args)
 	return wrap(clg_layer_norm(x, tg, tb, eps));
 }
 
+/* _C.group_norm(x, groups, weight, bias, eps) */
+static PyObject *py_group_norm(PyObject *self, PyObject *args)
+{
+	PyObject *a, *g, *b;
+	long long groups;
+	double eps;
+	int ok1, ok2;
+	clg_tensor *x, *tg, *tb;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OLOOd", &a, &groups, &g, &b, &eps) || !(x = tensor_arg(a, "group_norm")))
+		return NULL;
+	tg = opt_tensor_arg(g, "group_norm(weight)", &ok1);
+	tb = opt_tensor_arg(b, "group_norm(bias)", &ok2);
+	if (!ok1 || !ok2)
+		return NULL;
+	return wrap(clg_group_norm(x, groups, tg, tb, eps));
+}
+
+/* _C.rms_norm(x, ndims, weight, eps): eps < 0 for eps=None */
+static PyObject *py_rms_norm(PyObject *self, PyObject *args)
+{
+	PyObject *a, *g;
+	int ndims, ok;
+	double eps;
+	clg_tensor *x, *tg;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OiOd", &a, &ndims, &g, &eps) || !(x = tensor_arg(a, "rms_norm")))
+		return NULL;
+	tg = opt_tensor_arg(g, "rms_norm(weight)", &ok);
+	if (!ok)
+		return NULL;
+	return wrap(clg_rms_norm(x, ndims, tg, eps));
+}
+
 static PyObject *py_batch_norm(PyObject *self, PyObject *args)
 {
 	PyObject *a, *g, *b, *rm, *rv;
@@ -951,19 +1005,79 @@ static PyObject *py_conv2d(PyObject *self, PyObject *args)
 	return wrap(clg_conv2d(x, tw, tb, sh, sw, ph, pw, dh, dw, groups));
 }
 
-/* _C.pool2d(kind, x, (kh, kw), (sh, sw), (ph, pw)): kind "max" or "avg" */
+/* _C.conv_transpose2d(x, w, b, (sh, sw), (ph, pw), (oph, opw), (dh, dw), groups) */
+static PyObject *py_conv_transpose2d(PyObject *self, PyObject *args)
+{
+	PyObject *a, *w, *b;
+	long long sh, sw, ph, pw, oh, ow, dh, dw, groups;
+	int ok;
+	clg_tensor *x, *tw, *tb;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OOO(LL)(LL)(LL)(LL)L", &a, &w, &b, &sh, &sw, &ph, &pw, &oh, &ow, &dh, &dw, &groups) ||
+	    !(x = tensor_arg(a, "conv_transpose2d(input)")) || !(tw = tensor_arg(w, "conv_transpose2d(weight)")))
+		return NULL;
+	tb = opt_tensor_arg(b, "conv_transpose2d(bias)", &ok);
+	if (!ok)
+		return NULL;
+	return wrap(clg_conv_transpose2d(x, tw, tb, sh, sw, ph, pw, oh, ow, dh, dw, groups));
+}
+
+/* _C.interpolate(x, size or None, scale_factor or None, linear, align_corners): size a tuple of
+ * ints, scale_factor of floats, one per spatial dim */
+static PyObject *py_interpolate(PyObject *self, PyObject *args)
+{
+	PyObject *a, *so, *fo;
+	int linear, align, n = 0;
+	int64_t size[2];
+	double sf[2];
+	clg_tensor *x;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OOOpp", &a, &so, &fo, &linear, &align) || !(x = tensor_arg(a, "interpolate")))
+		return NULL;
+	for (int k = 0; k < 2; k++) {
+		PyObject *o = k ? fo : so;
+		if (o == Py_None)
+			continue;
+		if (!PyTuple_Check(o) || PyTuple_GET_SIZE(o) < 1 || PyTuple_GET_SIZE(o) > 2) {
+			PyErr_SetString(PyExc_TypeError, "interpolate: size and scale_factor must be tuples of 1 or 2 numbers");
+			return NULL;
+		}
+		n = (int)PyTuple_GET_SIZE(o);
+		for (int i = 0; i < n; i++) {
+			if (k)
+				sf[i] = PyFloat_AsDouble(PyTuple_GET_ITEM(o, i));
+			else
+				size[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(o, i));
+		}
+		if (PyErr_Occurred())
+			return NULL;
+	}
+	if (n && n != clg_ndim(x) - 2) {
+		PyErr_Format(PyExc_ValueError, "interpolate: %d sizes or scale factors for %d spatial dims", n, clg_ndim(x) - 2);
+		return NULL;
+	}
+	return wrap(clg_interpolate(x, so == Py_None ? NULL : size, fo == Py_None ? NULL : sf,
+				    linear ? CLG_INTERP_LINEAR : CLG_INTERP_NEAREST, align));
+}
+
+/* _C.pool2d(kind, x, (kh, kw), (sh, sw), (ph, pw)[, (dh, dw), ceil_mode, count_include_pad]): kind
+ * "max" or "avg" (whose dilation must be 1) */
 static PyObject *py_pool2d(PyObject *self, PyObject *args)
 {
 	const char *kind;
 	PyObject *a;
-	long long kh, kw, sh, sw, ph, pw;
+	long long kh, kw, sh, sw, ph, pw, dh = 1, dw = 1;
+	int ceil_mode = 0, count_pad = 1;
 	clg_tensor *x;
 
-	if (!PyArg_ParseTuple(args, "sO(LL)(LL)(LL)", &kind, &a, &kh, &kw, &sh, &sw, &ph, &pw) ||
+	if (!PyArg_ParseTuple(args, "sO(LL)(LL)(LL)|(LL)pp", &kind, &a, &kh, &kw, &sh, &sw, &ph, &pw, &dh, &dw, &ceil_mode,
+			      &count_pad) ||
 	    !(x = tensor_arg(a, "pool2d")))
 		return NULL;
-	return wrap(!strcmp(kind, "avg") ? clg_avg_pool2d(x, kh, kw, sh, sw, ph, pw)
-					 : clg_max_pool2d(x, kh, kw, sh, sw, ph, pw));
+	return wrap(!strcmp(kind, "avg") ? clg_avg_pool2d_ex(x, kh, kw, sh, sw, ph, pw, ceil_mode, count_pad)
+					 : clg_max_pool2d_ex(x, kh, kw, sh, sw, ph, pw, dh, dw, ceil_mode));
 }
 
 static PyObject *py_dropout(PyObject *self, PyObject *args)
@@ -1708,6 +1822,40 @@ static PyTypeObject LoaderType = {
 	.tp_new = loader_new,
 };
 
+/* ---- the comparison mode (compare/clgrad_compare.h; clgrad.compare) ----------------------------- */
+
+/* run_compare(out_dir, worker, devices, suites, quick, timeout, baseline, data_dir, verbose):
+ * report.json's path. The run releases the GIL; the library handles SIGINT while it runs (the
+ * worker is killed, Python's handler restored), and an interrupted run raises KeyboardInterrupt. */
+static PyObject *py_run_compare(PyObject *self, PyObject *args)
+{
+	clg_compare_options o = clg_compare_defaults();
+	clg_compare_result res;
+	const char *data = NULL, *baseline = NULL;
+	int verbose = 0;
+	clg_status st;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "ssssidzzp:run_compare", &o.out_dir, &o.worker, &o.devices, &o.suites, &o.quick,
+			      &o.timeout_s, &baseline, &data, &verbose))
+		return NULL;
+	o.baseline = baseline;
+	o.data_dir = data;
+	o.command = "clgrad.compare()";
+	o.log = verbose ? stderr : NULL;
+	o.table = verbose ? stdout : NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_compare_run(&o, &res);
+	Py_END_ALLOW_THREADS
+	if (res.interrupted) {
+		PyErr_SetString(PyExc_KeyboardInterrupt, clg_last_error());
+		return NULL;
+	}
+	if (st)
+		return raise_status(st);
+	return Py_BuildValue("(sii)", res.report, res.devices, res.ok);
+}
+
 /* ---- module -------------------------------------------------------------------------------- */
 
 static PyMethodDef module_methods[] = {
@@ -1728,6 +1876,7 @@ static PyMethodDef module_methods[] = {
 	{"where", py_where, METH_VARARGS, NULL},
 	{"affine", py_affine, METH_VARARGS, NULL},
 	{"clamp", py_clamp, METH_VARARGS, NULL},
+	{"clamp_tensor", py_clamp_tensor, METH_VARARGS, NULL},
 	{"leaky_relu", py_leaky_relu, METH_VARARGS, NULL},
 	{"reduce", py_reduce, METH_VARARGS, NULL},
 	{"reshape", py_reshape, METH_VARARGS, NULL},
@@ -1741,6 +1890,10 @@ static PyMethodDef module_methods[] = {
 	{"extreme", py_extreme, METH_VARARGS, NULL},
 	{"arg_extreme", py_arg_extreme, METH_VARARGS, NULL},
 	{"layer_norm", py_layer_norm, METH_VARARGS, NULL},
+	{"interpolate", py_interpolate, METH_VARARGS, NULL},
+	{"conv_transpose2d", py_conv_transpose2d, METH_VARARGS, NULL},
+	{"group_norm", py_group_norm, METH_VARARGS, NULL},
+	{"rms_norm", py_rms_norm, METH_VARARGS, NULL},
 	{"batch_norm", py_batch_norm, METH_VARARGS, NULL},
 	{"conv2d", py_conv2d, METH_VARARGS, NULL},
 	{"pool2d", py_pool2d, METH_VARARGS, NULL},
@@ -1761,6 +1914,7 @@ static PyMethodDef module_methods[] = {
 	{"no_grad_begin", py_no_grad_begin, METH_NOARGS, NULL},
 	{"no_grad_end", py_no_grad_end, METH_NOARGS, NULL},
 	{"grad_enabled", py_grad_enabled, METH_NOARGS, NULL},
+	{"run_compare", py_run_compare, METH_VARARGS, "the comparison mode: report.json's path, devices, ok"},
 	{NULL},
 };
 

@@ -145,6 +145,23 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):  # no
     return _C.layer_norm(input, weight, bias, float(eps))
 
 
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):  # noqa: A002
+    """torch.nn.functional.group_norm: input (N, C, *) normalised per (sample, group of C / num_groups)."""
+    return _C.group_norm(input, int(num_groups), weight, bias, float(eps))
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):  # noqa: A002
+    """torch.nn.functional.rms_norm over the trailing normalized_shape; eps=None is finfo(float32 or
+    float64).eps (16-bit inputs compute in float32 and take float32's)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    n = len(normalized_shape)
+    if tuple(input.shape[input.ndim - n:]) != tuple(normalized_shape):
+        raise ValueError("rms_norm: normalized_shape %s is not the end of the input's shape %s"
+                         % (tuple(normalized_shape), tuple(input.shape)))
+    return _C.rms_norm(input, n, weight, -1.0 if eps is None else float(eps))
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,  # noqa: A002
                eps=1e-5):
     return _C.batch_norm(input, weight, bias, running_mean, running_var, float(momentum), float(eps), bool(training))
@@ -154,14 +171,58 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _C.conv2d(input, weight, bias, _pair(stride), _pair(padding), _pair(dilation), int(groups))
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0):  # noqa: A002
-    k = _pair(kernel_size)
-    return _C.pool2d("max", input, k, _pair(stride) if stride is not None else k, _pair(padding))
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
+                     dilation=1):
+    return _C.conv_transpose2d(input, weight, bias, _pair(stride), _pair(padding), _pair(output_padding),
+                               _pair(dilation), int(groups))
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0):  # noqa: A002
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,  # noqa: A002
+                recompute_scale_factor=None, antialias=False):
+    """torch.nn.functional.interpolate for (N, C, L) and (N, C, H, W): modes nearest, linear and bilinear."""
+    nsp = input.ndim - 2
+    modes = {"nearest": (False, None), "linear": (True, 1), "bilinear": (True, 2)}
+    if mode not in modes or antialias:
+        raise NotImplementedError("interpolate: mode %r%s is not offered (nearest, linear, bilinear)"
+                                  % (mode, " with antialias" if antialias else ""))
+    linear, want = modes[mode]
+    if want is not None and want != nsp:
+        raise ValueError("interpolate: mode %r takes %d spatial dims, the input has %d" % (mode, want, nsp))
+    if not linear and align_corners is not None:
+        raise ValueError("interpolate: align_corners only applies to the linear modes")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: give either size or scale_factor")
+    def each(v, kind):
+        v = tuple(v) if isinstance(v, (tuple, list)) else (v,) * nsp
+        if len(v) != nsp:
+            raise ValueError("interpolate: %d %s for %d spatial dims" % (len(v), kind, nsp))
+        return v
+    if size is not None:
+        size = tuple(int(s) for s in each(size, "sizes"))
+    else:
+        scale_factor = tuple(float(s) for s in each(scale_factor, "scale factors"))
+        if recompute_scale_factor:  # the scale then follows from the sizes
+            size = tuple(int(math.floor(n * s)) for n, s in zip(input.shape[2:], scale_factor))
+            scale_factor = None
+    return _C.interpolate(input, size, scale_factor, linear, bool(align_corners))
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,  # noqa: A002
+               return_indices=False):
+    if return_indices:
+        raise NotImplementedError("max_pool2d: return_indices is not offered")
     k = _pair(kernel_size)
-    return _C.pool2d("avg", input, k, _pair(stride) if stride is not None else k, _pair(padding))
+    return _C.pool2d("max", input, k, _pair(stride) if stride else k, _pair(padding), _pair(dilation),
+                     bool(ceil_mode), True)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,  # noqa: A002
+               divisor_override=None):
+    if divisor_override is not None:
+        raise NotImplementedError("avg_pool2d: divisor_override is not offered")
+    k = _pair(kernel_size)
+    return _C.pool2d("avg", input, k, _pair(stride) if stride else k, _pair(padding), (1, 1), bool(ceil_mode),
+                     bool(count_include_pad))
 
 
 def embedding(input, weight):  # noqa: A002

@@ -77,7 +77,7 @@ int compare_roofline(clg_backend *dev, const compare_opts *o, const compare_peak
 int compare_ops(clg_backend *ref, clg_backend *dev, const compare_opts *o, json_writer *w);
 int compare_train(clg_backend *ref, clg_backend *dev, const compare_opts *o, json_writer *w);
 /* "train_seed" and "train" (each run's model, steps, batch and sizes) of a mode, for the
- * workload in report.json (cli/compare_workload.c) */
+ * workload in report.json (compare/compare_workload.c) */
 void compare_train_workload(int quick, json_writer *w);
 
 #endif

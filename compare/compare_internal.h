@@ -1,11 +1,14 @@
-/* clgrad compare, the driver's side (see cli/compare.h for the sections' contract and
+/* clgrad compare, the driver's side (see compare/compare.h for the sections' contract and
  * docs/COMPARE.md for the whole design): options, the per-device records the reports read, and
  * the functions of each file. */
 #ifndef CLGRAD_COMPARE_INTERNAL_H
 #define CLGRAD_COMPARE_INTERNAL_H
 
-#include "cli.h"
+#include "clgrad_compare.h"
 #include "compare.h"
+
+#include <clg_backend_impl.h>
+#include <clg_config.h>
 #include "json_read.h"
 
 #define CMP_MAX_DEVICES 32
@@ -25,6 +28,9 @@ typedef struct {
 	const char *baseline;     /* earlier report.json, or NULL */
 	double timeout_s;         /* per device; 0: the default for quick / full */
 	char command[1024];       /* the command line, for the report */
+	const char *worker;       /* the program a child execs; NULL: /proc/self/exe */
+	FILE *log;                /* progress lines; NULL: quiet */
+	FILE *table;              /* the table at the end; NULL: none */
 } cmp_opts;
 
 /* the scores of one device, 0..100, NAN where a category has no data */
@@ -81,14 +87,15 @@ typedef struct {
 
 /* compare_worker.c: the child; returns its exit code */
 int cmp_worker(const cmp_opts *o, int index);
-/* compare_driver.c: one child per device, sequentially, with a watchdog */
+/* compare_driver.c: one child per device, sequentially, with a watchdog; 1 when SIGINT or SIGTERM
+ * ended the run (the running child killed), else 0 */
 int cmp_run_devices(cmp_run *r, const int *indices, int n);
 int cmp_suite_parse(const char *s, int *bits);
 void cmp_suite_str(int bits, char *buf, size_t len);
 /* compare_merge.c: read the workers' files, divergence, report.json */
 /* device-INDEX.json, or with partial the sections a worker finished before it died */
 int cmp_load_device(cmp_run *r, cmp_device *d, const char *dir, int partial);
-int cmp_load_dir(cmp_run *r, const char *dir);   /* --render-only */
+clg_status cmp_load_dir(cmp_run *r, const char *dir);   /* --render-only */
 /* --merge: every device of each report.json (from other machines, say), renumbered in order,
  * side by side in one run; the reports' own reference devices stay in (the first one is the
  * reference for the train divergence). */
@@ -100,8 +107,8 @@ void cmp_free(cmp_run *r);
  * for --render-only and --merge), and --merge's check that the reports ran the same */
 void cmp_workload_json(const cmp_run *r, json_writer *w);
 void cmp_suites_json(int bits, json_writer *w);  /* ["peak", "ops", ...] */
-/* 0 when report b (file bfile) has a's clgrad version and workload; else -1 after one line on
- * stderr that names both files and what differs */
+/* 0 when report b (file bfile) has a's clgrad version and workload; else -1 with the message (clg_fail) naming
+ * both files and what differs */
 int cmp_workload_check(const jv *a, const char *afile, const jv *b, const char *bfile);
 /* --merge: a table of the machines (hostname, CPU, OS, devices, report) in the terminal, markdown, HTML */
 void cmp_machines_print(const cmp_run *r, FILE *f, int markdown);

@@ -8,7 +8,6 @@
  * batch, so its loss still compares with the reference device's first quick step. */
 #include "compare.h"
 #include <clgrad_train.h>
-#include "progress.h"
 
 #include <clgrad.h>
 #include <clgrad_data.h>

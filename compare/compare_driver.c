@@ -70,6 +70,7 @@ typedef struct {
 	int n, n_owned;
 	char idx[16], suites[64];
 	const char *argv[16];
+	const char *program;  /* what the child execs */
 } child_setup;
 
 /* replaces or appends NAME=VALUE; keep: leave an existing NAME alone */
@@ -117,6 +118,7 @@ static void prepare_child(const cmp_run *r, int index, child_setup *c)
 			env_set(c, colon + 1, eq + 1, 0);
 		}
 	}
+	c->program = r->opt.worker ? r->opt.worker : "/proc/self/exe";
 	snprintf(c->idx, sizeof(c->idx), "%d", index);
 	cmp_suite_str(r->opt.suites, c->suites, sizeof(c->suites));
 	c->argv[a++] = "clgrad";
@@ -136,7 +138,7 @@ static void prepare_child(const cmp_run *r, int index, child_setup *c)
 
 static void exec_worker(const child_setup *c, const char *log)
 {
-	static const char msg[] = "clgrad compare: cannot start the worker (exec /proc/self/exe)\n";
+	static const char msg[] = "clgrad compare: cannot start the worker (exec failed: the worker program)\n";
 	int fd;
 
 	setpgid(0, 0);
@@ -145,7 +147,7 @@ static void exec_worker(const child_setup *c, const char *log)
 		dup2(fd, 1);
 		dup2(fd, 2);
 	}
-	execve("/proc/self/exe", (char **)c->argv, (char **)c->envp);
+	execve(c->program, (char **)c->argv, (char **)c->envp);
 	if (write(2, msg, sizeof(msg) - 1) < 0)
 		_exit(127);
 	_exit(127);
@@ -170,15 +172,16 @@ static void last_section(const char *log, char *buf, size_t len)
 }
 
 /* Ctrl-C reaches the parent only (each worker has its own process group): take the running
- * worker down with it. */
-static volatile sig_atomic_t running_child;
+ * worker down with it and end the run; the caller's handlers come back before cmp_run_devices
+ * returns (a library must not leave its own, nor end the caller's process). */
+static volatile sig_atomic_t running_child, interrupted;
 
 static void on_interrupt(int sig)
 {
+	(void)sig;
 	if (running_child > 0)
 		kill(-running_child, SIGKILL);
-	signal(sig, SIG_DFL);
-	raise(sig);
+	interrupted = 1;
 }
 
 /* Runs one device's child and fills d->status/detail/exit_code/elapsed_s. */
@@ -213,6 +216,10 @@ static void run_one(cmp_run *r, cmp_device *d, double timeout_s)
 		got = waitpid(pid, &st, WNOHANG);
 		if (got == pid || (got < 0 && errno != EINTR))
 			break;
+		if (interrupted) { /* a signal between the fork and running_child's store */
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+		}
 		if (now_s() - t0 > timeout_s) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
@@ -264,24 +271,33 @@ static void run_one(cmp_run *r, cmp_device *d, double timeout_s)
 int cmp_run_devices(cmp_run *r, const int *indices, int n)
 {
 	const clg_device_info *list;
+	struct sigaction sa, old_int, old_term;
 	int count;
 	double timeout = r->opt.timeout_s > 0 ? r->opt.timeout_s : r->opt.quick ? QUICK_TIMEOUT_S : FULL_TIMEOUT_S;
 
 	if (clg_devices(&list, &count))
-		return report_error("compare");
-	signal(SIGINT, on_interrupt);
-	signal(SIGTERM, on_interrupt);
+		return -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_interrupt;
+	sigemptyset(&sa.sa_mask);
+	interrupted = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
 	r->n = 0;
-	for (int i = 0; i < n && r->n < CMP_MAX_DEVICES; i++) {
+	for (int i = 0; i < n && r->n < CMP_MAX_DEVICES && !interrupted; i++) {
 		cmp_device *d = &r->dev[r->n++];
 		memset(d, 0, sizeof(*d));
 		d->index = indices[i];
 		snprintf(d->name, sizeof(d->name), "%s", list[d->index].name);
 		snprintf(d->type, sizeof(d->type), "%s", clg_device_type_name(list[d->index].type));
-		fprintf(stderr, "compare: [%d/%d] device %d (%s) ...\n", i + 1, n, d->index, d->name);
+		if (r->opt.log)
+			fprintf(r->opt.log, "compare: [%d/%d] device %d (%s) ...\n", i + 1, n, d->index, d->name);
 		run_one(r, d, timeout);
-		fprintf(stderr, "compare: [%d/%d] device %d: %s%s%s (%.1f s, log %s/%s)\n", i + 1, n, d->index,
-			d->status, d->detail[0] ? ": " : "", d->detail, d->elapsed_s, r->opt.out_dir, d->log);
+		if (r->opt.log && !interrupted)
+			fprintf(r->opt.log, "compare: [%d/%d] device %d: %s%s%s (%.1f s, log %s/%s)\n", i + 1, n, d->index,
+				d->status, d->detail[0] ? ": " : "", d->detail, d->elapsed_s, r->opt.out_dir, d->log);
 	}
-	return 0;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	return interrupted ? 1 : 0;
 }

@@ -140,8 +140,8 @@ int cmp_workload_check(const jv *a, const char *afile, const jv *b, const char *
 	int members_differ = 0;
 
 	if (!va || !vb || jv_kind(wa) != JV_OBJ || jv_kind(wb) != JV_OBJ) {
-		fprintf(stderr, "clgrad compare: --merge refused: %s and %s differ: %s records no clgrad version or "
-			"workload (made before clgrad compare wrote them): run clgrad compare there again\n", afile, bfile,
+		clg_fail(CLG_ERR_INVALID, "--merge refused: %s and %s differ: %s records no clgrad version or "
+			"workload (made before clgrad compare wrote them): run clgrad compare there again", afile, bfile,
 			!va || jv_kind(wa) != JV_OBJ ? afile : bfile);
 		return -1;
 	}
@@ -166,8 +166,8 @@ int cmp_workload_check(const jv *a, const char *afile, const jv *b, const char *
 					 used ? "; " : "", x, y);
 	if (!used)
 		return 0;
-	fprintf(stderr, "clgrad compare: --merge refused: %s and %s differ: %s (every machine must run the same "
-		"clgrad version with the same --quick and --suite)\n", afile, bfile, diff);
+	clg_fail(CLG_ERR_INVALID, "--merge refused: %s and %s differ: %s (every machine must run the same "
+		 "clgrad version with the same --quick and --suite)", afile, bfile, diff);
 	return -1;
 }
 

@@ -1,5 +1,5 @@
 /* clgrad compare --worker INDEX: the child process of one device. It runs the selected sections
- * (cli/compare.h) and writes DIR/device-INDEX.json. Each section is written to memory first; after
+ * (compare/compare.h) and writes DIR/device-INDEX.json. Each section is written to memory first; after
  * each one the sections so far go to DIR/device-INDEX.partial.json, and at the end the whole
  * document to device-INDEX.json (both through a temporary file and a rename), so a crash or a
  * hang never leaves a file that looks complete, and the driver can still salvage the sections
@@ -164,8 +164,10 @@ int cmp_worker(const cmp_opts *o, int index)
 
 	s.t0 = now_s();
 	planted_fault(index, fault, sizeof(fault));
-	if (clg_devices(&list, &count))
-		return report_error("compare --worker");
+	if (clg_devices(&list, &count)) {
+		fprintf(stderr, "clgrad compare --worker: %s\n", clg_last_error());
+		return 1;
+	}
 	if (index < 0 || index >= count) {
 		fprintf(stderr, "clgrad compare --worker: no device %d\n", index);
 		return 2;

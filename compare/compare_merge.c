@@ -6,6 +6,7 @@
 #include <clg_internal.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,12 +89,13 @@ int cmp_load_device(cmp_run *r, cmp_device *d, const char *dir, int partial)
 	d->sections = NULL;
 	d->salvaged = 0;
 	if (!(d->doc = jv_parse_file(path, err, sizeof(err)))) {
-		if (access(path, F_OK) == 0)
-			fprintf(stderr, "compare: %s: %s\n", path, err);
+		if (access(path, F_OK) == 0 && r->opt.log)
+			fprintf(r->opt.log, "compare: %s: %s\n", path, err);
 		return -1;
 	}
 	if (strcmp(jv_str(jv_get(d->doc, "schema"), ""), CMP_DEVICE_SCHEMA)) {
-		fprintf(stderr, "compare: %s: not a %s file\n", path, CMP_DEVICE_SCHEMA);
+		if (r->opt.log)
+			fprintf(r->opt.log, "compare: %s: not a %s file\n", path, CMP_DEVICE_SCHEMA);
 		jv_free(d->doc);
 		d->doc = NULL;
 		return -1;
@@ -130,7 +132,7 @@ static cmp_device *find_or_add(cmp_run *r, int index)
 
 /* --render-only DIR: statuses from DIR/report.json when there is one, sections from each
  * device-N.json; a device-N.log without its JSON is a device whose worker did not finish. */
-int cmp_load_dir(cmp_run *r, const char *dir)
+clg_status cmp_load_dir(cmp_run *r, const char *dir)
 {
 	char path[1100], err[256];
 	struct dirent *e;
@@ -165,8 +167,7 @@ int cmp_load_dir(cmp_run *r, const char *dir)
 	}
 	r->from_dir = 1;
 	if (!(dp = opendir(dir))) {
-		fprintf(stderr, "clgrad compare: cannot open %s\n", dir);
-		return -1;
+		return clg_fail(CLG_ERR_IO, "cannot open %s: %s", dir, strerror(errno));
 	}
 	while ((e = readdir(dp))) {
 		int index, len;
@@ -201,8 +202,7 @@ int cmp_load_dir(cmp_run *r, const char *dir)
 		d->elapsed_s = jv_num(jv_get(d->doc, "elapsed_s"));
 	}
 	if (r->n == 0) {
-		fprintf(stderr, "clgrad compare: no device-N.json in %s\n", dir);
-		return -1;
+		return clg_fail(CLG_ERR_INVALID, "no device-N.json in %s", dir);
 	}
 	return 0;
 }
@@ -237,13 +237,13 @@ int cmp_load_reports(cmp_run *r, char *const *paths, int n)
 		jv *rep = jv_parse_file(paths[k], err, sizeof(err));
 		const jv *devs;
 		if (!rep || strcmp(jv_str(jv_get(rep, "schema"), ""), CMP_SCHEMA)) {
-			fprintf(stderr, "clgrad compare: --merge %s: %s\n", paths[k],
-				rep ? "not a clgrad compare report.json (schema)" : err);
+			clg_fail(CLG_ERR_INVALID, "--merge %s: %s", paths[k],
+				 rep ? "not a clgrad compare report.json (schema)" : err);
 			jv_free(rep);
 			return -1;
 		}
 		if ((why = report_shape_problem(rep, err, sizeof(err)))) {
-			fprintf(stderr, "clgrad compare: --merge %s: a malformed report: %s\n", paths[k], why);
+			clg_fail(CLG_ERR_INVALID, "--merge %s: a malformed report: %s", paths[k], why);
 			jv_free(rep);
 			return -2;
 		}
@@ -273,8 +273,9 @@ int cmp_load_reports(cmp_run *r, char *const *paths, int n)
 			const jv *o = jv_at(devs, i);
 			cmp_device *d;
 			if (r->n == CMP_MAX_DEVICES) {
-				fprintf(stderr, "clgrad compare: --merge: more than %d devices; the rest left out\n",
-					CMP_MAX_DEVICES);
+				if (r->opt.log)
+					fprintf(r->opt.log, "compare: --merge: more than %d devices; the rest left out\n",
+						CMP_MAX_DEVICES);
 				return 0;
 			}
 			d = &r->dev[r->n];
