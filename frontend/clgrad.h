@@ -122,6 +122,10 @@ void clg_scope_begin(void);
 void clg_scope_end(void);
 /* Moves t out of the current scope; returns t. */
 clg_tensor *clg_keep(clg_tensor *t);
+/* Takes t out of whichever scope holds it (any depth), so that the reference the scope held is the
+ * caller's: for bindings whose objects own their tensors (a Python Tensor made while a trainer's
+ * step scope is open must outlive that scope if Python keeps it). Returns t. */
+clg_tensor *clg_unscope(clg_tensor *t);
 
 /* ---- ops (all differentiable ones record the graph) ---------------------------------------- */
 /* elementwise, with NumPy broadcasting */

@@ -272,6 +272,10 @@ typedef struct {
 	void (*step_end)(void *user, const clg_step_info *info);
 	/* After the epoch's evaluation and checkpoint. */
 	clg_status (*epoch_end)(void *user, const clg_epoch_info *info);
+	/* Before each step (step: 1-based, of this epoch): an error stops the run there, between two
+	 * steps, with the model and optimizer as the last step left them and nothing saved for the
+	 * epoch cut short (the Python binding checks for Ctrl-C here). */
+	clg_status (*step_begin)(void *user, int64_t step);
 } clg_train_callbacks;
 
 typedef struct clg_trainer clg_trainer;

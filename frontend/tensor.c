@@ -131,6 +131,13 @@ clg_tensor *clg_keep(clg_tensor *t)
 	return t;
 }
 
+clg_tensor *clg_unscope(clg_tensor *t)
+{
+	if (t && t->scope_depth)
+		scope_remove(t);
+	return t;
+}
+
 /* ---- lifetime ---- */
 
 static void storage_release(clg_storage *s)

@@ -488,7 +488,10 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		cb->epoch_begin(cb->user, si.epoch, t->cfg.epochs, t->steps_per_epoch);
 	while (!st && !(t->cfg.max_steps && t->run_steps >= t->cfg.max_steps)) {
 		clg_tensor *x, *y, *loss = NULL;
-		double h0 = clg_now();
+		double h0;
+		if (cb->step_begin && (st = cb->step_begin(cb->user, si.step + 1)) != CLG_OK)
+			break;
+		h0 = clg_now();
 		if (!t->first_timed)
 			t->first_begun = h0;
 		memory_step_begin(t);

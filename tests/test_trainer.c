@@ -66,6 +66,15 @@ static clg_status c_end(void *u, const clg_epoch_info *e)
 	return CLG_OK;
 }
 
+/* step_begin: fails before step stop_step of the second epoch (an interrupt between two steps) */
+static clg_status c_step_begin(void *u, int64_t step)
+{
+	counts *c = u;
+	if (c->ends == 1 && step == c->stop_at_end)
+		return clg_fail(CLG_ERR_STATE, "test: interrupted");
+	return CLG_OK;
+}
+
 static clg_train_config small_config(void)
 {
 	clg_train_config c = clg_train_config_default();
@@ -162,6 +171,26 @@ static void test_device(int dev, const clg_dataset *train, const clg_dataset *te
 	CHECK(clg_trainer_run(r, &cb) == CLG_ERR_STATE && c.ends == 1, "epoch_end's error stops the run");
 	CHECK(strstr(clg_last_error(), "stop requested") != NULL, "its message kept: %s", clg_last_error());
 	clg_trainer_free(r);
+
+	/* step_begin's error stops the run between two steps: the epoch cut short is not counted, its
+	 * checkpoint not written */
+	c = (counts){.stop_at_end = 3};
+	cb.step_begin = c_step_begin;
+	snprintf(path, sizeof(path), "%s/stopped.safetensors", tmp);
+	cfg.save = path;
+	CHECK_OK(clg_trainer_new(be, &cfg, train, test, &r));
+	CHECK(clg_trainer_run(r, &cb) == CLG_ERR_STATE && c.ends == 1 && c.steps == 8 + 2,
+	      "step_begin's error stops the run before step 3 of epoch 2 (%d ends, %d steps)", c.ends, c.steps);
+	CHECK(strstr(clg_last_error(), "interrupted") != NULL, "its message kept: %s", clg_last_error());
+	CHECK(clg_trainer_epochs_done(r) == 1, "1 epoch done, not %lld", (long long)clg_trainer_epochs_done(r));
+	clg_trainer_free(r);
+	{
+		clg_ckpt_meta meta;
+		CHECK_OK(clg_ckpt_read_meta(path, &meta));
+		CHECK(meta.epochs_done == 1, "the checkpoint is epoch 1's (%lld)", (long long)meta.epochs_done);
+	}
+	cb.step_begin = NULL;
+	cfg.save = NULL;
 
 	/* a checkpoint folder that does not exist: refused before the first step */
 	c = (counts){0};

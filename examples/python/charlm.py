@@ -1,8 +1,10 @@
 """A character-level transformer language model written as clgrad.nn modules: pre-norm blocks,
 causal self-attention, GELU MLP, trained with AdamW on a text file (default: the GPL-3 text every
-Debian system has), then sampled.
+Debian system has), then sampled. The loop below is written out in Python; --trainer EPOCHS trains
+the same model through clgrad.Trainer instead (the C loop `clgrad train --model transformer` runs,
+over its windows: bench/python_vs_cli.sh compares the three).
 
-    .venv/bin/python examples/python/charlm.py [--steps N] [--dim D] [--layers L] [--heads H]
+    .venv/bin/python examples/python/charlm.py [--steps N] [--dim D] [--layers L] [--heads H] [--trainer E]
 """
 import argparse
 import math
@@ -18,24 +20,18 @@ import clgrad.nn.functional as F
 class Block(nn.Module):
     def __init__(self, dim, heads, dropout):
         super().__init__()
-        self.heads = heads
         self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-        self.fc, self.out = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+        # q, k and v from one in-projection; self-attention over it runs fused, the heads strided
+        # views of the projection (no copies), as the C transformer's
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        # Linear then GELU in a Sequential: one op, the activation in the GEMM's epilogue
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
         self.drop = nn.Dropout(dropout)
 
-    def attention(self, x):
-        B, T, D = x.shape
-        H = self.heads
-        qkv = self.qkv(x).reshape(B, T, 3, H, D // H).permute(2, 0, 3, 1, 4)  # (3, B, H, T, D/H)
-        q, k, v = (qkv[i].reshape(B * H, T, D // H) for i in range(3))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)         # (B H, T, D/H)
-        return self.proj(y.reshape(B, H, T, D // H).permute(0, 2, 1, 3).reshape(B, T, D))
-
     def forward(self, x):
-        x = x + self.drop(self.attention(self.ln1(x)))
-        return x + self.drop(self.out(F.gelu(self.fc(self.ln2(x)))))
+        h = self.ln1(x)
+        x = x + self.drop(self.attn(h, h, h, need_weights=False, is_causal=True)[0])
+        return x + self.drop(self.mlp(self.ln2(x)))
 
 
 class CharLM(nn.Module):
@@ -45,11 +41,10 @@ class CharLM(nn.Module):
         self.blocks = nn.ModuleList(Block(dim, heads, dropout) for _ in range(layers))
         self.ln = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, vocab)
-        self.positions = clgrad.arange(seq_len)
 
     def forward(self, ids):                                    # ids (B, T) int32
         T = ids.shape[1]
-        x = self.tok(ids) + self.pos(self.positions[:T].to(ids.device))
+        x = self.tok(ids) + self.pos.weight[:T]                # positions: a slice, no lookup
         for b in self.blocks:
             x = b(x)
         return self.head(self.ln(x))                           # (B, T, vocab)
@@ -66,6 +61,9 @@ def main():
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--device", default=None)
+    ap.add_argument("--trainer", type=int, default=0, metavar="EPOCHS",
+                    help="train EPOCHS epochs through clgrad.Trainer (the C loop of `clgrad train --model transformer`, "
+                         "over its windows) instead of the loop below")
     args = ap.parse_args()
     clgrad.set_default_device(clgrad.device(args.device))
     clgrad.manual_seed(0)
@@ -89,24 +87,34 @@ def main():
 
     print("%d characters, vocabulary %d, %d parameters" % (len(ids), len(vocab),
                                                            sum(p.numel() for p in model.parameters())))
-    t0 = time.perf_counter()
-    for step in range(1, args.steps + 1):
-        x, y = batch(0, split)
-        loss = F.cross_entropy(model(x).reshape(-1, len(vocab)), y.reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        if step % 50 == 0 or step == args.steps:
-            model.eval()
-            with clgrad.no_grad():
-                vx, vy = batch(split, len(ids))
-                val = F.cross_entropy(model(vx).reshape(-1, len(vocab)), vy.reshape(-1)).item()
-            model.train()
-            secs = time.perf_counter() - t0
-            print("step %d: loss %.4f, validation %.4f (%.2f bits/char), %.1f windows/s"
-                  % (step, loss.item(), val, val / math.log(2), step * args.batch / secs), flush=True)
+    if args.trainer:  # the CLI's data: consecutive windows, next characters as targets, 10% held out
+        n = (len(ids) - 1) // T
+        x, y = ids[:n * T].reshape(n, T), ids[1:n * T + 1].reshape(n, T)
+        cut = int(0.9 * n)
+        data = [clgrad.data.TensorDataset(a, b, num_classes=len(vocab)) for a, b in ((x[:cut], y[:cut]), (x[cut:], y[cut:]))]
+        clgrad.Trainer(model, task="language_model", optimizer="adamw", lr=args.lr, schedule="cosine", clip=1.0,
+                       epochs=args.trainer, batch_size=args.batch).fit(*data)
+    else:
+        train_secs, t0 = 0.0, time.perf_counter()
+        for step in range(1, args.steps + 1):
+            x, y = batch(0, split)
+            loss = F.cross_entropy(model(x).reshape(-1, len(vocab)), y.reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            if step % 50 == 0 or step == args.steps:
+                train_loss = loss.item()  # waits for the step: the training time ends here (as the CLI's, without evaluation)
+                train_secs += time.perf_counter() - t0
+                model.eval()
+                with clgrad.no_grad():
+                    vx, vy = batch(split, len(ids))
+                    val = F.cross_entropy(model(vx).reshape(-1, len(vocab)), vy.reshape(-1)).item()
+                model.train()
+                print("step %d: loss %.4f, validation %.4f (%.2f bits/char), %.1f windows/s"
+                      % (step, train_loss, val, val / math.log(2), step * args.batch / train_secs), flush=True)
+                t0 = time.perf_counter()
     model.eval()
     ctx = list(ids[:T])
     with clgrad.no_grad():

@@ -61,6 +61,7 @@ from . import amp  # noqa: F401
 from .amp import autocast  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
+from .trainer import Trainer, train, Callback, ProgressBar  # noqa: F401
 
 __version__ = "0.1.0"
 

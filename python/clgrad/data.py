@@ -62,19 +62,22 @@ def CSVDataset(path, label_column=None, header=None, delimiter=","):  # noqa: N8
 
 
 def TensorDataset(x, y=None, num_classes=None):  # noqa: N802
-    """A dataset of numpy arrays (copied): x float32 (or int ids) (n, ...), y int (n,) or (n, T)."""
+    """A dataset of numpy arrays (copied): x float32 (or int ids) (n, ...); y int class labels
+    (n,) or (n, T), or float targets (n,) or (n, K) (a regression's: float32, no classes)."""
     x = np.asarray(x)
     is_int = x.dtype.kind in "iu"
     x = np.ascontiguousarray(x, dtype=np.int32 if is_int else np.float32)
-    y_numel = 0
+    y_numel, y_float = 0, False
     if y is not None:
-        y = np.ascontiguousarray(np.asarray(y), dtype=np.int32)
+        y = np.asarray(y)
+        y_float = y.dtype.kind == "f"
+        y = np.ascontiguousarray(y, dtype=np.float32 if y_float else np.int32)
         if len(y) != len(x):
             raise ValueError("TensorDataset: %d samples of x, %d labels" % (len(x), len(y)))
         y_numel = int(np.prod(y.shape[1:])) if y.ndim > 1 else 1
-        if num_classes is None:
+        if num_classes is None and not y_float:
             num_classes = int(y.max()) + 1 if y.size else 0
-    return Dataset(_C.dataset_arrays(x, x.shape, is_int, y, y_numel, int(num_classes or 0)))
+    return Dataset(_C.dataset_arrays(x, x.shape, is_int, y, y_numel, int(num_classes or 0), y_float))
 
 
 class DataLoader:

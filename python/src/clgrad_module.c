@@ -11,6 +11,8 @@
 #include <clgrad_safetensors.h>
 #include <clgrad_compare.h>
 
+#include "clgrad_py.h"
+
 #include <string.h>
 
 #define MAX_DEVICES 64
@@ -247,7 +249,7 @@ static PyObject *wrap(clg_tensor *t)
 		clg_free(t);
 		return NULL;
 	}
-	o->t = t;
+	o->t = clg_unscope(t); /* the Python object owns it: it may outlive a C scope open now (a trainer's step) */
 	return (PyObject *)o;
 }
 
@@ -1597,7 +1599,7 @@ static PyObject *py_dataset_csv(PyObject *self, PyObject *args)
 static PyObject *py_dataset_arrays(PyObject *self, PyObject *args)
 {
 	PyObject *x, *shape_obj, *y;
-	int xint, ncls, nd = -1;
+	int xint, ncls, nd = -1, yfloat = 0;
 	long long y_numel;
 	int64_t shape[16];
 	Py_buffer xb, yb = {0};
@@ -1605,7 +1607,7 @@ static PyObject *py_dataset_arrays(PyObject *self, PyObject *args)
 	clg_status st;
 	size_t xbytes;
 
-	if (!PyArg_ParseTuple(args, "OOpOLi", &x, &shape_obj, &xint, &y, &y_numel, &ncls) ||
+	if (!PyArg_ParseTuple(args, "OOpOLi|p", &x, &shape_obj, &xint, &y, &y_numel, &ncls, &yfloat) ||
 	    (nd = shape_from(shape_obj, shape, 16, "dataset")) < 1)
 		return nd == 0 ? PyErr_Format(ShapeError, "dataset: x needs a sample dim") : NULL;
 	if (PyObject_GetBuffer(x, &xb, PyBUF_C_CONTIGUOUS) < 0)
@@ -1614,7 +1616,9 @@ static PyObject *py_dataset_arrays(PyObject *self, PyObject *args)
 		PyBuffer_Release(&xb);
 		return NULL;
 	}
-	st = clg_dataset_init(&ds, shape[0], nd - 1, shape + 1, xint ? CLG_I32 : CLG_F32, y == Py_None ? 0 : y_numel);
+	/* yfloat: float32 targets (a regression's), else int32 labels */
+	st = clg_dataset_init_ex(&ds, shape[0], nd - 1, shape + 1, xint ? CLG_I32 : CLG_F32, y == Py_None ? 0 : y_numel,
+				 yfloat ? CLG_F32 : CLG_I32);
 	xbytes = st ? 0 : (size_t)ds.n * (size_t)ds.sample_numel * 4;
 	if (!st && (size_t)xb.len != xbytes)
 		st = clg_fail(CLG_ERR_SHAPE, "dataset: %zd bytes of x for %lld samples of %lld values", xb.len,
@@ -1625,7 +1629,7 @@ static PyObject *py_dataset_arrays(PyObject *self, PyObject *args)
 	if (!st) {
 		memcpy(xint ? (void *)ds.xi : (void *)ds.x, xb.buf, xbytes);
 		if (y != Py_None)
-			memcpy(ds.y, yb.buf, (size_t)yb.len);
+			memcpy(yfloat ? (void *)ds.yf : (void *)ds.y, yb.buf, (size_t)yb.len);
 		ds.num_classes = ncls;
 	}
 	PyBuffer_Release(&xb);
@@ -1994,6 +1998,25 @@ PyMODINIT_FUNC PyInit__C(void)
 	PyModule_AddIntConstant(m, "CMP_GE", CLG_CMP_GE);
 	PyModule_AddIntConstant(m, "ACT_RELU", CLG_ACT_RELU);
 	PyModule_AddIntConstant(m, "ACT_GELU", CLG_ACT_GELU);
+	if (clgrad_py_trainer_init(m) || clgrad_py_attention_init(m))
+		return NULL;
 	Py_AtExit(close_backends);
 	return m;
+}
+
+/* ---- for the extension's other files (clgrad_py.h) ------------------------------------------ */
+
+PyObject *clgrad_py_wrap(clg_tensor *t) { return wrap(t); }
+clg_tensor *clgrad_py_tensor(PyObject *o, const char *what) { return tensor_arg(o, what); }
+clg_backend *clgrad_py_backend(int index) { return backend_of(index); }
+int clgrad_py_device_index(clg_backend *be) { return index_of(be); }
+PyObject *clgrad_py_raise(clg_status s) { return raise_status(s); }
+
+const clg_dataset *clgrad_py_dataset(PyObject *o, const char *what)
+{
+	if (!PyObject_TypeCheck(o, &DatasetType)) {
+		PyErr_Format(PyExc_TypeError, "%s: expected a clgrad.data.Dataset, got %.100s", what, Py_TYPE(o)->tp_name);
+		return NULL;
+	}
+	return &((DatasetObject *)o)->ds;
 }

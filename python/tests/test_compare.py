@@ -18,16 +18,6 @@ def test_compare_reference_device_report(tmp_path):
         assert (tmp_path / "run" / name).is_file()
 
 
-def test_compare_every_device_ops_quick(tmp_path):
-    devices = clgrad.devices()
-    if len(devices) < 2:
-        pytest.skip("no OpenCL device")
-    report = clgrad.compare(devices=["ref", 1], suite="ops", quick=True, out=tmp_path / "ops")
-    assert len(report["devices"]) == 2
-    ops = [d for d in report["devices"] if d["index"] == 1][0]
-    assert ops["status"] == "ok", ops
-
-
 def test_compare_refusals_raise_value_error(tmp_path):
     with pytest.raises(ValueError, match="unknown suite in 'warp'"):
         clgrad.compare(devices="ref", suite="warp", out=tmp_path / "a")

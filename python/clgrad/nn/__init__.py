@@ -483,9 +483,24 @@ class Sequential(ModuleList):
             super().__init__(modules)
 
     def forward(self, x):
-        for m in self._modules.values():
-            x = m(x)
+        mods = [m for m in self._modules.values() if m is not None]
+        i = 0
+        while i < len(mods):
+            act = _fused_act(mods[i], mods[i + 1]) if i + 1 < len(mods) else 0
+            if act:  # a Linear then ReLU / GELU: one fused op, as the C library's Sequential runs it
+                x = F._linear_act(x, mods[i].weight, mods[i].bias, act)
+                i += 2
+            else:
+                x = mods[i](x)
+                i += 1
         return x
+
+
+def _fused_act(m, nxt):
+    """The C activation a Linear m and the module after it fuse into (0: they do not)."""
+    if type(m) is not Linear:
+        return 0
+    return _C.ACT_RELU if type(nxt) is ReLU else _C.ACT_GELU if type(nxt) is GELU else 0
 
 
 class ModuleDict(Module):
@@ -555,3 +570,6 @@ class utils:  # noqa: N801  (torch.nn.utils)
         return _C.clip_grad_norm(ps, float(max_norm))
 
 
+
+
+from .attention import MultiheadAttention  # noqa: E402,F401  (it builds on Linear above)

@@ -14,9 +14,15 @@ def _pair(v):
 
 def linear(input, weight, bias=None):  # noqa: A002  (PyTorch's names)
     """input (..., in) @ weight^T (out, in) + bias (out)."""
+    return _linear_act(input, weight, bias, 0)
+
+
+def _linear_act(input, weight, bias, act):  # noqa: A002
+    """linear, then _C.ACT_RELU or _C.ACT_GELU (0: none) in the GEMM's epilogue: one op forward
+    and backward (nn.Sequential's Linear + ReLU / GELU)."""
     lead = input.shape[:-1]
     x = input if input.ndim == 2 else input.reshape(-1, input.shape[-1])
-    y = _C.linear(x, weight, bias)
+    y = _C.linear(x, weight, bias, act)
     return y if input.ndim == 2 else y.reshape(*lead, weight.shape[0])
 
 

@@ -1,0 +1,51 @@
+/* What the extension's C files share (clgrad_module.c defines these; trainer_module.c uses them):
+ * the Tensor and Dataset objects, devices and the exceptions, so the trainer's binding lives in a
+ * file of its own. */
+#ifndef CLGRAD_PY_H
+#define CLGRAD_PY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <clgrad.h>
+#include <clgrad_data.h>
+
+/* A new clgrad.Tensor owning t (the caller's reference, taken out of any scope), or NULL with the
+ * library's exception where t is NULL. */
+PyObject *clgrad_py_wrap(clg_tensor *t);
+/* The clg_tensor of a Tensor (borrowed), or NULL with TypeError naming what. */
+clg_tensor *clgrad_py_tensor(PyObject *o, const char *what);
+/* The dataset of a clgrad._C.Dataset (borrowed), or NULL with TypeError naming what. */
+const clg_dataset *clgrad_py_dataset(PyObject *o, const char *what);
+/* The open backend of device index, or NULL with DeviceError. */
+clg_backend *clgrad_py_backend(int index);
+int clgrad_py_device_index(clg_backend *be);
+/* Raises the exception class of status s with the library's message; returns NULL. */
+PyObject *clgrad_py_raise(clg_status s);
+
+/* module_shim.c. The first Python exception raised inside a C call, kept until the call returns:
+ * stash_error keeps the pending exception (the first one only; the GIL held) and returns the
+ * status that stops the C side; stash_restore raises the kept one (1) or does nothing (0). */
+typedef struct {
+	PyObject *type, *value, *tb;
+} clgrad_py_stash;
+clg_status clgrad_py_stash_error(clgrad_py_stash *s, const char *where);
+int clgrad_py_stash_restore(clgrad_py_stash *s);
+void clgrad_py_stash_clear(clgrad_py_stash *s);
+/* The Python module's training mode set to training (its train() called where it differs); -1
+ * with an exception. */
+int clgrad_py_sync_mode(PyObject *module, int training);
+/* fn(a[, b]) on Python views of C tensors (a with its graph where a_graph; b as data), its result
+ * as a new tensor in the current scope, or NULL with the exception kept in stash. */
+clg_tensor *clgrad_py_call(PyObject *fn, clg_tensor *a, int a_graph, clg_tensor *b, clgrad_py_stash *stash,
+			   const char *where);
+/* The C module of Python module mod on be (its tensors must be there: ValueError otherwise), its
+ * forward's exceptions kept in stash; NULL with an exception. */
+clg_module *clgrad_py_shim_build(PyObject *mod, clg_backend *be, clgrad_py_stash *stash);
+
+/* trainer_module.c: adds clgrad._C.Trainer to the module; -1 with an exception on failure. */
+int clgrad_py_trainer_init(PyObject *m);
+/* attention_module.c: adds clgrad._C.attention_qkv. */
+int clgrad_py_attention_init(PyObject *m);
+
+#endif
