@@ -11,6 +11,8 @@ typedef struct {
 	int64_t dim;          /* transformer, gfnet: model width */
 	int64_t heads;        /* transformer: attention heads */
 	int64_t layers;       /* transformer, gfnet: blocks */
+	int recompute;        /* transformer: keep no activations inside a block; backward re-runs the
+			       * block's forward (clg_checkpoint), for a second forward's cost */
 } clg_model_config;
 
 /* Builds the model on be with parameters initialised from seed. NULL (with the library's error

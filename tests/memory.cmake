@@ -1,3 +1,6 @@
 # Peak device memory: the allocator's high-water mark and its reset, the trainer's peak a step in
 # float32 and mixed precision (tests/test_memory_peak.c), on the reference and every device.
 clg_test(test_memory_peak)
+# Activation checkpointing: the transformer's gradients with --recompute equal those without and
+# its activations a step fall >= 2x; dropout replays its masks (tests/test_recompute.c).
+clg_test(test_recompute)
