@@ -59,6 +59,10 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"       [--mpi] [--mpi-timeout S]   (under mpirun: one device per rank, chosen by the local rank among\n"
 		"                                  --devices; a rank gives up after S s without an answer, default 120)\n"
 		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer; gfnet: --dim, --layers)\n"
+		"       [--recompute]   (transformer: keep no activations inside a block, re-run its forward in\n"
+		"                        backward: less memory for a second forward's time)\n"
+		"       [--accum-steps N]   (gradient accumulation: an optimizer step every N batches of --batch rows,\n"
+		"                            as one batch of N times the rows in one batch's memory; default 1)\n"
 		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC|auto] [--batch N]\n"
 		"Options take --opt VALUE or --opt=VALUE; a value out of range is refused (exit status 2).\n"
 		"defaults: mlp on Fashion-MNIST (%s), 5 epochs, batch 128, Adam lr 1e-3;\n"
@@ -73,7 +77,7 @@ typedef struct {
 } train_strs;
 
 /* The option table, its entries pointing into o and s; returns the number of entries. */
-#define TRAIN_MAX_OPTS 32
+#define TRAIN_MAX_OPTS 40
 static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 {
 	clg_train_config *c = &o->cfg;
@@ -111,6 +115,8 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 		CLI_OPT_I64("dim", &m->dim, 1, 65536),
 		CLI_OPT_I64("heads", &m->heads, 1, 1024),
 		CLI_OPT_I64("layers", &m->layers, 1, 1024),
+		CLI_OPT_FLAG("recompute", &m->recompute),
+		CLI_OPT_I64("accum-steps", &c->accum_steps, 1, 1000000),
 	};
 	_Static_assert(CLI_N(table) <= TRAIN_MAX_OPTS, "train option table");
 	memcpy(t, table, sizeof(table));
@@ -144,7 +150,7 @@ static void gfnet_defaults(clg_train_config *c)
 /* Returns -1 to go on, else the exit status (--help, --version, a bad option). */
 static int parse(int argc, char **argv, train_opts *o, const char *cmd)
 {
-	static char usage[2048];
+	static char usage[3072];
 	cli_opt table[TRAIN_MAX_OPTS];
 	train_strs s = {0};
 	cli_spec spec = {.cmd = cmd, .usage = usage, .opts = table};
@@ -829,9 +835,13 @@ int cmd_train(int argc, char **argv)
 		fprintf(stderr, "clgrad train: cannot open log '%s': %s\n", o.log, strerror(errno));
 		goto out;
 	}
-	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch; precision %s\n",
+	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch; precision %s%s",
 	       o.cfg.model.name, (long long)clg_module_num_params(clg_trainer_model(t)), (long long)d.train.n,
-	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t), clg_precision_name(o.cfg.precision));
+	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t), clg_precision_name(o.cfg.precision),
+	       o.cfg.model.recompute ? "; recompute" : "");
+	if (o.cfg.accum_steps > 1)
+		printf("; %lld micro-batches of %lld a step", (long long)o.cfg.accum_steps, (long long)o.cfg.batch);
+	printf("\n");
 	rc = clg_trainer_run(t, &cb) ? report_error("train") : 0;
 out:
 	if (view.log)

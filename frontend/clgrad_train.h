@@ -143,7 +143,11 @@ typedef struct {
 	clg_lr_kind schedule;     /* constant, step (halves every epoch) or cosine (to 0 at the end) */
 	int64_t warmup;           /* linear warm-up steps */
 	int64_t epochs;           /* total epochs of the run, counting those a resumed run already did */
-	int64_t batch;
+	int64_t batch;            /* rows of a micro-batch: one forward and backward */
+	int64_t accum_steps;      /* gradient accumulation: micro-batches of `batch` rows per optimizer
+				   * step, each loss weighted by its share of the step's rows (the same
+				   * gradient as one batch of accum_steps * batch rows, in the memory of one
+				   * micro-batch); 0 or 1: none. One device of one process only */
 	double clip;              /* max global L2 norm of the gradients; 0: no clipping */
 	uint64_t seed;            /* parameter initialisation and data order */
 	const char *save;         /* checkpoint written after every epoch, or NULL */

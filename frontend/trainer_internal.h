@@ -25,6 +25,7 @@ struct clg_trainer {
 	clg_optimizer *opt;           /* replica 0's; it steps only on the root (rank 0) */
 	clg_loader *loader;           /* hands out global batches on replica 0's device */
 	clg_lr_schedule sched;
+	int64_t accum;                /* micro-batches an optimizer step (cfg.accum_steps, at least 1) */
 	int64_t steps_per_epoch, epochs_done;
 	int64_t run_steps;            /* steps taken by this clg_trainer_run call (cfg.max_steps) */
 	double first_begun, first_done;

@@ -4,3 +4,6 @@ clg_test(test_memory_peak)
 # Activation checkpointing: the transformer's gradients with --recompute equal those without and
 # its activations a step fall >= 2x; dropout replays its masks (tests/test_recompute.c).
 clg_test(test_recompute)
+# Gradient accumulation: micro-batches with their losses weighted by their rows equal one large
+# batch, a partial last step included (tests/test_accum.c).
+clg_test(test_accum)
