@@ -842,6 +842,15 @@ int cmd_train(int argc, char **argv)
 	if (o.cfg.accum_steps > 1)
 		printf("; %lld micro-batches of %lld a step", (long long)o.cfg.accum_steps, (long long)o.cfg.batch);
 	printf("\n");
+	if (o.profile) { /* what the check before the first step estimated, to set beside the measured peak */
+		clg_memory_estimate e;
+		clg_train_memory_estimate(&o.cfg, be[0], clg_module_num_params(clg_trainer_model(t)),
+					  (o.cfg.batch + n - 1) / n, &e);
+		printf("  memory estimate on device %d: %.2f MiB a step (parameters %.2f, gradients %.2f, optimizer state "
+		       "%.2f, activations %s%.2f MiB)\n", idx[0], e.total / 1048576.0, e.params / 1048576.0,
+		       e.grads / 1048576.0, e.optim / 1048576.0, e.exact ? "" : "not estimated for this model: ",
+		       e.activations / 1048576.0);
+	}
 	rc = clg_trainer_run(t, &cb) ? report_error("train") : 0;
 out:
 	if (view.log)

@@ -203,6 +203,8 @@ clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train
 		st = clg_task_check(t->task, test, "trainer (test set)");
 	for (int i = 0; !st && i < n; i++, t->nrep++)
 		st = build_replica(t, i, bes[i]);
+	if (!st)
+		st = clg_trainer_check_fit(t);
 	if (st)
 		goto err;
 	t->opt = make_optimizer(&t->cfg, &t->rep[0].params);

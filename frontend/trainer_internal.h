@@ -44,6 +44,10 @@ clg_status clg_task_forward(const clg_task *task, void *user, clg_module *model,
 clg_status clg_evaluate_on(clg_module *model, clg_backend *be, const clg_dataset *ds, const clg_task *task, void *user,
 			   int64_t batch, clg_dtype autocast, double *metric, double *loss);
 
+/* memory_fit.c: the configuration's estimated memory against every replica's device (before the
+ * first step; CLGRAD_FIT_CHECK) */
+clg_status clg_trainer_check_fit(const clg_trainer *t);
+
 /* 1 when gradients go between devices or processes. */
 static inline int clg_trainer_parallel(const clg_trainer *t) { return t->nrep > 1 || t->cfg.comm; }
 

@@ -7,3 +7,6 @@ clg_test(test_recompute)
 # Gradient accumulation: micro-batches with their losses weighted by their rows equal one large
 # batch, a partial last step included (tests/test_accum.c).
 clg_test(test_accum)
+# The memory check before the first step: the estimate against the measured peak, a configuration
+# that cannot fit refused with its size and what to change (tests/test_memory_fit.c).
+clg_test(test_memory_fit)
