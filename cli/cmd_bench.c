@@ -8,6 +8,8 @@
  *                     (cli/bench_step.c: one training step's launches, modelled on a GPU)
  *   clgrad bench train --model mlp|cnn|transformer [--precision fp32|mixed|both] [--batch N] [--steps S]
  *                     (cli/bench_train.c: samples/s and peak device memory a step, fp32 against mixed)
+ *   clgrad bench tokenizer [--data FILE|DIR] [--vocab N] [--repeat R] [--json]
+ *                     (cli/cmd_tokenize.c: MB/s of BPE learning, encoding, decoding; host only)
  * GEMM: float32 row-major C = op(A) @ op(B) through clg_run (the implementation the backend picks,
  * tune result included; --impl forces one through $CLGRAD_GEMM), median of R timed calls after a
  * warm-up, each call followed by clg_synchronize; the peer is OpenBLAS cblas_sgemm on the host
@@ -501,6 +503,7 @@ int cmd_bench(int argc, char **argv)
 			"       clgrad bench fft [--device SPEC] [--lengths N,...] [--batches B,...] [--reps R] [--real] [--2d] [--conv] [--json]\n"
 			"       clgrad bench step --model mlp|cnn|transformer [--gpu h100|mi300x|a770|rx7900] [--batch N] [--json]\n"
 			"       clgrad bench train --model mlp|cnn|transformer [--precision fp32|mixed|both] [--batch N] [--steps S] [--json]\n"
+			"       clgrad bench tokenizer [--data FILE|DIR] [--vocab N] [--repeat R] [--json]\n"
 			"GEMM next to OpenBLAS cblas_sgemm (when built with it); ops next to the reference backend.\n");
 		return argc < 2 ? 2 : 0;
 	}
@@ -518,6 +521,9 @@ int cmd_bench(int argc, char **argv)
 		return bench_step(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "train"))
 		return bench_train(argc - 1, argv + 1);
-	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops, exchange, fft, step, train)\n", argv[1]);
+	if (!strcmp(argv[1], "tokenizer"))
+		return bench_tokenizer(argc - 1, argv + 1);
+	fprintf(stderr, "clgrad bench: unknown benchmark '%s' (gemm, sweep, ops, exchange, fft, step, train, tokenizer)\n",
+		argv[1]);
 	return 2;
 }

@@ -1,10 +1,12 @@
 /* clgrad train / clgrad eval: train a model on real data on any device, with progress, a JSON
  * log, checkpoints and resume; evaluate a saved checkpoint. */
+#define _GNU_SOURCE /* realpath */
 #include "cli.h"
 #include "device_auto.h"
 #include "json_write.h"
 #include "opts.h"
 #include "progress.h"
+#include "train_lm.h"
 #include "train_mpi.h"
 
 #include <clg_measure.h>
@@ -26,6 +28,9 @@
 typedef struct {
 	clg_train_config cfg;
 	const char *data, *device, *devices, *resume, *log, *checkpoint;
+	const char *tokenizer;  /* --tokenizer bytes|chars|bpe:N|FILE (language models) */
+	const char *lm_text;    /* the text when --data is not given: a checkpoint's, else DEFAULT_TEXT */
+	const clg_tokenizer *ckpt_tok; /* --resume / eval: the checkpoint's tokenizer, or NULL */
 	int64_t limit;
 	int mpi;
 	int profile;          /* --profile: commands and host time a step, each epoch */
@@ -39,6 +44,9 @@ typedef struct {
 	int lm;
 	double unigram;  /* language model: validation loss of the training text's unigram model */
 	int loaded;      /* already loaded (--device auto measures on the data first) */
+	char *tok_str;   /* language model: the tokenizer serialised, and the text's fingerprint and path, */
+	char fingerprint[64];  /* for the checkpoints (the configuration points at them) */
+	char text_path[4096];
 } data_sets;
 
 static void usage_text(char *buf, size_t len, const char *cmd)
@@ -59,7 +67,9 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"       [--mpi] [--mpi-timeout S]   (under mpirun: one device per rank, chosen by the local rank among\n"
 		"                                  --devices; a rank gives up after S s without an answer, default 120)\n"
 		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer; gfnet: --dim, --layers)\n"
-		"       [--recompute]   (transformer: keep no activations inside a block, re-run its forward in\n"
+		"       [--tokenizer chars|bytes|bpe:N|FILE]   (transformer: chars, the bytes of the text, is the default;\n"
+		"                                  bpe:N learns N tokens from the training part; FILE: clgrad tokenize's)\n"
+		"       [--recompute]   (transformer, gpt: keep no activations inside a block, re-run its forward in\n"
 		"                        backward: less memory for a second forward's time)\n"
 		"       [--accum-steps N]   (gradient accumulation: an optimizer step every N batches of --batch rows,\n"
 		"                            as one batch of N times the rows in one batch's memory; default 1)\n"
@@ -67,7 +77,7 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"Options take --opt VALUE or --opt=VALUE; a value out of range is refused (exit status 2).\n"
 		"defaults: mlp on Fashion-MNIST (%s), 5 epochs, batch 128, Adam lr 1e-3;\n"
 		"gfnet: width 64, 2 blocks, Adam lr 2e-3, 200 warmup steps, cosine schedule;\n"
-		"the transformer trains on a text file (default %s)\n",
+		"the transformer trains on a text file or a folder of them, e.g. /usr/share/games/fortunes (default %s)\n",
 		cmd, DEFAULT_IMAGES, DEFAULT_TEXT);
 }
 
@@ -77,7 +87,7 @@ typedef struct {
 } train_strs;
 
 /* The option table, its entries pointing into o and s; returns the number of entries. */
-#define TRAIN_MAX_OPTS 40
+#define TRAIN_MAX_OPTS 48
 static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 {
 	clg_train_config *c = &o->cfg;
@@ -115,6 +125,7 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 		CLI_OPT_I64("dim", &m->dim, 1, 65536),
 		CLI_OPT_I64("heads", &m->heads, 1, 1024),
 		CLI_OPT_I64("layers", &m->layers, 1, 1024),
+		CLI_OPT_STR("tokenizer", &o->tokenizer),
 		CLI_OPT_FLAG("recompute", &m->recompute),
 		CLI_OPT_I64("accum-steps", &c->accum_steps, 1, 1000000),
 	};
@@ -150,7 +161,7 @@ static void gfnet_defaults(clg_train_config *c)
 /* Returns -1 to go on, else the exit status (--help, --version, a bad option). */
 static int parse(int argc, char **argv, train_opts *o, const char *cmd)
 {
-	static char usage[3072];
+	static char usage[4096];
 	cli_opt table[TRAIN_MAX_OPTS];
 	train_strs s = {0};
 	cli_spec spec = {.cmd = cmd, .usage = usage, .opts = table};
@@ -194,20 +205,6 @@ int train_check_option(const char *cmd, const char *name, const char *value)
 	return opt ? cli_set(cmd, opt, value) : 0;
 }
 
-/* Cross-entropy (nats) of the validation part under the training part's character frequencies
- * (add-one smoothed): the baseline a language model must beat. */
-static double unigram_loss(const clg_text *t)
-{
-	double count[256] = {0}, total = 0, loss = 0;
-	for (int64_t i = 0; i < t->n_train; i++)
-		count[t->ids[i]] += 1;
-	for (int v = 0; v < t->vocab_size; v++)
-		total += count[v] + 1;
-	for (int64_t i = t->n_train; i < t->n; i++)
-		loss -= log((count[t->ids[i]] + 1) / total);
-	return t->n > t->n_train ? loss / (double)(t->n - t->n_train) : NAN;
-}
-
 typedef struct {
 	const char *dir;
 	clg_dataset *ds;
@@ -224,21 +221,47 @@ static void *split_thread(void *arg)
 	return NULL;
 }
 
+/* --tokenizer's default: chars for the transformer (what its checkpoints have always read), bytes
+ * for a language model of another name. */
+static const char *lm_default_tokenizer(const clg_model_config *m)
+{
+	return !strcmp(m->name, "transformer") ? "chars" : "bytes";
+}
+
 static clg_status load_data(train_opts *o, data_sets *d)
 {
 	clg_status st;
 	memset(d, 0, sizeof(*d));
 	d->lm = clg_model_is_lm(&o->cfg.model);
 	if (d->lm) {
-		const char *path = o->data ? o->data : DEFAULT_TEXT;
-		st = clg_text_load(path, 0.1, &d->text);
+		const char *path = o->data ? o->data : o->lm_text ? o->lm_text : DEFAULT_TEXT;
+		/* a checkpoint's tokenizer encodes the text unless --tokenizer names one (then compared) */
+		st = clg_text_load_tok(path, 0.1, o->tokenizer ? NULL : o->ckpt_tok,
+				       o->tokenizer ? o->tokenizer : lm_default_tokenizer(&o->cfg.model), &d->text);
+		if (st && o->ckpt_tok && !o->tokenizer) {
+			char msg[1024], desc[64];
+			snprintf(msg, sizeof(msg), "%s", clg_last_error());
+			clg_tokenizer_describe(o->ckpt_tok, desc, sizeof(desc));
+			st = clg_fail(st, "the checkpoint's tokenizer (%s) cannot encode the text: %s", desc, msg);
+		}
 		if (!st)
 			st = clg_text_windows(&d->text, 0, o->cfg.model.seq_len, o->cfg.model.seq_len, &d->train);
 		if (!st)
 			st = clg_text_windows(&d->text, 1, o->cfg.model.seq_len, o->cfg.model.seq_len, &d->test);
 		o->cfg.model.vocab = d->text.vocab_size;
 		if (!st)
-			d->unigram = unigram_loss(&d->text);
+			d->unigram = lm_unigram_loss(&d->text);
+		if (!st)
+			st = clg_tokenizer_to_string(d->text.tok, &d->tok_str);
+		if (!st) {
+			clg_ckpt_fingerprint(d->text.bytes, d->text.hash, d->fingerprint, sizeof(d->fingerprint));
+			/* absolute: eval finds the text from any folder */
+			if (!realpath(path, d->text_path))
+				snprintf(d->text_path, sizeof(d->text_path), "%s", path);
+			o->cfg.tokenizer = d->tok_str;
+			o->cfg.data = d->fingerprint;
+			o->cfg.data_path = d->text_path;
+		}
 	} else {
 		const char *dir = o->data ? o->data : DEFAULT_IMAGES;
 		float mean, sd;
@@ -273,6 +296,8 @@ static void free_data(data_sets *d)
 	clg_dataset_free(&d->train);
 	clg_dataset_free(&d->test);
 	clg_text_free(&d->text);
+	free(d->tok_str);
+	d->tok_str = NULL;
 }
 
 /* Seconds since this process started (from /proc, 10 ms resolution), or -1 where unknown. */
@@ -523,7 +548,10 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 	run_view *v = user;
 	first_step *fs = v->fs;
 	double rate = (double)e->samples / e->seconds;
+	char rates[32], toks[32];
 
+	clg_fmt_rate(rates, sizeof(rates), rate);
+	clg_fmt_rate(toks, sizeof(toks), rate * (double)v->o->cfg.model.seq_len);
 	clg_progress_end(&v->pr);
 	if (e->first) {
 		fs->begun_s = fs->age0 + (e->first_step_begun - fs->t0);
@@ -533,11 +561,12 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 		       fs->opened_s, fs->programs, fs->ready_s, fs->precompile_s, fs->data_s);
 	}
 	if (v->d->lm)
-		printf("epoch %lld: train loss %.4f, validation loss %.4f (unigram baseline %.4f), %.1f s, %.0f samples/s\n",
-		       (long long)e->epoch, e->train_loss, e->test_loss, v->d->unigram, e->seconds, rate);
+		printf("epoch %lld: train loss %.4f, validation loss %.4f (unigram baseline %.4f), %.1f s, %s samples/s "
+		       "(%s tokens/s)\n", (long long)e->epoch, e->train_loss, e->test_loss, v->d->unigram, e->seconds, rates,
+		       toks);
 	else
-		printf("epoch %lld: train loss %.4f, test accuracy %.4f (test loss %.4f), %.1f s, %.0f samples/s\n",
-		       (long long)e->epoch, e->train_loss, e->test_acc, e->test_loss, e->seconds, rate);
+		printf("epoch %lld: train loss %.4f, test accuracy %.4f (test loss %.4f), %.1f s, %s samples/s\n",
+		       (long long)e->epoch, e->train_loss, e->test_acc, e->test_loss, e->seconds, rates);
 	if (e->loss_scale > 0)
 		printf("  loss scale %g, %lld step(s) skipped so far\n", e->loss_scale, (long long)e->skipped_steps);
 	if (v->o->profile && e->steps > 0) {
@@ -561,8 +590,10 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 		for (int i = 0; i < e->replicas; i++)
 		{
 			printf(" device %d %lld rows", v->idx[i], (long long)e->shares[i]);
-			if (e->samples_per_s[i] > 0) /* measured (not with equal shares) */
-				printf(" (%.0f samples/s)", e->samples_per_s[i]);
+			if (e->samples_per_s[i] > 0) { /* measured (not with equal shares) */
+				clg_fmt_rate(rates, sizeof(rates), e->samples_per_s[i]);
+				printf(" (%s samples/s)", rates);
+			}
 			printf("%s", i + 1 < e->replicas ? "," : ";");
 		}
 		printf(" exchange %.0f bytes a step per %s in %d part%s, %.2f s; replicas %s (checksum %016llx)\n",
@@ -788,6 +819,8 @@ int cmd_train(int argc, char **argv)
 	clg_train_callbacks cb = {.user = &view, .epoch_begin = on_epoch_begin, .loss_due = on_loss_due,
 				  .step_end = on_step_end, .epoch_end = on_epoch_end};
 	static clg_ckpt_meta meta; /* the resumed configuration's strings point into it */
+	clg_tokenizer *ckpt_tok = NULL;
+	char note[1536];
 
 	if (fs.age0 < 0)
 		fs.age0 = 0; /* no /proc: count from here */
@@ -796,9 +829,18 @@ int cmd_train(int argc, char **argv)
 	rc = 1;
 	test_fault_init(&view);
 	setvbuf(stdout, NULL, _IOLBF, 0); /* progress lines show at once, also through a pipe */
-	if (o.resume) { /* the checkpoint's model and training configuration win */
-		if (clg_ckpt_read_meta(o.resume, &meta) || clg_train_config_from_meta(&meta, &o.cfg))
+	if (o.resume) { /* the checkpoint's model and training configuration win; options that differ are refused */
+		if (clg_ckpt_read_meta(o.resume, &meta) || lm_check_model_args(argc, argv, o.resume, &meta) ||
+		    clg_train_config_from_meta(&meta, &o.cfg) || clg_ckpt_read_tokenizer(o.resume, &ckpt_tok))
 			return report_error("train");
+		o.ckpt_tok = ckpt_tok;
+		if (meta.data_path[0])
+			o.lm_text = meta.data_path; /* the text it was trained on, unless --data says */
+	}
+	if (o.tokenizer && !clg_model_is_lm(&o.cfg.model)) {
+		clg_tokenizer_free(ckpt_tok);
+		return cli_error("train", "--tokenizer: only for a language model (--model transformer), not %s",
+				 o.cfg.model.name);
 	}
 	if (!o.mpi && !o.devices) {
 		n = 1;
@@ -815,6 +857,14 @@ int cmd_train(int argc, char **argv)
 	if (open_and_load(&o, &d, &fs, idx, n, be)) {
 		rc = report_error("train");
 		goto out;
+	}
+	if (o.resume && d.lm) {
+		if (lm_check_text(o.resume, &meta, ckpt_tok, &d.text, d.text_path, d.fingerprint, 0, note, sizeof(note))) {
+			rc = report_error("train");
+			goto out;
+		}
+		if (note[0])
+			printf("%s\n", note);
 	}
 	view.device = be[0]->info.name;
 	view.idx = idx;
@@ -835,9 +885,16 @@ int cmd_train(int argc, char **argv)
 		fprintf(stderr, "clgrad train: cannot open log '%s': %s\n", o.log, strerror(errno));
 		goto out;
 	}
-	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch; precision %s%s",
+	note[0] = 0;
+	if (d.lm) { /* what the model reads: the checkpoints hold it */
+		char desc[64];
+		clg_tokenizer_describe(d.text.tok, desc, sizeof(desc));
+		snprintf(note, sizeof(note), "; tokenizer %s, %lld tokens of %lld bytes", desc, (long long)d.text.n,
+			 (long long)d.text.bytes);
+	}
+	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch; precision %s%s%s",
 	       o.cfg.model.name, (long long)clg_module_num_params(clg_trainer_model(t)), (long long)d.train.n,
-	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t), clg_precision_name(o.cfg.precision),
+	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t), clg_precision_name(o.cfg.precision), note,
 	       o.cfg.model.recompute ? "; recompute" : "");
 	if (o.cfg.accum_steps > 1)
 		printf("; %lld micro-batches of %lld a step", (long long)o.cfg.accum_steps, (long long)o.cfg.batch);
@@ -860,6 +917,7 @@ out:
 	clg_op_timer_clear(&view.prof);
 	clg_trainer_free(t);
 	free_data(&d);
+	clg_tokenizer_free(ckpt_tok);
 	for (int i = 0; i < CLG_TRAIN_MAX_DEVICES; i++)
 		clg_backend_close(be[i]);
 	if (mpi_up)
@@ -874,9 +932,11 @@ int cmd_eval(int argc, char **argv)
 	clg_ckpt_meta meta;
 	clg_backend *be = NULL;
 	clg_trainer *t = NULL;
+	clg_tokenizer *ckpt_tok = NULL;
 	int idx, rc = 1;
 	int64_t batch;
 	double acc, loss;
+	char note[1536];
 
 	if ((rc = parse(argc, argv, &o, "eval")) >= 0)
 		return rc;
@@ -884,15 +944,32 @@ int cmd_eval(int argc, char **argv)
 	if (!o.checkpoint)
 		return cli_error("eval", "--checkpoint FILE is required (clgrad eval --help)");
 	batch = o.cfg.batch;
-	if (clg_ckpt_read_meta(o.checkpoint, &meta) || clg_train_config_from_meta(&meta, &o.cfg))
+	/* the checkpoint's model; options that differ from it are refused */
+	if (clg_ckpt_read_meta(o.checkpoint, &meta) || lm_check_model_args(argc, argv, o.checkpoint, &meta) ||
+	    clg_train_config_from_meta(&meta, &o.cfg) || clg_ckpt_read_tokenizer(o.checkpoint, &ckpt_tok))
 		return report_error("eval");
 	o.cfg.batch = batch; /* evaluation's batch is the command line's */
+	o.ckpt_tok = ckpt_tok;
+	if (meta.data_path[0])
+		o.lm_text = meta.data_path; /* without --data: the text it was trained on */
 	if (select_device(&o, &d, 1, &idx) ||
 	    clg_backend_open(idx, &be)) {
-		free_data(&d);
-		return report_error("eval");
+		rc = report_error("eval");
+		goto out;
 	}
-	if ((!d.loaded && load_data(&o, &d)) || clg_trainer_new(be, &o.cfg, &d.train, &d.test, &t) ||
+	if (!d.loaded && load_data(&o, &d)) {
+		rc = report_error("eval");
+		goto out;
+	}
+	if (d.lm) {
+		if (lm_check_text(o.checkpoint, &meta, ckpt_tok, &d.text, d.text_path, d.fingerprint, 1, note, sizeof(note))) {
+			rc = report_error("eval");
+			goto out;
+		}
+		if (note[0])
+			printf("%s\n", note);
+	}
+	if (clg_trainer_new(be, &o.cfg, &d.train, &d.test, &t) ||
 	    clg_trainer_load(t, o.checkpoint) || clg_trainer_evaluate(t, &d.test, &acc, &loss)) {
 		rc = report_error("eval");
 		goto out;
@@ -907,6 +984,7 @@ int cmd_eval(int argc, char **argv)
 out:
 	clg_trainer_free(t);
 	free_data(&d);
+	clg_tokenizer_free(ckpt_tok);
 	clg_backend_close(be);
 	return rc;
 }

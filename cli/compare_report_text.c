@@ -293,7 +293,7 @@ static void md_train(FILE *f, const cmp_run *r)
 			fprintf(f, "| %d | %s |", d->index, jv_str(jv_get(run, "model"), "?"));
 			md_num(f, jv_num(jv_get(run, "steps")), 0);
 			md_num(f, jv_num(jv_get(run, "batch")), 0);
-			md_num(f, jv_num(jv_get(run, "samples_per_s")), 0);
+			md_num(f, jv_num(jv_get(run, "samples_per_s")), -1); /* 3 significant digits */
 			md_num(f, jv_num(jv_get(run, "step_ms_median")), 2);
 			if (k < d->n_train && isfinite(d->train_div[k]))
 				fprintf(f, " %.2e |", d->train_div[k]);

@@ -13,6 +13,7 @@ static const struct {
 	{"devices", cmd_devices, "list every device (--json for JSON)"},
 	{"train", cmd_train, "train a model (mlp, cnn, transformer) with progress, log and checkpoints"},
 	{"eval", cmd_eval, "evaluate a saved checkpoint"},
+	{"tokenize", cmd_tokenize, "learn a byte-level BPE tokenizer from a text and write it to a file"},
 	{"smoke", cmd_smoke, "run a small computation on a device and check it against the reference"},
 	{"compare", cmd_compare, "run identical workloads on every device and report vendor maturity"},
 	{"bench", cmd_bench, "benchmarks: GEMM rate, sweeps, op micro-benchmarks"},

@@ -14,6 +14,20 @@ void clg_progress_begin(clg_progress *p, FILE *out, const char *label, int64_t t
 	p->label = label;
 }
 
+void clg_fmt_rate(char *buf, size_t len, double x)
+{
+	if (!(x >= 0) || isinf(x))
+		snprintf(buf, len, "-");
+	else if (x >= 100 || x == 0)
+		snprintf(buf, len, "%.0f", x);
+	else if (x >= 10)
+		snprintf(buf, len, "%.1f", x);
+	else if (x >= 1)
+		snprintf(buf, len, "%.2f", x);
+	else
+		snprintf(buf, len, "%.3g", x); /* 0.123, 0.0123: "%g" leaves out the exponent down to 1e-4 */
+}
+
 static void fmt_time(char *buf, size_t len, double s)
 {
 	if (!(s >= 0) || s > 1e7)
@@ -35,8 +49,9 @@ void clg_progress_update(clg_progress *p, int64_t step, int64_t samples, double 
 {
 	double t = clg_now(), el = t - p->start, rate = el > 0 ? (double)samples / el : 0;
 	double eta = step > 0 ? el / (double)step * (double)(p->total - step) : -1;
-	char etas[32], els[32];
+	char etas[32], els[32], rates[32];
 
+	clg_fmt_rate(rates, sizeof(rates), rate);
 	fmt_time(etas, sizeof(etas), eta);
 	fmt_time(els, sizeof(els), el);
 	if (p->tty) {
@@ -47,11 +62,11 @@ void clg_progress_update(clg_progress *p, int64_t step, int64_t samples, double 
 		for (int i = 0; i < WIDTH; i++)
 			bar[i] = i < fill ? '#' : '.';
 		bar[WIDTH] = 0;
-		fprintf(p->out, "\r%s [%s] %lld/%lld  %.0f samples/s  loss %.4f  %s elapsed, ETA %s ", p->label, bar,
-			(long long)step, (long long)p->total, rate, loss, els, etas);
+		fprintf(p->out, "\r%s [%s] %lld/%lld  %s samples/s  loss %.4f  %s elapsed, ETA %s ", p->label, bar,
+			(long long)step, (long long)p->total, rates, loss, els, etas);
 	} else {
-		fprintf(p->out, "%s step %lld/%lld  %.0f samples/s  loss %.4f  elapsed %s  ETA %s\n", p->label,
-			(long long)step, (long long)p->total, rate, loss, els, etas);
+		fprintf(p->out, "%s step %lld/%lld  %s samples/s  loss %.4f  elapsed %s  ETA %s\n", p->label,
+			(long long)step, (long long)p->total, rates, loss, els, etas);
 	}
 	fflush(p->out);
 }

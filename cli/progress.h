@@ -18,6 +18,10 @@ typedef struct {
 	const char *label;    /* "epoch 1/5" */
 } clg_progress;
 
+/* A rate to at least three significant digits, never in exponent form: 1.09, 86.3, 863, 12345,
+ * 0.0123 ("-" when not finite or negative). */
+void clg_fmt_rate(char *buf, size_t len, double x);
+
 void clg_progress_begin(clg_progress *p, FILE *out, const char *label, int64_t total);
 /* Whether clg_progress_update at this step will draw (so a caller reads the loss only then). */
 int clg_progress_due(const clg_progress *p, int64_t step);

@@ -87,6 +87,12 @@ clg_status clg_ckpt_save(const char *path, clg_module *model, clg_optimizer *opt
 	META("batch", num);
 	snprintf(num, sizeof(num), "%lld", (long long)m->warmup);
 	META("warmup", num);
+	if (m->tokenizer)
+		META("tokenizer", m->tokenizer);
+	if (m->data[0])
+		META("data", m->data);
+	if (m->data_path[0])
+		META("data_path", m->data_path);
 #undef META
 	if (!st)
 		st = clg_st_write(w, path);
@@ -147,8 +153,39 @@ clg_status clg_ckpt_read_meta(const char *path, clg_ckpt_meta *m)
 	m->clip = meta_double(f, "clip");
 	m->batch = meta_int(f, "batch");
 	m->warmup = meta_int(f, "warmup");
+	v = clg_st_meta(f, "data");
+	snprintf(m->data, sizeof(m->data), "%s", v ? v : "");
+	v = clg_st_meta(f, "data_path");
+	snprintf(m->data_path, sizeof(m->data_path), "%s", v ? v : "");
 	clg_st_close(f);
 	return CLG_OK;
+}
+
+clg_status clg_ckpt_read_tokenizer(const char *path, clg_tokenizer **out)
+{
+	clg_st_file *f = NULL;
+	const char *v;
+	clg_status st;
+
+	if (!out)
+		return clg_fail(CLG_ERR_INVALID, "checkpoint tokenizer: NULL output");
+	*out = NULL;
+	st = clg_st_open(path, &f);
+	if (st)
+		return st;
+	v = clg_st_meta(f, "tokenizer");
+	if (v && (st = clg_tokenizer_from_string(v, out)) != CLG_OK) {
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s", clg_last_error());
+		st = clg_fail(st, "checkpoint '%s': its tokenizer: %s", path, msg);
+	}
+	clg_st_close(f);
+	return st;
+}
+
+void clg_ckpt_fingerprint(int64_t bytes, uint64_t hash, char *buf, size_t len)
+{
+	snprintf(buf, len, "bytes=%lld fnv1a64=%016llx", (long long)bytes, (unsigned long long)hash);
 }
 
 clg_status clg_ckpt_load(const char *path, clg_module *model, clg_optimizer *opt)

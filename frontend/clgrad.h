@@ -200,6 +200,9 @@ clg_dtype clg_autocast_dtype(void); /* the innermost autocast dtype; CLG_F32 whe
 /* activations and other elementwise ops */
 clg_tensor *clg_sigmoid(clg_tensor *a);
 clg_tensor *clg_gelu(clg_tensor *a);      /* exact: x * Phi(x) */
+/* GELU's tanh form (GPT-2's; PyTorch's gelu(approximate='tanh')):
+ * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+clg_tensor *clg_gelu_tanh(clg_tensor *a);
 clg_tensor *clg_silu(clg_tensor *a);
 clg_tensor *clg_abs(clg_tensor *a);
 clg_tensor *clg_sqrt(clg_tensor *a);

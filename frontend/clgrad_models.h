@@ -5,14 +5,15 @@
 #include <clgrad.h>
 
 typedef struct {
-	const char *name;     /* "mlp", "cnn", "transformer", "gfnet" */
-	int64_t vocab;        /* transformer: vocabulary size */
-	int64_t seq_len;      /* transformer: context length */
-	int64_t dim;          /* transformer, gfnet: model width */
-	int64_t heads;        /* transformer: attention heads */
+	const char *name;     /* "mlp", "cnn", "transformer", "gpt", "gfnet" */
+	int64_t vocab;        /* transformer, gpt: vocabulary size */
+	int64_t seq_len;      /* transformer, gpt: context length */
+	int64_t dim;          /* transformer, gpt, gfnet: model width */
+	int64_t heads;        /* transformer, gpt: attention heads */
 	int64_t layers;       /* transformer, gfnet: blocks */
-	int recompute;        /* transformer: keep no activations inside a block; backward re-runs the
-			       * block's forward (clg_checkpoint), for a second forward's cost */
+	double dropout;       /* gpt: embedding, attention and residual dropout (training only) */
+	int recompute;        /* transformer, gpt: keep no activations inside a block; backward re-runs
+			       * the block's forward (clg_checkpoint), for a second forward's cost */
 } clg_model_config;
 
 /* Builds the model on be with parameters initialised from seed. NULL (with the library's error

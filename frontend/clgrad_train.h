@@ -161,6 +161,10 @@ typedef struct {
 	int fixed_shares;         /* split each batch equally instead of by each device's measured speed */
 	clg_grad_compress compress;
 	const clg_train_comm *comm; /* several processes; NULL: this process only */
+	/* language models: stored in the checkpoints (clgrad_checkpoint.h), borrowed, may be NULL */
+	const char *tokenizer;    /* the serialised tokenizer (clg_tokenizer_to_string) */
+	const char *data;         /* the training text's fingerprint (clg_ckpt_fingerprint) */
+	const char *data_path;    /* where it was read from */
 } clg_train_config;
 
 /* mlp, Adam lr 1e-3, constant schedule, 5 epochs, batch 128, seed 1; transformer sizes D64 H4 L2 T64. */

@@ -6,7 +6,7 @@
  *                                              clg_dataset_load_idx(dir, "train" | "t10k", ...)
  *   CIFAR-10 binary batches                    clg_cifar10_read_files, clg_dataset_load_cifar10
  *   CSV (numeric cells, optional header)       clg_csv_read
- *   plain text for a character-level LM        clg_text_load, clg_text_windows
+ *   text for a language model (a file, a folder) clg_text_load[_tok], clg_text_windows
  * Every reader validates what it reads (magic numbers, dimensions, exact file length, counts) and
  * fails with CLG_ERR_FORMAT (malformed file) or CLG_ERR_IO (cannot open or read); the message from
  * clg_last_error() starts with the file's path. Nothing is returned on failure (the output struct
@@ -19,6 +19,7 @@
 #define CLGRAD_DATA_H
 
 #include "clgrad.h"
+#include "clgrad_tokenizer.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,22 +104,44 @@ typedef struct {
  * ',' delimiter, header detected, no label column. */
 clg_status clg_csv_read(const char *path, const clg_csv_opts *opts, clg_dataset *ds);
 
-/* ---- text for a character-level language model ---------------------------------------------- */
+/* ---- text for a language model ---------------------------------------------------------- */
+/* The bytes of path: a file as it is (at most CLG_TEXT_MAX_BYTES, no NUL byte); or a folder's
+ * texts joined in name order: its regular files (symbolic links, names starting with '.' and
+ * ending in ".dat" skipped), a file that has lines of just "%" (a fortune cookie file, e.g.
+ * /usr/share/games/fortunes of Debian's fortunes packages) as its non-blank fortunes each
+ * followed by the line "%", any other file as it is, ending with a newline. *out: NUL-terminated,
+ * free(). */
+clg_status clg_text_read(const char *path, char **out, size_t *len);
+/* FNV-1a (64 bits) of n bytes: with the length, a text's fingerprint in checkpoints. */
+uint64_t clg_text_hash(const void *data, size_t n);
+
 typedef struct {
-	int vocab_size;              /* distinct bytes seen */
-	unsigned char vocab[256];    /* id -> byte, in increasing byte order */
-	int16_t id_of[256];          /* byte -> id, -1 for bytes not in the text */
-	int64_t n;                   /* length of the text */
+	int vocab_size;              /* tokens of the tokenizer */
+	unsigned char vocab[256];    /* chars and bytes: id -> byte, in increasing byte order */
+	int16_t id_of[256];          /* chars and bytes: byte -> id, -1 for bytes not in the vocabulary */
+	int64_t n;                   /* tokens of the text */
 	int32_t *ids;                /* (n) the text encoded */
 	int64_t n_train;             /* ids[0, n_train) is the training part, ids[n_train, n) validation */
+	clg_tokenizer *tok;          /* the tokenizer that encoded it (owned) */
+	int64_t bytes;               /* the text's length in bytes */
+	uint64_t hash;               /* clg_text_hash of its bytes */
+	int64_t bytes_train;         /* the training part's bytes: the text's first bytes_train */
 } clg_text;
-/* Reads a file as bytes; the last val_fraction (in [0, 1)) of it becomes the validation part. */
-/* Reads a text file of at most CLG_TEXT_MAX_BYTES (its ids take four times that) with no NUL byte. */
+/* Reads a text (clg_text_read) with the chars tokenizer of the whole text (the sorted set of its
+ * bytes, clg_text_load's behaviour since the beginning); the last val_fraction (in [0, 1)) of its
+ * bytes becomes the validation part. */
 #define CLG_TEXT_MAX_BYTES ((size_t)1 << 30)
 clg_status clg_text_load(const char *path, double val_fraction, clg_text *t);
+/* The same with a given tokenizer (copied; encoding fails, naming the byte, where it does not cover
+ * the text) or, when tok is NULL, one made by spec (clg_tokenizer_from_spec: "bytes", "chars" of
+ * the whole text, "bpe:N" learned from the training part only, a tokenizer file; NULL: "chars").
+ * The training and validation parts are encoded separately (no token spans the split). */
+clg_status clg_text_load_tok(const char *path, double val_fraction, const clg_tokenizer *tok, const char *spec,
+			     clg_text *t);
 void clg_text_free(clg_text *t);
-/* Encodes len bytes of s (CLG_ERR_INVALID for a byte outside the vocabulary); decodes ids back
- * (CLG_ERR_INVALID for an id outside [0, vocab_size)). */
+/* One token a byte (chars and bytes; BPE: clg_tokenizer_encode / _decode with t->tok, else
+ * CLG_ERR_UNSUPPORTED): encodes len bytes of s into len ids (CLG_ERR_INVALID for a byte outside
+ * the vocabulary); decodes n ids into n bytes (CLG_ERR_INVALID for an id outside [0, vocab_size)). */
 clg_status clg_text_encode(const clg_text *t, const char *s, size_t len, int32_t *ids);
 clg_status clg_text_decode(const clg_text *t, const int32_t *ids, size_t n, char *s);
 /* Next-token windows over the training (val = 0) or validation (val = 1) part: sample i holds the

@@ -186,10 +186,10 @@ clg_tensor *fe_addnorm(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tens
 clg_tensor *fe_one_hot(clg_tensor *val, clg_tensor *idx, int64_t C);
 
 /* Fused attention (ops_attention.c): whether the device has the fused ops for q's dtype and these
- * head widths (and CLGRAD_FUSED is not 0); and the fused forward on checked shapes, recorded with
- * its fused backward. */
+ * head widths (and CLGRAD_FUSED is not 0); and the fused forward on checked shapes (scores times
+ * scale), recorded with its fused backward. */
 int fe_attention_fused_ok(clg_tensor *q, int64_t Dh, int64_t Dv);
-clg_tensor *fe_attention_fused(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal, int64_t Dv);
+clg_tensor *fe_attention_fused(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal, int64_t Dv, double scale);
 
 /* ==== above the layers ==== */
 

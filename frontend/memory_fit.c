@@ -11,7 +11,7 @@
 
 static double mib(uint64_t b) { return (double)b / 1048576.0; }
 
-/* The transformer's activations for rows windows of T tokens (bytes): what one block keeps for
+/* The transformer's (and gpt's: the same layout of a block) activations for rows windows of T tokens (bytes): what one block keeps for
  * backward (in units of rows * T * D floats: the stream and its layer norm's input and output,
  * q, k and v, the attention's output and log-sum-exp, the projection, the second norm, the MLP's
  * 4 D pre-activation and GELU output, the branch), the head's logits with their target, softmax
@@ -28,8 +28,15 @@ static void transformer_activations(const clg_model_config *m, clg_backend *be, 
 	int fused = clg_fused_ops_enabled() && Dh <= CLG_ATTENTION_DMAX && be->ops[CLG_OP_ATTENTION_FWD] &&
 		    be->ops[CLG_OP_ATTENTION_BWD];
 
-	if (!fused) /* the composite attention keeps the (T, T) scores and probabilities of every head */
-		block += 2 * (double)rows * H * T * T;
+	int drop = !strcmp(m->name, "gpt") && m->dropout > 0;
+
+	if (drop) { /* gpt's dropout: the residual masks, and attention on the composite path */
+		block += 3 * n;
+		fused = 0;
+	}
+	if (!fused) /* the composite attention keeps the (T, T) scores and probabilities of every head
+		     * (with dropout its mask and the dropped probabilities too), and head-major q, k, v */
+		block += (drop ? 4 : 2) * (double)rows * H * T * T + 3 * n;
 	e->activations_recompute = (uint64_t)(F32 * (L * 2 * n + block + head + backward));
 	e->activations = m->recompute ? e->activations_recompute : (uint64_t)(F32 * (L * block + head + backward));
 	e->largest = (uint64_t)(F32 * logits);

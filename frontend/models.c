@@ -1,5 +1,6 @@
 /* Model definitions: mlp (784-512-512-10), cnn (conv 32 - pool - conv 64 - pool - fc 128 - fc 10),
- * a small character-level transformer decoder (model_transformer.c) and a small global-filter
+ * a small character-level transformer decoder (model_transformer.c), a GPT-2-class decoder
+ * (model_gpt.c) and a small global-filter
  * network (model_gfnet.c). Sequential runs each linear followed by relu as
  * one clg_linear_act (the bias and the activation fused after the GEMM, frontend/nn.c); the
  * modules and the checkpoint names stay PyTorch's. */
@@ -37,10 +38,11 @@ static clg_module *cnn(clg_backend *be, uint64_t seed)
 	return clg_nn_sequential(m, (int)(sizeof(m) / sizeof(m[0])));
 }
 
-int clg_model_is_lm(const clg_model_config *cfg) { return !strcmp(cfg->name, "transformer"); }
+int clg_model_is_lm(const clg_model_config *cfg) { return !strcmp(cfg->name, "transformer") || !strcmp(cfg->name, "gpt"); }
 
 clg_module *clg_transformer_build(clg_backend *be, const clg_model_config *cfg, uint64_t seed);
 clg_module *clg_gfnet_build(clg_backend *be, const clg_model_config *cfg, uint64_t seed);
+clg_module *clg_gpt_build(clg_backend *be, const clg_model_config *cfg, uint64_t seed);
 
 clg_module *clg_model_build(clg_backend *be, const clg_model_config *cfg, uint64_t seed)
 {
@@ -50,8 +52,10 @@ clg_module *clg_model_build(clg_backend *be, const clg_model_config *cfg, uint64
 		return cnn(be, seed);
 	if (!strcmp(cfg->name, "transformer"))
 		return clg_transformer_build(be, cfg, seed);
+	if (!strcmp(cfg->name, "gpt"))
+		return clg_gpt_build(be, cfg, seed);
 	if (!strcmp(cfg->name, "gfnet"))
 		return clg_gfnet_build(be, cfg, seed);
-	clg_fail(CLG_ERR_INVALID, "unknown model '%s' (mlp, cnn, transformer, gfnet)", cfg->name);
+	clg_fail(CLG_ERR_INVALID, "unknown model '%s' (mlp, cnn, transformer, gpt, gfnet)", cfg->name);
 	return NULL;
 }

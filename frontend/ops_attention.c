@@ -4,7 +4,6 @@
  * says so, and composes the unfused ops otherwise. */
 #include "fe_internal.h"
 
-#include <math.h>
 
 int fe_attention_fused_ok(clg_tensor *q, int64_t Dh, int64_t Dv)
 {
@@ -59,7 +58,7 @@ out:
 	return st;
 }
 
-clg_tensor *fe_attention_fused(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal, int64_t Dv)
+clg_tensor *fe_attention_fused(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal, int64_t Dv, double scale)
 {
 	clg_tensor *ins[3] = {q, k, v}, *o, *lse, *r;
 	clg_backend *be = q->v.buf->backend;
@@ -81,7 +80,7 @@ clg_tensor *fe_attention_fused(clg_tensor *q, clg_tensor *k, clg_tensor *v, int 
 	c.src[1] = k->v;
 	c.src[2] = v->v;
 	c.src[3] = lse->v;
-	c.f[0] = 1.0 / sqrt((double)q->v.shape[nd - 1]);
+	c.f[0] = scale;
 	c.i[0] = causal != 0;
 	if (fe_run(be, &c))
 		goto fail;

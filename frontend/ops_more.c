@@ -32,6 +32,10 @@ static clg_tensor *activation(const char *name, clg_op op, clg_op bw, int save_o
 
 clg_tensor *clg_sigmoid(clg_tensor *a) { return activation("sigmoid", CLG_OP_SIGMOID, CLG_OP_SIGMOID_BACKWARD, 1, a, 0, 0); }
 clg_tensor *clg_gelu(clg_tensor *a) { return activation("gelu", CLG_OP_GELU, CLG_OP_GELU_BACKWARD, 0, a, 0, 0); }
+clg_tensor *clg_gelu_tanh(clg_tensor *a)
+{
+	return activation("gelu_tanh", CLG_OP_GELU_TANH, CLG_OP_GELU_TANH_BACKWARD, 0, a, 0, 0);
+}
 clg_tensor *clg_silu(clg_tensor *a) { return activation("silu", CLG_OP_SILU, CLG_OP_SILU_BACKWARD, 0, a, 0, 0); }
 clg_tensor *clg_abs(clg_tensor *a) { return activation("abs", CLG_OP_ABS, CLG_OP_ABS_BACKWARD, 0, a, 0, 0); }
 clg_tensor *clg_leaky_relu(clg_tensor *a, double slope)

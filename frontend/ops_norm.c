@@ -274,38 +274,129 @@ static clg_tensor *causal_mask(clg_backend *be, clg_dtype dt, int64_t Tq, int64_
 	return m;
 }
 
+/* attn_mask (broadcast to the scores' (lead..., Tq, Tk)) as an additive mask in dt: a float mask
+ * as it is (cast to dt), an int32 one through a 2-row table: 0 -> -inf, any other value (out of
+ * the table: a zero row) -> 0, so nonzero attends as PyTorch's True. */
+static clg_tensor *additive_mask(clg_tensor *m, clg_dtype dt, int nd, const int64_t *sshape)
+{
+	char s0[96];
+	int ok = m->v.ndim <= nd;
+	for (int d = 0; ok && d < m->v.ndim; d++) {
+		int64_t e = m->v.shape[m->v.ndim - 1 - d], want = sshape[nd - 1 - d];
+		ok = e == 1 || e == want;
+	}
+	if (!ok)
+		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'attention': attn_mask %s does not broadcast to the scores (%s%lld, %lld)",
+					clg_shape_str(&m->v, s0, sizeof(s0)), nd == 4 ? "B, H, " : "B, ",
+					(long long)sshape[nd - 2], (long long)sshape[nd - 1]));
+	if (m->v.dtype == CLG_I32) {
+		clg_backend *be = m->v.buf->backend;
+		double host[2] = {-INFINITY, 0.0};
+		float hf[2] = {-INFINITY, 0.0f};
+		clg_tensor *table = dt == CLG_F64 ? clg_from_host(be, dt, CLG_SHAPE(2, 1), host)
+						  : clg_from_host(be, CLG_F32, CLG_SHAPE(2, 1), hf);
+		clg_tensor *e = table ? clg_embedding(table, m) : NULL; /* (mask..., 1) */
+		clg_tensor *a = e ? clg_reshape(e, m->v.ndim, m->v.shape) : NULL;
+		clg_tensor *r = a && a->v.dtype != dt ? clg_cast(a, dt) : (a ? fe_alias(a) : NULL);
+		clg_free(table);
+		clg_free(e);
+		clg_free(a);
+		return r;
+	}
+	return m->v.dtype == dt ? fe_alias(m) : clg_cast(m, dt);
+}
+
+/* The composite (the reference, and the path of masks and dropout): heads folded into the batch,
+ * (B*H, T, D), a view when contiguous. */
+static clg_tensor *attention_composite(clg_tensor *q, clg_tensor *k, clg_tensor *v, const clg_attention_opts *o,
+				       double scale)
+{
+	temps ts = {.n = 0};
+	clg_tensor *q3, *k3, *v3, *s, *p, *out, *y;
+	int nd = q->v.ndim;
+	int64_t BH = 1, Tq = q->v.shape[nd - 2], Dh = q->v.shape[nd - 1], Tk = k->v.shape[nd - 2], Dv = v->v.shape[nd - 1];
+	int64_t sshape[4];
+
+	for (int d = 0; d < nd - 2; d++)
+		BH *= q->v.shape[d], sshape[d] = q->v.shape[d];
+	sshape[nd - 2] = Tq, sshape[nd - 1] = Tk;
+	q3 = nd == 3 ? q : tmp(&ts, clg_reshape(q, CLG_SHAPE(BH, Tq, Dh)));
+	k3 = nd == 3 ? k : tmp(&ts, clg_reshape(k, CLG_SHAPE(BH, Tk, Dh)));
+	v3 = nd == 3 ? v : tmp(&ts, clg_reshape(v, CLG_SHAPE(BH, Tk, Dv)));
+	/* scores (B*H, Tq, Tk) = scale q k^T, k^T a transposed view used without a copy */
+	s = tmp(&ts, clg_matmul(q3, tmp(&ts, clg_transpose(k3, 1, 2))));
+	s = tmp(&ts, clg_affine(s, scale, 0.0));
+	if (o->causal && s)
+		s = tmp(&ts, clg_add(s, tmp(&ts, causal_mask(q->v.buf->backend, q->v.dtype, Tq, Tk))));
+	if (o->attn_mask && s) {
+		/* (lead..., Tq, Tk) + the mask, broadcast as NumPy does */
+		clg_tensor *s4 = tmp(&ts, clg_reshape(s, nd, sshape));
+		clg_tensor *m = s4 ? tmp(&ts, additive_mask(o->attn_mask, s->v.dtype, nd, sshape)) : NULL;
+		s = tmp(&ts, clg_reshape(tmp(&ts, clg_add(s4, m)), CLG_SHAPE(BH, Tq, Tk)));
+	}
+	p = tmp(&ts, clg_softmax(s));
+	if (o->dropout_p > 0 && p)
+		p = tmp(&ts, clg_dropout(p, o->dropout_p, o->seed, 1));
+	out = tmp(&ts, clg_matmul(p, v3)); /* (B*H, Tq, Dv) */
+	if (nd == 4)
+		out = tmp(&ts, clg_reshape(out, CLG_SHAPE(q->v.shape[0], q->v.shape[1], Tq, Dv)));
+	y = result(&ts, out);
+	temps_free(&ts);
+	return y;
+}
+
 clg_tensor *clg_scaled_dot_product_attention(clg_tensor *q, clg_tensor *k, clg_tensor *v, int causal,
 					     double dropout_p)
 {
-	clg_tensor *ins[3] = {q, k, v}, *q3, *k3, *v3, *s, *o, *y = NULL;
-	temps ts = {.n = 0};
-	int nd, ok;
-	int64_t BH = 1, Tq = 0, Tk = 0, Dh = 0, Dv = 0;
+	clg_attention_opts o = CLG_ATTENTION_OPTS_INIT;
+	if (dropout_p != 0) {
+		clg_tensor *ins[3] = {q, k, v};
+		if (!fe_check_inputs("attention", 3, ins))
+			return NULL;
+		return fe_fail(clg_fail(CLG_ERR_UNSUPPORTED, "op 'attention': dropout_p %g without a seed: use clg_scaled_dot_product_attention_ex (its seed draws the mask)",
+					dropout_p));
+	}
+	o.causal = causal;
+	return clg_scaled_dot_product_attention_ex(q, k, v, &o);
+}
+
+clg_tensor *clg_scaled_dot_product_attention_ex(clg_tensor *q, clg_tensor *k, clg_tensor *v, const clg_attention_opts *opts)
+{
+	static const clg_attention_opts none = CLG_ATTENTION_OPTS_INIT;
+	const clg_attention_opts *o = opts ? opts : &none;
+	clg_tensor *ins[3] = {q, k, v}, *y = NULL;
+	int nd, ok, plain;
+	int64_t Dh = 0, Dv = 0;
+	double scale;
 	char s0[96], s1[96], s2[96];
 
 	if (!fe_check_inputs("attention", 3, ins))
 		return NULL;
-	if (dropout_p != 0)
-		return fe_fail(clg_fail(CLG_ERR_UNSUPPORTED, "op 'attention': dropout_p %g: attention dropout is not implemented (pass 0)",
-					dropout_p));
+	if (!(o->dropout_p >= 0 && o->dropout_p < 1))
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'attention': dropout_p %g outside [0, 1)", o->dropout_p));
+	if (o->attn_mask && o->causal)
+		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'attention': attn_mask and causal both set (as PyTorch, one or the other)"));
+	if (o->attn_mask && o->attn_mask->v.buf->backend != q->v.buf->backend)
+		return fe_fail(clg_fail(CLG_ERR_DEVICE, "op 'attention': attn_mask on device '%s', q on '%s'",
+					o->attn_mask->v.buf->backend->info.name, q->v.buf->backend->info.name));
 	nd = q->v.ndim;
 	ok = (nd == 3 || nd == 4) && k->v.ndim == nd && v->v.ndim == nd;
-	for (int d = 0; ok && d < nd - 2; d++) {
+	for (int d = 0; ok && d < nd - 2; d++)
 		ok = k->v.shape[d] == q->v.shape[d] && v->v.shape[d] == q->v.shape[d];
-		BH *= q->v.shape[d];
-	}
 	if (ok) {
-		Tq = q->v.shape[nd - 2], Dh = q->v.shape[nd - 1];
-		Tk = k->v.shape[nd - 2], Dv = v->v.shape[nd - 1];
-		ok = k->v.shape[nd - 1] == Dh && v->v.shape[nd - 2] == Tk && Dh > 0;
+		Dh = q->v.shape[nd - 1], Dv = v->v.shape[nd - 1];
+		ok = k->v.shape[nd - 1] == Dh && v->v.shape[nd - 2] == k->v.shape[nd - 2] && Dh > 0;
 	}
 	if (!ok)
 		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'attention' on device '%s': q %s, k %s, v %s: expected (B, H, Tq, Dh), (B, H, Tk, Dh), (B, H, Tk, Dv) or the same without H",
 					q->v.buf->backend->info.name, clg_shape_str(&q->v, s0, sizeof(s0)),
 					clg_shape_str(&k->v, s1, sizeof(s1)), clg_shape_str(&v->v, s2, sizeof(s2))));
-	if (fe_attention_fused_ok(q, Dh, Dv))
-		return fe_attention_fused(q, k, v, causal, Dv);
-	if (fe_autocast_high(3, ins) && clg_fused_ops_enabled()) {
+	scale = o->scale != 0 ? o->scale : 1.0 / sqrt((double)Dh);
+	/* the fused kernels take no mask and no dropout */
+	plain = !o->attn_mask && o->dropout_p == 0;
+	if (plain && fe_attention_fused_ok(q, Dh, Dv))
+		return fe_attention_fused(q, k, v, o->causal, Dv, scale);
+	if (plain && fe_autocast_high(3, ins) && clg_fused_ops_enabled()) {
 		/* autocast: 16-bit q, k and v through the fused kernels in float32 (softmax and its
 		 * log-sum-exp in float32, no (Tq, Tk) scores kept for the backward); the output is float32,
 		 * cast again by the GEMM-like op that takes it. Where the fused path does not serve, the
@@ -316,26 +407,11 @@ clg_tensor *clg_scaled_dot_product_attention(clg_tensor *q, clg_tensor *k, clg_t
 			return NULL;
 		fused = fe_attention_fused_ok(c[0], Dh, Dv);
 		if (fused)
-			y = fe_attention_fused(c[0], c[1], c[2], causal, Dv);
+			y = fe_attention_fused(c[0], c[1], c[2], o->causal, Dv, scale);
 		for (int i = 0; i < 3; i++)
 			clg_free(c[i]);
 		if (fused)
 			return y; /* NULL: its error */
 	}
-	/* the composite (the reference, and the fallback): heads folded into the batch, (B*H, T, D),
-	 * a view when contiguous */
-	q3 = nd == 3 ? q : tmp(&ts, clg_reshape(q, CLG_SHAPE(BH, Tq, Dh)));
-	k3 = nd == 3 ? k : tmp(&ts, clg_reshape(k, CLG_SHAPE(BH, Tk, Dh)));
-	v3 = nd == 3 ? v : tmp(&ts, clg_reshape(v, CLG_SHAPE(BH, Tk, Dv)));
-	/* scores (B*H, Tq, Tk) = q k^T / sqrt(Dh), k^T a transposed view used without a copy */
-	s = tmp(&ts, clg_matmul(q3, tmp(&ts, clg_transpose(k3, 1, 2))));
-	s = tmp(&ts, clg_affine(s, 1.0 / sqrt((double)Dh), 0.0));
-	if (causal && s)
-		s = tmp(&ts, clg_add(s, tmp(&ts, causal_mask(q->v.buf->backend, q->v.dtype, Tq, Tk))));
-	o = tmp(&ts, clg_matmul(tmp(&ts, clg_softmax(s)), v3)); /* (B*H, Tq, Dv) */
-	if (nd == 4)
-		o = tmp(&ts, clg_reshape(o, CLG_SHAPE(q->v.shape[0], q->v.shape[1], Tq, Dv)));
-	y = result(&ts, o);
-	temps_free(&ts);
-	return y;
+	return attention_composite(q, k, v, o, scale);
 }

@@ -51,7 +51,7 @@ static clg_status qkv_backward(clg_node *n, clg_tensor *g)
 	return fe_give(qkv, d);
 }
 
-static clg_tensor *qkv_fused(clg_tensor *qkv, int64_t H, int64_t Dh, int causal)
+static clg_tensor *qkv_fused(clg_tensor *qkv, int64_t H, int64_t Dh, int causal, double scale)
 {
 	clg_backend *be = qkv->v.buf->backend;
 	int64_t B = qkv->v.shape[0], T = qkv->v.shape[1], oshape[3] = {B, T, H * Dh};
@@ -68,7 +68,7 @@ static clg_tensor *qkv_fused(clg_tensor *qkv, int64_t H, int64_t Dh, int causal)
 	c.src[1] = head_view(&qkv->v, 1, H, Dh);
 	c.src[2] = head_view(&qkv->v, 2, H, Dh);
 	c.src[3] = lse->v;
-	c.f[0] = 1.0 / sqrt((double)Dh);
+	c.f[0] = scale;
 	c.i[0] = causal != 0;
 	if (fe_run(be, &c))
 		goto fail;
@@ -90,14 +90,14 @@ fail:
 
 /* The composite: the heads as sliced views through the autograd, clg_scaled_dot_product_attention,
  * the output permuted back and made contiguous. */
-static clg_tensor *qkv_composite(clg_tensor *qkv, int64_t H, int64_t Dh, int causal)
+static clg_tensor *qkv_composite(clg_tensor *qkv, int64_t H, int64_t Dh, const clg_attention_opts *o)
 {
 	int64_t B = qkv->v.shape[0], T = qkv->v.shape[1];
 	static const int to_heads[] = {0, 2, 1, 3};
 	clg_tensor *r = clg_reshape(qkv, CLG_SHAPE(B, T, 3 * H, Dh)), *p = r ? clg_permute(r, to_heads) : NULL;
 	clg_tensor *q = p ? clg_slice(p, 1, 0, H, 1) : NULL, *k = q ? clg_slice(p, 1, H, 2 * H, 1) : NULL;
 	clg_tensor *v = k ? clg_slice(p, 1, 2 * H, 3 * H, 1) : NULL;
-	clg_tensor *a = v ? clg_scaled_dot_product_attention(q, k, v, causal, 0.0) : NULL;
+	clg_tensor *a = v ? clg_scaled_dot_product_attention_ex(q, k, v, o) : NULL;
 	clg_tensor *ap = a ? clg_permute(a, to_heads) : NULL, *ac = ap ? clg_contiguous(ap) : NULL;
 	clg_tensor *y = ac ? clg_reshape(ac, CLG_SHAPE(B, T, H * Dh)) : NULL;
 	clg_tensor *tmp[] = {r, p, q, k, v, a, ap, ac};
@@ -108,7 +108,18 @@ static clg_tensor *qkv_composite(clg_tensor *qkv, int64_t H, int64_t Dh, int cau
 
 clg_tensor *clg_attention_qkv(clg_tensor *qkv, int64_t heads, int causal)
 {
+	clg_attention_opts o = CLG_ATTENTION_OPTS_INIT;
+	o.causal = causal;
+	return clg_attention_qkv_ex(qkv, heads, &o);
+}
+
+clg_tensor *clg_attention_qkv_ex(clg_tensor *qkv, int64_t heads, const clg_attention_opts *opts)
+{
+	static const clg_attention_opts none = CLG_ATTENTION_OPTS_INIT;
+	const clg_attention_opts *o = opts ? opts : &none;
 	int64_t W, Dh;
+	double scale;
+	int plain = !o->attn_mask && o->dropout_p == 0;
 	char s0[96];
 
 	if (!fe_check_inputs("attention_qkv", 1, &qkv))
@@ -118,9 +129,10 @@ clg_tensor *clg_attention_qkv(clg_tensor *qkv, int64_t heads, int causal)
 		return fe_fail(clg_fail(CLG_ERR_SHAPE, "op 'attention_qkv' on device '%s': qkv %s with %lld heads: expected (B, T, 3 * heads * Dh)",
 					qkv->v.buf->backend->info.name, clg_shape_str(&qkv->v, s0, sizeof(s0)), (long long)heads));
 	Dh = W / 3 / heads;
-	if (fe_attention_fused_ok(qkv, Dh, Dh))
-		return qkv_fused(qkv, heads, Dh, causal);
-	if (fe_autocast_high(1, &qkv) && clg_fused_ops_enabled()) {
+	scale = o->scale != 0 ? o->scale : 1.0 / sqrt((double)Dh);
+	if (plain && fe_attention_fused_ok(qkv, Dh, Dh))
+		return qkv_fused(qkv, heads, Dh, o->causal, scale);
+	if (plain && fe_autocast_high(1, &qkv) && clg_fused_ops_enabled()) {
 		/* autocast: a 16-bit qkv cast to float32 once, then the fused kernels (as
 		 * clg_scaled_dot_product_attention does with q, k and v) */
 		clg_tensor *c, *y = NULL;
@@ -129,10 +141,10 @@ clg_tensor *clg_attention_qkv(clg_tensor *qkv, int64_t heads, int causal)
 			return NULL;
 		fused = fe_attention_fused_ok(c, Dh, Dh);
 		if (fused)
-			y = qkv_fused(c, heads, Dh, causal);
+			y = qkv_fused(c, heads, Dh, o->causal, scale);
 		clg_free(c);
 		if (fused)
 			return y; /* NULL: its error */
 	}
-	return qkv_composite(qkv, heads, Dh, causal);
+	return qkv_composite(qkv, heads, Dh, o);
 }

@@ -124,6 +124,9 @@ clg_status clg_train_config_from_meta(const clg_ckpt_meta *m, clg_train_config *
 	d.model.recompute = cfg->model.recompute;
 	d.precision = cfg->precision;
 	d.loss_scale = cfg->loss_scale;
+	d.tokenizer = cfg->tokenizer;
+	d.data = cfg->data;
+	d.data_path = cfg->data_path;
 	*cfg = d;
 	return CLG_OK;
 }
@@ -286,6 +289,9 @@ clg_status clg_trainer_save(clg_trainer *t, const char *path)
 	snprintf(meta.optimizer, sizeof(meta.optimizer), "%s", clg_opt_kind_name(c->optim.kind));
 	snprintf(meta.schedule, sizeof(meta.schedule), "%s", clg_lr_kind_name(c->schedule));
 	clg_loader_state_format(&next, meta.loader, sizeof(meta.loader));
+	meta.tokenizer = c->tokenizer;
+	snprintf(meta.data, sizeof(meta.data), "%s", c->data ? c->data : "");
+	snprintf(meta.data_path, sizeof(meta.data_path), "%s", c->data_path ? c->data_path : "");
 	return clg_ckpt_save(path, t->rep[0].model, t->opt, &meta);
 }
 

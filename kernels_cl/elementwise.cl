@@ -142,6 +142,21 @@ ACC gelu_grad_(ACC x)
 	NTYPE pdf, cdf = NCDF(x, pdf);
 	return (ACC)(cdf + (NTYPE)x * pdf);
 }
+/* GELU's tanh form (GPT-2's): 0.5 x (1 + tanh(u)) = x sigmoid(2 u), u = sqrt(2 / pi) (x + 0.044715 x^3)
+ * (the sigmoid keeps its precision in the negative tail, where 1 + tanh(u) cancels); derivative
+ * s + x s (1 - s) 2 u', u' = sqrt(2 / pi) (1 + 3 0.044715 x^2), s = sigmoid(2 u). In NTYPE (float,
+ * or double): native-half programs would round the cubic and the products to half each. */
+#define GELU_TANH_2K ((NTYPE)1.5957691216057308) /* 2 sqrt(2 / pi) */
+ACC gelu_tanh_(ACC xa)
+{
+	NTYPE x = (NTYPE)xa;
+	return (ACC)(x / ((NTYPE)1 + exp(-GELU_TANH_2K * (x + (NTYPE)0.044715 * x * x * x))));
+}
+ACC gelu_tanh_grad_(ACC xa)
+{
+	NTYPE x = (NTYPE)xa, s = (NTYPE)1 / ((NTYPE)1 + exp(-GELU_TANH_2K * (x + (NTYPE)0.044715 * x * x * x)));
+	return (ACC)(s + x * s * ((NTYPE)1 - s) * GELU_TANH_2K * ((NTYPE)1 + (NTYPE)0.134145 * x * x));
+}
 /* min(max(x, lo), hi) with NaN passing through */
 ACC clamp_(ACC x, ACC lo, ACC hi)
 {
@@ -172,6 +187,7 @@ EW1(sigmoid, sigmoid_(x))
 EW1(leaky_relu, x > ZERO ? x : p0 * x)
 EW1(gelu, x * normal_cdf_(x))
 EW1(silu, x * sigmoid_(x))
+EW1(gelu_tanh, gelu_tanh_(x))
 EW1(clamp, clamp_(x, p0, p1))
 /* comparisons give 1 or 0 (a scalar relational is an int 1 or 0) */
 EW2(eq, x == y)
@@ -188,6 +204,7 @@ EW2(tanh_backward, x * (ONE - y * y))          /* y = tanh output */
 EW2(sigmoid_backward, x * y * (ONE - y))       /* y = sigmoid output */
 EW2(gelu_backward, x * gelu_grad_(y))
 EW2(silu_backward, x * sigmoid_(y) * (ONE + y * (ONE - sigmoid_(y))))
+EW2(gelu_tanh_backward, x * gelu_tanh_grad_(y))
 EW2(leaky_relu_backward, y > ZERO ? x : p0 * x)
 EW2(clamp_backward, y >= p0 && y <= p1 ? x : ZERO)
 EW2(abs_backward, y > ZERO ? x : y < ZERO ? -x : ZERO)

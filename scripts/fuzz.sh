@@ -10,7 +10,7 @@
 #                   DIR/<target>/corpus   inputs libFuzzer found (kept: the next run starts from them)
 #                   DIR/<target>/findings crashes, leaks, OOMs and timeouts of the latest run
 #                   DIR/<target>/log      the latest run's libFuzzer output
-#     target        idx csv safetensors cifar text checkpoint tune progcache (default: all)
+#     target        idx csv safetensors cifar text checkpoint tune progcache tokenizer (default: all)
 #     -- flags      passed on to every target, after ours (e.g. -- -dict=FILE -rss_limit_mb=512)
 # Exits 1 if any target found something (its input is in findings/: replay it with
 # BUILD/tests/fuzz_<target> <file>, fix the reader, and add the file to tests/fuzz/corpus/<target>/ so

@@ -21,6 +21,7 @@ PACKAGES=(
 	libcjson-dev                        # JSON: safetensors headers, reports, tune and sweep files
 	python3 python3-venv python3-dev    # the Python package's virtual environment and its C extension
 	dataset-fashion-mnist               # /usr/share/datasets/fashion-mnist
+	fortunes                            # /usr/share/games/fortunes: a 2.6 MB text corpus for the language models
 	openmpi-bin libopenmpi-dev          # clgrad train --mpi (optional at build time)
 	debootstrap                         # test.sh's Debian 13 stage: scripts/setup_trixie.sh
 )

@@ -88,6 +88,7 @@ static clg_tensor *f_expand(clg_tensor **x)
 static clg_tensor *f_sigmoid(clg_tensor **x) { return clg_sigmoid(x[0]); }
 static clg_tensor *f_gelu(clg_tensor **x) { return clg_gelu(x[0]); }
 static clg_tensor *f_silu(clg_tensor **x) { return clg_silu(x[0]); }
+static clg_tensor *f_gelu_tanh(clg_tensor **x) { return clg_gelu_tanh(x[0]); }
 static clg_tensor *f_abs(clg_tensor **x) { return clg_abs(x[0]); }
 static clg_tensor *f_sqrt(clg_tensor **x) { return clg_sqrt(x[0]); }
 static clg_tensor *f_rsqrt(clg_tensor **x) { return clg_rsqrt(x[0]); }
@@ -179,6 +180,7 @@ static const gcase cases[] = {
 	{"sigmoid", 1, {2}, {{3, 5}}, -3, 3, f_sigmoid},
 	{"gelu", 1, {2}, {{3, 5}}, -3, 3, f_gelu},
 	{"silu", 1, {2}, {{3, 5}}, -3, 3, f_silu},
+	{"gelu_tanh", 1, {2}, {{3, 5}}, -3, 3, f_gelu_tanh},
 	{"abs", 1, {2}, {{3, 5}}, -1, 1, f_abs},
 	{"sqrt", 1, {2}, {{3, 5}}, 0.5f, 2, f_sqrt},
 	{"rsqrt", 1, {2}, {{3, 5}}, 0.5f, 2, f_rsqrt},

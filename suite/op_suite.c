@@ -539,6 +539,8 @@ static void ew_inputs(op_case *c)
 	case CLG_OP_GELU:
 	case CLG_OP_GELU_BACKWARD:
 	case CLG_OP_SILU_BACKWARD:
+	case CLG_OP_GELU_TANH:
+	case CLG_OP_GELU_TANH_BACKWARD:
 		c->lo = -10, c->hi = 10; /* into the tails */
 		break;
 	case CLG_OP_LEAKY_RELU:

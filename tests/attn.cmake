@@ -11,7 +11,7 @@ foreach(shape cpu gpu)
   endforeach()
   foreach(c attn_fused_4d attn_fused_4d_causal attn_fused_3d_causal_tk attn_fused_3d_causal_tq attn_fused_4d_causal_t33
             attn_fused_heads_view
-            attn_composed_causal transformer_block)
+            attn_composed_causal attn_scale transformer_block)
     add_test(NAME test_grad_${c}_${shape} COMMAND test_grad --case ${c})
     set_tests_properties(test_grad_${c}_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
       ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=${shape};CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
@@ -55,3 +55,7 @@ target_include_directories(test_attn_route PRIVATE ${CMAKE_SOURCE_DIR}/backend)
 add_test(NAME test_attn_route COMMAND test_attn_route)
 add_test(NAME test_attn_route_mutant COMMAND test_attn_route ${CLG_ATTN_MUTANT_DIR})
 set_tests_properties(test_attn_route test_attn_route_mutant PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
+# The gpt model and generation: GPT-2's names and initialisation, the tied embedding's gradient,
+# the KV cache against the full forward (greedy ids equal), sampling and stops, dropout
+# (tests/test_gpt.c), on every device.
+clg_test(test_gpt)

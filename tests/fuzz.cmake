@@ -1,5 +1,5 @@
 # Fuzz targets of the file readers (tests/fuzz/): IDX, CSV, safetensors, CIFAR-10, plain text, the
-# checkpoint loader, the tune file and the program-cache entry.
+# checkpoint loader, the tune file, the program-cache entry and the tokenizers (serialised, learned).
 # - In every build: replay_<reader> runs the target over the committed seed corpus
 #   (tests/fuzz/corpus/<reader>), crafted well-formed and malformed files; with CLGRAD_SANITIZE=ON
 #   under ASan and UBSan, which stop at the first error.
@@ -7,7 +7,7 @@
 #     build/tests/fuzz_idx -max_total_time=600 -max_len=4096 -malloc_limit_mb=64 build/tests/fuzz-corpus-idx
 #   (the build folder's copy of the corpus, which libFuzzer grows), and a 20-second ctest of each.
 option(CLGRAD_FUZZ "Build libFuzzer targets of the file readers (clang; needs CLGRAD_SANITIZE=ON)" OFF)
-set(CLG_FUZZ_READERS idx csv safetensors cifar text checkpoint tune progcache)
+set(CLG_FUZZ_READERS idx csv safetensors cifar text checkpoint tune progcache tokenizer)
 # inputs of each seed corpus, and how many the reader accepts (the rest must fail cleanly)
 set(CLG_FUZZ_SEEDS_idx "14 input\\(s\\) ran, 5 accepted")
 set(CLG_FUZZ_SEEDS_csv "10 input\\(s\\) ran, 4 accepted")
@@ -17,6 +17,7 @@ set(CLG_FUZZ_SEEDS_text "7 input\\(s\\) ran, 4 accepted")
 set(CLG_FUZZ_SEEDS_checkpoint "12 input\\(s\\) ran, 3 accepted")
 set(CLG_FUZZ_SEEDS_tune "10 input\\(s\\) ran, 3 accepted")
 set(CLG_FUZZ_SEEDS_progcache "8 input\\(s\\) ran, 2 accepted")
+set(CLG_FUZZ_SEEDS_tokenizer "9 input\\(s\\) ran, 5 accepted")
 # the largest input libFuzzer makes (the seeds of CIFAR-10 and checkpoints are larger than 4096)
 set(CLG_FUZZ_MAXLEN_cifar 16384)
 set(CLG_FUZZ_MAXLEN_checkpoint 16384)

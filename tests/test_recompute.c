@@ -1,8 +1,9 @@
 /* Activation checkpointing (clg_checkpoint, the transformer's recompute) on the reference and every
  * device:
- *   - the transformer's parameter gradients with recompute equal those without (within 1e-6 of the
- *     largest gradient of each tensor; bitwise is typical), and the step's peak device memory above
- *     what lived before it (the activations) falls by at least 2x (6 blocks, T 64, D 64);
+ *   - the transformer's and gpt's (with dropout 0.1) parameter gradients with recompute equal those
+ *     without (within 1e-6 of the largest gradient of each tensor; bitwise is typical), and the
+ *     step's peak device memory above what lived before it (the activations) falls by at least 2x
+ *     (6 blocks, T 64, D 64);
  *   - dropout inside a checkpointed function drops the same elements on the re-run: the input's
  *     gradient equals an ordinary call's, and the module's mask sequence moves on as without
  *     recompute (the next call's output is the same);
@@ -24,11 +25,11 @@ typedef struct {
 	int64_t numel[64];
 } step_result;
 
-/* One forward and backward of the transformer (6 blocks, D 64) on fixed ids with loss mean(logits * w). */
-static void tf_step(clg_backend *be, int recompute, step_result *r)
+/* One forward and backward of the model (6 blocks, D 64) on fixed ids with loss mean(logits * w). */
+static void tf_step(clg_backend *be, const char *model, double dropout, int recompute, step_result *r)
 {
-	clg_model_config cfg = {.name = "transformer", .vocab = V, .seq_len = T, .dim = 64, .heads = 4, .layers = 6,
-				.recompute = recompute};
+	clg_model_config cfg = {.name = model, .vocab = V, .seq_len = T, .dim = 64, .heads = 4, .layers = 6,
+				.dropout = dropout, .recompute = recompute};
 	clg_module *m = clg_model_build(be, &cfg, 7);
 	clg_named_tensors p = {0};
 	int32_t ids[B * T];
@@ -68,14 +69,14 @@ static void tf_step(clg_backend *be, int recompute, step_result *r)
 	clg_module_free(m);
 }
 
-static void test_transformer(clg_backend *be)
+static void test_model(clg_backend *be, const char *model, double dropout)
 {
 	step_result a, b;
 	int bitwise = 1;
 	double worst = 0;
 
-	tf_step(be, 0, &a);
-	tf_step(be, 1, &b);
+	tf_step(be, model, dropout, 0, &a);
+	tf_step(be, model, dropout, 1, &b);
 	CHECK(a.n == b.n && a.n > 0, "%s: %d and %d parameters", be->info.name, a.n, b.n);
 	for (int i = 0; i < a.n && i < b.n; i++) {
 		double top = 0, diff = 0;
@@ -89,12 +90,13 @@ static void test_transformer(clg_backend *be)
 		free(a.g[i]);
 		free(b.g[i]);
 	}
-	CHECK(worst <= 1e-6, "%s: gradients with recompute differ by %.3g of the largest", be->info.name, worst);
-	CHECK(b.act * 2 <= a.act, "%s: the step's activations take %.2f MiB with recompute, %.2f MiB without (want 2x less)",
-	      be->info.name, b.act / 1048576.0, a.act / 1048576.0);
-	printf("%s: transformer L6 D64 T%d B%d: gradients %s (worst %.2g of the largest); activations a step %.2f MiB "
-	       "without recompute, %.2f MiB with (%.2fx less)\n", be->info.name, T, B, bitwise ? "bitwise equal" : "equal",
-	       worst, a.act / 1048576.0, b.act / 1048576.0, b.act ? (double)a.act / (double)b.act : 0);
+	CHECK(worst <= 1e-6, "%s %s: gradients with recompute differ by %.3g of the largest", be->info.name, model, worst);
+	CHECK(b.act * 2 <= a.act, "%s %s: the step's activations take %.2f MiB with recompute, %.2f MiB without (want 2x less)",
+	      be->info.name, model, b.act / 1048576.0, a.act / 1048576.0);
+	printf("%s: %s L6 D64 T%d B%d dropout %g: gradients %s (worst %.2g of the largest); activations a step %.2f MiB "
+	       "without recompute, %.2f MiB with (%.2fx less)\n", be->info.name, model, T, B, dropout,
+	       bitwise ? "bitwise equal" : "equal", worst, a.act / 1048576.0, b.act / 1048576.0,
+	       b.act ? (double)a.act / (double)b.act : 0);
 }
 
 /* ---- dropout inside a checkpointed function ---- */
@@ -166,7 +168,8 @@ int main(void)
 			CHECK(0, "device %d: %s", d, clg_last_error());
 			continue;
 		}
-		test_transformer(be);
+		test_model(be, "transformer", 0);
+		test_model(be, "gpt", 0.1); /* dropout on the embeddings, the attention weights and both residuals */
 		test_dropout(be);
 		clg_backend_close(be);
 	}

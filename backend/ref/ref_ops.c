@@ -11,6 +11,7 @@
 
 #define SQRT1_2 0.70710678118654752440     /* 1 / sqrt(2) */
 #define INV_SQRT_2PI 0.39894228040143267794 /* 1 / sqrt(2 pi) */
+#define GELU_TANH_K 0.79788456080286535588  /* sqrt(2 / pi) */
 
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
@@ -43,6 +44,8 @@ static double ew_apply(clg_op op, double x, double y, double z, const double *f)
 	case CLG_OP_LEAKY_RELU: return x > 0 ? x : f[0] * x;
 	case CLG_OP_GELU: return x * normal_cdf(x);
 	case CLG_OP_SILU: return x * sigmoid(x);
+	case CLG_OP_GELU_TANH: /* 0.5 x (1 + tanh(u)) as x sigmoid(2 u): no cancellation in the negative tail */
+		return x * sigmoid(2 * GELU_TANH_K * (x + 0.044715 * x * x * x));
 	case CLG_OP_CLAMP: {
 		/* min(max(x, lo), hi) with NaN passing through */
 		double t = x < f[0] ? f[0] : x;
@@ -60,6 +63,10 @@ static double ew_apply(clg_op op, double x, double y, double z, const double *f)
 	case CLG_OP_SILU_BACKWARD: {
 		double s = sigmoid(y);
 		return x * s * (1 + y * (1 - s));
+	}
+	case CLG_OP_GELU_TANH_BACKWARD: {
+		double s = sigmoid(2 * GELU_TANH_K * (y + 0.044715 * y * y * y));
+		return x * (s + y * s * (1 - s) * 2 * GELU_TANH_K * (1 + 3 * 0.044715 * y * y));
 	}
 	case CLG_OP_LEAKY_RELU_BACKWARD: return y > 0 ? x : f[0] * x;
 	case CLG_OP_CLAMP_BACKWARD: return y >= f[0] && y <= f[1] ? x : 0;
