@@ -20,6 +20,7 @@ int cmd_sweep(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_config(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);    /* cmd_tokenize.c */
+int cmd_generate(int argc, char **argv);    /* cmd_generate.c */
 int bench_tokenizer(int argc, char **argv); /* cmd_tokenize.c */
 int bench_exchange(int argc, char **argv); /* bench_exchange.c */
 /* --device SPEC of a bench subcommand (cmd_bench.c); "auto": the device with the best GEMM rate

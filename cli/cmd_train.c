@@ -11,6 +11,7 @@
 
 #include <clg_measure.h>
 #include <clg_op_timer.h>
+#include <clgrad_generate.h>
 #include <clgrad_train.h>
 #include <errno.h>
 #include <math.h>
@@ -29,6 +30,7 @@ typedef struct {
 	clg_train_config cfg;
 	const char *data, *device, *devices, *resume, *log, *checkpoint;
 	const char *tokenizer;  /* --tokenizer bytes|chars|bpe:N|FILE (language models) */
+	const char *preset;     /* --preset tiny|gpt2-small|gpt2-medium (gpt) */
 	const char *lm_text;    /* the text when --data is not given: a checkpoint's, else DEFAULT_TEXT */
 	const clg_tokenizer *ckpt_tok; /* --resume / eval: the checkpoint's tokenizer, or NULL */
 	int64_t limit;
@@ -52,7 +54,7 @@ typedef struct {
 static void usage_text(char *buf, size_t len, const char *cmd)
 {
 	snprintf(buf, len,
-		"usage: clgrad %s [--model mlp|cnn|transformer|gfnet] [--data DIR|FILE] [--epochs N] [--batch N]\n"
+		"usage: clgrad %s [--model mlp|cnn|transformer|gpt|gfnet] [--data DIR|FILE] [--epochs N] [--batch N]\n"
 		"       [--lr X] [--optimizer sgd|adam|adamw] [--momentum X] [--weight-decay X] [--weight-decay-all]\n"
 		"           (weight decay: L2 for sgd and adam, decoupled for adamw; default 0, adamw 0.01 as PyTorch;\n"
 		"            biases and norm weights (tensors of 1 dim) are not decayed unless --weight-decay-all)\n"
@@ -66,9 +68,14 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"       [--devices SPEC,SPEC,...|all] [--shares measured|equal] [--compress none|int8]   (data parallel)\n"
 		"       [--mpi] [--mpi-timeout S]   (under mpirun: one device per rank, chosen by the local rank among\n"
 		"                                  --devices; a rank gives up after S s without an answer, default 120)\n"
-		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer; gfnet: --dim, --layers)\n"
-		"       [--tokenizer chars|bytes|bpe:N|FILE]   (transformer: chars, the bytes of the text, is the default;\n"
-		"                                  bpe:N learns N tokens from the training part; FILE: clgrad tokenize's)\n"
+		"       [--seq-len T] [--dim D] [--heads H] [--layers L]     (transformer, gpt; gfnet: --dim, --layers)\n"
+		"       [--preset tiny|gpt2-small|gpt2-medium]   (gpt: the dims (tiny: T 256, D 128, 4 heads, 4 layers, the\n"
+		"                                  default; gpt2-small: 1024, 768, 12, 12; gpt2-medium: 1024, 1024, 16, 24),\n"
+		"                                  which the dims given override)\n"
+		"       [--dropout P]   (gpt: embedding, attention and residual dropout while training, default 0)\n"
+		"       [--tokenizer chars|bytes|bpe:N|FILE]   (transformer, gpt; default chars: the set of bytes in the text;\n"
+		"                                  bytes: all 256; bpe:N: N tokens learned from the training part;\n"
+		"                                  FILE: what clgrad tokenize wrote; stored in the checkpoints)\n"
 		"       [--recompute]   (transformer, gpt: keep no activations inside a block, re-run its forward in\n"
 		"                        backward: less memory for a second forward's time)\n"
 		"       [--accum-steps N]   (gradient accumulation: an optimizer step every N batches of --batch rows,\n"
@@ -126,6 +133,8 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 		CLI_OPT_I64("heads", &m->heads, 1, 1024),
 		CLI_OPT_I64("layers", &m->layers, 1, 1024),
 		CLI_OPT_STR("tokenizer", &o->tokenizer),
+		CLI_OPT_CHOICE("preset", &o->preset, "tiny|gpt2-small|gpt2-medium"),
+		CLI_OPT_REAL("dropout", &m->dropout, 0, 0.99),
 		CLI_OPT_FLAG("recompute", &m->recompute),
 		CLI_OPT_I64("accum-steps", &c->accum_steps, 1, 1000000),
 	};
@@ -134,18 +143,22 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 	return CLI_N(table);
 }
 
-/* The value of --model on the command line (the last one given), or NULL. */
-static const char *model_arg(int argc, char **argv)
+/* The value of --NAME on the command line (the last one given), or NULL. */
+static const char *opt_arg(int argc, char **argv, const char *name)
 {
 	const char *m = NULL;
+	size_t n = strlen(name);
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--model") && i + 1 < argc)
+		if (strncmp(argv[i], "--", 2) || strncmp(argv[i] + 2, name, n))
+			continue;
+		if (!argv[i][2 + n] && i + 1 < argc)
 			m = argv[++i];
-		else if (!strncmp(argv[i], "--model=", 8))
-			m = argv[i] + 8;
+		else if (argv[i][2 + n] == '=')
+			m = argv[i] + 3 + n;
 	}
 	return m;
 }
+static const char *model_arg(int argc, char **argv) { return opt_arg(argc, argv, "model"); }
 
 /* gfnet's own defaults, which its options then override: width 64, 2 blocks, lr 2e-3 with
  * 200 warmup steps and cosine decay (tuned for >= 88% in 5 epochs, docs/PERFORMANCE.md). */
@@ -171,11 +184,18 @@ static int parse(int argc, char **argv, train_opts *o, const char *cmd)
 	*o = (train_opts){.cfg = clg_train_config_default(), .mpi_timeout = 120, .profile_top = -1};
 	if (model_arg(argc, argv) && !strcmp(model_arg(argc, argv), "gfnet"))
 		gfnet_defaults(c);
+	/* gpt: the preset's dims (tiny unless --preset says), which the dims given then override; an
+	 * unknown preset is refused by the parse below */
+	if (model_arg(argc, argv) && !strcmp(model_arg(argc, argv), "gpt"))
+		clg_gpt_preset(opt_arg(argc, argv, "preset") ? opt_arg(argc, argv, "preset") : "tiny", &c->model);
 	usage_text(usage, sizeof(usage), cmd);
 	spec.n = train_table(o, &s, table);
 	c->optim.weight_decay = -1; /* not given: the kind's default, below */
 	if ((rc = cli_parse(&spec, argc, argv)) >= 0)
 		return rc;
+	if ((o->preset || c->model.dropout > 0) && strcmp(c->model.name, "gpt"))
+		return cli_error(cmd, "--%s is an option of --model gpt (not %s)", o->preset ? "preset" : "dropout",
+				 c->model.name);
 	if (o->profile_top >= 0)
 		o->profile = 1;
 	else
@@ -238,7 +258,11 @@ static clg_status load_data(train_opts *o, data_sets *d)
 		/* a checkpoint's tokenizer encodes the text unless --tokenizer names one (then compared) */
 		st = clg_text_load_tok(path, 0.1, o->tokenizer ? NULL : o->ckpt_tok,
 				       o->tokenizer ? o->tokenizer : lm_default_tokenizer(&o->cfg.model), &d->text);
-		if (st && o->ckpt_tok && !o->tokenizer) {
+		if (st == CLG_ERR_IO && !o->data && o->lm_text) { /* the checkpoint's text moved or was removed */
+			char msg[1024];
+			snprintf(msg, sizeof(msg), "%s", clg_last_error());
+			st = clg_fail(st, "the text the checkpoint was trained on: %s; give a text with --data", msg);
+		} else if (st && o->ckpt_tok && !o->tokenizer) {
 			char msg[1024], desc[64];
 			snprintf(msg, sizeof(msg), "%s", clg_last_error());
 			clg_tokenizer_describe(o->ckpt_tok, desc, sizeof(desc));
@@ -465,6 +489,7 @@ static void log_epoch(run_view *v, const clg_epoch_info *e, double lr)
 	if (v->d->lm) {
 		json_key_num(&w, "val_loss", e->test_loss);
 		json_key_num(&w, "unigram_val_loss", v->d->unigram);
+		json_key_num(&w, "val_bits_per_byte", e->test_loss * lm_bits_a_byte(&v->d->text));
 	} else {
 		json_key_num(&w, "test_acc", e->test_acc);
 		json_key_num(&w, "test_loss", e->test_loss);
@@ -561,9 +586,10 @@ static clg_status on_epoch_end(void *user, const clg_epoch_info *e)
 		       fs->opened_s, fs->programs, fs->ready_s, fs->precompile_s, fs->data_s);
 	}
 	if (v->d->lm)
-		printf("epoch %lld: train loss %.4f, validation loss %.4f (unigram baseline %.4f), %.1f s, %s samples/s "
-		       "(%s tokens/s)\n", (long long)e->epoch, e->train_loss, e->test_loss, v->d->unigram, e->seconds, rates,
-		       toks);
+		printf("epoch %lld: train loss %.4f, validation loss %.4f (unigram baseline %.4f; %.3f / %.3f bits a byte), "
+		       "%.1f s, %s samples/s (%s tokens/s)\n", (long long)e->epoch, e->train_loss, e->test_loss, v->d->unigram,
+		       e->test_loss * lm_bits_a_byte(&v->d->text), v->d->unigram * lm_bits_a_byte(&v->d->text), e->seconds,
+		       rates, toks);
 	else
 		printf("epoch %lld: train loss %.4f, test accuracy %.4f (test loss %.4f), %.1f s, %s samples/s\n",
 		       (long long)e->epoch, e->train_loss, e->test_acc, e->test_loss, e->seconds, rates);

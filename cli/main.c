@@ -11,8 +11,9 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{"devices", cmd_devices, "list every device (--json for JSON)"},
-	{"train", cmd_train, "train a model (mlp, cnn, transformer) with progress, log and checkpoints"},
+	{"train", cmd_train, "train a model (mlp, cnn, transformer, gpt, gfnet) with progress, log and checkpoints"},
 	{"eval", cmd_eval, "evaluate a saved checkpoint"},
+	{"generate", cmd_generate, "generate text from a language model's checkpoint (streamed; KV cache for gpt)"},
 	{"tokenize", cmd_tokenize, "learn a byte-level BPE tokenizer from a text and write it to a file"},
 	{"smoke", cmd_smoke, "run a small computation on a device and check it against the reference"},
 	{"compare", cmd_compare, "run identical workloads on every device and report vendor maturity"},

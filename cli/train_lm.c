@@ -21,6 +21,12 @@ double lm_unigram_loss(const clg_text *t)
 	return t->n > t->n_train ? loss / (double)(t->n - t->n_train) : NAN;
 }
 
+double lm_bits_a_byte(const clg_text *t)
+{
+	int64_t bytes = t->bytes - t->bytes_train;
+	return bytes > 0 ? (double)(t->n - t->n_train) / (double)bytes / log(2.0) : NAN;
+}
+
 /* The value of --name on the command line (the last one given), or NULL. */
 static const char *arg_value(int argc, char **argv, const char *name)
 {

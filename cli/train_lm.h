@@ -10,6 +10,9 @@
 /* Cross-entropy (nats) of the validation part under the training part's token frequencies
  * (add-one smoothed): the baseline a language model must beat. */
 double lm_unigram_loss(const clg_text *t);
+/* The factor from nats a token of the validation part to bits a byte of it (its tokens over its
+ * bytes, over ln 2): a loss comparable across tokenizers. */
+double lm_bits_a_byte(const clg_text *t);
 
 /* The model options given on the command line (--model, --seq-len, --dim, --heads, --layers) that
  * differ from the checkpoint's model: CLG_ERR_INVALID naming each, else CLG_OK. */

@@ -66,6 +66,10 @@ clg_status clg_ckpt_save(const char *path, clg_module *model, clg_optimizer *opt
 	META("heads", num);
 	snprintf(num, sizeof(num), "%lld", (long long)m->model.layers);
 	META("layers", num);
+	if (m->model.dropout > 0) { /* gpt's; absent means 0 */
+		snprintf(num, sizeof(num), "%.17g", m->model.dropout);
+		META("dropout", num);
+	}
 	snprintf(num, sizeof(num), "%lld", (long long)m->epochs_done);
 	META("epochs_done", num);
 	snprintf(num, sizeof(num), "%lld", (long long)(opt ? clg_optimizer_steps(opt) : m->opt_steps));
@@ -138,6 +142,7 @@ clg_status clg_ckpt_read_meta(const char *path, clg_ckpt_meta *m)
 	m->model.dim = meta_int(f, "dim");
 	m->model.heads = meta_int(f, "heads");
 	m->model.layers = meta_int(f, "layers");
+	m->model.dropout = meta_double(f, "dropout");
 	m->epochs_done = meta_int(f, "epochs_done");
 	m->opt_steps = meta_int(f, "optimizer_steps");
 	m->seed = (uint64_t)meta_int(f, "seed");

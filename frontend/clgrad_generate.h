@@ -24,6 +24,16 @@ extern "C" {
  * 1024, 1024, 16, 24). CLG_ERR_INVALID naming the presets for another name. */
 clg_status clg_gpt_preset(const char *name, clg_model_config *cfg);
 
+/* GPT-2's own layout (Hugging Face's GPT2Model / GPT2LMHeadModel safetensors): the same names as
+ * the gpt model's state, optionally under "transformer."; the Conv1D weights attn.c_attn,
+ * attn.c_proj, mlp.c_fc and mlp.c_proj stored (in, out), the transposes of the model's (out, in).
+ * Load copies every tensor into a gpt model of the file's dims (float16/float64 files cast to
+ * float32), ignoring lm_head.weight (tied to wte) and the mask buffers h.N.attn.bias/masked_bias;
+ * a missing or mis-shaped tensor is CLG_ERR_FORMAT naming it, and then nothing is loaded. Save
+ * writes that layout (float32, without prefix or lm_head), read by the same code. */
+clg_status clg_gpt_load_gpt2(clg_module *gpt, const char *path);
+clg_status clg_gpt_save_gpt2(clg_module *gpt, const char *path);
+
 /* ---- the KV cache ---- */
 typedef struct clg_kv_cache clg_kv_cache;
 /* A cache for batch sequences of up to max_len positions (0: the model's context) of a gpt model,

@@ -136,10 +136,13 @@ static clg_tensor *dropout(clg_tensor *x, const gpt_block_data *d, int k, int tr
  * into the cache's layer tensors (B, H, max_len, Dh) there, and q attends to its [0, len + T). */
 static clg_tensor *cached_attention(clg_tensor *q, clg_tensor *k, clg_tensor *v, gpt_cache_layer *c, int64_t len)
 {
-	int64_t T = clg_shape(q)[2], S = len + T;
 	clg_attention_opts o = CLG_ATTENTION_OPTS_INIT;
 	clg_tensor *ks, *vs, *kall, *vall, *mask = NULL, *y = NULL;
+	int64_t T, S;
 
+	if (!q || !k || !v) /* a view failed: its error stands */
+		return NULL;
+	T = clg_shape(q)[2], S = len + T;
 	ks = clg_slice(c->k, 2, len, S, 1);
 	vs = clg_slice(c->v, 2, len, S, 1);
 	if (!ks || !vs || clg_assign(ks, k) || clg_assign(vs, v))
@@ -178,11 +181,22 @@ out_slices:
 clg_tensor *gpt_block_step(clg_module *m, clg_tensor *x, gpt_cache_layer *cache, int64_t len)
 {
 	const gpt_block_data *d = m->data;
-	int64_t B = clg_shape(x)[0], T = clg_shape(x)[1], D = d->dims.dim, H = d->dims.heads;
+	int64_t B, T, D = d->dims.dim, H = d->dims.heads;
 	clg_module **c = m->children, *attn = c[1], *mlp = c[3];
 	int training = m->training;
 	clg_tensor *x1 = NULL, *out;
+	char s0[96];
 
+	if (!x)
+		return NULL;
+	if (clg_ndim(x) != 3 || clg_shape(x)[2] != D) {
+		clg_view v = {.ndim = clg_ndim(x)};
+		for (int i = 0; i < v.ndim; i++)
+			v.shape[i] = clg_shape(x)[i];
+		clg_fail(CLG_ERR_SHAPE, "gpt block: x %s: expected (B, T, %lld)", clg_shape_str(&v, s0, sizeof(s0)), (long long)D);
+		return NULL;
+	}
+	B = clg_shape(x)[0], T = clg_shape(x)[1];
 	clg_scope_begin();
 	/* attention: q, k and v from one GEMM */
 	clg_tensor *h = clg_reshape(clg_layer_norm(x, c[0]->tensors[0], c[0]->tensors[1], LN_EPS), CLG_SHAPE(B * T, D));

@@ -528,96 +528,71 @@ static size_t encode_word(const clg_tokenizer *t, const unsigned char *s, size_t
 
 #define CACHE_MAX ((size_t)1 << 20) /* distinct words remembered by one call */
 
+/* A cached word: its hash (odd; 0 = empty), first position in the input and length, and its
+ * tokens, ids[tok, tok + ntok) of the call's output. One struct: one cache line a probe. */
+typedef struct {
+	uint64_t key;
+	size_t pos, tok;
+	uint32_t len, ntok;
+} cache_ent;
+
+static int cache_grow(cache_ent **c, size_t *cap)
+{
+	size_t nc = 2 * *cap;
+	cache_ent *n = calloc(nc, sizeof(cache_ent));
+	if (!n)
+		return -1;
+	for (size_t q = 0; q < *cap; q++) {
+		size_t g;
+		if (!(*c)[q].key)
+			continue;
+		for (g = (*c)[q].key & (nc - 1); n[g].key; g = (g + 1) & (nc - 1))
+			;
+		n[g] = (*c)[q];
+	}
+	free(*c);
+	*c = n;
+	*cap = nc;
+	return 0;
+}
+
 clg_status tok_bpe_encode(const clg_tokenizer *t, const char *str, size_t len, int32_t *ids, size_t *n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t cap = 1 << 12, used = 0, out = 0;
-	/* the cache: word hash (odd; 0 = empty) -> the word's first position in s and its tokens, which
-	 * are ids[tok_at, tok_at + ntok) of this call's output */
-	uint64_t *hk = calloc(cap, sizeof(uint64_t));
-	size_t *hpos = malloc(cap * sizeof(size_t)), *htok = malloc(cap * sizeof(size_t));
-	uint32_t *hlen = malloc(cap * sizeof(uint32_t)), *hntok = malloc(cap * sizeof(uint32_t));
-	clg_status st = CLG_OK;
+	cache_ent *c = calloc(cap, sizeof(cache_ent));
 
-	if (!hk || !hpos || !htok || !hlen || !hntok) {
-		st = clg_fail(CLG_ERR_OOM, "tokenizer bpe encode: out of host memory");
-		goto out;
-	}
+	if (!c)
+		return clg_fail(CLG_ERR_OOM, "tokenizer bpe encode: out of host memory");
 	for (size_t i = 0; i < len;) {
-		size_t e = tok_word_end(s, len, i), wl = e - i, h;
+		size_t e = tok_word_end(s, len, i), wl = e - i, h, m;
 		uint64_t k;
 		if (wl == 1) {
 			ids[out++] = s[i++];
 			continue;
 		}
 		k = hash_bytes(s + i, wl) | 1;
-		for (h = k & (cap - 1); hk[h]; h = (h + 1) & (cap - 1))
-			if (hk[h] == k && hlen[h] == wl && !memcmp(s + hpos[h], s + i, wl))
+		for (h = k & (cap - 1); c[h].key; h = (h + 1) & (cap - 1))
+			if (c[h].key == k && c[h].len == wl && !memcmp(s + c[h].pos, s + i, wl))
 				break;
-		if (hk[h]) { /* seen: copy its tokens */
-			memcpy(ids + out, ids + htok[h], hntok[h] * sizeof(int32_t));
-			out += hntok[h];
+		if (c[h].key) { /* seen: copy its tokens */
+			memcpy(ids + out, ids + c[h].tok, c[h].ntok * sizeof(int32_t));
+			out += c[h].ntok;
 			i = e;
 			continue;
 		}
-		{
-			size_t m = encode_word(t, s + i, wl, ids + out);
-			if (used < CACHE_MAX) {
-				hk[h] = k;
-				hpos[h] = i;
-				hlen[h] = (uint32_t)wl;
-				htok[h] = out;
-				hntok[h] = (uint32_t)m;
-				used++;
+		m = encode_word(t, s + i, wl, ids + out);
+		if (used < CACHE_MAX) {
+			c[h] = (cache_ent){.key = k, .pos = i, .tok = out, .len = (uint32_t)wl, .ntok = (uint32_t)m};
+			if (2 * ++used > cap && cache_grow(&c, &cap)) { /* rehash at half full */
+				free(c);
+				return clg_fail(CLG_ERR_OOM, "tokenizer bpe encode: out of host memory for the word cache");
 			}
-			out += m;
-			i = e;
 		}
-		if (2 * used > cap && used < CACHE_MAX) { /* rehash at half full */
-			size_t nc = 2 * cap;
-			uint64_t *k2 = calloc(nc, sizeof(uint64_t));
-			size_t *p2 = malloc(nc * sizeof(size_t)), *t2 = malloc(nc * sizeof(size_t));
-			uint32_t *l2 = malloc(nc * sizeof(uint32_t)), *n2 = malloc(nc * sizeof(uint32_t));
-			if (!k2 || !p2 || !t2 || !l2 || !n2) {
-				free(k2);
-				free(p2);
-				free(t2);
-				free(l2);
-				free(n2);
-				st = clg_fail(CLG_ERR_OOM, "tokenizer bpe encode: out of host memory for the word cache");
-				goto out;
-			}
-			for (size_t q = 0; q < cap; q++) {
-				size_t g;
-				if (!hk[q])
-					continue;
-				for (g = hk[q] & (nc - 1); k2[g]; g = (g + 1) & (nc - 1))
-					;
-				k2[g] = hk[q];
-				p2[g] = hpos[q];
-				t2[g] = htok[q];
-				l2[g] = hlen[q];
-				n2[g] = hntok[q];
-			}
-			free(hk);
-			free(hpos);
-			free(htok);
-			free(hlen);
-			free(hntok);
-			hk = k2;
-			hpos = p2;
-			htok = t2;
-			hlen = l2;
-			hntok = n2;
-			cap = nc;
-		}
+		out += m;
+		i = e;
 	}
 	*n = out;
-out:
-	free(hk);
-	free(hpos);
-	free(htok);
-	free(hlen);
-	free(hntok);
-	return st;
+	free(c);
+	return CLG_OK;
 }

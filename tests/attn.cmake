@@ -59,3 +59,16 @@ set_tests_properties(test_attn_route test_attn_route_mutant PROPERTIES SKIP_RETU
 # the KV cache against the full forward (greedy ids equal), sampling and stops, dropout
 # (tests/test_gpt.c), on every device.
 clg_test(test_gpt)
+# `clgrad train --model gpt` and `clgrad generate` (tests/test_generate_cli.sh): GPT-2's names in
+# the checkpoint, greedy text with and without the KV cache the same, seeds, --stop, refusals.
+add_test(NAME test_generate_cli COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_generate_cli.sh $<TARGET_FILE:clgrad_cli>)
+set_tests_properties(test_generate_cli PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
+  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+# GPT-2's own layout (transformer.* names, Conv1D (in, out) weights) loaded into the gpt model and
+# written back, against a numpy forward of the same weights (tests/test_gpt2_numpy.sh).
+add_executable(test_gpt2_load test_gpt2_load.c)
+target_link_libraries(test_gpt2_load PRIVATE clg_testutil)
+add_test(NAME test_gpt2_numpy COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_gpt2_numpy.sh $<TARGET_FILE:test_gpt2_load>
+  ${CMAKE_SOURCE_DIR}/tests/check_gpt2_numpy.py ${CMAKE_SOURCE_DIR}/.venv/bin/python python3)
+set_tests_properties(test_gpt2_numpy PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120
+  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")

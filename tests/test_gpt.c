@@ -7,7 +7,8 @@
  *     gives exactly the ids of the uncached full forward, inside the context and past it;
  *   - dropout draws new masks each training step, none in evaluation; a block run twice in a step
  *     (as recomputation does) draws the same;
- *   - sampling: a seed gives the same ids; top-k 1 is greedy; stop ids and strings end the run. */
+ *   - sampling: a seed gives the same ids; top-k 1 is greedy; stop ids and strings end the run;
+ *   - the attention options' refusals (dropout_p, a mask with causal, a mask that does not broadcast). */
 #include "test_util.h"
 
 #include <clgrad_generate.h>
@@ -302,6 +303,30 @@ static void check_dropout(clg_backend *be)
 	clg_module_free(m);
 }
 
+/* clg_attention_opts refused with a message: dropout_p outside [0, 1), a mask with causal, a mask
+ * that does not broadcast, dropout through the seedless call */
+static void check_attention_refusals(clg_backend *be)
+{
+	clg_tensor *q = clg_randn(be, CLG_F32, CLG_SHAPE(1, 2, 3, 4), 1), *k = clg_randn(be, CLG_F32, CLG_SHAPE(1, 2, 5, 4), 2);
+	clg_tensor *m = clg_zeros(be, CLG_F32, CLG_SHAPE(3, 4));
+	clg_attention_opts o = CLG_ATTENTION_OPTS_INIT;
+
+	o.dropout_p = 1;
+	CHECK(!clg_scaled_dot_product_attention_ex(q, k, k, &o) && clg_last_status() == CLG_ERR_INVALID &&
+	      strstr(clg_last_error(), "dropout_p"), "dropout_p 1: %s", clg_last_error());
+	o.dropout_p = 0, o.causal = 1, o.attn_mask = m;
+	CHECK(!clg_scaled_dot_product_attention_ex(q, k, k, &o) && strstr(clg_last_error(), "causal"), "mask and causal: %s",
+	      clg_last_error());
+	o.causal = 0;
+	CHECK(!clg_scaled_dot_product_attention_ex(q, k, k, &o) && clg_last_status() == CLG_ERR_SHAPE &&
+	      strstr(clg_last_error(), "attn_mask (3, 4)"), "mask (3, 4) on (1, 2, 3, 5) scores: %s", clg_last_error());
+	CHECK(!clg_scaled_dot_product_attention(q, k, k, 1, 0.1) && strstr(clg_last_error(), "_ex"), "seedless dropout: %s",
+	      clg_last_error());
+	clg_free(q);
+	clg_free(k);
+	clg_free(m);
+}
+
 int main(void)
 {
 	const clg_device_info *list;
@@ -324,6 +349,7 @@ int main(void)
 			CHECK(!memcmp(ids, ref_ids, sizeof(ids)), "%s: greedy ids differ from the reference backend's", be->info.name);
 		check_sampling(be);
 		check_dropout(be);
+		check_attention_refusals(be);
 		clg_backend_close(be);
 	}
 	return t_finish("test_gpt");

@@ -25,6 +25,20 @@ refused() {
 	[ "$(wc -l < "$work/r.err")" = 1 ] || { cat "$work/r.err"; fail "not one line: $*"; }
 	grep -q -- "$want" "$work/r.err" || { cat "$work/r.err"; fail "'$want' not in the refusal of: $*"; }
 }
+# strip_meta SRC DST: DST is SRC as a checkpoint from before (no tokenizer, data, data_path)
+strip_meta() {
+	python3 - "$1" "$2" <<'PY' || fail "writing an old checkpoint"
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+h = json.loads(raw[8:8 + n])
+for k in ("tokenizer", "data", "data_path"):
+    del h["__metadata__"][k]
+b = json.dumps(h).encode()
+b += b" " * (-len(b) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(b)) + b + raw[8 + n:])
+PY
+}
 loss_of() { sed -n 's/.*validation loss \([0-9.]*\) on .*/\1/p' "$1"; }
 
 cp $gpl3 "$work/a.txt"
@@ -80,22 +94,23 @@ refused "--tokenizer: only for a language model" "$clgrad" train --model mlp --t
 grep -q "^epoch 2: train loss" "$work/r2.out" || { cat "$work/r2.out"; fail "resume: no second epoch"; }
 
 # a checkpoint from before: without tokenizer, data and data_path
-python3 - "$work/a.st" "$work/old.st" <<'PY' || fail "writing an old checkpoint"
-import json, struct, sys
-raw = open(sys.argv[1], "rb").read()
-n = struct.unpack("<Q", raw[:8])[0]
-h = json.loads(raw[8:8 + n])
-for k in ("tokenizer", "data", "data_path"):
-    del h["__metadata__"][k]
-b = json.dumps(h).encode()
-b += b" " * (-len(b) % 8)
-open(sys.argv[2], "wb").write(struct.pack("<Q", len(b)) + b + raw[8 + n:])
-PY
+strip_meta "$work/a.st" "$work/old.st"
 "$clgrad" eval --checkpoint "$work/old.st" --device ref --data "$work/a.txt" > "$work/o1.out" 2>&1 || { cat "$work/o1.out"; fail "an old checkpoint"; }
 grep -q "^note: checkpoint .* stores no tokenizer" "$work/o1.out" || { cat "$work/o1.out"; fail "no note for an old checkpoint"; }
 [ "$(loss_of "$work/o1.out")" = "$(loss_of "$work/e2.out")" ] || fail "an old checkpoint's loss differs"
 refused "from before checkpoints stored their tokenizer) has a vocabulary of [0-9]* tokens, .*GPL-2 gives chars of" \
 	"$clgrad" eval --checkpoint "$work/old.st" --device ref --data $gpl2
+
+# the issue's case: an old checkpoint of another text, evaluated without --data (GPL-3 by default)
+cp $gpl2 "$work/g2.txt"
+"$clgrad" train "${tiny[@]}" --epochs 1 --data "$work/g2.txt" --save "$work/g2.st" > "$work/g2.out" 2>&1 || fail "training on GPL-2"
+strip_meta "$work/g2.st" "$work/g2old.st"
+refused "has a vocabulary of [0-9]* tokens, .*GPL-3 gives chars of [0-9]* tokens: not the text it was trained on" \
+	"$clgrad" eval --checkpoint "$work/g2old.st" --device ref
+# a new checkpoint whose text is gone
+rm "$work/g2.txt"
+refused "the text the checkpoint was trained on: .*g2.txt: cannot open.*give a text with --data" \
+	"$clgrad" eval --checkpoint "$work/g2.st" --device ref
 
 # BPE: learned at train time from the training part, and by clgrad tokenize
 "$clgrad" train "${tiny[@]}" --epochs 1 --data "$work/a.txt" --tokenizer bpe:300 --save "$work/b.st" > "$work/b.out" 2>&1 ||

@@ -631,6 +631,7 @@ static const struct {
 } unary_ops[] = {
 	{"neg", clg_neg},       {"exp", clg_exp},         {"log", clg_log},        {"tanh", clg_tanh},
 	{"relu", clg_relu},     {"sigmoid", clg_sigmoid}, {"gelu", clg_gelu},      {"silu", clg_silu},
+	{"gelu_tanh", clg_gelu_tanh},
 	{"abs", clg_abs},       {"sqrt", clg_sqrt},       {"rsqrt", clg_rsqrt},    {"max", clg_max},
 	{"min", clg_min},       {"argmax", clg_argmax},   {"softmax", clg_softmax}, {"log_softmax", clg_log_softmax},
 };
@@ -977,17 +978,24 @@ static PyObject *py_dropout(PyObject *self, PyObject *args)
 	return wrap(clg_dropout(x, p, seed, training));
 }
 
+/* sdpa(q, k, v, causal, dropout_p[, seed, scale, attn_mask]): clg_scaled_dot_product_attention_ex */
 static PyObject *py_sdpa(PyObject *self, PyObject *args)
 {
-	PyObject *q, *k, *v;
+	PyObject *q, *k, *v, *mask = Py_None;
 	int causal;
-	double p;
+	unsigned long long seed = 0;
+	double p, scale = 0;
 	clg_tensor *tq, *tk, *tv;
+	clg_attention_opts o = CLG_ATTENTION_OPTS_INIT;
 
-	if (!PyArg_ParseTuple(args, "OOOpd", &q, &k, &v, &causal, &p) || !(tq = tensor_arg(q, "attention(query)")) ||
-	    !(tk = tensor_arg(k, "attention(key)")) || !(tv = tensor_arg(v, "attention(value)")))
+	if (!PyArg_ParseTuple(args, "OOOpd|KdO", &q, &k, &v, &causal, &p, &seed, &scale, &mask) ||
+	    !(tq = tensor_arg(q, "attention(query)")) || !(tk = tensor_arg(k, "attention(key)")) ||
+	    !(tv = tensor_arg(v, "attention(value)")))
 		return NULL;
-	return wrap(clg_scaled_dot_product_attention(tq, tk, tv, causal, p));
+	if (mask != Py_None && !(o.attn_mask = tensor_arg(mask, "attention(attn_mask)")))
+		return NULL;
+	o.causal = causal, o.dropout_p = p, o.seed = (uint64_t)seed, o.scale = scale;
+	return wrap(clg_scaled_dot_product_attention_ex(tq, tk, tv, &o));
 }
 
 static PyObject *py_concat(PyObject *self, PyObject *args)

@@ -259,3 +259,33 @@ def test_max_dim_routes_gradient_to_first_tie(dev):
     v0, i0 = x.detach().min(0, keepdim=True)
     assert v0.shape == (1, 3) and i0.numpy().tolist() == [[0, 0, 0]]
     assert x.argmin(1).numpy().tolist() == [2, 0] and x.argmax().item() == 4
+
+
+def test_sdpa_mask_scale_dropout(dev):
+    """F.scaled_dot_product_attention's attn_mask (bool and additive, broadcast over B and H),
+    scale and dropout (manual_seed's stream) against numpy."""
+    B, H, Tq, Tk, D = 2, 2, 3, 5, 4
+    q, k, v = (RNG.standard_normal(s) for s in [(B, H, Tq, D), (B, H, Tk, D), (B, H, Tk, D)])
+    keep = (np.arange(Tq)[:, None] + 2 * np.arange(Tk)[None]) % 3 != 0  # (Tq, Tk), every row keeps some
+    add = np.where(keep, 0.0, -np.inf)
+    s = q @ k.transpose(0, 1, 3, 2) * 0.7 + add
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v
+    t = lambda a: clgrad.tensor(a, dtype=clgrad.float32, device=dev)
+    for mask in (keep, t(add)):
+        got = F.scaled_dot_product_attention(t(q), t(k), t(v), attn_mask=mask, scale=0.7).numpy()
+        assert nerr(got, want) < 1e-5
+    plain = F.scaled_dot_product_attention(t(q), t(k), t(v)).numpy()
+    clgrad.manual_seed(3)
+    a = F.scaled_dot_product_attention(t(q), t(k), t(v), dropout_p=0.5).numpy()
+    b = F.scaled_dot_product_attention(t(q), t(k), t(v), dropout_p=0.5).numpy()
+    clgrad.manual_seed(3)
+    a2 = F.scaled_dot_product_attention(t(q), t(k), t(v), dropout_p=0.5).numpy()
+    assert np.array_equal(a, a2) and not np.array_equal(a, b) and not np.allclose(a, plain)
+
+
+def test_gelu_tanh(dev):
+    a = RNG.uniform(-6, 6, (5, 7))
+    want = 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3)))
+    got = F.gelu(clgrad.tensor(a, dtype=clgrad.float32, device=dev), approximate="tanh").numpy()
+    assert nerr(got, want) < 1e-5

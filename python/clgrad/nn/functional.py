@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .. import _C
-from .._tensor import _rng, as_tensor, float32, int32, tensor
+from .._tensor import Tensor, _rng, as_tensor, float32, int32, tensor
 
 
 def _pair(v):
@@ -26,8 +26,7 @@ def relu(input):  # noqa: A002
 
 def gelu(input, approximate="none"):  # noqa: A002
     if approximate == "tanh":
-        c = math.sqrt(2.0 / math.pi)
-        return 0.5 * input * (1.0 + ((input + 0.044715 * input * input * input) * c).tanh())
+        return _C.unary("gelu_tanh", input)  # one op (GELU_TANH), as GPT-2's
     return _C.unary("gelu", input)
 
 
@@ -176,16 +175,20 @@ def index_select(input, dim, index):  # noqa: A002
     return out.transpose(0, dim) if dim else out
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False):
-    if attn_mask is not None:
-        raise NotImplementedError("scaled_dot_product_attention: attn_mask is not offered yet (issue 31); "
-                                  "is_causal=True covers the causal mask")
-    return _C.sdpa(query, key, value, bool(is_causal), float(dropout_p))
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    """PyTorch's, on clg_scaled_dot_product_attention_ex: attn_mask broadcasts to (B, H, Tq, Tk), a
+    float mask added to the scores, an int32 (or bool, taken as int32) mask attending where nonzero;
+    dropout draws its mask from manual_seed's stream, as F.dropout does."""
+    if attn_mask is not None and not isinstance(attn_mask, Tensor):
+        a = np.asarray(attn_mask)
+        attn_mask = as_tensor(a.astype(np.int32) if a.dtype == bool else a, device=query.device)
+    seed = _rng.next() if dropout_p > 0 else 0
+    return _C.sdpa(query, key, value, bool(is_causal), float(dropout_p), seed, float(scale or 0.0), attn_mask)
 
 
 def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
     return input.flatten(start_dim, end_dim)
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("math", "np", "tensor", "as_tensor", "int32",
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("math", "np", "Tensor", "tensor", "as_tensor", "int32",
                                                                       "float32")]
