@@ -35,6 +35,10 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"       [--tokenizer chars|bytes|bpe:N|FILE]   (transformer, gpt; default chars: the set of bytes in the text;\n"
 		"                                  bytes: all 256; bpe:N: N tokens learned from the training part;\n"
 		"                                  FILE: what clgrad tokenize wrote; stored in the checkpoints)\n"
+		"       [--recompute]   (transformer, gpt: keep no activations inside a block, re-run its forward in\n"
+		"                        backward: less memory for a second forward's time)\n"
+		"       [--accum-steps N]   (gradient accumulation: an optimizer step every N batches of --batch rows,\n"
+		"                            as one batch of N times the rows in one batch's memory; default 1)\n"
 		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC|auto] [--batch N]\n"
 		"Options take --opt VALUE or --opt=VALUE; a value out of range is refused (exit status 2).\n"
 		"defaults: mlp on Fashion-MNIST (%s), 5 epochs, batch 128, Adam lr 1e-3;\n"
@@ -92,6 +96,8 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 		CLI_OPT_STR("tokenizer", &o->tokenizer),
 		CLI_OPT_CHOICE("preset", &o->preset, "tiny|gpt2-small|gpt2-medium"),
 		CLI_OPT_REAL("dropout", &m->dropout, 0, 0.99),
+		CLI_OPT_FLAG("recompute", &m->recompute),
+		CLI_OPT_I64("accum-steps", &c->accum_steps, 1, 1000000),
 	};
 	_Static_assert(CLI_N(table) <= TRAIN_MAX_OPTS, "train option table");
 	memcpy(t, table, sizeof(table));
@@ -272,9 +278,22 @@ int cmd_train(int argc, char **argv)
 		snprintf(note, sizeof(note), "; tokenizer %s, %lld tokens of %lld bytes", desc, (long long)d.text.n,
 			 (long long)d.text.bytes);
 	}
-	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch; precision %s%s\n",
+	printf("model %s: %lld parameters; %lld training samples, %lld test samples, %lld steps per epoch; precision %s%s%s",
 	       o.cfg.model.name, (long long)clg_module_num_params(clg_trainer_model(t)), (long long)d.train.n,
-	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t), clg_precision_name(o.cfg.precision), note);
+	       (long long)d.test.n, (long long)clg_trainer_steps_per_epoch(t), clg_precision_name(o.cfg.precision), note,
+	       o.cfg.model.recompute ? "; recompute" : "");
+	if (o.cfg.accum_steps > 1)
+		printf("; %lld micro-batches of %lld a step", (long long)o.cfg.accum_steps, (long long)o.cfg.batch);
+	printf("\n");
+	if (o.profile) { /* what the check before the first step estimated, to set beside the measured peak */
+		clg_memory_estimate e;
+		clg_train_memory_estimate(&o.cfg, be[0], clg_module_num_params(clg_trainer_model(t)),
+					  (o.cfg.batch + n - 1) / n, &e);
+		printf("  memory estimate on device %d: %.2f MiB a step (parameters %.2f, gradients %.2f, optimizer state "
+		       "%.2f, activations %s%.2f MiB)\n", idx[0], e.total / 1048576.0, e.params / 1048576.0,
+		       e.grads / 1048576.0, e.optim / 1048576.0, e.exact ? "" : "not estimated for this model: ",
+		       e.activations / 1048576.0);
+	}
 	rc = clg_trainer_run(t, &cb) ? report_error("train") : 0;
 out:
 	if (view.log)

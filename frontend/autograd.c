@@ -21,6 +21,78 @@ static _Thread_local int backward_depth;
 
 int fe_in_backward(void) { return backward_depth > 0; }
 
+/* ---- recompute (ops_recompute.c): the state of a checkpointed function's runs ---- */
+
+/* The log its first run appends each random draw's stream position to, and the log its re-run in
+ * backward takes them from (NULL: none); replay_depth > 0 while a re-run is under way. */
+static _Thread_local fe_rand_log *rand_record, *rand_replay;
+static _Thread_local int replay_depth;
+
+int clg_recomputing(void) { return replay_depth > 0; }
+
+fe_rand_log *fe_rand_record_swap(fe_rand_log *log)
+{
+	fe_rand_log *old = rand_record;
+	rand_record = log;
+	return old;
+}
+
+void fe_rand_log_free(fe_rand_log *log)
+{
+	free(log->pos);
+	*log = (fe_rand_log){0};
+}
+
+clg_status fe_rand_stream(const char *op, uint64_t *seed, uint64_t *offset)
+{
+	if (rand_replay) {
+		fe_rand_log *l = rand_replay;
+		if (l->at >= l->n)
+			return clg_fail(CLG_ERR_STATE, "op '%s': a recomputed function drew more random numbers on its re-run "
+					"than on its first run (it must make the same calls both times)", op);
+		*seed = l->pos[2 * l->at];
+		*offset = l->pos[2 * l->at + 1];
+		l->at++;
+	}
+	if (rand_record) {
+		fe_rand_log *l = rand_record;
+		if (l->n == l->cap) {
+			int cap = l->cap ? 2 * l->cap : 8;
+			void *p = realloc(l->pos, (size_t)cap * 2 * sizeof(*l->pos));
+			if (!p)
+				return clg_fail(CLG_ERR_OOM, "op '%s': out of host memory (recompute's log)", op);
+			l->pos = p;
+			l->cap = cap;
+		}
+		l->pos[2 * l->n] = *seed;
+		l->pos[2 * l->n + 1] = *offset;
+		l->n++;
+	}
+	return CLG_OK;
+}
+
+void fe_replay_begin(fe_replay_saved *s, fe_rand_log *log)
+{
+	*s = (fe_replay_saved){no_grad_depth, backward_depth, rand_record, rand_replay};
+	/* the forward's conditions: recording on, autocast as the caller sets it, the draws replayed */
+	no_grad_depth = 0;
+	backward_depth = 0;
+	rand_record = NULL;
+	rand_replay = log;
+	if (log)
+		log->at = 0;
+	replay_depth++;
+}
+
+void fe_replay_end(const fe_replay_saved *s)
+{
+	no_grad_depth = s->no_grad_depth;
+	backward_depth = s->backward_depth;
+	rand_record = s->record;
+	rand_replay = s->replay;
+	replay_depth--;
+}
+
 void clg_set_requires_grad(clg_tensor *t, int on)
 {
 	if (t && !t->grad_fn)
@@ -379,46 +451,37 @@ static leaf_use *last_uses(clg_node **order, int n, int *count)
 	return u;
 }
 
-static clg_status backward(clg_tensor *root, clg_tensor *grad, int retain_graph, clg_leaf_ready_fn ready, void *user)
+/* Backward from nr roots with their gradients (held by the caller): one root's own node, or for
+ * several a node of the caller's stack whose inputs are the roots, first in the order and never
+ * run (no tensor has it as grad_fn, so no gradient reaches it). */
+static clg_status run_backward(int nr, clg_tensor *const *roots, clg_tensor *const *grads, int retain_graph,
+			       clg_leaf_ready_fn ready, void *user)
 {
-	clg_node **order = NULL;
-	clg_tensor *g = grad;
+	clg_node **order = NULL, top = {.op = "backward roots", .refs = 1};
 	leaf_use *uses = NULL;
 	int n = 0, nuses = 0;
-	clg_status st;
+	clg_status st = CLG_OK;
 
-	if (!root)
-		return clg_last_status() ? clg_last_status() : clg_fail(CLG_ERR_INVALID, "backward: NULL tensor");
-	if (!root->requires_grad)
-		return clg_fail(CLG_ERR_STATE, "backward: the tensor does not require grad (no input had requires_grad set)");
-	if (!g) {
-		if (clg_view_numel(&root->v) != 1)
-			return clg_fail(CLG_ERR_SHAPE, "backward: without a gradient the tensor must have one element, not %lld",
-					(long long)clg_view_numel(&root->v));
-		g = clg_ones(root->v.buf->backend, root->v.dtype, root->v.ndim, root->v.shape);
-		if (!g)
-			return clg_last_status();
-		fe_own(g);
-	} else {
-		if (!fe_check_inputs("backward", 2, (clg_tensor *[]){root, grad}))
-			return clg_last_status();
-		grad->refs++;
-	}
 	clg_no_grad_begin();
 	backward_depth++;
-	if (!root->grad_fn) { /* a leaf */
-		st = fe_accumulate(root, g);
+	if (nr == 1 && !roots[0]->grad_fn) { /* a leaf */
+		st = fe_accumulate(roots[0], grads[0]);
 		if (!st && ready)
-			ready(user, root);
+			ready(user, roots[0]);
 		goto out;
 	}
-	st = topo(root->grad_fn, &order, &n);
+	if (nr > 1) {
+		top.ninputs = nr;
+		for (int k = 0; k < nr; k++)
+			top.in[k] = roots[k];
+	}
+	st = topo(nr == 1 ? roots[0]->grad_fn : &top, &order, &n);
 	if (st)
 		goto out;
 	if (ready && !(uses = last_uses(order, n, &nuses)) && nuses < 0)
 		st = clg_fail(CLG_ERR_OOM, "backward: out of host memory");
-	if (!st)
-		st = fe_accumulate(root, g);
+	for (int k = 0; k < nr && !st; k++)
+		st = fe_accumulate(roots[k], grads[k]);
 	/* reverse post-order: every node runs after all the nodes that use its output */
 	for (int i = n - 1; i >= 0 && !st; i--) {
 		clg_node *node = order[i];
@@ -451,14 +514,57 @@ static clg_status backward(clg_tensor *root, clg_tensor *grad, int retain_graph,
 			fe_release(order[i]->gout);
 			order[i]->gout = NULL;
 		}
-		fe_node_release(order[i]);
+		fe_node_release(order[i]); /* the stack's top node only drops to its own reference */
 	}
 	free(order);
 out:
 	backward_depth--;
 	clg_no_grad_end();
+	return st;
+}
+
+static clg_status backward(clg_tensor *root, clg_tensor *grad, int retain_graph, clg_leaf_ready_fn ready, void *user)
+{
+	clg_tensor *g = grad;
+	clg_status st;
+
+	if (!root)
+		return clg_last_status() ? clg_last_status() : clg_fail(CLG_ERR_INVALID, "backward: NULL tensor");
+	if (!root->requires_grad)
+		return clg_fail(CLG_ERR_STATE, "backward: the tensor does not require grad (no input had requires_grad set)");
+	if (!g) {
+		if (clg_view_numel(&root->v) != 1)
+			return clg_fail(CLG_ERR_SHAPE, "backward: without a gradient the tensor must have one element, not %lld",
+					(long long)clg_view_numel(&root->v));
+		g = clg_ones(root->v.buf->backend, root->v.dtype, root->v.ndim, root->v.shape);
+		if (!g)
+			return clg_last_status();
+		fe_own(g);
+	} else {
+		if (!fe_check_inputs("backward", 2, (clg_tensor *[]){root, grad}))
+			return clg_last_status();
+		grad->refs++;
+	}
+	st = run_backward(1, &root, &g, retain_graph, ready, user);
 	fe_release(g);
 	return st;
+}
+
+clg_status fe_backward_roots(int nr, clg_tensor *const *roots, clg_tensor *const *grads)
+{
+	char s0[96], s1[96];
+
+	if (nr < 1 || nr > CLG_MAX_SRC)
+		return clg_fail(CLG_ERR_INVALID, "backward: %d roots (1 to %d)", nr, CLG_MAX_SRC);
+	for (int k = 0; k < nr; k++) {
+		if (!fe_check_inputs("backward", 2, (clg_tensor *[]){roots[k], grads[k]}))
+			return clg_last_status();
+		if (roots[k]->v.ndim != grads[k]->v.ndim ||
+		    memcmp(roots[k]->v.shape, grads[k]->v.shape, sizeof(int64_t) * (size_t)roots[k]->v.ndim))
+			return clg_fail(CLG_ERR_SHAPE, "backward: gradient of shape %s for root %d of shape %s",
+					clg_shape_str(&grads[k]->v, s0, sizeof(s0)), k, clg_shape_str(&roots[k]->v, s1, sizeof(s1)));
+	}
+	return run_backward(nr, roots, grads, 0, NULL, NULL);
 }
 
 clg_status clg_backward_ex(clg_tensor *root, clg_tensor *grad, int retain_graph)

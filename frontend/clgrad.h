@@ -113,6 +113,22 @@ void clg_no_grad_begin(void);
 void clg_no_grad_end(void);
 int clg_grad_enabled(void);
 
+/* Activation checkpointing, as torch.utils.checkpoint.checkpoint: computes out[0..nout) =
+ * fn(user, in[0..nin)) without keeping fn's intermediate tensors. One graph node stands for the
+ * call; its backward runs fn again with recording on (under the autocast dtype of the first call,
+ * its random draws replayed: dropout drops the same elements) and backpropagates through that
+ * run, giving gradients equal to an ordinary call's at the cost of a second forward of fn. What
+ * the call keeps for backward is its inputs only. fn returns CLG_OK with every out[i] set (tensors
+ * of the current scope or its own); in[] may hold NULLs (passed as NULL both times). Gradients
+ * reach the inputs and the leaf tensors fn uses (parameters); a tensor computed outside fn with a
+ * graph must come in through in[]. fn must make the same calls both times (it may check
+ * clg_recomputing() to leave counters alone on the re-run). Without grad (clg_grad_enabled() 0),
+ * fn simply runs. nin, nout: 1 to 8. */
+typedef clg_status (*clg_checkpoint_fn)(void *user, clg_tensor *const *in, clg_tensor **out);
+clg_status clg_checkpoint(clg_checkpoint_fn fn, void *user, int nin, clg_tensor *const *in, int nout, clg_tensor **out);
+/* 1 while backward re-runs a checkpointed function. */
+int clg_recomputing(void);
+
 /* ---- memory -------------------------------------------------------------------------------- */
 void clg_free(clg_tensor *t);
 /* One more owner's reference to t (freed by one more clg_free): for bindings that hand the same

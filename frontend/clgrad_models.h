@@ -12,6 +12,8 @@ typedef struct {
 	int64_t heads;        /* transformer, gpt: attention heads */
 	int64_t layers;       /* transformer, gfnet: blocks */
 	double dropout;       /* gpt: embedding, attention and residual dropout (training only) */
+	int recompute;        /* transformer, gpt: keep no activations inside a block; backward re-runs
+			       * the block's forward (clg_checkpoint), for a second forward's cost */
 } clg_model_config;
 
 /* Builds the model on be with parameters initialised from seed. NULL (with the library's error

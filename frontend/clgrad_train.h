@@ -167,7 +167,11 @@ typedef struct {
 	clg_lr_kind schedule;     /* constant, step (halves every epoch) or cosine (to 0 at the end) */
 	int64_t warmup;           /* linear warm-up steps */
 	int64_t epochs;           /* total epochs of the run, counting those a resumed run already did */
-	int64_t batch;
+	int64_t batch;            /* rows of a micro-batch: one forward and backward */
+	int64_t accum_steps;      /* gradient accumulation: micro-batches of `batch` rows per optimizer
+				   * step, each loss weighted by its share of the step's rows (the same
+				   * gradient as one batch of accum_steps * batch rows, in the memory of one
+				   * micro-batch); 0 or 1: none. One device of one process only */
 	double clip;              /* max global L2 norm of the gradients; 0: no clipping */
 	uint64_t seed;            /* parameter initialisation and data order */
 	const char *save;         /* checkpoint written after every epoch, or NULL */
@@ -309,6 +313,21 @@ clg_status clg_trainer_evaluate(clg_trainer *t, const clg_dataset *ds, double *a
  * metric. The model's training mode is restored after. metric or loss may be NULL. */
 clg_status clg_evaluate(clg_module *model, clg_backend *be, const clg_dataset *ds, const clg_task *task, void *user,
 			int64_t batch, double *metric, double *loss);
+/* What a training step needs on a device, estimated from the configuration before anything runs
+ * (bytes): parameters (with mixed precision their float16 copies too), gradients, optimizer state
+ * (Adam's two moments, SGD's momentum) and the activations of one micro-batch of rows (the
+ * language models, from their dimensions; 0 and exact 0 for the others); total their sum. largest:
+ * the largest single tensor of the step (largest_what names it) against the device's largest
+ * allocation; activations_recompute: the activations with recompute. clg_trainer_new refuses a
+ * configuration whose total exceeds a device's global memory, or whose largest tensor its largest
+ * allocation, naming the sizes and what to change (CLGRAD_FIT_CHECK=0 skips the check). */
+typedef struct {
+	uint64_t params, grads, optim, activations, activations_recompute, total, largest;
+	const char *largest_what;
+	int exact;
+} clg_memory_estimate;
+clg_status clg_train_memory_estimate(const clg_train_config *cfg, clg_backend *be, int64_t nparams, int64_t rows,
+				     clg_memory_estimate *out);
 /* The task a trainer runs. */
 const clg_task *clg_trainer_task(const clg_trainer *t);
 

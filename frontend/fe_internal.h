@@ -43,6 +43,8 @@ struct clg_node {
 	int64_t i[8];
 	clg_tensor *gout;                 /* accumulated gradient of the output */
 	int mark;                         /* traversal */
+	void *ctx;                        /* an op's own state (recompute's), freed with the node by */
+	void (*ctx_free)(void *ctx);      /* ctx_free */
 };
 
 /* The frontend's core is layered; a file calls only its own layer or those below
@@ -122,6 +124,32 @@ int fe_in_backward(void);
  * fe_give); fe_leaf_grad_undo drops a .grad it made (*made) when the write failed. */
 clg_tensor *fe_leaf_grad(clg_tensor *t, double *beta, int *made);
 void fe_leaf_grad_undo(clg_tensor *t, int made);
+
+/* Backward from nr (<= CLG_MAX_SRC) roots at once, each with its gradient (root's shape; the
+ * caller keeps its references); the graph is freed as it goes (no retain_graph). */
+clg_status fe_backward_roots(int nr, clg_tensor *const *roots, clg_tensor *const *grads);
+
+/* Recompute (activation checkpointing, ops_recompute.c). A checkpointed function runs twice:
+ * first without recording, then again in backward with recording on; its random draws must be the
+ * same both times. Every op that draws random numbers passes its stream position (seed, offset)
+ * through fe_rand_stream before drawing: during a first run it is appended to the log being
+ * recorded, during a re-run it is replaced by the logged one (failing when the log runs out). */
+typedef struct {
+	uint64_t *pos; /* (seed, offset) pairs */
+	int n, cap, at;
+} fe_rand_log;
+clg_status fe_rand_stream(const char *op, uint64_t *seed, uint64_t *offset);
+/* Makes log the one being recorded (NULL: none); returns the previous one, to be put back. */
+fe_rand_log *fe_rand_record_swap(fe_rand_log *log);
+void fe_rand_log_free(fe_rand_log *log);
+/* Around a re-run inside backward: recording on and autocast allowed (as in a forward), the
+ * draws taken from log (may be NULL); fe_replay_end puts the backward's state back. */
+typedef struct {
+	int no_grad_depth, backward_depth;
+	fe_rand_log *record, *replay;
+} fe_replay_saved;
+void fe_replay_begin(fe_replay_saved *s, fe_rand_log *log);
+void fe_replay_end(const fe_replay_saved *s);
 
 /* ==== layer 2: views.c ==== */
 

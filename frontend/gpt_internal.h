@@ -19,6 +19,7 @@ typedef struct {
 typedef struct {
 	gpt_dims dims;
 	uint64_t steps; /* training forwards so far */
+	int recompute;  /* blocks checkpointed (clg_checkpoint) when training with grad */
 } gpt_model_data;
 
 /* one layer's cached keys and values, (B, H, max_len, Dh) each */

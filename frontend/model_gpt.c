@@ -230,6 +230,23 @@ clg_tensor *gpt_block_step(clg_module *m, clg_tensor *x, gpt_cache_layer *cache,
 
 static clg_tensor *block_forward(clg_module *m, clg_tensor *x) { return gpt_block_step(m, x, NULL, 0); }
 
+/* a block as a checkpointed function: its dropout seeds come from the step the model set, so the
+ * re-run in backward draws the first run's masks */
+static clg_status block_fn(void *user, clg_tensor *const *in, clg_tensor **out)
+{
+	out[0] = gpt_block_step(user, in[0], NULL, 0);
+	return out[0] ? CLG_OK : clg_last_status();
+}
+
+/* Block m on x, checkpointed with recompute (not with a cache: generation records no graph). */
+static clg_tensor *block_run(const gpt_model_data *d, clg_module *m, clg_tensor *x, gpt_cache_layer *cache, int64_t len)
+{
+	clg_tensor *out = NULL;
+	if (!d->recompute || cache || !clg_grad_enabled())
+		return gpt_block_step(m, x, cache, len);
+	return clg_checkpoint(block_fn, m, 1, &x, 1, &out) ? NULL : out;
+}
+
 clg_tensor *gpt_forward_at(clg_module *m, clg_tensor *idx, gpt_cache_layer *cache, int64_t len)
 {
 	gpt_model_data *d = m->data;
@@ -263,7 +280,7 @@ clg_tensor *gpt_forward_at(clg_module *m, clg_tensor *idx, gpt_cache_layer *cach
 	/* the embeddings' dropout: draw 3 of the first block's stream */
 	x = dropout(x, ed, 3, m->training);
 	for (int i = 0; i < h->nchildren && x; i++)
-		x = gpt_block_step(h->children[i], x, cache ? &cache[i] : NULL, len);
+		x = block_run(d, h->children[i], x, cache ? &cache[i] : NULL, len);
 	clg_tensor *y = x ? clg_layer_norm(x, ln_f->tensors[0], ln_f->tensors[1], LN_EPS) : NULL;
 	/* the head tied to wte: (B * T, D) @ wte^T */
 	out = clg_keep(clg_linear(clg_reshape(y, CLG_SHAPE(B * T, d->dims.dim)), wte->tensors[0], NULL));
@@ -360,6 +377,7 @@ clg_module *clg_gpt_build(clg_backend *be, const clg_model_config *cfg, uint64_t
 	}
 	if (m) {
 		d->dims = g;
+		d->recompute = cfg->recompute != 0;
 		m->data = d;
 	}
 	return named(m, 4, names, kids);

@@ -7,6 +7,7 @@
 
 typedef struct {
 	int64_t dim, heads, seq_len;
+	int recompute;
 } tf_dims;
 
 #define LN_EPS 1e-5
@@ -64,6 +65,35 @@ static clg_tensor *block_module_forward(clg_module *m, clg_tensor *x)
 	return out;
 }
 
+/* block_forward as a checkpointed function: in = the stream and the pending branch (NULL before the
+ * first block), out = the same after the block. */
+static clg_status block_fn(void *user, clg_tensor *const *in, clg_tensor **out)
+{
+	clg_tensor *x = in[0], *r = in[1];
+	block_forward(user, &x, &r);
+	out[0] = x;
+	out[1] = r;
+	return x && r ? CLG_OK : clg_last_status();
+}
+
+/* Block m on (*x, *r); with recompute, its activations are not kept but made again in backward. */
+static void block_step(clg_module *m, clg_tensor **x, clg_tensor **r)
+{
+	const tf_dims *d = m->data;
+	clg_tensor *out[2];
+
+	if (!d->recompute || !clg_grad_enabled()) {
+		block_forward(m, x, r);
+		return;
+	}
+	if (clg_checkpoint(block_fn, m, 2, (clg_tensor *[]){*x, *r}, 2, out)) {
+		*x = *r = NULL;
+		return;
+	}
+	*x = out[0];
+	*r = out[1];
+}
+
 static clg_tensor *tf_forward(clg_module *m, clg_tensor *idx)
 {
 	const tf_dims *d = m->data;
@@ -76,7 +106,7 @@ static clg_tensor *tf_forward(clg_module *m, clg_tensor *idx)
 	clg_tensor *pos = clg_slice(m->children[1]->tensors[0], 0, 0, T, 1);
 	x = clg_add(x, pos);
 	for (int i = 0; i < nblocks && x; i++)
-		block_forward(m->children[2 + i], &x, &r);
+		block_step(m->children[2 + i], &x, &r);
 	/* the last block's residual add fused with the final layer norm */
 	clg_tensor *h = x ? clg_reshape(add_norm(m->children[n - 2], x, r, &s), CLG_SHAPE(B * T, d->dim)) : NULL;
 	out = clg_keep(clg_module_forward(m->children[n - 1], h));
@@ -140,7 +170,7 @@ static clg_module *qkv_linear(clg_backend *be, int64_t D, uint64_t seed)
 
 clg_module *clg_transformer_build(clg_backend *be, const clg_model_config *cfg, uint64_t seed)
 {
-	tf_dims d = {cfg->dim, cfg->heads, cfg->seq_len};
+	tf_dims d = {cfg->dim, cfg->heads, cfg->seq_len, cfg->recompute != 0};
 	int64_t D = cfg->dim;
 	int nl = (int)cfg->layers, n = nl + 4;
 	clg_module **kids;

@@ -629,8 +629,10 @@ static clg_tensor *batchnorm_forward(clg_module *m, clg_tensor *x)
 static clg_tensor *dropout_forward(clg_module *m, clg_tensor *x)
 {
 	norm_params *p = m->data;
-	/* a fresh mask per call, the same sequence on every device and every run */
-	return clg_dropout(x, p->p, p->seed + 0x9e3779b97f4a7c15ULL * ++p->calls, m->training);
+	/* a fresh mask per call, the same sequence on every device and every run (a checkpointed
+	 * block's re-run in backward replays its first run's masks: the count stays) */
+	uint64_t k = clg_recomputing() ? p->calls : ++p->calls;
+	return clg_dropout(x, p->p, p->seed + 0x9e3779b97f4a7c15ULL * k, m->training);
 }
 
 static clg_tensor *embedding_forward(clg_module *m, clg_tensor *idx) { return clg_embedding(m->tensors[0], idx); }

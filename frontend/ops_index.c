@@ -12,8 +12,13 @@ static clg_tensor *draw(clg_op op, clg_backend *be, clg_dtype dt, int ndim, cons
 			uint64_t offset, double f0, double f1)
 {
 	clg_op_call c = {.op = op};
-	clg_tensor *t = fe_new(be, dt, ndim, shape);
-	if (!t)
+	clg_tensor *t;
+	/* a checkpointed function's re-run draws where its first run drew (ops_recompute.c) */
+	clg_status st = fe_rand_stream(clg_op_name(op), &seed, &offset);
+
+	if (st)
+		return fe_fail(st);
+	if (!(t = fe_new(be, dt, ndim, shape)))
 		return NULL;
 	c.dst = t->v;
 	c.i[0] = (int64_t)seed;
@@ -44,7 +49,7 @@ static clg_tensor *rng_draw(clg_op op, clg_rng *rng, clg_backend *be, clg_dtype 
 	if (!rng)
 		return fe_fail(clg_fail(CLG_ERR_INVALID, "op '%s': NULL generator", clg_op_name(op)));
 	t = draw(op, be, dt, ndim, shape, rng->seed, rng->offset, f0, f1);
-	if (t)
+	if (t && !clg_recomputing()) /* a re-run draws where the first run did: the stream moved on then */
 		rng->offset += (uint64_t)clg_view_numel(&t->v);
 	return t;
 }
@@ -121,7 +126,7 @@ clg_tensor *clg_dropout_rng(clg_tensor *x, double p, clg_rng *rng, int training)
 	if (!rng)
 		return fe_fail(clg_fail(CLG_ERR_INVALID, "op 'dropout': NULL generator"));
 	out = dropout_at(x, p, rng->seed, rng->offset);
-	if (out)
+	if (out && !clg_recomputing())
 		rng->offset += (uint64_t)clg_view_numel(&x->v);
 	return out;
 }

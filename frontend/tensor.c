@@ -190,6 +190,8 @@ void fe_node_release(clg_node *n)
 	fe_node_drop_saved(n);
 	for (int i = 0; i < n->ninputs; i++)
 		release(n->in[i]);
+	if (n->ctx_free)
+		n->ctx_free(n->ctx);
 	free(n);
 }
 

@@ -148,6 +148,8 @@ clg_status clg_train_config_from_meta(const clg_ckpt_meta *m, clg_train_config *
 	d.epochs = cfg->epochs;
 	d.save = cfg->save;
 	d.stop_after = cfg->stop_after;
+	d.accum_steps = cfg->accum_steps;
+	d.model.recompute = cfg->model.recompute;
 	d.precision = cfg->precision;
 	d.loss_scale = cfg->loss_scale;
 	d.tokenizer = cfg->tokenizer;
@@ -161,12 +163,14 @@ static clg_status check_config(const clg_train_config *c)
 {
 	if (c->epochs < 1 || c->batch < 1 || !(c->optim.lr > 0) || !isfinite(c->optim.lr) || c->warmup < 0 ||
 	    !(c->clip >= 0) || c->stop_after < 0 || c->max_steps < 0 || !(c->loss_scale >= 0) ||
+	    c->accum_steps < 0 || c->accum_steps > 1000000 ||
 	    (c->precision != CLG_PRECISION_FP32 && c->precision != CLG_PRECISION_MIXED))
 		return clg_fail(CLG_ERR_INVALID,
 				"trainer: bad configuration (epochs %lld >= 1, batch %lld >= 1, lr %g > 0, warmup %lld >= 0, "
-				"clip %g >= 0, stop_after %lld >= 0, loss_scale %g >= 0, precision %d fp32 or mixed)",
+				"clip %g >= 0, stop_after %lld >= 0, loss_scale %g >= 0, accum_steps %lld in [0, 1000000], "
+				"precision %d fp32 or mixed)",
 				(long long)c->epochs, (long long)c->batch, c->optim.lr, (long long)c->warmup, c->clip,
-				(long long)c->stop_after, c->loss_scale, (int)c->precision);
+				(long long)c->stop_after, c->loss_scale, (long long)c->accum_steps, (int)c->precision);
 	return CLG_OK;
 }
 
@@ -204,6 +208,10 @@ clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train
 			if (bes[i] == bes[j] || bes[i]->info.index == bes[j]->info.index)
 				st = clg_fail(CLG_ERR_INVALID, "trainer: device %d ('%s') given twice", bes[i]->info.index,
 					      bes[i]->info.name);
+	if (!st && cfg->accum_steps > 1 && (n > 1 || cfg->comm))
+		st = clg_fail(CLG_ERR_UNSUPPORTED, "trainer: gradient accumulation (accum_steps %lld) with data parallel "
+			      "training is not implemented: use one device, or a larger batch split over the devices",
+			      (long long)cfg->accum_steps);
 	if (!st && n * (cfg->comm ? cfg->comm->size : 1) > cfg->batch)
 		st = clg_fail(CLG_ERR_INVALID, "trainer: batch %lld cannot be split over %d devices", (long long)cfg->batch,
 			      n * (cfg->comm ? cfg->comm->size : 1));
@@ -226,6 +234,8 @@ clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train
 		st = clg_task_check(t->task, test, "trainer (test set)");
 	for (int i = 0; !st && i < n; i++, t->nrep++)
 		st = build_replica(t, i, bes[i]);
+	if (!st)
+		st = clg_trainer_check_fit(t);
 	if (st)
 		goto err;
 	t->opt = make_optimizer(&t->cfg, &t->rep[0].params);
@@ -239,7 +249,8 @@ clg_status clg_trainer_new_multi(clg_backend *const *bes, int n, const clg_train
 		st = clg_exchange_new(t);
 	if (st)
 		goto err;
-	t->steps_per_epoch = clg_loader_batches_per_epoch(t->loader);
+	t->accum = t->cfg.accum_steps > 1 ? t->cfg.accum_steps : 1;
+	t->steps_per_epoch = (clg_loader_batches_per_epoch(t->loader) + t->accum - 1) / t->accum;
 	clg_grad_scaler_init(&t->scaler, t->cfg.loss_scale);
 	t->sched = (clg_lr_schedule){.kind = cfg->schedule, .base_lr = cfg->optim.lr, .warmup_steps = cfg->warmup,
 				     .step_size = t->steps_per_epoch, .gamma = 0.5,
@@ -377,17 +388,66 @@ static void autocast_end(const clg_trainer *t)
 		clg_autocast_end();
 }
 
-/* One step: forward, loss, backward, clipping, optimizer. *loss is the step's loss (scope-owned). */
-static clg_status train_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, clg_tensor **loss)
+/* The micro-batches after x of the optimizer step x begins (the loader's next batches, up to
+ * accum - 1 of them, fewer at the epoch's end) and the step's rows, x's included. */
+static int64_t step_rows(const clg_trainer *t, const clg_tensor *x, int64_t *more)
+{
+	clg_loader_state ls;
+	int64_t left, rows = clg_shape(x)[0];
+
+	clg_loader_get_state(t->loader, &ls);
+	left = t->train->n - ls.pos; /* rows still to come this epoch (the trainer keeps the last partial batch) */
+	if (left < 0)
+		left = 0;
+	if (left > (t->accum - 1) * t->cfg.batch)
+		left = (t->accum - 1) * t->cfg.batch;
+	*more = (left + t->cfg.batch - 1) / t->cfg.batch;
+	return rows + left;
+}
+
+/* Forward and backward of one micro-batch, its loss weighted by w (and the loss scale); *loss its
+ * loss (scope-owned). */
+static clg_status micro_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, double w, int first, clg_tensor **loss)
 {
 	clg_tensor *out, *target;
-	int ok = 1;
 	clg_status st = clg_task_forward(t->task, t->cfg.task_user, t->rep[0].model, x, y, 1, &out, &target, loss);
+	double scale = (t->cfg.loss_scale > 0 ? t->scaler.scale : 1.0) * w;
 
 	if (st)
 		return st;
-	clg_optimizer_zero_grad(t->opt);
-	st = clg_backward(t->cfg.loss_scale > 0 ? clg_affine(*loss, t->scaler.scale, 0.0) : *loss);
+	if (first) /* after the forward, as ever: its temporaries are gone before the gradients come */
+		clg_optimizer_zero_grad(t->opt);
+	return clg_backward(scale != 1.0 ? clg_affine(*loss, scale, 0.0) : *loss);
+}
+
+/* One optimizer step: forward and backward of x, y and of the step's further micro-batches
+ * (gradient accumulation), unscaling, clipping, the optimizer. *loss is the step's loss (the mean
+ * over its rows; scope-owned); *rows the rows it took. */
+static clg_status train_step(clg_trainer *t, clg_tensor *x, clg_tensor *y, clg_tensor **loss, int64_t *rows)
+{
+	int64_t more = 0, total = t->accum > 1 ? step_rows(t, x, &more) : clg_shape(x)[0];
+	int ok = 1;
+	clg_status st = micro_step(t, x, y, (double)clg_shape(x)[0] / (double)total, 1, loss);
+
+	*rows = clg_shape(x)[0];
+	if (!st && more) /* the step's loss: each micro-batch's, weighted as its gradient was */
+		*loss = clg_affine(clg_detach(*loss), (double)clg_shape(x)[0] / (double)total, 0.0);
+	for (int64_t k = 0; !st && k < more; k++) {
+		clg_tensor *xk, *yk, *lk;
+		clg_scope_begin(); /* one micro-batch's tensors at a time */
+		st = clg_loader_next(t->loader, t->rep[0].be, &xk, &yk);
+		if (!st && !xk)
+			st = clg_fail(CLG_ERR_STATE, "trainer: the epoch ended inside an accumulation step");
+		if (!st)
+			st = micro_step(t, xk, yk, (double)clg_shape(xk)[0] / (double)total, 0, &lk);
+		if (!st) {
+			*rows += clg_shape(xk)[0];
+			*loss = clg_keep(clg_add(*loss, clg_affine(clg_detach(lk), (double)clg_shape(xk)[0] / (double)total, 0.0)));
+			if (!*loss)
+				st = clg_last_status();
+		}
+		clg_scope_end();
+	}
 	if (!st && t->cfg.loss_scale > 0) /* unscaled gradients, or a step skipped for inf/NaN */
 		st = clg_grad_scaler_unscale(&t->scaler, t->rep[0].params.tensors, t->rep[0].params.n, &ok);
 	if (!st && ok && t->cfg.clip > 0)
@@ -488,6 +548,7 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		cb->epoch_begin(cb->user, si.epoch, t->cfg.epochs, t->steps_per_epoch);
 	while (!st && !(t->cfg.max_steps && t->run_steps >= t->cfg.max_steps)) {
 		clg_tensor *x, *y, *loss = NULL;
+		int64_t rows = 0;
 		double h0;
 		if (cb->step_begin && (st = cb->step_begin(cb->user, si.step + 1)) != CLG_OK)
 			break;
@@ -506,8 +567,9 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 			st = clg_exchange_step(t, x, y, &m.last);
 			m.host_sum += m.last;
 			m.steps++;
+			rows = clg_shape(x)[0];
 		} else {
-			st = train_step(t, x, y, &loss);
+			st = train_step(t, x, y, &loss, &rows);
 			if (!st)
 				st = meter_add_tensor(&m, loss);
 		}
@@ -521,7 +583,7 @@ static clg_status train_epoch(clg_trainer *t, const clg_train_callbacks *cb, clg
 		if (!st) {
 			si.step++;
 			t->run_steps++;
-			si.samples += clg_shape(x)[0];
+			si.samples += rows;
 			si.loss = si.step_loss = NAN;
 			if (cb->step_end && cb->loss_due && cb->loss_due(cb->user, si.step))
 				st = meter_read(&m, loss, &si.loss, &si.step_loss);

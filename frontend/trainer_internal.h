@@ -26,6 +26,7 @@ struct clg_trainer {
 	clg_optimizer *opt;           /* replica 0's; it steps only on the root (rank 0) */
 	clg_loader *loader;           /* hands out global batches on replica 0's device */
 	clg_lr_schedule sched;
+	int64_t accum;                /* micro-batches an optimizer step (cfg.accum_steps, at least 1) */
 	int64_t steps_per_epoch, epochs_done;
 	int64_t run_steps;            /* steps taken by this clg_trainer_run call (cfg.max_steps) */
 	double first_begun, first_done;
@@ -43,6 +44,10 @@ clg_status clg_task_forward(const clg_task *task, void *user, clg_module *model,
 /* clg_evaluate under autocast to autocast (CLG_F32: none). */
 clg_status clg_evaluate_on(clg_module *model, clg_backend *be, const clg_dataset *ds, const clg_task *task, void *user,
 			   int64_t batch, clg_dtype autocast, double *metric, double *loss);
+
+/* memory_fit.c: the configuration's estimated memory against every replica's device (before the
+ * first step; CLGRAD_FIT_CHECK) */
+clg_status clg_trainer_check_fit(const clg_trainer *t);
 
 /* 1 when gradients go between devices or processes. */
 static inline int clg_trainer_parallel(const clg_trainer *t) { return t->nrep > 1 || t->cfg.comm; }
