@@ -6,8 +6,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* eval's own usage: the options it reads (it parses train's table, so that a checkpoint's
+ * model options can be compared with the command line's) */
+static const char eval_usage[] =
+	"usage: clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC|auto] [--batch N]\n"
+	"Evaluates a checkpoint that clgrad train wrote: test accuracy and loss of an image model, the\n"
+	"validation loss of a language model (its text encoded with the checkpoint's tokenizer).\n"
+	"  --data       the data to evaluate on (default: an image model's Fashion-MNIST, a language\n"
+	"               model's training text, recorded in the checkpoint); another text is fine when\n"
+	"               the checkpoint's tokenizer covers it (a note says so)\n"
+	"  --device     the device (default: auto, measured on the data)\n"
+	"  --batch      rows per evaluation batch (default 128)\n"
+	"  --model, --seq-len, --dim, --heads, --layers, --preset: refused unless equal to the checkpoint's\n"
+	"Options take --opt VALUE or --opt=VALUE; a value out of range is refused (exit status 2).\n";
+
 static void usage_text(char *buf, size_t len, const char *cmd)
 {
+	if (!strcmp(cmd, "eval")) {
+		snprintf(buf, len, "%s", eval_usage);
+		return;
+	}
 	snprintf(buf, len,
 		"usage: clgrad %s [--model mlp|cnn|transformer|gpt|gfnet] [--data DIR|FILE] [--epochs N] [--batch N]\n"
 		"       [--lr X] [--optimizer sgd|adam|adamw] [--momentum X] [--weight-decay X] [--weight-decay-all]\n"
@@ -39,7 +57,7 @@ static void usage_text(char *buf, size_t len, const char *cmd)
 		"                        backward: less memory for a second forward's time)\n"
 		"       [--accum-steps N]   (gradient accumulation: an optimizer step every N batches of --batch rows,\n"
 		"                            as one batch of N times the rows in one batch's memory; default 1)\n"
-		"       clgrad eval --checkpoint FILE [--data DIR|FILE] [--device SPEC|auto] [--batch N]\n"
+		"       clgrad eval --checkpoint FILE ...   (clgrad eval --help)\n"
 		"Options take --opt VALUE or --opt=VALUE; a value out of range is refused (exit status 2).\n"
 		"defaults: mlp on Fashion-MNIST (%s), 5 epochs, batch 128, Adam lr 1e-3;\n"
 		"gfnet: width 64, 2 blocks, Adam lr 2e-3, 200 warmup steps, cosine schedule;\n"
@@ -59,7 +77,7 @@ static int train_table(train_opts *o, train_strs *s, cli_opt *t)
 	clg_train_config *c = &o->cfg;
 	clg_model_config *m = &c->model;
 	const cli_opt table[] = {
-		CLI_OPT_STR("model", &m->name),
+		CLI_OPT_CHOICE("model", &m->name, CLG_MODEL_NAMES), /* refused before any device opens */
 		CLI_OPT_STR("data", &o->data),
 		CLI_OPT_I64("epochs", &c->epochs, 1, 1000000),
 		CLI_OPT_I64("batch", &c->batch, 1, 1048576),

@@ -16,8 +16,11 @@ typedef struct {
 			       * the block's forward (clg_checkpoint), for a second forward's cost */
 } clg_model_config;
 
+/* The built-in models' names, as a command line's choice ("a|b|c"). */
+#define CLG_MODEL_NAMES "mlp|cnn|transformer|gpt|gfnet"
+
 /* Builds the model on be with parameters initialised from seed. NULL (with the library's error
- * set) for an unknown name. */
+ * set) for an unknown name (one of CLG_MODEL_NAMES). */
 clg_module *clg_model_build(clg_backend *be, const clg_model_config *cfg, uint64_t seed);
 /* Whether the model takes token ids (language model) rather than images. */
 int clg_model_is_lm(const clg_model_config *cfg);

@@ -56,6 +56,6 @@ clg_module *clg_model_build(clg_backend *be, const clg_model_config *cfg, uint64
 		return clg_gpt_build(be, cfg, seed);
 	if (!strcmp(cfg->name, "gfnet"))
 		return clg_gfnet_build(be, cfg, seed);
-	clg_fail(CLG_ERR_INVALID, "unknown model '%s' (mlp, cnn, transformer, gpt, gfnet)", cfg->name);
+	clg_fail(CLG_ERR_INVALID, "unknown model '%s' (" CLG_MODEL_NAMES ")", cfg->name);
 	return NULL;
 }

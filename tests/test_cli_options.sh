@@ -113,6 +113,17 @@ for cmd in devices train eval smoke compare bench "bench gemm" "bench sweep" "be
 		fail=1
 	fi
 done
+# a model name is checked with the other options, before any device opens
+bad "--model=resnet: must be one of mlp|cnn|transformer|gpt|gfnet" train --model resnet
+bad "--model=resnet: must be one of" eval --model resnet --checkpoint x.safetensors
+# eval's --help is its own (it printed train's)
+if "$clgrad" eval --help | head -1 | grep -q "^usage: clgrad eval --checkpoint FILE" &&
+	! "$clgrad" eval --help | grep -q -- "--optimizer"; then
+	echo "ok: clgrad eval --help is eval's"
+else
+	echo "FAILED: clgrad eval --help does not print eval's own usage" >&2
+	fail=1
+fi
 # devices: Intel's runtime installed by setup but not registered -> one hint naming its ICD folder
 mkdir -p "$work/intel/icd" && : >"$work/intel/icd/intel.icd"
 if OCL_ICD_VENDORS=/nonexistent CLGRAD_INTEL_OCL_DIR="$work/intel" "$clgrad" devices 2>&1 | grep -qF "export OCL_ICD_VENDORS=$work/intel/icd"; then
