@@ -120,4 +120,3 @@ void *train_data_thread(void *arg)
 		snprintf(j->msg, sizeof(j->msg), "%s", clg_last_error());
 	return NULL;
 }
-

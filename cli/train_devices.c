@@ -206,4 +206,3 @@ clg_status train_start_mpi(int *argc, char ***argv, train_opts *o, clg_train_com
 	printf("mpi rank %d of %d (local rank %d): device %d\n", comm->rank, comm->size, local, idx[0]);
 	return CLG_OK;
 }
-

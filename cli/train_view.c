@@ -276,4 +276,3 @@ clg_status train_on_epoch_end(void *user, const clg_epoch_info *e)
 		printf("saved %s\n", e->saved);
 	return CLG_OK;
 }
-
