@@ -54,6 +54,11 @@ typedef struct clg_exchange {
 /* The root: replica 0 of rank 0 (or of this process). */
 static inline int clg_ex_is_root(const clg_trainer *t) { return !t->cfg.comm || t->cfg.comm->rank == 0; }
 
+/* One int8 message of n values as the wire holds it (the block scales as floats, then the packed
+ * bytes), dequantized on be: a new tensor (n) in the current scope, or NULL with the status set
+ * (trainer_collective.c). */
+clg_tensor *clg_ex_wire_dequantize(clg_backend *be, const unsigned char *src, int64_t n);
+
 /* trainer_parallel.c, for trainer_collective.c and trainer_exchange_epoch.c */
 clg_status clg_ex_make_buckets(clg_exchange *e, size_t want);
 size_t clg_ex_bucket_bytes(void);

@@ -20,6 +20,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+clg_tensor *clg_ex_wire_dequantize(clg_backend *be, const unsigned char *src, int64_t n)
+{
+	int64_t nb = (n + INT8_BLOCK - 1) / INT8_BLOCK;
+	clg_tensor *scales = clg_from_host(be, CLG_F32, 1, (int64_t[]){nb}, src);
+	clg_tensor *q = scales ? clg_from_host(be, CLG_I32, 1, (int64_t[]){(n + 3) / 4}, src + sizeof(float) * (size_t)nb)
+			       : NULL;
+	return q ? clg_int8_dequantize(q, scales, n, INT8_BLOCK) : NULL;
+}
+
 static int64_t param_first_float(const clg_exchange *e, int p) { return e->first[p]; }
 
 /* The wire's 1 + total floats cut into size nearly equal parts, in rank order. */
@@ -168,16 +177,12 @@ static clg_status sum_int8(clg_trainer *t)
 
 	for (int p = 0; !st && p < e->nparam; p++) {
 		clg_tensor *w = r0->params.tensors[p], *g = clg_grad(w), *acc = NULL;
-		int64_t n = e->numel[p], nb = (n + INT8_BLOCK - 1) / INT8_BLOCK;
+		int64_t n = e->numel[p];
 		if (!g)
 			return clg_fail(CLG_ERR_STATE, "trainer: parameter %d of replica 0 has no gradient", p);
 		clg_scope_begin();
 		for (int c = 0; !st && c < e->contributors; c++) {
-			const unsigned char *src = e->recv + e->wire * (size_t)c + e->offset[p];
-			clg_tensor *scales = clg_from_host(r0->be, CLG_F32, 1, (int64_t[]){nb}, src);
-			clg_tensor *q = scales ? clg_from_host(r0->be, CLG_I32, 1, (int64_t[]){(n + 3) / 4},
-							      src + sizeof(float) * (size_t)nb) : NULL;
-			clg_tensor *deq = q ? clg_int8_dequantize(q, scales, n, INT8_BLOCK) : NULL;
+			clg_tensor *deq = clg_ex_wire_dequantize(r0->be, e->recv + e->wire * (size_t)c + e->offset[p], n);
 			acc = deq ? (acc ? clg_add(acc, deq) : deq) : NULL;
 			if (!acc)
 				st = clg_last_status();

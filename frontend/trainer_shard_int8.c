@@ -153,15 +153,10 @@ clg_status clg_ex_sharded_int8_step(clg_trainer *t, clg_tensor *wloss, clg_statu
 	if (e->shard_opt)
 		clg_optimizer_zero_grad(e->shard_opt);
 	for (int k = 0; !st && part_slice(e, c->rank, k, &p, &at, &n); k++) {
-		int64_t nb = (n + INT8_BLOCK - 1) / INT8_BLOCK;
 		clg_tensor *acc = NULL;
 		clg_scope_begin();
 		for (int s = 0; !st && s < c->size; s++) {
-			const unsigned char *src = e->q8recv + mine * (size_t)s + off;
-			clg_tensor *scales = clg_from_host(r0->be, CLG_F32, 1, (int64_t[]){nb}, src);
-			clg_tensor *q = scales ? clg_from_host(r0->be, CLG_I32, 1, (int64_t[]){(n + 3) / 4},
-							      src + sizeof(float) * (size_t)nb) : NULL;
-			clg_tensor *deq = q ? clg_int8_dequantize(q, scales, n, INT8_BLOCK) : NULL;
+			clg_tensor *deq = clg_ex_wire_dequantize(r0->be, e->q8recv + mine * (size_t)s + off, n);
 			acc = deq ? (acc ? clg_add(acc, deq) : deq) : NULL;
 			if (!acc)
 				st = clg_last_status();
