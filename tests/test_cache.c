@@ -278,8 +278,9 @@ static void check_cache(int index, const char *root)
 	}
 }
 
-/* Cold build vs warm load of every program (float32, and float64 where available). */
-static void time_all(int index, const char *root, double *cold_total, double *warm_total)
+/* Cold build vs warm load of every program (float32, and float64 where available), or of the first
+ * `limit` programs when limit > 0. */
+static void time_all(int index, const char *root, int limit, double *cold_total, double *warm_total)
 {
 	const char *const *names = clg_cl_program_names();
 	char dir[4096];
@@ -298,7 +299,7 @@ static void time_all(int index, const char *root, double *cold_total, double *wa
 		if (!be)
 			return;
 		t0 = now();
-		for (int p = 0; names[p]; p++) {
+		for (int p = 0; names[p] && (limit <= 0 || p < limit); p++) {
 			for (int dt = 0; dt < 2; dt++) {
 				char opts[256];
 				cl_program prog;
@@ -336,17 +337,18 @@ static void time_all(int index, const char *root, double *cold_total, double *wa
 }
 
 /* Two modes, run as two ctest entries:
- *   test_cache           the cache's behaviour (PoCL's own cache left on: it only saves time)
- *   test_cache --timing  cold build vs warm load of every program, with PoCL's cache off */
+ *   test_cache              the cache's behaviour (PoCL's own cache left on: it only saves time)
+ *   test_cache --timing [N] cold build vs warm load of every program (of the first N: ctest's run,
+ *                           where the comparison needs a few programs, not all), PoCL's cache off */
 int main(int argc, char **argv)
 {
 	const clg_device_info *list;
-	int n, timing = argc > 1 && !strcmp(argv[1], "--timing");
+	int n, timing = argc > 1 && !strcmp(argv[1], "--timing"), limit = timing && argc > 2 ? atoi(argv[2]) : 0;
 	char *root;
 	double cold = 0, warm = 0;
 
-	if (argc > 1 && !timing) {
-		fprintf(stderr, "usage: test_cache [--timing]\n");
+	if ((argc > 1 && !timing) || argc > 3 || (argc == 3 && limit <= 0)) {
+		fprintf(stderr, "usage: test_cache [--timing [N]]\n");
 		return 2;
 	}
 	/* PoCL keeps its own compiled-kernel cache; turn it off before the first OpenCL call so the
@@ -364,7 +366,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < n; i++) {
 		printf("device %d: %s (%s)\n", i, list[i].name, list[i].platform);
 		if (timing)
-			time_all(i, root, &cold, &warm);
+			time_all(i, root, limit, &cold, &warm);
 		else
 			check_cache(i, root);
 	}
