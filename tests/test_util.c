@@ -1,7 +1,6 @@
 #define _GNU_SOURCE
 #include "test_util.h"
 
-#include <clg_config.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
