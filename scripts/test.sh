@@ -2,7 +2,8 @@
 # Command 2 of the README (and what CI runs through .ci/run): install what is missing, build with
 # warnings as errors in build-ci/, run every test. Exits non-zero if any step or test fails.
 #   ./scripts/test.sh              (env: CLGRAD_BUILD_DIR to build elsewhere than build-ci/,
-#                                   CTEST_ARGS for extra ctest arguments, e.g. "-R test_ops")
+#                                   CTEST_ARGS for extra ctest arguments, e.g. "-R test_ops",
+#                                   CLGRAD_CTEST_JOBS tests at once, default the number of cores)
 # The tests that run on every device include Intel's OpenCL CPU runtime when setup.sh could fetch it
 # (tests/intel.cmake); CLGRAD_SKIP_INTEL=1 leaves it out. After the main ctest, the sanitizer stage
 # (scripts/sanitize.sh: a clang ASan+UBSan build, a lean set of tests under it on the reference
@@ -26,12 +27,15 @@ step "[2/7] configure: $build (CLGRAD_WERROR=ON)"
 cmake -S . -B "$build" -DCLGRAD_WERROR=ON -DCLGRAD_PYTHON=ON -DPython_EXECUTABLE="${CLGRAD_VENV:-$PWD/.venv}/bin/python"
 step "[3/7] build: $build with $jobs jobs"
 cmake --build "$build" -j "$jobs"
-# One test at a time: two processes compiling the same kernel at once can make PoCL abort
-# ("Final linking of kernel ... failed", seen with POCL_KERNEL_CACHE=0 and ctest -j2).
-step "[4/7] ctest (one test at a time)"
+# $jobs tests at a time (CLGRAD_CTEST_JOBS): the PoCL abort that kept ctest to one test at a time
+# ("Final linking of kernel ... failed": two processes building the same kernel with PoCL's cache
+# off) came from test_cache_timing, which now has a PoCL cache folder of its own.
+ctest_jobs=${CLGRAD_CTEST_JOBS:-0}
+[ "$ctest_jobs" != 0 ] || ctest_jobs=$jobs
+step "[4/7] ctest ($ctest_jobs tests at a time)"
 rc=0
 # shellcheck disable=SC2086
-(cd "$build" && ctest --output-on-failure --no-tests=error ${CTEST_ARGS:-}) || rc=$?
+(cd "$build" && ctest --output-on-failure --no-tests=error -j "$ctest_jobs" ${CTEST_ARGS:-}) || rc=$?
 if [ "$rc" -ne 0 ]; then
 	step "test.sh: FAILED (ctest exit $rc); see the output of the failing tests above"
 	exit "$rc"

@@ -41,7 +41,7 @@ if [ "${1:-}" = --inside ]; then
 		echo "test-trixie: ---- $name: ${TESTS[*]}"
 		"$build/clgrad" devices | grep -v '^ *$' || true
 		t0=$(date +%s)
-		(cd "$build" && ctest --output-on-failure --no-tests=error -R "$regex") || rc=1
+		(cd "$build" && ctest --output-on-failure --no-tests=error -j "$jobs" -R "$regex") || rc=1
 		# what the op suite ran on this stack (ctest keeps every test's output in LastTest.log)
 		awk -v p="test-trixie: $name: test_ops: " '/Testing: test_ops$/ { on = 1 } /^"test_ops" end time/ { on = 0 }
 			on && /^(device [0-9]+:|op cases:)/ { print p $0 }' "$build/Testing/Temporary/LastTest.log"

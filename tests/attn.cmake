@@ -3,31 +3,20 @@
 # shapes under Oclgrind, failing on any memory error or data race: the gpu shape with small GPU-like
 # limits (work-groups of at most 4, 512 bytes of local memory: several query and key tiles on T = 7),
 # the cpu shape's blocks of rows with the small cases (T = 17, 15/31, 33/17: blocks cut short).
-foreach(shape cpu gpu)
-  foreach(op attention_fwd attention_bwd)
-    add_test(NAME test_ops_${op}_${shape} COMMAND test_ops --op ${op})
-    set_tests_properties(test_ops_${op}_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-      ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=${shape};CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
-  endforeach()
-  foreach(c attn_fused_4d attn_fused_4d_causal attn_fused_3d_causal_tk attn_fused_3d_causal_tq attn_fused_4d_causal_t33
-            attn_fused_heads_view
-            attn_composed_causal attn_scale transformer_block)
-    add_test(NAME test_grad_${c}_${shape} COMMAND test_grad --case ${c})
-    set_tests_properties(test_grad_${c}_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-      ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=${shape};CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
-  endforeach()
-endforeach()
+# each in one process over both shapes (--with, tests/test_ops.c)
+clg_env_test(test_ops_attention 600 "${CLG_TEST_ENV}" test_ops --op attention_fwd,attention_bwd
+  --with KERNEL_SHAPE=attention=cpu --with KERNEL_SHAPE=attention=gpu)
+set_tests_properties(test_ops_attention PROPERTIES TIMEOUT 900)
+set(CLG_ATTN_GRAD attn_fused_4d attn_fused_4d_causal attn_fused_3d_causal_tk attn_fused_3d_causal_tq attn_fused_4d_causal_t33
+  attn_fused_heads_view attn_composed_causal attn_scale transformer_block)
+list(JOIN CLG_ATTN_GRAD "," CLG_ATTN_GRAD_LIST)
+clg_env_test(test_grad_attention 600 "${CLG_TEST_ENV}" test_grad --case ${CLG_ATTN_GRAD_LIST}
+  --with KERNEL_SHAPE=attention=cpu --with KERNEL_SHAPE=attention=gpu)
 if(CLG_OCLGRIND)
-  foreach(op attention_fwd attention_bwd)
-    add_test(NAME test_ops_oclgrind_${op}_gpu
-      COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
-    set_tests_properties(test_ops_oclgrind_${op}_gpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-      ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=gpu;OCLGRIND_MAX_WGSIZE=4;OCLGRIND_LOCAL_MEM_SIZE=512;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
-    add_test(NAME test_ops_oclgrind_${op}_cpu
-      COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
-    set_tests_properties(test_ops_oclgrind_${op}_cpu PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-      ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=cpu;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
-  endforeach()
+  clg_env_test(test_ops_oclgrind_attention_gpu 900 "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=gpu;OCLGRIND_MAX_WGSIZE=4;OCLGRIND_LOCAL_MEM_SIZE=512;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
+    ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op attention_fwd,attention_bwd)
+  clg_env_test(test_ops_oclgrind_attention_cpu 900 "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=cpu;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
+    ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op attention_fwd,attention_bwd)
 endif()
 # The suite must be able to fail: a causal mask one key too wide in the kernels (both shapes: the
 # gpu shape's VISIBLE, the cpu shape's last visible key of a lane) is caught with either shape.

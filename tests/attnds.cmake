@@ -2,9 +2,7 @@
 # scratch (the default where B*H*Tk*Tq values fit $CLGRAD_ATTN_DS_MB) and, past the limit, the
 # scores recomputed by a dq pass and a dk/dv pass. tests/attn.cmake runs the first; here the
 # second, forced with a limit of 0, and a gradient check through it.
-add_test(NAME test_ops_attention_bwd_cpu_recompute COMMAND test_ops --op attention_bwd)
-set_tests_properties(test_ops_attention_bwd_cpu_recompute PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=cpu;CLGRAD_ATTN_DS_MB=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
-add_test(NAME test_grad_attn_fused_4d_causal_t33_cpu_recompute COMMAND test_grad --case attn_fused_4d_causal_t33)
-set_tests_properties(test_grad_attn_fused_4d_causal_t33_cpu_recompute PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=cpu;CLGRAD_ATTN_DS_MB=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+clg_env_test(test_ops_attention_bwd_cpu_recompute 900 "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=cpu;CLGRAD_ATTN_DS_MB=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
+  test_ops --op attention_bwd)
+clg_env_test(test_grad_attn_fused_4d_causal_t33_cpu_recompute 600 "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=attention=cpu;CLGRAD_ATTN_DS_MB=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
+  test_grad --case attn_fused_4d_causal_t33)

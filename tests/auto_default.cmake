@@ -5,5 +5,5 @@ add_test(NAME test_device_default COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_de
 # (its own cache folder: the self-test would run cold on every device there, so it is off)
 set_tests_properties(test_device_default PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600 ENVIRONMENT "CLGRAD_SELFTEST=0")
 # The library's default (no spec) passes over Oclgrind, which says it is a GPU.
-add_test(NAME test_default_not_simulator COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_default_not_simulator.sh $<TARGET_FILE:clgrad_cli>)
-set_tests_properties(test_default_not_simulator PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 ENVIRONMENT "CLGRAD_SELFTEST=0")
+clg_env_test(test_default_not_simulator 120 "CLGRAD_SELFTEST=0"
+  bash ${CMAKE_SOURCE_DIR}/tests/test_default_not_simulator.sh $<TARGET_FILE:clgrad_cli>)

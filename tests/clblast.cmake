@@ -8,12 +8,10 @@ clg_test(test_clblast_switch)
 target_include_directories(test_clblast_switch PRIVATE ${CMAKE_SOURCE_DIR}/backend/opencl)
 set_tests_properties(test_clblast_switch PROPERTIES TIMEOUT 900
   ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/clblast-switch-cache")
-add_test(NAME test_ops_gemm_clblast_indirect COMMAND test_ops --op gemm)
-set_tests_properties(test_ops_gemm_clblast_indirect PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;CLGRAD_GEMM=clblast;CLGRAD_GEMM_MIN_INDIRECT=1")
+clg_env_test(test_ops_gemm_clblast_indirect 900 "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;CLGRAD_GEMM=clblast;CLGRAD_GEMM_MIN_INDIRECT=1"
+  test_ops --op gemm)
 # test_tune_clblast_restore: a tune run that fails at its end (CLGRAD_CACHE_DIR=0 inside) after
 # CLBlast's search leaves CLBlast's switch as it was (first OpenCL device; about 45 s: a 40-s budget,
 # so that CLBlast's search still fits after Intel's cold kernel builds).
-add_test(NAME test_tune_clblast_restore COMMAND test_clblast_switch --tune)
-set_tests_properties(test_tune_clblast_restore PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+clg_env_test(test_tune_clblast_restore 600 "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
+  test_clblast_switch --tune)

@@ -5,8 +5,6 @@
 # pools' row kernels are run under Oclgrind by tests/cnnfast.cmake (max_pool2d,
 # max_pool2d_backward, cpu shape).
 if(CLG_OCLGRIND)
-  add_test(NAME test_cnn3_oclgrind_cpu_col2im
-    COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op col2im,im2col)
-  set_tests_properties(test_cnn3_oclgrind_cpu_col2im PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;CLGRAD_KERNEL_SHAPE=cpu")
+  clg_env_test(test_cnn3_oclgrind_cpu_col2im 600 "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;CLGRAD_KERNEL_SHAPE=cpu"
+    ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op col2im,im2col)
 endif()

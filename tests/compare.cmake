@@ -19,8 +19,8 @@ if(CLG_COMPARE_PYTHON3)
   find_program(CLG_COMPARE_OCLGRIND oclgrind)
   if(CLG_COMPARE_OCLGRIND)
     # the reference and Oclgrind (registered beside PoCL), smallest workloads
-    add_test(NAME test_compare_oclgrind COMMAND bash ${CLG_COMPARE_SH} oclgrind $<TARGET_FILE:clgrad_cli> ${CMAKE_SOURCE_DIR})
-    set_tests_properties(test_compare_oclgrind PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 ENVIRONMENT "${CLG_COMPARE_ENV}")
+    clg_env_test(test_compare_oclgrind 900 "${CLG_COMPARE_ENV}"
+      bash ${CLG_COMPARE_SH} oclgrind $<TARGET_FILE:clgrad_cli> ${CMAKE_SOURCE_DIR})
   endif()
 endif()
 # the comparison mode as a library (compare/clgrad_compare.h): a run with the clgrad command as the

@@ -3,10 +3,6 @@
 # suite's bcast and bcast_col layouts, and transposed copies) and, with CLGRAD_EW_2D=0, the
 # general strided NAME_s kernels, on every device. Unary ops (copy, exp, cast) bind one source,
 # fill none, where three.
-foreach(mode 1 0)
-  foreach(op add mul copy exp where fill cast relu_backward)
-    add_test(NAME test_ew2d_${mode}_${op} COMMAND test_ops --op ${op})
-    set_tests_properties(test_ew2d_${mode}_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT
-      "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache;CLGRAD_EW_2D=${mode}")
-  endforeach()
-endforeach()
+# Both modes in one process (--with, tests/test_ops.c).
+clg_env_test(test_ew2d 600 "${CLG_TEST_ENV}"
+  test_ops --op add,mul,copy,exp,where,fill,cast,relu_backward --with EW_2D=1 --with EW_2D=0)

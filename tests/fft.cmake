@@ -4,12 +4,7 @@
 # clFFT's planar layout (CLGRAD_FFT=planar).
 clg_test(test_fft)
 target_include_directories(test_fft PRIVATE ${CMAKE_SOURCE_DIR}/backend/opencl)
-foreach(op fft_c2c fft_r2c fft_c2r)
-  add_test(NAME test_ops_${op}_own COMMAND test_ops --op ${op})
-  set_tests_properties(test_ops_${op}_own PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_FFT=own;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
-endforeach()
+clg_env_test(test_ops_fft_own 600 "${CLG_TEST_ENV}" test_ops --op fft_c2c,fft_r2c,fft_c2r --with FFT=own)
 # complex-to-complex on clFFT's planar layout (the fallback where its interleaved kernels fail)
-add_test(NAME test_ops_fft_c2c_planar COMMAND test_ops --op fft_c2c)
-set_tests_properties(test_ops_fft_c2c_planar PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_FFT=planar;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+clg_env_test(test_ops_fft_c2c_planar 600 "CLGRAD_SELFTEST=0;CLGRAD_FFT=planar;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
+  test_ops --op fft_c2c)

@@ -1,19 +1,13 @@
 # Bluestein's chirp-z path (backend/opencl/cl_ops_fft.c): the op suite's FFT cases with every
 # transform forced onto it (CLGRAD_FFT=bluestein), lengths clFFT does included; the default path
 # already takes it for the long prime lengths (67, 257, 1031, 4099) of tests/ops_cases_fft.c.
-foreach(op fft_c2c fft_r2c fft_c2r)
-  add_test(NAME test_ops_${op}_bluestein COMMAND test_ops --op ${op})
-  set_tests_properties(test_ops_${op}_bluestein PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_FFT=bluestein;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
-endforeach()
+clg_env_test(test_ops_fft_bluestein 600 "${CLG_TEST_ENV}"
+  test_ops --op fft_c2c,fft_r2c,fft_c2r --with FFT=bluestein)
 # on Oclgrind (small shapes): the chirp kernels' memory accesses checked
 if(CLG_OCLGRIND)
-  foreach(op fft_c2c fft_r2c fft_c2r)
-    add_test(NAME test_ops_oclgrind_${op}_bluestein
-      COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
-    set_tests_properties(test_ops_oclgrind_${op}_bluestein PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-      ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_FFT=bluestein;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
-  endforeach()
+ clg_env_test(test_ops_oclgrind_fft_bluestein 900 "${CLG_TEST_ENV}"
+    ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small
+    --op fft_c2c,fft_r2c,fft_c2r --with FFT=bluestein)
 endif()
 # The suite must be able to fail: a chirp one sample off (w_(n-2) where w_(n-1) belongs) in
 # Bluestein's kernel is caught at the default path's long prime lengths.

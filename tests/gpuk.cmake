@@ -2,28 +2,20 @@
 # fused bias+activation backward, the column reductions, the conv weight gradient's split-K and
 # the own GEMM under both shapes (CLGRAD_KERNEL_SHAPE=cpu|gpu).
 set(CLG_GPUK_ENV "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
-foreach(shape cpu gpu)
-  add_test(NAME test_gpuk_ops_${shape}_fused COMMAND test_ops --op bias_act_backward)
-  add_test(NAME test_gpuk_grad_${shape}_fused COMMAND test_grad --case linear_relu_tall)
-  # the column reductions (sum, max, min over leading dims: the suite's transposed layouts)
-  add_test(NAME test_gpuk_ops_${shape}_sum COMMAND test_ops --op sum)
-  add_test(NAME test_gpuk_ops_${shape}_max COMMAND test_ops --op max)
-  # the conv weight gradient split over K (frontend/ops_conv.c, dw_chunks), with and without groups
-  add_test(NAME test_gpuk_grad_${shape}_splitk COMMAND test_grad --case conv2d_splitk)
-  add_test(NAME test_gpuk_grad_${shape}_splitk_groups COMMAND test_grad --case conv2d_splitk_groups)
-  set_tests_properties(test_gpuk_ops_${shape}_fused test_gpuk_grad_${shape}_fused test_gpuk_ops_${shape}_sum
-    test_gpuk_ops_${shape}_max test_gpuk_grad_${shape}_splitk test_gpuk_grad_${shape}_splitk_groups PROPERTIES
-    SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${CLG_GPUK_ENV};CLGRAD_KERNEL_SHAPE=${shape}")
-endforeach()
-
+# Each in one process over both shapes (--with, tests/test_ops.c):
+# the fused bias+activation backward and the column reductions (sum, max over leading dims: the
+# suite's transposed layouts); the conv weight gradient split over K (frontend/ops_conv.c,
+# dw_chunks), with and without groups
+clg_env_test(test_gpuk_ops 600 "${CLG_TEST_ENV}" test_ops --op bias_act_backward,sum,max
+  --with KERNEL_SHAPE=cpu --with KERNEL_SHAPE=gpu)
+clg_env_test(test_gpuk_grad 600 "${CLG_TEST_ENV}" test_grad --case linear_relu_tall,conv2d_splitk,conv2d_splitk_groups
+  --with KERNEL_SHAPE=cpu --with KERNEL_SHAPE=gpu)
 # The own GEMM under both shapes (register-tiled for CPUs, gemm_tiles for GPUs), op suite and
 # gradient checks.
-foreach(shape cpu gpu)
-  add_test(NAME test_gpuk_ops_${shape}_gemm_own COMMAND test_ops --op gemm)
-  add_test(NAME test_gpuk_grad_${shape}_gemm_own COMMAND test_grad)
-  set_tests_properties(test_gpuk_ops_${shape}_gemm_own test_gpuk_grad_${shape}_gemm_own PROPERTIES
-    SKIP_RETURN_CODE 77 TIMEOUT 600 ENVIRONMENT "${CLG_GPUK_ENV};CLGRAD_GEMM=own;CLGRAD_KERNEL_SHAPE=${shape}")
-endforeach()
+clg_env_test(test_gpuk_ops_gemm_own 600 "${CLG_TEST_ENV}" test_ops --op gemm
+  --with "GEMM=own KERNEL_SHAPE=cpu" --with "GEMM=own KERNEL_SHAPE=gpu")
+clg_env_test(test_gpuk_grad_gemm_own 600 "${CLG_TEST_ENV}" test_grad
+  --with "GEMM=own KERNEL_SHAPE=cpu" --with "GEMM=own KERNEL_SHAPE=gpu")
 
 # Oclgrind with GPU-like limits: 256 / 32 KiB (many GPUs), 1024 / 48 KiB (NVIDIA), and a maximum
 # that is not a power of two (192). Small cases of a few ops per launch style.
@@ -46,11 +38,9 @@ if(CLG_GPUK_OCLGRIND)
       list(APPEND CLG_GPUK_SHAPES cpu)
     endif()
     foreach(shape ${CLG_GPUK_SHAPES})
-      add_test(NAME test_gpuk_oclgrind_limits_${CLG_GPUK_WG}_${shape}
-        COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind_limits.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:clgrad_cli>
+      clg_env_test(test_gpuk_oclgrind_limits_${CLG_GPUK_WG}_${shape} 600 "${CLG_GPUK_ENV};CLGRAD_KERNEL_SHAPE=${shape};CLGRAD_GEMM=own"
+        ${CMAKE_SOURCE_DIR}/tests/run_oclgrind_limits.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:clgrad_cli>
                 $<TARGET_FILE:test_ops> ${CLG_GPUK_WG} ${CLG_GPUK_LM} ${CLG_GPUK_RUN})
-      set_tests_properties(test_gpuk_oclgrind_limits_${CLG_GPUK_WG}_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-        ENVIRONMENT "${CLG_GPUK_ENV};CLGRAD_KERNEL_SHAPE=${shape};CLGRAD_GEMM=own")
     endforeach()
   endforeach()
 endif()

@@ -7,7 +7,7 @@
 # tests keep PoCL as the default device).
 # CLGRAD_SKIP_INTEL=1 at configure time, or -DCLGRAD_INTEL_OCL_DIR=OFF, leaves Intel out.
 set(CLG_INTEL_TESTS test_devices test_cli_devices_json test_kernels_compile test_ops test_grad
-  test_ops_gemm_own test_ops_gemm_clblast test_train test_compare_quick test_device_auto test_device_default
+  test_ops_gemm test_train test_compare_quick test_device_auto test_device_default
   test_ops_gemm_clblast_indirect test_clblast_switch test_staging test_half_selftest
   test_parallel_cli test_ops_one_hot_gpu_shape)
 

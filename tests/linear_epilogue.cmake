@@ -2,8 +2,6 @@
 # (gemm_dot_bias_act) under Oclgrind (out-of-bounds and uninitialised reads), small cases; the
 # op-suite cases on every device run in test_ops itself.
 if(CLG_OCLGRIND)
-  add_test(NAME test_ops_oclgrind_gemm_bias_act
-    COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op gemm_bias_act)
-  set_tests_properties(test_ops_oclgrind_gemm_bias_act PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-    ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=cpu;CLGRAD_GEMM=own;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
+  clg_env_test(test_ops_oclgrind_gemm_bias_act 900 "CLGRAD_SELFTEST=0;CLGRAD_KERNEL_SHAPE=cpu;CLGRAD_GEMM=own;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
+    ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op gemm_bias_act)
 endif()

@@ -6,43 +6,32 @@
 set(CLG_ROW_OPS softmax log_softmax softmax_backward log_softmax_backward layer_norm layer_norm_backward
     sum max min argmax softmax_xent softmax_xent_backward)
 set(CLG_ROW_ENV "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")
-foreach(shape cpu gpu)
-  foreach(op IN LISTS CLG_ROW_OPS)
-    add_test(NAME test_ops_rows_${shape}_${op} COMMAND test_ops --op ${op})
-    set_tests_properties(test_ops_rows_${shape}_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-      ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape};CLGRAD_ROWS16=0")
-  endforeach()
-  add_test(NAME test_grad_rows_${shape} COMMAND test_grad)
-  set_tests_properties(test_grad_rows_${shape} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-    ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape}")
-endforeach()
+# one process walks both shapes (test_ops --with); the ops as one list
+list(JOIN CLG_ROW_OPS "," CLG_ROW_OPS_LIST)
+clg_env_test(test_ops_rows 600 "${CLG_TEST_ENV}" test_ops --op ${CLG_ROW_OPS_LIST}
+  --with "KERNEL_SHAPE=row=cpu ROWS16=0" --with "KERNEL_SHAPE=row=gpu ROWS16=0")
+clg_env_test(test_grad_rows 600 "${CLG_TEST_ENV}"
+  test_grad --with KERNEL_SHAPE=row=cpu --with KERNEL_SHAPE=row=gpu)
 # The CPU shape's sixteen rows a work-item (softmax, log-softmax, layer norm and its backward, the
 # cross-entropy forward, over rows of 16..64 contiguous elements; the runs above keep to one row a
 # work-item): wherever the rows allow
 set(CLG_ROWS16_OPS softmax log_softmax layer_norm layer_norm_backward softmax_xent)
-foreach(op IN LISTS CLG_ROWS16_OPS)
-  add_test(NAME test_ops_rows_cpu16_${op} COMMAND test_ops --op ${op})
-  set_tests_properties(test_ops_rows_cpu16_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-    ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=cpu;CLGRAD_ROWS16=1")
-endforeach()
+list(JOIN CLG_ROWS16_OPS "," CLG_ROWS16_OPS_LIST)
+clg_env_test(test_ops_rows_cpu16 600 "${CLG_TEST_ENV}"
+  test_ops --op ${CLG_ROWS16_OPS_LIST} --with "KERNEL_SHAPE=row=cpu ROWS16=1")
 
 # The GPU shape under Oclgrind with a GPU's limits (256 work-items, 32 KiB of local memory), and
 # the CPU shape there too: small cases, failing on any memory error or data race Oclgrind reports.
+# One process per Oclgrind profile (its limits are read when its platform loads), the two shapes
+# walked inside it.
 if(CLG_OCLGRIND)
-  foreach(shape cpu gpu)
-    foreach(op softmax log_softmax_backward layer_norm layer_norm_backward sum argmax softmax_xent softmax_xent_backward)
-      add_test(NAME test_ops_rows_oclgrind_${shape}_${op}
-        COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
-      set_tests_properties(test_ops_rows_oclgrind_${shape}_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-        ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=${shape};OCLGRIND_MAX_WGSIZE=256;OCLGRIND_LOCAL_MEM_SIZE=32768")
-    endforeach()
-  endforeach()
-  foreach(op softmax log_softmax layer_norm_backward softmax_xent)
-    add_test(NAME test_ops_rows_oclgrind_cpu16_${op}
-      COMMAND ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small --op ${op})
-    set_tests_properties(test_ops_rows_oclgrind_cpu16_${op} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-      ENVIRONMENT "${CLG_ROW_ENV};CLGRAD_KERNEL_SHAPE=row=cpu;CLGRAD_ROWS16=1")
-  endforeach()
+  set(CLG_ROWS_OCLGRIND_OPS softmax,log_softmax_backward,layer_norm,layer_norm_backward,sum,argmax,softmax_xent,softmax_xent_backward)
+  clg_env_test(test_ops_rows_oclgrind 900 "${CLG_ROW_ENV};OCLGRIND_MAX_WGSIZE=256;OCLGRIND_LOCAL_MEM_SIZE=32768"
+    ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small
+            --op ${CLG_ROWS_OCLGRIND_OPS} --with KERNEL_SHAPE=row=cpu --with KERNEL_SHAPE=row=gpu)
+  clg_env_test(test_ops_rows_oclgrind_cpu16 900 "${CLG_ROW_ENV}"
+    ${CMAKE_SOURCE_DIR}/tests/run_oclgrind.sh ${CMAKE_SOURCE_DIR} $<TARGET_FILE:test_ops> --small
+            --op softmax,log_softmax,layer_norm_backward,softmax_xent --with "KERNEL_SHAPE=row=cpu ROWS16=1")
 endif()
 
 # Sub-groups against the work-group tree on a runtime that has them: Intel's OpenCL CPU runtime,
@@ -69,32 +58,33 @@ endfunction()
 set(CLG_INTEL_OCL_VENDORS "" CACHE PATH "OCL_ICD_VENDORS folder naming Intel's OpenCL runtime (tests/rows.cmake)")
 set(CLG_INTEL_OCL_LIB "" CACHE PATH "library folder of Intel's OpenCL runtime (tests/rows.cmake)")
 set(CLG_SG_OPS ${CLG_ROW_OPS})
-set(CLG_SG_MODES 1 0 khr)
+set(CLG_SG_MODES auto 0 khr)
 if(NOT CLG_INTEL_OCL_VENDORS AND DEFINED CLG_INTEL_LD AND NOT "$ENV{CLGRAD_SKIP_INTEL}" STREQUAL "1")
   set(CLG_INTEL_OCL_VENDORS "${CLGRAD_INTEL_OCL_DIR}/icd")
   set(CLG_INTEL_OCL_LIB "${CLG_INTEL_LD}")
   set(CLG_SG_OPS sum softmax layer_norm layer_norm_backward softmax_xent)
-  set(CLG_SG_MODES 1 0)
+  set(CLG_SG_MODES auto 0)
 endif()
 if(CLG_INTEL_OCL_VENDORS)
   set(CLG_INTEL_ENV "${CLG_ROW_ENV};OCL_ICD_VENDORS=${CLG_INTEL_OCL_VENDORS}")
   if(CLG_INTEL_OCL_LIB)
     list(APPEND CLG_INTEL_ENV "LD_LIBRARY_PATH=${CLG_INTEL_OCL_LIB}")
   endif()
+  # every sub-group mode in one process (SUBGROUPS is read at a device's open: reopened per --with)
+  set(clg_with "")
   foreach(sg IN LISTS CLG_SG_MODES)
-    foreach(op IN LISTS CLG_SG_OPS)
-      add_test(NAME test_ops_rows_intel_subgroups${sg}_${op} COMMAND test_ops --op ${op} --device Intel)
-      set_tests_properties(test_ops_rows_intel_subgroups${sg}_${op} PROPERTIES TIMEOUT 600
-        ENVIRONMENT "${CLG_INTEL_ENV};CLGRAD_KERNEL_SHAPE=row=gpu;CLGRAD_SUBGROUPS=${sg}")
-    endforeach()
+    list(APPEND clg_with --with "KERNEL_SHAPE=row=gpu SUBGROUPS=${sg}")
   endforeach()
+  list(JOIN CLG_SG_OPS "," clg_sg_ops)
+  add_test(NAME test_ops_rows_intel_subgroups COMMAND test_ops --op ${clg_sg_ops} --device Intel ${clg_with})
+  set_tests_properties(test_ops_rows_intel_subgroups PROPERTIES TIMEOUT 600 ENVIRONMENT "${CLG_INTEL_ENV}")
   set(CLG_SG_MUTANT_DIR ${CMAKE_BINARY_DIR}/subgroup_mutant_kernels)
   clg_kernel_mutant(${CLG_SG_MUTANT_DIR} prelude.cl "v = sub_group_reduce_add(v);"
     "v = sub_group_reduce_add(v) * (ACC)1.001;" "the sub-group sum line")
   add_test(NAME test_ops_rows_intel_catches_wrong_subgroup_sum COMMAND test_ops --op sum --device Intel)
   set_tests_properties(test_ops_rows_intel_catches_wrong_subgroup_sum PROPERTIES TIMEOUT 600
     PASS_REGULAR_EXPRESSION "sum [^\n]*normalized error"
-    ENVIRONMENT "${CLG_INTEL_ENV};CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${CLG_SG_MUTANT_DIR};CLGRAD_KERNEL_SHAPE=row=gpu;CLGRAD_SUBGROUPS=1")
+    ENVIRONMENT "${CLG_INTEL_ENV};CLGRAD_CACHE_DIR=0;CLGRAD_KERNEL_DIR=${CLG_SG_MUTANT_DIR};CLGRAD_KERNEL_SHAPE=row=gpu;CLGRAD_SUBGROUPS=auto")
 endif()
 
 # Each shape's runs must reach that shape's kernels: a copy of softmax.cl whose CPU-shaped softmax

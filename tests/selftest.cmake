@@ -23,7 +23,6 @@ set_tests_properties(test_selftest_gemm PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 9
 # the cached result is read again by the same build and redone for another (clg_build_id; the
 # stand-in for another build is a test hook)
 if(CLGRAD_TEST_HOOKS)
-  add_test(NAME test_selftest_build_id
-    COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_selftest_build_id.sh $<TARGET_FILE:clgrad_cli>)
-  set_tests_properties(test_selftest_build_id PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+  clg_env_test(test_selftest_build_id 300 ""
+    bash ${CMAKE_SOURCE_DIR}/tests/test_selftest_build_id.sh $<TARGET_FILE:clgrad_cli>)
 endif()

@@ -7,9 +7,8 @@
 # usage: test_bench_step_fill.sh CLGRAD_BINARY
 set -u
 clgrad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 dev="Portable Computing Language"
 "$clgrad" devices 2>/dev/null | grep -q "$dev" || { echo "PoCL not present: skipped"; exit 77; }
 for model in mlp cnn; do

@@ -278,8 +278,36 @@ static void check_cache(int index, const char *root)
 	}
 }
 
-/* Cold build vs warm load of every program (float32, and float64 where available). */
-static void time_all(int index, const char *root, double *cold_total, double *warm_total)
+/* the embedded sources (kernels_embedded.c, declared so in backend/opencl/cl_program.c) */
+struct clg_embedded_kernel {
+	const char *name;
+	const unsigned char *data;
+	size_t size;
+};
+extern const struct clg_embedded_kernel clg_embedded_kernels[];
+extern const int clg_embedded_kernel_count;
+
+/* Whether program `name` is timed: every program (limit <= 0), else the `limit` smallest sources and
+ * elementwise (the add after the warm load must find it on disk). */
+static int timed(const char *name, int limit)
+{
+	size_t size = 0;
+	int smaller = 0;
+
+	if (limit <= 0 || !strcmp(name, "elementwise"))
+		return 1;
+	for (int i = 0; i < clg_embedded_kernel_count; i++)
+		if (!strcmp(clg_embedded_kernels[i].name, name))
+			size = clg_embedded_kernels[i].size;
+	for (int i = 0; i < clg_embedded_kernel_count; i++)
+		smaller += clg_embedded_kernels[i].size < size ||
+			   (clg_embedded_kernels[i].size == size && strcmp(clg_embedded_kernels[i].name, name) < 0);
+	return smaller < limit;
+}
+
+/* Cold build vs warm load of every program (float32, and float64 where available), or of the
+ * `limit` smallest when limit > 0. */
+static void time_all(int index, const char *root, int limit, double *cold_total, double *warm_total)
 {
 	const char *const *names = clg_cl_program_names();
 	char dir[4096];
@@ -299,7 +327,7 @@ static void time_all(int index, const char *root, double *cold_total, double *wa
 			return;
 		t0 = now();
 		for (int p = 0; names[p]; p++) {
-			for (int dt = 0; dt < 2; dt++) {
+			for (int dt = 0; dt < 2 && timed(names[p], limit); dt++) {
 				char opts[256];
 				cl_program prog;
 				if (dt == 1 && !be->info.has_fp64)
@@ -336,17 +364,19 @@ static void time_all(int index, const char *root, double *cold_total, double *wa
 }
 
 /* Two modes, run as two ctest entries:
- *   test_cache           the cache's behaviour (PoCL's own cache left on: it only saves time)
- *   test_cache --timing  cold build vs warm load of every program, with PoCL's cache off */
+ *   test_cache              the cache's behaviour (PoCL's own cache left on: it only saves time)
+ *   test_cache --timing [N] cold build vs warm load of every program (of the N smallest and
+ *                           elementwise: ctest's run, where the comparison needs a few programs, not
+ *                           all), PoCL's cache off */
 int main(int argc, char **argv)
 {
 	const clg_device_info *list;
-	int n, timing = argc > 1 && !strcmp(argv[1], "--timing");
+	int n, timing = argc > 1 && !strcmp(argv[1], "--timing"), limit = timing && argc > 2 ? atoi(argv[2]) : 0;
 	char *root;
 	double cold = 0, warm = 0;
 
-	if (argc > 1 && !timing) {
-		fprintf(stderr, "usage: test_cache [--timing]\n");
+	if ((argc > 1 && !timing) || argc > 3 || (argc == 3 && limit <= 0)) {
+		fprintf(stderr, "usage: test_cache [--timing [N]]\n");
 		return 2;
 	}
 	/* PoCL keeps its own compiled-kernel cache; turn it off before the first OpenCL call so the
@@ -364,7 +394,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < n; i++) {
 		printf("device %d: %s (%s)\n", i, list[i].name, list[i].platform);
 		if (timing)
-			time_all(i, root, &cold, &warm);
+			time_all(i, root, limit, &cold, &warm);
 		else
 			check_cache(i, root);
 	}

@@ -1,4 +1,4 @@
-# Sourced by the CLI test scripts: the preambles they share.
+# Sourced by the shell tests (. "$(dirname "$0")/test_common.sh"): the preambles they share.
 # need_fashion_mnist: sets data, or skips (77) where Debian's dataset-fashion-mnist is absent.
 # first_opencl_device CLGRAD: sets dev to the first OpenCL device's index, or skips (77).
 need_fashion_mnist() {
@@ -18,3 +18,12 @@ print(d[0] if d else "")')
 		exit 77
 	fi
 }
+
+# t_workdir: a temporary folder in $work, removed when the script exits (its EXIT trap).
+t_workdir() {
+	work=$(mktemp -d)
+	trap 'rm -rf "$work"' EXIT
+}
+
+# fail MESSAGE: the test's failure, said on stdout (ctest shows it), exit status 1.
+fail() { echo "FAIL: $*"; exit 1; }

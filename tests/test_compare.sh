@@ -9,9 +9,8 @@
 set -u
 mode=$1 clgrad=$2 src=$3
 check="python3 $src/tests/check_compare_json.py"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 
 # runs compare, keeps its output in $work/out.txt and its exit status in $rc
 run_compare() {

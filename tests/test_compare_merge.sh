@@ -8,9 +8,8 @@
 set -u
 clgrad=$1 src=$2
 check="python3 $src/tests/check_compare_json.py"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 field() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 
 # refused FILE... EXPECT: exit status 2, exactly one line on stderr naming the first and the last

@@ -15,13 +15,11 @@ set -u
 clgrad=$1
 . "$(dirname "$0")/test_common.sh"
 first_opencl_device "$clgrad"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+t_workdir
 export CLGRAD_CACHE_DIR=$work/cache
 unset CLGRAD_FORCE_DEVICE CLGRAD_TEST_CRASH CLGRAD_SYNC CLGRAD_SELFTEST
 # in a sanitizer build the crash must reach clgrad's handler and then the default action, not ASan's report
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigill=0:handle_sigfpe=0"
-fail() { echo "FAIL: $*"; exit 1; }
 ulimit -c unlimited 2>/dev/null
 
 # runs "$@" in $work, prints "signal core" of its end (0 0 for a normal exit)

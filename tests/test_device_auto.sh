@@ -4,9 +4,8 @@
 # corrupt figures file is measured again. usage: test_device_auto.sh CLGRAD
 set -u
 clgrad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 export CLGRAD_CACHE_DIR=$work/cache
 file=$work/cache/auto-device.txt
 data=/usr/share/datasets/fashion-mnist

@@ -7,9 +7,8 @@
 # usage: test_device_default.sh CLGRAD
 set -u
 clgrad=$1
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 unset CLGRAD_DEVICE
 export CLGRAD_CACHE_DIR=$work/cache
 file=$work/cache/auto-device.txt

@@ -10,9 +10,7 @@ clgrad=$1
 . "$(dirname "$0")/test_common.sh"
 need_fashion_mnist
 first_opencl_device "$clgrad"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+t_workdir
 run=(train --model mlp --limit 200 --batch 50 --device "$dev" --data "$data")
 
 "$clgrad" "${run[@]}" --epochs 1 --save "$work/ck.safetensors" > "$work/first.out" 2>&1 ||

@@ -12,10 +12,8 @@ clgrad=$1
 . "$(dirname "$0")/test_common.sh"
 need_fashion_mnist
 first_opencl_device "$clgrad"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+t_workdir
 export CLGRAD_CACHE_DIR=$work/cache # warmed by the counting run: the counts repeat
-fail() { echo "FAIL: $*"; exit 1; }
 run=(train --model mlp --limit 200 --batch 50 --device "$dev" --data "$data" --epochs 2)
 t0=$(date +%s)
 

@@ -8,9 +8,8 @@
 # usage: test_half_selftest.sh CLGRAD TEST_OPS
 set -u
 clgrad=$1 test_ops=$2
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 
 export CLGRAD_CACHE_DIR=$work/cache
 "$clgrad" devices --json > "$work/devices.json" || fail "clgrad devices --json"

@@ -1,18 +1,25 @@
 /* The op suite (suite/op_suite.c) on every OpenCL device against the reference backend: a failed
  * case is a failed check, and the per-op tally is printed at the end.
  *
- * usage: test_ops [--op NAME[,NAME...]] [--device SUBSTRING] [--small] [-v]
- *   --small  only cases of at most 64 elements per operand (for Oclgrind) */
+ * usage: test_ops [--op NAME[,NAME...]] [--device SUBSTRING] [--small] [--with "NAME=VALUE ..."]... [-v]
+ *   --small  only cases of at most 64 elements per operand (for Oclgrind)
+ *   --with   run the cases under this configuration (clg_config_set; each device opened again
+ *            under it); repeated: once under each, in one process (the variant axes: kernel shape,
+ *            GEMM implementation, rows per work-item...). Without it: once, as configured.
+ * A run of every op (no --op, no --small) also checks that every op of clg_ops.def has cases. */
 #include "op_suite.h"
 #include "test_util.h"
 
 #include <string.h>
 
-/* A failed case is a failed check, reported as it happens. */
+#define MAX_WITH 16
+
+/* A failed case is a failed check, reported as it happens (ctx: the --with configuration, or NULL). */
 static void on_case(const op_case_result *r, void *ctx)
 {
 	if (r->outcome == OP_CASE_FAIL) {
-		fprintf(stderr, "test_ops: check failed: %s\n", r->message);
+		fprintf(stderr, "test_ops: check failed%s%s%s: %s\n", ctx ? " (with " : "", ctx ? (const char *)ctx : "",
+			ctx ? ")" : "", r->message);
 		t_failures++;
 	}
 }
@@ -37,7 +44,8 @@ int main(int argc, char **argv)
 	const clg_device_info *list;
 	clg_backend *ref = NULL;
 	int tally[CLG_OP_COUNT][3][3] = {{{0}}}; /* [op][float32, float16, bfloat16]: pass, fail, unsupported; summed over devices */
-	int total_pass = 0, total_fail = 0, total_unsup = 0;
+	int total_pass = 0, total_fail = 0, total_unsup = 0, nwith = 0;
+	const char *with[MAX_WITH];
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--op") && i + 1 < argc)
@@ -46,10 +54,12 @@ int main(int argc, char **argv)
 			dev_filter = argv[++i];
 		else if (!strcmp(argv[i], "--small"))
 			opts.small = 1;
+		else if (!strcmp(argv[i], "--with") && i + 1 < argc && nwith < MAX_WITH)
+			with[nwith++] = argv[++i];
 		else if (!strcmp(argv[i], "-v"))
 			opts.verbose = 1;
 		else {
-			fprintf(stderr, "usage: test_ops [--op NAME[,NAME...]] [--device SUBSTRING] [--small] [-v]\n");
+			fprintf(stderr, "usage: test_ops [--op NAME[,NAME...]] [--device SUBSTRING] [--small] [--with \"NAME=VALUE ...\"]... [-v]\n");
 			return 2;
 		}
 	}
@@ -60,26 +70,40 @@ int main(int argc, char **argv)
 	if (!ref)
 		return t_finish("test_ops");
 
-	for (int di = 1; di < ndev; di++) {
-		clg_backend *be = NULL;
-		op_suite_report rep;
-		if (dev_filter && !strstr(list[di].name, dev_filter) && !strstr(list[di].platform, dev_filter))
-			continue;
-		CHECK_OK(clg_backend_open(di, &be));
-		if (!be)
-			continue;
-		tested_devices++;
-		printf("device %d: %s (%s)\n", di, list[di].name, list[di].platform);
-		fflush(stdout);
-		CHECK_OK(op_suite_run(ref, be, &opts, &rep));
-		for (int i = 0; i < rep.nops; i++) {
-			int *tl = tally[rep.ops[i].opcode][rep.ops[i].f16];
-			tl[0] += rep.ops[i].pass;
-			tl[1] += rep.ops[i].fail;
-			tl[2] += rep.ops[i].unsupported;
+	for (int w = 0; w < (nwith ? nwith : 1); w++) {
+		t_with_saved saved = {0};
+		if (nwith) {
+			if (t_with_apply(with[w], &saved)) {
+				t_failures++;
+				continue;
+			}
+			printf("with %s\n", with[w]);
+			opts.ctx = (void *)with[w];
 		}
-		op_suite_report_free(&rep);
-		clg_backend_close(be);
+		for (int di = 1; di < ndev; di++) {
+			clg_backend *be = NULL;
+			op_suite_report rep;
+			if (dev_filter && !strstr(list[di].name, dev_filter) && !strstr(list[di].platform, dev_filter))
+				continue;
+			CHECK_OK(clg_backend_open(di, &be));
+			if (!be)
+				continue;
+			tested_devices++;
+			printf("device %d: %s (%s)\n", di, list[di].name, list[di].platform);
+			fflush(stdout);
+			CHECK_OK(op_suite_run(ref, be, &opts, &rep));
+			for (int i = 0; i < rep.nops; i++) {
+				int *tl = tally[rep.ops[i].opcode][rep.ops[i].f16];
+				tl[0] += rep.ops[i].pass;
+				tl[1] += rep.ops[i].fail;
+				tl[2] += rep.ops[i].unsupported;
+			}
+			if (nwith)
+				printf("with %s: %d passed, %d failed, %d unsupported\n", with[w], rep.pass, rep.fail, rep.unsupported);
+			op_suite_report_free(&rep);
+			clg_backend_close(be);
+		}
+		t_with_restore(&saved);
 	}
 	CHECK(tested_devices > 0, "no device matched --device %s", dev_filter ? dev_filter : "(none)");
 
@@ -97,8 +121,13 @@ int main(int argc, char **argv)
 			total_unsup += tl[2];
 		}
 	}
-	printf("op cases: %d passed, %d failed, %d unsupported on %d device(s)\n", total_pass, total_fail, total_unsup,
-	       tested_devices);
+	printf("op cases: %d passed, %d failed, %d unsupported on %d device(s)%s\n", total_pass, total_fail, total_unsup,
+	       tested_devices, nwith > 1 ? " (devices counted once per --with)" : "");
+	/* every op of clg_ops.def has cases (counted on the devices: each case runs on the reference too) */
+	for (int op = 0; tested_devices && !opts.op && !opts.small && op < CLG_OP_COUNT; op++) {
+		const char *name = clg_op_name((clg_op)op);
+		CHECK(cases_of(tally, name, strlen(name)) > 0, "op %s (clg_ops.def) has no case in the op suite", name);
+	}
 	/* a misspelt --op (or an op whose cases all went) must not pass as "0 failed" */
 	CHECK(tested_devices == 0 || total_pass + total_fail + total_unsup > 0, "--op %s%s ran no case",
 	      opts.op ? opts.op : "(all)", opts.small ? " --small" : "");

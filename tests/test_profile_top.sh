@@ -14,9 +14,8 @@ if ! "$clgrad" devices --json | grep -q '"type": "cpu"\|"type": "gpu"'; then
 	echo "no OpenCL device present: skipped"
 	exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 common=(train --model mlp --limit 600 --batch 100 --seed 3 --epochs 1)
 rows() { grep -cE '^    \S.* +[0-9.]+ +[0-9.]+ +[0-9.]+%$' "$1"; }
 

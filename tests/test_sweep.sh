@@ -10,9 +10,8 @@ set -u
 clgrad=$1
 data=/usr/share/datasets/fashion-mnist
 [ -e "$data/train-images-idx3-ubyte.gz" ] || { echo "Fashion-MNIST not installed: skipped"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 ndev=$("$clgrad" devices --json | python3 -c 'import json,sys; print(sum(1 for d in json.load(sys.stdin)["devices"] if d["type"] in ("cpu","gpu","accelerator")))')
 [ "$ndev" -ge 1 ] || { echo "no OpenCL device present: skipped"; exit 77; }
 grid=(--model mlp --lr 1e-3,2e-3,3e-3 --epochs 2 --limit 256 --batch 64 --devices 1)

@@ -16,9 +16,8 @@ if ! "$clgrad" devices --json | grep -q '"type": "cpu"\|"type": "gpu"'; then
 	echo "no OpenCL device present: skipped"
 	exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 common=(--model mlp --limit 1000 --batch 100 --seed 3 --optimizer sgd --lr 0.05 --momentum 0.9 --schedule cosine)
 
 "$clgrad" train "${common[@]}" --epochs 2 --profile --log "$work/a.jsonl" --save "$work/a.safetensors" > "$work/a.out" 2>&1 ||

@@ -16,9 +16,8 @@ if ! "$clgrad" devices --json | grep -q '"type": "cpu"\|"type": "gpu"'; then
 	echo "no OpenCL device present: skipped"
 	exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 common=(--model gfnet --limit 600 --batch 50 --seed 5 --lr 3e-3 --warmup 5)
 
 "$clgrad" train "${common[@]}" --epochs 2 --log "$work/a.jsonl" --save "$work/a.safetensors" > "$work/a.out" 2>&1 ||

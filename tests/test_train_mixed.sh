@@ -18,9 +18,8 @@ if [ -z "$devices" ]; then
 	echo "no OpenCL device present: skipped"
 	exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 common=(--model mlp --limit 500 --batch 50 --seed 4 --epochs 2)
 
 # "epoch N: train loss A, test accuracy B (test loss C)" -> "A C" of the last epoch

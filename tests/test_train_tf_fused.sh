@@ -13,9 +13,8 @@ if [ -z "$devices" ]; then
 	echo "no OpenCL device present: skipped"
 	exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/test_common.sh"
+t_workdir
 common=(--model transformer --epochs 1 --batch 8 --limit 3000 --seed 3 --profile)
 val() { sed -n 's/^epoch 1: .*validation loss \([0-9.]*\).*/\1/p' "$1"; }
 launches() { sed -n 's/^ *profile: \([0-9.]*\) kernel launches.*/\1/p' "$1" | tail -1; }

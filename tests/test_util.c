@@ -60,6 +60,54 @@ void t_rmtree(const char *path)
 	}
 }
 
+int t_with_apply(const char *spec, t_with_saved *saved)
+{
+	const char *p = spec;
+
+	saved->n = 0;
+	while (*p) {
+		size_t n = strcspn(p, " "), k = strcspn(p, "=");
+		char *item;
+		const char *old;
+		if (!n) {
+			p++;
+			continue;
+		}
+		if (k >= n || saved->n == T_WITH_MAX) {
+			fprintf(stderr, "--with '%s': expected up to %d NAME=VALUE items separated by spaces\n", spec, T_WITH_MAX);
+			goto fail;
+		}
+		item = strndup(p, n);
+		if (!item)
+			goto fail;
+		item[k] = '\0';
+		old = clg_config_get(item);
+		saved->name[saved->n] = item;
+		saved->old[saved->n] = old ? strdup(old) : NULL;
+		saved->n++;
+		if (!old || clg_config_set(item, item + k + 1) != CLG_OK) {
+			fprintf(stderr, "--with '%s': %s\n", spec, old ? clg_last_error() : "unknown option");
+			goto fail;
+		}
+		p += n;
+	}
+	return 0;
+fail:
+	t_with_restore(saved);
+	return -1;
+}
+
+void t_with_restore(t_with_saved *saved)
+{
+	for (int i = saved->n - 1; i >= 0; i--) {
+		if (saved->old[i])
+			clg_config_set(saved->name[i], saved->old[i]);
+		free(saved->name[i]);
+		free(saved->old[i]);
+	}
+	saved->n = 0;
+}
+
 int t_finish(const char *name)
 {
 	printf("%s: %s (%d failed checks)\n", name, t_failures ? "FAILED" : "passed", t_failures);

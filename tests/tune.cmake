@@ -5,8 +5,6 @@ set(CLG_TUNE_MUTANT "")
 if(DEFINED CLG_GEMM_MUTANT_DIR)
   set(CLG_TUNE_MUTANT ${CLG_GEMM_MUTANT_DIR})
 endif()
-add_test(NAME test_tune
-  COMMAND bash ${CMAKE_SOURCE_DIR}/tests/test_tune.sh $<TARGET_FILE:clgrad_cli> $<TARGET_FILE:test_ops>
+clg_env_test(test_tune 900 "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache"
+  bash ${CMAKE_SOURCE_DIR}/tests/test_tune.sh $<TARGET_FILE:clgrad_cli> $<TARGET_FILE:test_ops>
           ${CLG_TUNE_MUTANT})
-set_tests_properties(test_tune PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900
-  ENVIRONMENT "CLGRAD_SELFTEST=0;CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/test-cache")

@@ -43,13 +43,11 @@ int64_t clg_cl_row_geometry(const clg_view *const *v, int nv, clg_cl_row_geom *g
 
 int clg_cl_rows_per_item(clg_backend *be, int C, int contiguous, int64_t rows, int pipelined)
 {
-	static int forced = -2; /* $CLGRAD_ROWS16, read once: 0, 1, or -1 (unset: by the rows) */
+	/* CLGRAD_ROWS16 at each call (a set between ops applies to the next): 0, 1, or -1 (auto: by the rows) */
+	const char *e = clg_cfg_str(CLG_CFG_ROWS16);
+	int forced = !strcmp(e, "0") ? 0 : !strcmp(e, "1") ? 1 : -1;
 	int64_t cus = be->info.compute_units ? be->info.compute_units : 1;
 
-	if (forced == -2) {
-		const char *e = clg_cfg_str(CLG_CFG_ROWS16);
-		forced = e && !strcmp(e, "0") ? 0 : e && !strcmp(e, "1") ? 1 : -1;
-	}
 	if (!contiguous || !forced)
 		return 1;
 	if (C % 16 == 0 && C <= 64)
