@@ -63,6 +63,14 @@ cleanup() {
 		ip netns del "$ns" 2> /dev/null
 	done
 	ip link del "$bridge" 2> /dev/null
+	# the host ends of the veth pairs go with their namespace, but the kernel removes them a moment
+	# later (while a killed rank's last process still exits): delete them and wait until they are gone
+	for _ in $(seq 1 30); do
+		links=$(ip -o link show 2> /dev/null | grep -o "${tag}v[0-9]*" | sort -u)
+		[ -z "$links" ] && break
+		for l in $links; do ip link del "$l" 2> /dev/null; done
+		sleep 0.1
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
