@@ -241,8 +241,8 @@ CTRL_C = textwrap.dedent("""
             print("started", flush=True)
 
     rng = np.random.default_rng(0)
-    x = np.tile(rng.standard_normal((100, 784)).astype(np.float32), (200, 1))  # a long epoch, made fast
-    y = np.tile(rng.integers(0, 10, 100).astype(np.int32), 200)
+    x = np.tile(rng.standard_normal((100, 784)).astype(np.float32), (600, 1))  # a long epoch, made fast
+    y = np.tile(rng.integers(0, 10, 100).astype(np.int32), 600)
     model = Net() if sys.argv[2] == "python" else "mlp"
     t = clgrad.Trainer(model, epochs=50, batch_size=16, save=sys.argv[1], progress=False,
                        callbacks=[Started()], log_every_n_steps=10**9)
@@ -261,14 +261,15 @@ CTRL_C = textwrap.dedent("""
 def test_ctrl_c_stops_a_run(tmp_path, model):
     """SIGINT while the C trainer runs (a built-in model: no Python code between the steps but the
     trainer's check) raises KeyboardInterrupt promptly; the interpreter and the model stay usable,
-    no checkpoint is written for the epoch cut short."""
+    no checkpoint is written for the epoch cut short (on a fast machine an epoch may have finished
+    before the signal: then its checkpoint is there, whole, and nothing else)."""
     path = tmp_path / "run.safetensors"
     p = subprocess.Popen([sys.executable, "-c", CTRL_C, str(path), model], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     try:
         line = p.stdout.readline()
         assert line.strip() == "started", (line, p.stderr.read() if p.poll() is not None else "")
-        time.sleep(0.3)
+        time.sleep(0.05)
         t0 = time.perf_counter()
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=30)
@@ -276,10 +277,12 @@ def test_ctrl_c_stops_a_run(tmp_path, model):
     finally:
         if p.poll() is None:
             p.kill()
-    assert "interrupted 0" in out and "usable True True" in out, (out, err)
+    done = [int(line.split()[1]) for line in out.splitlines() if line.startswith("interrupted ")]
+    assert done and done[0] < 50 and "usable True True" in out, (out, err)
     assert p.returncode != 0 and "KeyboardInterrupt" in err.splitlines()[-1], err
     assert took < 5, "the run took %.1f s to stop" % took
-    assert not os.listdir(tmp_path), os.listdir(tmp_path)  # no checkpoint, no temporary file
+    # no temporary file; a checkpoint only of epochs that finished
+    assert os.listdir(tmp_path) == ([] if done[0] == 0 else ["run.safetensors"]), (done, os.listdir(tmp_path))
 
 
 def test_tensors_kept_past_a_step_and_memory(cl_dev):
