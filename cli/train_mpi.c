@@ -194,6 +194,13 @@ free_lists:
  * are those of the root exchange, bit for bit. Open MPI 4.1's MPI_Ireduce_scatter (libnbc) reduces
  * to rank 0 and scatters from there instead: rank 0's link carries 1.5 gradients at N = 2 and more
  * as N grows (docs/SCALING.md); =mpi uses it, to compare. */
+/* displs[k]: where part k starts when the n parts of counts lie one after another (MPI's *v calls) */
+static void displacements(const int *counts, int n, int *displs)
+{
+	for (int k = 0; k < n; k++)
+		displs[k] = k ? displs[k - 1] + counts[k - 1] : 0;
+}
+
 static clg_status reduce_scatter_alltoall(const float *send, float *recv, const int *counts, mpi_req *q)
 {
 	int size = 1, *sc, *sd, *rc, *rd;
@@ -210,9 +217,9 @@ static clg_status reduce_scatter_alltoall(const float *send, float *recv, const 
 		return clg_fail(CLG_ERR_OOM, "mpi rank %d: out of host memory", state.rank);
 	}
 	sd = sc + size, rc = sd + size, rd = rc + size;
+	displacements(counts, size, sd);
 	for (int k = 0; k < size; k++) {
 		sc[k] = counts[k];
-		sd[k] = k ? sd[k - 1] + counts[k - 1] : 0;
 		rc[k] = q->n;
 		rd[k] = k * q->n;
 	}
@@ -260,10 +267,8 @@ static clg_status mpi_allgatherv_start(void *user, float *buf, const int *counts
 		st = clg_fail(CLG_ERR_OOM, "mpi rank %d: out of host memory", state.rank);
 		goto free_lists;
 	}
-	for (int k = 0; k < size; k++) {
-		c[k] = counts[k];
-		displs[k] = k ? displs[k - 1] + counts[k - 1] : 0;
-	}
+	memcpy(c, counts, sizeof(int) * (size_t)size);
+	displacements(counts, size, displs);
 	if (MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, c, displs, MPI_FLOAT, MPI_COMM_WORLD, r) !=
 	    MPI_SUCCESS) {
 		st = clg_fail(CLG_ERR_STATE, "mpi rank %d: all-gather of %d floats failed", state.rank, counts[state.rank]);
@@ -295,10 +300,8 @@ static clg_status mpi_alltoallv_start(void *user, const void *send, const int *s
 		goto free_lists;
 	}
 	rd = sd + size;
-	for (int k = 0; k < size; k++) {
-		sd[k] = k ? sd[k - 1] + sendcounts[k - 1] : 0;
-		rd[k] = k ? rd[k - 1] + recvcounts[k - 1] : 0;
-	}
+	displacements(sendcounts, size, sd);
+	displacements(recvcounts, size, rd);
 	if (MPI_Ialltoallv(send, sendcounts, sd, MPI_BYTE, recv, recvcounts, rd, MPI_BYTE, MPI_COMM_WORLD, &q->r) !=
 	    MPI_SUCCESS) {
 		st = clg_fail(CLG_ERR_STATE, "mpi rank %d: all-to-all of %d bytes failed", state.rank, recvcounts[state.rank]);
