@@ -126,6 +126,11 @@ int clg_grad_enabled(void);
  * fn simply runs. nin, nout: 1 to 8. */
 typedef clg_status (*clg_checkpoint_fn)(void *user, clg_tensor *const *in, clg_tensor **out);
 clg_status clg_checkpoint(clg_checkpoint_fn fn, void *user, int nin, clg_tensor *const *in, int nout, clg_tensor **out);
+/* clg_checkpoint for bindings whose user data must live as long as the graph (a Python function):
+ * user_free(user) (may be NULL) is called exactly once, when the call no longer needs user: before
+ * it returns where nothing was recorded (grad off, a failure), else as its graph node is freed. */
+clg_status clg_checkpoint_ex(clg_checkpoint_fn fn, void *user, void (*user_free)(void *), int nin,
+			     clg_tensor *const *in, int nout, clg_tensor **out);
 /* 1 while backward re-runs a checkpointed function. */
 int clg_recomputing(void);
 

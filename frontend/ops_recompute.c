@@ -16,6 +16,7 @@
 typedef struct {
 	clg_checkpoint_fn fn;
 	void *user;
+	void (*user_free)(void *); /* called with user as the state goes (clg_checkpoint_ex) */
 	int nin, nout;
 	int slot[CKPT_MAX];         /* input k is the node's input slot[k], or -1 for a NULL input */
 	clg_tensor *g[CKPT_MAX];    /* the outputs' gradients, stashed by the O_i (owned) */
@@ -31,6 +32,8 @@ static void ckpt_free(void *p)
 	for (int i = 0; i < s->nout; i++)
 		fe_release(s->g[i]);
 	fe_rand_log_free(&s->log);
+	if (s->user_free)
+		s->user_free(s->user);
 	free(s);
 }
 
@@ -137,6 +140,13 @@ static clg_status core_backward(clg_node *n, clg_tensor *unused)
 
 clg_status clg_checkpoint(clg_checkpoint_fn fn, void *user, int nin, clg_tensor *const *in, int nout, clg_tensor **out)
 {
+	return clg_checkpoint_ex(fn, user, NULL, nin, in, nout, out);
+}
+
+/* user_free(user) exactly once: here where nothing is recorded, else by ckpt_free with the node */
+clg_status clg_checkpoint_ex(clg_checkpoint_fn fn, void *user, void (*user_free)(void *), int nin,
+			     clg_tensor *const *in, int nout, clg_tensor **out)
+{
 	clg_tensor *real[CKPT_MAX], *res[CKPT_MAX] = {0}, *tc = NULL;
 	fe_rand_log *prev;
 	ckpt_state *s;
@@ -144,20 +154,27 @@ clg_status clg_checkpoint(clg_checkpoint_fn fn, void *user, int nin, clg_tensor 
 	int nreal = 0;
 	clg_status st;
 
-	if (!fn || nin < 1 || nin > CKPT_MAX || nout < 1 || nout > CKPT_MAX || !in || !out)
-		return clg_fail(CLG_ERR_INVALID, "checkpoint: %d inputs and %d outputs (1 to %d each, and a function)", nin,
-				nout, CKPT_MAX);
+	if (!fn || nin < 1 || nin > CKPT_MAX || nout < 1 || nout > CKPT_MAX || !in || !out) {
+		st = clg_fail(CLG_ERR_INVALID, "checkpoint: %d inputs and %d outputs (1 to %d each, and a function)", nin,
+			      nout, CKPT_MAX);
+		goto out_user;
+	}
 	for (int i = 0; i < nout; i++)
 		out[i] = NULL;
 	for (int k = 0; k < nin; k++)
 		if (in[k])
 			real[nreal++] = in[k];
-	if (!clg_grad_enabled()) /* nothing to record: an ordinary call */
-		return fn(user, in, out);
+	if (!clg_grad_enabled()) { /* nothing to record: an ordinary call */
+		st = fn(user, in, out);
+		goto out_user;
+	}
 	s = calloc(1, sizeof(*s));
-	if (!s)
-		return clg_fail(CLG_ERR_OOM, "checkpoint: out of host memory");
-	*s = (ckpt_state){.fn = fn, .user = user, .nin = nin, .nout = nout, .autocast = clg_autocast_dtype()};
+	if (!s) {
+		st = clg_fail(CLG_ERR_OOM, "checkpoint: out of host memory");
+		goto out_user;
+	}
+	*s = (ckpt_state){.fn = fn, .user = user, .user_free = user_free, .nin = nin, .nout = nout,
+			  .autocast = clg_autocast_dtype()};
 	for (int k = 0, j = 0; k < nin; k++)
 		s->slot[k] = in[k] ? j++ : -1;
 	/* the first run: no graph, its draws logged */
@@ -203,6 +220,10 @@ fail:
 		out[i] = NULL;
 		fe_release(res[i]);
 	}
-	ckpt_free(s);
+	ckpt_free(s); /* user_free with it */
+	return st;
+out_user:
+	if (user_free)
+		user_free(user);
 	return st;
 }

@@ -7,7 +7,9 @@
  *   - dropout inside a checkpointed function drops the same elements on the re-run: the input's
  *     gradient equals an ordinary call's, and the module's mask sequence moves on as without
  *     recompute (the next call's output is the same);
- *   - a function that draws more random numbers on its re-run than on its first is refused. */
+ *   - a function that draws more random numbers on its re-run than on its first is refused;
+ *   - clg_checkpoint_ex frees its user data once: at return without grad or on a failure, else with
+ *     the graph (not before the backward that re-runs the function). */
 #include "test_util.h"
 
 #include <clgrad_models.h>
@@ -160,6 +162,42 @@ static void test_dropout(clg_backend *be)
 	      be->info.name);
 }
 
+static clg_status square_fn(void *user, clg_tensor *const *in, clg_tensor **out)
+{
+	(void)user;
+	out[0] = clg_mul(in[0], in[0]);
+	return out[0] ? CLG_OK : clg_last_status();
+}
+
+static void count_free(void *user) { (*(int *)user)++; }
+
+static void test_user_free(clg_backend *be)
+{
+	int freed = 0;
+	clg_tensor *y = NULL;
+
+	clg_scope_begin();
+	clg_tensor *x = clg_full(be, CLG_F32, 1, (int64_t[]){4}, 3.0);
+	clg_set_requires_grad(x, 1);
+	CHECK_OK(clg_checkpoint_ex(square_fn, &freed, count_free, 1, &x, 1, &y));
+	CHECK(freed == 0, "%s: checkpoint_ex freed its user data before the backward", be->info.name);
+	CHECK_OK(clg_backward(clg_sum(y, 0, NULL, 0)));
+	double g = 0;
+	CHECK_OK(clg_item(clg_slice(clg_grad(x), 0, 0, 1, 1), &g));
+	CHECK(g == 6.0, "%s: checkpoint_ex's gradient %g, expected 6", be->info.name, g);
+	clg_scope_end(); /* the graph goes with y */
+	CHECK(freed == 1, "%s: checkpoint_ex freed its user data %d times after the graph, expected 1", be->info.name, freed);
+	clg_no_grad_begin();
+	clg_scope_begin();
+	x = clg_full(be, CLG_F32, 1, (int64_t[]){4}, 3.0);
+	CHECK_OK(clg_checkpoint_ex(square_fn, &freed, count_free, 1, &x, 1, &y));
+	CHECK(freed == 2, "%s: checkpoint_ex without grad: user data freed %d times in all, expected 2", be->info.name, freed);
+	clg_scope_end();
+	clg_no_grad_end();
+	CHECK(clg_checkpoint_ex(square_fn, &freed, count_free, 0, &x, 1, &y) != CLG_OK && freed == 3,
+	      "%s: checkpoint_ex refusing 0 inputs: user data freed %d times in all, expected 3", be->info.name, freed);
+}
+
 int main(void)
 {
 	for (int d = 0; d <= t_opencl_count(); d++) {
@@ -171,6 +209,7 @@ int main(void)
 		test_model(be, "transformer", 0);
 		test_model(be, "gpt", 0.1); /* dropout on the embeddings, the attention weights and both residuals */
 		test_dropout(be);
+		test_user_free(be);
 		clg_backend_close(be);
 	}
 	return t_finish("test_recompute");
