@@ -44,6 +44,7 @@ from ._tensor import (  # noqa: F401
     rand,
     randn,
     manual_seed,
+    Generator,
     cat,
     stack,
     where,
@@ -61,9 +62,32 @@ from . import amp  # noqa: F401
 from .amp import autocast  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
+from . import fft  # noqa: F401  (torch.fft's transforms; complex as (..., 2))
+from . import utils  # noqa: F401  (utils.checkpoint)
+from .nn.functional import max_pool2d, avg_pool2d, conv1d  # noqa: F401  (torch.max_pool2d ...)
 from .trainer import Trainer, train, Callback, ProgressBar  # noqa: F401
 
 __version__ = "0.1.0"
+
+
+def set_fused_ops(enabled):
+    """Turns the fused paths of linear, cross_entropy, attention and the fused ops on or off (the C
+    library's clg_set_fused_ops; $CLGRAD_FUSED=0 at start): off, the same functions compose the
+    unfused ops, for comparisons. Returns the previous setting."""
+    return _C.set_fused_ops(bool(enabled))
+
+
+def fused_ops_enabled():
+    return _C.fused_ops_enabled()
+
+
+def precompile(device=None, workload=None, dtype=float32):
+    """Makes the device's OpenCL programs ready ahead of their first use (clg_precompile): those
+    the workload (a name of your choosing, e.g. "train mlp"; None: none) used on this device in earlier runs and
+    the usual ones for dtype, from the disk cache or compiled. Returns how many were made ready
+    (0 on the reference)."""
+    from ._tensor import _index
+    return _C.precompile(_index(device), workload, (dtype if isinstance(dtype, str) else dtype.name))
 
 # ops as functions (torch.exp(x) ...)
 def _method(name):
@@ -76,6 +100,6 @@ def _method(name):
 
 for _name in ("exp", "log", "tanh", "relu", "sigmoid", "sqrt", "rsqrt", "abs", "neg", "sum", "mean",
               "max", "min", "argmax", "softmax", "log_softmax", "matmul", "reshape", "permute",
-              "transpose", "clamp", "pow", "flatten", "unsqueeze", "squeeze"):
+              "transpose", "clamp", "pow", "flatten", "unsqueeze", "squeeze", "argmin", "gather", "index_select"):
     globals()[_name] = _method(_name)
 del _name

@@ -422,6 +422,20 @@ class Tensor(_C.TensorBase):
             return _C.arg_extreme("argmin", self.reshape(-1), 0, False).reshape(())
         return _C.arg_extreme("argmin", self, dim, keepdim)
 
+    def _index_arg(self, index):
+        return index if isinstance(index, Tensor) and index.dtype is int32 else \
+            as_tensor(np.asarray(index.numpy() if isinstance(index, Tensor) else index).astype(np.int32),
+                      device=self.device)
+
+    def gather(self, dim, index):
+        """torch.gather: out[i][j] = self[index[i][j]][j] for dim 0 (likewise any dim); index int32
+        with self's number of dims; an index out of range gives 0 (PyTorch raises)."""
+        return _C.gather(self, dim % self.ndim, self._index_arg(index))
+
+    def index_select(self, dim, index):
+        """torch.index_select: the slices along dim at a 1-D int32 index."""
+        return _C.index_select(self, dim % self.ndim, self._index_arg(index).reshape(-1))
+
     def softmax(self, dim=-1):
         if dim % self.ndim == self.ndim - 1:
             return _C.unary("softmax", self)
@@ -654,13 +668,53 @@ def manual_seed(seed):
     _rng.seed, _rng.count = int(seed), 0
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, seed=None):
+class Generator:
+    """A random stream as torch.Generator: the C library's clg_rng, a Philox stream position
+    (seed, offset) that each draw advances by the elements drawn, so successive draws differ and
+    two draws of n equal one of 2n; the same numbers on every device. rand, randn and
+    nn.functional.dropout take it as generator=. The device argument is accepted for PyTorch's
+    signature (a stream is not tied to one)."""
+
+    def __init__(self, device=None):
+        self._seed, self.offset = 67280421310721, 0
+
+    def manual_seed(self, seed):
+        self._seed, self.offset = int(seed) & 0xFFFFFFFFFFFFFFFF, 0
+        return self
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        return (self._seed, self.offset)
+
+    def set_state(self, state):
+        self._seed, self.offset = int(state[0]), int(state[1])
+        return self
+
+    def _draw(self, kind, size, a, b, dtype, device):
+        t, self.offset = _C.rng_draw(kind, _shape(size), self._seed, self.offset, float(a), float(b),
+                                     (_dtype_of(dtype) or float32).name, _index(device))
+        return t
+
+
+def _generator(g):
+    if g is not None and not isinstance(g, Generator):
+        raise TypeError("generator: expected a clgrad.Generator, got %s" % type(g).__name__)
+    return g
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, seed=None, generator=None):
+    if _generator(generator) is not None:
+        return _finish(generator._draw("uniform", size, 0.0, 1.0, dtype, device), requires_grad)
     s = _rng.next() if seed is None else seed
     return _finish(_C.random("uniform", _shape(size), s, (_dtype_of(dtype) or float32).name, _index(device)),
                    requires_grad)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, seed=None):
+def randn(*size, dtype=None, device=None, requires_grad=False, seed=None, generator=None):
+    if _generator(generator) is not None:
+        return _finish(generator._draw("normal", size, 0.0, 1.0, dtype, device), requires_grad)
     s = _rng.next() if seed is None else seed
     return _finish(_C.random("normal", _shape(size), s, (_dtype_of(dtype) or float32).name, _index(device)),
                    requires_grad)

@@ -1998,7 +1998,8 @@ PyMODINIT_FUNC PyInit__C(void)
 	PyModule_AddIntConstant(m, "CMP_GE", CLG_CMP_GE);
 	PyModule_AddIntConstant(m, "ACT_RELU", CLG_ACT_RELU);
 	PyModule_AddIntConstant(m, "ACT_GELU", CLG_ACT_GELU);
-	if (clgrad_py_trainer_init(m) || clgrad_py_attention_init(m))
+	if (clgrad_py_trainer_init(m) || clgrad_py_attention_init(m) || clgrad_py_fft_init(m) || clgrad_py_index_init(m) ||
+	    clgrad_py_checkpoint_init(m))
 		return NULL;
 	Py_AtExit(close_backends);
 	return m;
@@ -2011,6 +2012,8 @@ clg_tensor *clgrad_py_tensor(PyObject *o, const char *what) { return tensor_arg(
 clg_backend *clgrad_py_backend(int index) { return backend_of(index); }
 int clgrad_py_device_index(clg_backend *be) { return index_of(be); }
 PyObject *clgrad_py_raise(clg_status s) { return raise_status(s); }
+int clgrad_py_dtype(PyObject *o, clg_dtype *out) { return dtype_from(o, out); }
+int clgrad_py_shape(PyObject *seq, int64_t *shape, int max, const char *what) { return shape_from(seq, shape, max, what); }
 
 const clg_dataset *clgrad_py_dataset(PyObject *o, const char *what)
 {

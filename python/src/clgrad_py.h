@@ -20,6 +20,10 @@ const clg_dataset *clgrad_py_dataset(PyObject *o, const char *what);
 /* The open backend of device index, or NULL with DeviceError. */
 clg_backend *clgrad_py_backend(int index);
 int clgrad_py_device_index(clg_backend *be);
+/* A dtype from its name (clgrad.float32's), a shape from a sequence of ints into shape[max] (its
+ * dims, or -1): 0 / -1 with an exception on a bad one. */
+int clgrad_py_dtype(PyObject *o, clg_dtype *out);
+int clgrad_py_shape(PyObject *seq, int64_t *shape, int max, const char *what);
 /* Raises the exception class of status s with the library's message; returns NULL. */
 PyObject *clgrad_py_raise(clg_status s);
 
@@ -47,5 +51,13 @@ clg_module *clgrad_py_shim_build(PyObject *mod, clg_backend *be, clgrad_py_stash
 int clgrad_py_trainer_init(PyObject *m);
 /* attention_module.c: adds clgrad._C.attention_qkv. */
 int clgrad_py_attention_init(PyObject *m);
+/* fft_module.c: _C.fft, _C.complex_mul. */
+int clgrad_py_fft_init(PyObject *m);
+/* index_module.c: _C.gather, index_select, rng_draw, dropout_rng, conv1d, the fused ops' switches. */
+int clgrad_py_index_init(PyObject *m);
+/* checkpoint_module.c: _C.checkpoint (activation recomputation over a Python function). */
+int clgrad_py_checkpoint_init(PyObject *m);
+/* A new tensor of the current scope that is t (a view with t's graph behind it). */
+clg_tensor *clgrad_py_scoped_alias(clg_tensor *t);
 
 #endif

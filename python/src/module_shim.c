@@ -46,7 +46,7 @@ typedef struct {
 
 /* A new tensor in the current scope that is t (a view, with t's graph behind it): what a forward
  * or loss hands the C trainer, which leaves it to the step's scope. t stays the Python object's. */
-static clg_tensor *scoped_alias(clg_tensor *t)
+clg_tensor *clgrad_py_scoped_alias(clg_tensor *t)
 {
 	int perm[CLG_MAX_DIMS];
 	for (int d = 0; d < clg_ndim(t); d++)
@@ -79,7 +79,7 @@ int clgrad_py_sync_mode(PyObject *module, int training)
 clg_tensor *clgrad_py_call(PyObject *fn, clg_tensor *a, int a_graph, clg_tensor *b, clgrad_py_stash *stash,
 			       const char *where)
 {
-	PyObject *ao = clgrad_py_wrap(a_graph ? scoped_alias(a) : clg_detach(a)), *bo = NULL, *res = NULL;
+	PyObject *ao = clgrad_py_wrap(a_graph ? clgrad_py_scoped_alias(a) : clg_detach(a)), *bo = NULL, *res = NULL;
 	clg_tensor *out = NULL, *t;
 
 	if (!ao)
@@ -88,7 +88,7 @@ clg_tensor *clgrad_py_call(PyObject *fn, clg_tensor *a, int a_graph, clg_tensor 
 		goto out;
 	res = bo ? PyObject_CallFunctionObjArgs(fn, ao, bo, NULL) : PyObject_CallFunctionObjArgs(fn, ao, NULL);
 	if (res && (t = clgrad_py_tensor(res, where)) != NULL)
-		out = scoped_alias(t);
+		out = clgrad_py_scoped_alias(t);
 	if (!out && !PyErr_Occurred())
 		clgrad_py_raise(clg_last_status() ? clg_last_status() : CLG_ERR_STATE);
 out:

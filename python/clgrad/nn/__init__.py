@@ -237,6 +237,26 @@ class Conv2d(Module):
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
 
+class Conv1d(Module):
+    """torch.nn.Conv1d (padding_mode 'zeros'): F.conv1d, the FFT or im2col as the C library chooses."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise NotImplementedError("Conv1d: only padding_mode='zeros' is offered")
+        if in_channels % groups or out_channels % groups:
+            raise ValueError("Conv1d: %d and %d channels do not split into %d groups" % (in_channels, out_channels, groups))
+        k = F._single(kernel_size)
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        bound = 1.0 / math.sqrt(in_channels // groups * k)
+        self.weight = Parameter(_uniform((out_channels, in_channels // groups, k), bound, device))
+        self.bias = Parameter(_uniform((out_channels,), bound, device)) if bias else None
+
+    def forward(self, x):
+        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
 class ConvTranspose2d(Module):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None):

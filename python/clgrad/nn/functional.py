@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .. import _C
-from .._tensor import Tensor, _rng, as_tensor, float32, int32, tensor
+from .._tensor import Generator, Tensor, _rng, as_tensor, float32, int32, tensor
 
 
 def _pair(v):
@@ -60,9 +60,18 @@ def log_softmax(input, dim=-1):  # noqa: A002
     return input.log_softmax(dim)
 
 
-def dropout(input, p=0.5, training=True):  # noqa: A002
+def dropout(input, p=0.5, training=True, inplace=False, generator=None):  # noqa: A002
+    """torch's dropout; generator= (clgrad's addition) draws the mask from a clgrad.Generator's
+    stream, advancing it, rather than from manual_seed's."""
+    if inplace:
+        raise NotImplementedError("dropout: inplace=True is not offered (clgrad has no in-place ops)")
     if not training or p == 0:
         return input
+    if generator is not None:
+        if not isinstance(generator, Generator):
+            raise TypeError("dropout: generator: expected a clgrad.Generator, got %s" % type(generator).__name__)
+        y, generator.offset = _C.dropout_rng(input, float(p), generator._seed, generator.offset, True)
+        return y
     return _C.dropout(input, float(p), _rng.next(), True)
 
 
@@ -170,6 +179,74 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _C.conv2d(input, weight, bias, _pair(stride), _pair(padding), _pair(dilation), int(groups))
 
 
+def _conv1d_padding(padding, k, what):
+    if padding == "valid":
+        return 0
+    if padding == "same":
+        if k % 2 == 0:
+            raise NotImplementedError("%s: padding='same' with an even kernel (%d) pads one side more: not offered"
+                                      % (what, k))
+        return (k - 1) // 2
+    if isinstance(padding, (tuple, list)):
+        (padding,) = padding
+    return int(padding)
+
+
+def _single(v):
+    return v[0] if isinstance(v, (tuple, list)) else v
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
+    """torch.nn.functional.conv1d: input (N, C, L), weight (OC, C / groups, K). With stride,
+    dilation and groups 1 it is clg_conv1d, which takes the FFT for kernels from the device's
+    measured crossover (`clgrad tune`; conv1d_fft_from) and im2col + GEMM below it; otherwise a
+    conv2d of rows."""
+    pad = _conv1d_padding(padding, weight.shape[-1], "conv1d")
+    stride, dilation = int(_single(stride)), int(_single(dilation))
+    if stride == 1 and dilation == 1 and groups == 1:
+        return _C.conv1d(input, weight, bias, pad, "auto")
+    y = _C.conv2d(input.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride), (0, pad), (1, dilation), int(groups))
+    return y.squeeze(2)
+
+
+def conv1d_fft(input, weight, bias=None, padding=0):  # noqa: A002
+    """conv1d (stride, dilation and groups 1) through the FFT whatever the kernel size (clgrad's)."""
+    return _C.conv1d(input, weight, bias, _conv1d_padding(padding, weight.shape[-1], "conv1d_fft"), "fft")
+
+
+def conv1d_im2col(input, weight, bias=None, padding=0):  # noqa: A002
+    """conv1d (stride, dilation and groups 1) as im2col + GEMM whatever the kernel size (clgrad's)."""
+    return _C.conv1d(input, weight, bias, _conv1d_padding(padding, weight.shape[-1], "conv1d_im2col"), "im2col")
+
+
+def conv1d_fft_from(device=None):
+    """(K, why): the kernel size from which conv1d takes the FFT on device (0: never, 1: always)."""
+    from .._tensor import _index
+    return _C.conv1d_fft_from(_index(device))
+
+
+def conv2d_relu_max_pool2d(input, weight, bias=None, stride=1, padding=0, pool_kernel=2, pool_stride=None,  # noqa: A002
+                           pool_padding=0):
+    """relu(max_pool2d(conv2d(x, w, b, stride, padding), pool_kernel, pool_stride, pool_padding)) as one
+    op (clgrad's fused op, what nn.Sequential's Conv2d, ReLU, MaxPool2d run as in C): square
+    strides, paddings and pool windows, no dilation, one group; the three ops where it does not apply."""
+    ps = pool_kernel if pool_stride is None else pool_stride
+    return _C.conv2d_relu_max_pool2d(input, weight, bias, int(stride), int(padding), int(pool_kernel), int(ps),
+                                     int(pool_padding))
+
+
+def add_layer_norm(input, residual, normalized_shape, weight=None, bias=None, eps=1e-5):  # noqa: A002
+    """(layer_norm(input + residual), input + residual) as one op forward and one backward (clgrad's
+    fused op: a pre-norm block's residual add and the norm after it); over the last dim only."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    if len(normalized_shape) != 1 or input.shape[-1] != normalized_shape[0]:
+        raise ValueError("add_layer_norm: normalized_shape %s must be the input's last dim (%d)"
+                         % (tuple(normalized_shape), input.shape[-1]))
+    y, s = _C.add_layer_norm(input, residual, weight, bias, float(eps))
+    return y, s
+
+
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,  # noqa: A002
                      dilation=1):
     return _C.conv_transpose2d(input, weight, bias, _pair(stride), _pair(padding), _pair(output_padding),
@@ -233,13 +310,12 @@ def embedding(input, weight):  # noqa: A002
 
 def index_select(input, dim, index):  # noqa: A002
     """input's slices along dim at int32 indices (1-D), as torch.index_select."""
-    dim %= input.ndim
-    x = input.transpose(0, dim) if dim else input
-    lead = x.shape[0]
-    flat = x.reshape(lead, -1)
-    out = _C.binary("embedding", flat, index.reshape(-1))
-    out = out.reshape(index.numel(), *x.shape[1:])
-    return out.transpose(0, dim) if dim else out
+    return input.index_select(dim, index)
+
+
+def gather(input, dim, index):  # noqa: A002
+    """torch.gather (Tensor.gather)."""
+    return input.gather(dim, index)
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
@@ -258,4 +334,4 @@ def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
 
 
 __all__ = [n for n in dir() if not n.startswith("_") and n not in ("math", "np", "Tensor", "tensor", "as_tensor", "int32",
-                                                                      "float32")]
+                                                                      "float32", "Generator")]
