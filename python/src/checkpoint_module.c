@@ -59,9 +59,6 @@ static clg_status ckpt_error(ckpt_user *u)
 	return st;
 }
 
-/* clg_checkpoint_fn: fn on Python views of in[] (their graph behind them on the re-run); each
- * output as a tensor of the current scope; outputs past fn's count are aliases of its first (the
- * C call needs the count up front; _C.checkpoint drops them). */
 static clg_status ckpt_call_gil(ckpt_user *u, clg_tensor *const *in, clg_tensor **out);
 
 /* the backward may run with the GIL released (Tensor.backward lets other threads run) */
@@ -74,6 +71,9 @@ static clg_status ckpt_call(void *user, clg_tensor *const *in, clg_tensor **out)
 	return st;
 }
 
+/* clg_checkpoint_fn: fn on Python views of in[] (their graph behind them on the re-run); each
+ * output as a tensor of the current scope; outputs past fn's count are aliases of its first (the
+ * C call needs the count up front; _C.checkpoint drops them). */
 static clg_status ckpt_call_gil(ckpt_user *u, clg_tensor *const *in, clg_tensor **out)
 {
 	PyObject *args = NULL, *res = NULL;
