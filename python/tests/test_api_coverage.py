@@ -125,6 +125,9 @@ BOUND = {
     "clg_optimizer_step": "clgrad.optim.Optimizer.step", "clg_optimizer_zero_grad": "clgrad.optim.Optimizer.zero_grad",
     "clg_optimizer_set_lr": "clgrad.optim.lr_scheduler.StepLR", "clg_optimizer_lr": "clgrad.optim.Optimizer",
     "clg_optimizer_steps": "clgrad.optim.Optimizer", "clg_clip_grad_norm": "clgrad.nn.utils.clip_grad_norm_",
+    "clg_optimizer_state": "clgrad.optim.Optimizer.state_dict",
+    "clg_optimizer_set_state": "clgrad.optim.Optimizer.load_state_dict",
+    "clg_optimizer_set_steps": "clgrad.optim.Optimizer.load_state_dict",
     # clgrad_data.h
     "clg_dataset_init_ex": "clgrad.data.TensorDataset", "clg_dataset_free": "clgrad.data.Dataset",
     "clg_dataset_channel_stats": "clgrad.data.Dataset", "clg_dataset_normalize": "clgrad.data.Dataset.normalize",
@@ -254,8 +257,6 @@ NOT_YET = {  # gaps: what a binding would be
           "tokenizer) and clgrad.train's built-in models as Python objects" for n in (
         "clg_ckpt_save", "clg_ckpt_read_meta", "clg_ckpt_read_tokenizer", "clg_ckpt_fingerprint", "clg_ckpt_load",
         "clg_train_config_from_meta", "clg_model_build", "clg_model_is_lm", "clg_gfnet_block")},
-    **{n: "not yet bound: optimizer state in a state_dict (Optimizer.state_dict / load_state_dict)" for n in (
-        "clg_optimizer_state", "clg_optimizer_set_state", "clg_optimizer_set_steps")},
     "clg_train_memory_estimate": "not yet bound: the trainer's memory estimate (clgrad train --dry-run)",
 }
 
@@ -275,6 +276,7 @@ CALLS = {
                                                                     clgrad.ones(2, requires_grad=True)).sum().backward(),
     "clg_fused_ops_enabled": lambda: clgrad.set_fused_ops(clgrad.fused_ops_enabled()),
     "clg_precompile": lambda: clgrad.precompile("ref"),
+    "clg_optimizer_state": lambda: clgrad.optim.SGD([clgrad.ones(2, requires_grad=True)], lr=0.1).state_dict(),
 }
 
 

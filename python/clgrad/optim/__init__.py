@@ -2,6 +2,7 @@
 parameter group), with PyTorch's parameter groups and defaults."""
 
 from .. import _C
+from .._tensor import as_tensor
 from . import lr_scheduler  # noqa: F401
 
 
@@ -47,12 +48,58 @@ class Optimizer:
         for c in self._c:
             c.zero_grad()
 
+    # the C optimizer's state slots under PyTorch's names (clgrad_optim.h: clg_optimizer_state)
+    _slots = ()
+
     def state_dict(self):
-        return {"param_groups": [{k: v for k, v in g.items() if k != "params"} for g in self.param_groups],
-                "steps": [c.steps for c in self._c]}
+        """PyTorch's layout: {"state": {index: {name: tensor, "step": float}}, "param_groups":
+        [{hyper-parameters..., "params": [index, ...]}]}, parameters numbered across the groups in
+        order; a parameter has state after the first step (the tensors are the optimizer's own)."""
+        state, groups, k = {}, [], 0
+        for g, c in zip(self.param_groups, self._c):
+            ids = list(range(k, k + len(g["params"])))
+            for j, i in enumerate(ids):
+                s = {name: t for name, t in ((n, _C.optimizer_state(c, j, slot)) for slot, n in enumerate(self._slots))
+                     if t is not None}
+                if s or (self._slots and c.steps):
+                    s["step"] = float(c.steps)
+                    state[i] = s
+            groups.append(dict({key: v for key, v in g.items() if key != "params"}, params=ids))
+            k += len(ids)
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Takes a state_dict of this optimizer's class and parameter layout (its hyper-parameters
+        and state replace the current ones, as PyTorch's); ValueError where the groups differ."""
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("load_state_dict: %d parameter groups, the optimizer has %d"
+                             % (len(groups), len(self.param_groups)))
+        for a, b in zip(groups, self.param_groups):
+            if len(a["params"]) != len(b["params"]):
+                raise ValueError("load_state_dict: a group of %d parameters where the optimizer's has %d"
+                                 % (len(a["params"]), len(b["params"])))
+        state = {int(i): v for i, v in state_dict["state"].items()}
+        for gi, (saved, g) in enumerate(zip(groups, self.param_groups)):
+            for key, v in saved.items():
+                if key != "params":
+                    g[key] = tuple(v) if key == "betas" else v
+            self._check(g)
+            c = self._c[gi] = self._make(g)
+            steps = 0
+            for j, (i, p) in enumerate(zip(saved["params"], g["params"])):
+                s = state.get(int(i), {})
+                for slot, name in enumerate(self._slots):
+                    if name in s:
+                        _C.optimizer_set_state(c, j, slot, as_tensor(s[name], dtype=p.dtype, device=p.device))
+                if "step" in s:
+                    steps = max(steps, int(float(s["step"])))
+            _C.optimizer_set_steps(c, steps)
 
 
 class SGD(Optimizer):
+    _slots = ("momentum_buffer",)
+
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov))
@@ -66,6 +113,7 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     kind = "adam"
+    _slots = ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
     default_weight_decay = 0.0
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=None, amsgrad=False):
