@@ -80,6 +80,44 @@ def TensorDataset(x, y=None, num_classes=None):  # noqa: N802
     return Dataset(_C.dataset_arrays(x, x.shape, is_int, y, y_numel, int(num_classes or 0), y_float))
 
 
+def Subset(dataset, indices):  # noqa: N802  (torch.utils.data's name)
+    """The samples of dataset at indices, in that order (an index may repeat), as torch's Subset;
+    a copy held in C (torch's is a view). A range of step 1 is copied as one block."""
+    if not isinstance(dataset, Dataset):
+        raise TypeError("Subset: dataset: expected a clgrad.data.Dataset, got %s" % type(dataset).__name__)
+    if isinstance(indices, range) and indices.step == 1:
+        return Dataset(_C.dataset_subset(dataset._c, indices.start, len(indices)))
+    return Dataset(_C.dataset_select(dataset._c, [int(i) for i in np.asarray(indices).reshape(-1)]))
+
+
+def random_split(dataset, lengths, generator=None, seed=None):
+    """torch.utils.data.random_split: datasets of the given lengths (or fractions summing to 1, the
+    remainder given out one by one from the first) over one permutation of the samples: the C
+    loader's epoch-0 shuffle for seed (generator.initial_seed() where a clgrad.Generator is given,
+    else the next of manual_seed's stream). Copies held in C."""
+    if not isinstance(dataset, Dataset):
+        raise TypeError("random_split: dataset: expected a clgrad.data.Dataset, got %s" % type(dataset).__name__)
+    n = len(dataset)
+    lengths = list(lengths)
+    if lengths and all(isinstance(f, float) for f in lengths) and abs(sum(lengths) - 1) < 1e-9:
+        counts = [int(n * f) for f in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != n or any(int(k) != k or k < 0 for k in lengths):
+        raise ValueError("random_split: lengths %r do not sum to the dataset's %d samples" % (lengths, n))
+    if seed is None:
+        from ._tensor import _rng
+        seed = generator.initial_seed() if generator is not None else _rng.next()
+    seed = int(seed) or 1  # seed 0 would keep the file's order
+    parts, rest = [], dataset._c
+    for i, k in enumerate(lengths[:-1]):
+        a, rest = _C.dataset_split(rest, int(k), seed if i == 0 else 0)  # later cuts keep the permutation
+        parts.append(Dataset(a))
+    parts.append(Dataset(rest) if len(lengths) > 1 else Dataset(_C.dataset_split(rest, n, seed)[0]))
+    return parts
+
+
 class DataLoader:
     """Batches of a Dataset as tensors on a device: PyTorch's batch_size, shuffle and drop_last;
     seed fixes the order (epoch e's permutation depends on (seed, e) alone); one_hot: y as float32

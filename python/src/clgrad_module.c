@@ -1999,7 +1999,7 @@ PyMODINIT_FUNC PyInit__C(void)
 	PyModule_AddIntConstant(m, "ACT_RELU", CLG_ACT_RELU);
 	PyModule_AddIntConstant(m, "ACT_GELU", CLG_ACT_GELU);
 	if (clgrad_py_trainer_init(m) || clgrad_py_attention_init(m) || clgrad_py_fft_init(m) || clgrad_py_index_init(m) ||
-	    clgrad_py_checkpoint_init(m) || clgrad_py_optim_state_init(m))
+	    clgrad_py_checkpoint_init(m) || clgrad_py_optim_state_init(m) || clgrad_py_data_init(m))
 		return NULL;
 	Py_AtExit(close_backends);
 	return m;
@@ -2014,6 +2014,8 @@ int clgrad_py_device_index(clg_backend *be) { return index_of(be); }
 PyObject *clgrad_py_raise(clg_status s) { return raise_status(s); }
 int clgrad_py_dtype(PyObject *o, clg_dtype *out) { return dtype_from(o, out); }
 int clgrad_py_shape(PyObject *seq, int64_t *shape, int max, const char *what) { return shape_from(seq, shape, max, what); }
+
+PyObject *clgrad_py_dataset_wrap(clg_status st, clg_dataset *ds) { return dataset_wrap(st, ds); }
 
 clg_optimizer *clgrad_py_optimizer(PyObject *o, const char *what)
 {

@@ -17,6 +17,9 @@ PyObject *clgrad_py_wrap(clg_tensor *t);
 clg_tensor *clgrad_py_tensor(PyObject *o, const char *what);
 /* The dataset of a clgrad._C.Dataset (borrowed), or NULL with TypeError naming what. */
 const clg_dataset *clgrad_py_dataset(PyObject *o, const char *what);
+/* A new clgrad._C.Dataset owning *ds (moved in), or NULL with the exception of st (or on failure,
+ * *ds freed). */
+PyObject *clgrad_py_dataset_wrap(clg_status st, clg_dataset *ds);
 /* The C optimizer of a clgrad._C.Optimizer (borrowed), or NULL with TypeError naming what. */
 clg_optimizer *clgrad_py_optimizer(PyObject *o, const char *what);
 /* The open backend of device index, or NULL with DeviceError. */
@@ -59,6 +62,8 @@ int clgrad_py_fft_init(PyObject *m);
 int clgrad_py_index_init(PyObject *m);
 /* optim_state_module.c: _C.optimizer_state, optimizer_set_state, optimizer_set_steps. */
 int clgrad_py_optim_state_init(PyObject *m);
+/* data_module.c: _C.dataset_subset, dataset_select, dataset_split. */
+int clgrad_py_data_init(PyObject *m);
 /* checkpoint_module.c: _C.checkpoint (activation recomputation over a Python function). */
 int clgrad_py_checkpoint_init(PyObject *m);
 /* A new tensor of the current scope that is t (a view with t's graph behind it). */

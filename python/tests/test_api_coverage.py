@@ -136,6 +136,8 @@ BOUND = {
     "clg_loader_free": "clgrad.data.DataLoader", "clg_loader_batches_per_epoch": "clgrad.data.DataLoader.__len__",
     "clg_loader_next": "clgrad.data.DataLoader.__iter__", "clg_loader_get_state": "clgrad.data.DataLoader.__iter__",
     "clg_loader_set_state": "clgrad.data.DataLoader.__iter__",
+    "clg_dataset_subset": "clgrad.data.Subset", "clg_dataset_select": "clgrad.data.Subset",
+    "clg_dataset_split": "clgrad.data.random_split",
     # clgrad_safetensors.h
     "clg_st_writer_new": "clgrad.save", "clg_st_writer_free": "clgrad.save", "clg_st_writer_add_tensor": "clgrad.save",
     "clg_st_writer_meta": "clgrad.save", "clg_st_write": "clgrad.save", "clg_st_open": "clgrad.load",
@@ -239,8 +241,6 @@ NOT_EXPOSED = {
 }
 
 NOT_YET = {  # gaps: what a binding would be
-    **{n: "not yet bound: a Dataset.subset / split / select (torch.utils.data.Subset, random_split)" for n in (
-        "clg_dataset_subset", "clg_dataset_select", "clg_dataset_split")},
     **{n: "not yet bound: clgrad.data.TextDataset (the C text reader, windows of tokens)" for n in (
         "clg_text_read", "clg_text_hash", "clg_text_load", "clg_text_load_tok", "clg_text_free", "clg_text_encode",
         "clg_text_decode", "clg_text_windows")},
