@@ -58,6 +58,7 @@ from .serialization import save, load  # noqa: F401
 from ._compare import compare  # noqa: F401  (clgrad.compare(...): the comparison mode)
 from . import config  # noqa: F401
 from . import data  # noqa: F401
+from . import text  # noqa: F401  (tokenizers, texts for language models)
 from . import amp  # noqa: F401
 from .amp import autocast  # noqa: F401
 from . import nn  # noqa: F401

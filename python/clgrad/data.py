@@ -80,6 +80,13 @@ def TensorDataset(x, y=None, num_classes=None):  # noqa: N802
     return Dataset(_C.dataset_arrays(x, x.shape, is_int, y, y_numel, int(num_classes or 0), y_float))
 
 
+def TextDataset(path, seq_len, stride=None, train=True, val_fraction=0.1, tokenizer="chars"):  # noqa: N802
+    """Next-token windows of a text (clgrad.text.Text(path, val_fraction, tokenizer).windows):
+    samples int32 (seq_len,) ids, labels the ids one further; num_classes the vocabulary's size."""
+    from .text import Text
+    return Text(path, val_fraction, tokenizer).windows(seq_len, stride, train)
+
+
 def Subset(dataset, indices):  # noqa: N802  (torch.utils.data's name)
     """The samples of dataset at indices, in that order (an index may repeat), as torch's Subset;
     a copy held in C (torch's is a view). A range of step 1 is copied as one block."""

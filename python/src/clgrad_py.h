@@ -64,6 +64,16 @@ int clgrad_py_index_init(PyObject *m);
 int clgrad_py_optim_state_init(PyObject *m);
 /* data_module.c: _C.dataset_subset, dataset_select, dataset_split. */
 int clgrad_py_data_init(PyObject *m);
+/* tokenizer_module.c: _C.Tokenizer and its makers; text_module.c: _C.text_load, text_read, text_hash. */
+int clgrad_py_tokenizer_init(PyObject *m);
+int clgrad_py_text_init(PyObject *m);
+/* A new Tokenizer owning tok, or NULL with st's exception (tok freed); the tokenizer of one
+ * (borrowed), or NULL with TypeError naming what. */
+PyObject *clgrad_py_tokenizer_wrap(clg_status st, clg_tokenizer *tok);
+const clg_tokenizer *clgrad_py_tokenizer(PyObject *o, const char *what);
+/* A sequence of ints as a new int32 array of *n (PyMem_RawFree), or NULL with TypeError; n ids as a list. */
+int32_t *clgrad_py_ids(PyObject *seq, size_t *n, const char *what);
+PyObject *clgrad_py_id_list(const int32_t *ids, size_t n);
 /* checkpoint_module.c: _C.checkpoint (activation recomputation over a Python function). */
 int clgrad_py_checkpoint_init(PyObject *m);
 /* A new tensor of the current scope that is t (a view with t's graph behind it). */

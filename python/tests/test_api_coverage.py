@@ -138,6 +138,19 @@ BOUND = {
     "clg_loader_set_state": "clgrad.data.DataLoader.__iter__",
     "clg_dataset_subset": "clgrad.data.Subset", "clg_dataset_select": "clgrad.data.Subset",
     "clg_dataset_split": "clgrad.data.random_split",
+    # clgrad_data.h's texts, clgrad_tokenizer.h
+    "clg_text_load_tok": "clgrad.text.Text", "clg_text_free": "clgrad.text.Text", "clg_text_windows": "clgrad.text.Text.windows",
+    "clg_text_read": "clgrad.text.read_text", "clg_text_hash": "clgrad.text.text_hash",
+    "clg_tokenizer_bytes": "clgrad.text.Tokenizer.bytes", "clg_tokenizer_chars": "clgrad.text.Tokenizer.chars",
+    "clg_tokenizer_bpe_learn": "clgrad.text.Tokenizer.bpe", "clg_tokenizer_from_spec": "clgrad.text.Tokenizer",
+    "clg_tokenizer_clone": "clgrad.text.Tokenizer.copy", "clg_tokenizer_free": "clgrad.text.Tokenizer",
+    "clg_tokenizer_kind_of": "clgrad.text.Tokenizer.kind", "clg_tokenizer_kind_name": "clgrad.text.Tokenizer.kind",
+    "clg_tokenizer_vocab_size": "clgrad.text.Tokenizer.vocab_size", "clg_tokenizer_token": "clgrad.text.Tokenizer.token",
+    "clg_tokenizer_covers": "clgrad.text.Tokenizer.covers", "clg_tokenizer_equal": "clgrad.text.Tokenizer.__eq__",
+    "clg_tokenizer_describe": "clgrad.text.Tokenizer.__repr__", "clg_tokenizer_encode": "clgrad.text.Tokenizer.encode",
+    "clg_tokenizer_decode": "clgrad.text.Tokenizer.decode", "clg_tokenizer_to_string": "clgrad.text.Tokenizer.to_string",
+    "clg_tokenizer_from_string": "clgrad.text.Tokenizer.from_string", "clg_tokenizer_save": "clgrad.text.Tokenizer.save",
+    "clg_tokenizer_load": "clgrad.text.Tokenizer.load",
     # clgrad_safetensors.h
     "clg_st_writer_new": "clgrad.save", "clg_st_writer_free": "clgrad.save", "clg_st_writer_add_tensor": "clgrad.save",
     "clg_st_writer_meta": "clgrad.save", "clg_st_write": "clgrad.save", "clg_st_open": "clgrad.load",
@@ -234,6 +247,9 @@ NOT_EXPOSED = {
     **{n: "data-set plumbing of the C readers; clgrad.data's datasets wrap the loaded sets" for n in (
         "clg_idx_read_images", "clg_idx_read_labels", "clg_cifar10_read_files", "clg_one_hot_host",
         "clg_loader_next_host", "clg_loader_state_format", "clg_loader_state_parse")},
+    "clg_text_load": SAME.format("clg_text_load_tok with the chars tokenizer", "clgrad.text.Text"),
+    "clg_text_encode": "a chars / bytes tokenizer's encode one byte a token: Text.encode uses the text's tokenizer (BPE too)",
+    "clg_text_decode": "a chars / bytes tokenizer's decode: Text.decode uses the text's tokenizer (BPE too)",
     "clg_one_hot": "F.one_hot gathers rows of an identity (embedding), with PyTorch's signature",
     "clg_st_writer_add": SAME.format("clg_st_writer_add_tensor", "clgrad.save"),
     "clg_st_find": "clgrad.load reads every tensor (clg_st_at); a dict lookup finds one",
@@ -241,15 +257,6 @@ NOT_EXPOSED = {
 }
 
 NOT_YET = {  # gaps: what a binding would be
-    **{n: "not yet bound: clgrad.data.TextDataset (the C text reader, windows of tokens)" for n in (
-        "clg_text_read", "clg_text_hash", "clg_text_load", "clg_text_load_tok", "clg_text_free", "clg_text_encode",
-        "clg_text_decode", "clg_text_windows")},
-    **{n: "not yet bound: a clgrad.Tokenizer (bytes, chars, BPE)" for n in (
-        "clg_tokenizer_bytes", "clg_tokenizer_chars", "clg_tokenizer_bpe_learn", "clg_tokenizer_from_spec",
-        "clg_tokenizer_clone", "clg_tokenizer_free", "clg_tokenizer_kind_of", "clg_tokenizer_kind_name",
-        "clg_tokenizer_vocab_size", "clg_tokenizer_token", "clg_tokenizer_covers", "clg_tokenizer_equal",
-        "clg_tokenizer_describe", "clg_tokenizer_encode", "clg_tokenizer_decode", "clg_tokenizer_to_string",
-        "clg_tokenizer_from_string", "clg_tokenizer_save", "clg_tokenizer_load")},
     **{n: "not yet bound: GPT generation with a KV cache and GPT-2 weights (clgrad generate)" for n in (
         "clg_gpt_preset", "clg_gpt_load_gpt2", "clg_gpt_save_gpt2", "clg_kv_cache_new", "clg_kv_cache_free",
         "clg_kv_cache_len", "clg_kv_cache_reset", "clg_gpt_forward_cached", "clg_generate")},
@@ -276,6 +283,7 @@ CALLS = {
                                                                     clgrad.ones(2, requires_grad=True)).sum().backward(),
     "clg_fused_ops_enabled": lambda: clgrad.set_fused_ops(clgrad.fused_ops_enabled()),
     "clg_precompile": lambda: clgrad.precompile("ref"),
+    "clg_tokenizer_bpe_learn": lambda: clgrad.text.Tokenizer.bpe("abababab", 258).encode("abab"),
     "clg_optimizer_state": lambda: clgrad.optim.SGD([clgrad.ones(2, requires_grad=True)], lr=0.1).state_dict(),
 }
 
