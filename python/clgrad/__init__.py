@@ -65,6 +65,7 @@ from . import nn  # noqa: F401
 from . import optim  # noqa: F401
 from . import fft  # noqa: F401  (torch.fft's transforms; complex as (..., 2))
 from . import utils  # noqa: F401  (utils.checkpoint)
+from . import models  # noqa: F401  (the built-in models, generation)
 from .nn.functional import max_pool2d, avg_pool2d, conv1d  # noqa: F401  (torch.max_pool2d ...)
 from .trainer import Trainer, train, Callback, ProgressBar  # noqa: F401
 

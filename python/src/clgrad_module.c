@@ -2000,7 +2000,7 @@ PyMODINIT_FUNC PyInit__C(void)
 	PyModule_AddIntConstant(m, "ACT_GELU", CLG_ACT_GELU);
 	if (clgrad_py_trainer_init(m) || clgrad_py_attention_init(m) || clgrad_py_fft_init(m) || clgrad_py_index_init(m) ||
 	    clgrad_py_checkpoint_init(m) || clgrad_py_optim_state_init(m) || clgrad_py_data_init(m) ||
-	    clgrad_py_tokenizer_init(m) || clgrad_py_text_init(m))
+	    clgrad_py_tokenizer_init(m) || clgrad_py_text_init(m) || clgrad_py_models_init(m))
 		return NULL;
 	Py_AtExit(close_backends);
 	return m;

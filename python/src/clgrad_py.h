@@ -74,6 +74,8 @@ const clg_tokenizer *clgrad_py_tokenizer(PyObject *o, const char *what);
 /* A sequence of ints as a new int32 array of *n (PyMem_RawFree), or NULL with TypeError; n ids as a list. */
 int32_t *clgrad_py_ids(PyObject *seq, size_t *n, const char *what);
 PyObject *clgrad_py_id_list(const int32_t *ids, size_t n);
+/* models_module.c: _C.model_build, gpt_preset, model_defaults, model_is_lm, gfnet_block. */
+int clgrad_py_models_init(PyObject *m);
 /* checkpoint_module.c: _C.checkpoint (activation recomputation over a Python function). */
 int clgrad_py_checkpoint_init(PyObject *m);
 /* A new tensor of the current scope that is t (a view with t's graph behind it). */

@@ -138,6 +138,15 @@ BOUND = {
     "clg_loader_set_state": "clgrad.data.DataLoader.__iter__",
     "clg_dataset_subset": "clgrad.data.Subset", "clg_dataset_select": "clgrad.data.Subset",
     "clg_dataset_split": "clgrad.data.random_split",
+    # clgrad_models.h, clgrad_generate.h
+    "clg_model_build": "clgrad.models.build", "clg_model_is_lm": "clgrad.models.is_language_model",
+    "clg_gfnet_block": "clgrad.models.gfnet_block", "clg_gpt_preset": "clgrad.models.gpt_preset",
+    "clg_gpt_load_gpt2": "clgrad.models.BuiltinModel.load_gpt2", "clg_gpt_save_gpt2": "clgrad.models.BuiltinModel.save_gpt2",
+    "clg_kv_cache_new": "clgrad.models.BuiltinModel.kv_cache", "clg_kv_cache_free": "clgrad.models.BuiltinModel.kv_cache",
+    "clg_kv_cache_len": "clgrad.models.BuiltinModel.kv_cache", "clg_kv_cache_reset": "clgrad.models.BuiltinModel.kv_cache",
+    "clg_gpt_forward_cached": "clgrad.models.BuiltinModel.kv_cache", "clg_generate": "clgrad.models.BuiltinModel.generate",
+    "clg_module_forward": "clgrad.models.BuiltinModel.forward", "clg_module_train": "clgrad.models.BuiltinModel.train",
+    "clg_module_num_params": "clgrad.models.BuiltinModel.num_params", "clg_module_to": "clgrad.models.BuiltinModel.to",
     # clgrad_data.h's texts, clgrad_tokenizer.h
     "clg_text_load_tok": "clgrad.text.Text", "clg_text_free": "clgrad.text.Text", "clg_text_windows": "clgrad.text.Text.windows",
     "clg_text_read": "clgrad.text.read_text", "clg_text_hash": "clgrad.text.text_hash",
@@ -228,8 +237,8 @@ NOT_EXPOSED = {
         "clg_nn_linear", "clg_nn_conv2d", "clg_nn_max_pool2d", "clg_nn_conv_transpose2d", "clg_nn_layer_norm",
         "clg_nn_batch_norm2d", "clg_nn_group_norm", "clg_nn_rms_norm", "clg_nn_upsample", "clg_nn_dropout",
         "clg_nn_embedding", "clg_nn_relu", "clg_nn_tanh", "clg_nn_gelu", "clg_nn_flatten", "clg_nn_sequential",
-        "clg_nn_gru_cell", "clg_nn_lstm_cell", "clg_module_forward", "clg_module_forward_n", "clg_module_train",
-        "clg_module_num_params", "clg_module_find", "clg_module_load_state", "clg_module_to", "clg_module_add_children",
+        "clg_nn_gru_cell", "clg_nn_lstm_cell", "clg_module_forward_n",
+        "clg_module_find", "clg_module_load_state", "clg_module_add_children",
         "clg_init_uniform")},
     # optimizer internals the Python optimizers keep in Python
     **{n: "clgrad.optim keeps parameter groups, learning rates and schedules in Python (PyTorch's structure) and "
@@ -257,13 +266,10 @@ NOT_EXPOSED = {
 }
 
 NOT_YET = {  # gaps: what a binding would be
-    **{n: "not yet bound: GPT generation with a KV cache and GPT-2 weights (clgrad generate)" for n in (
-        "clg_gpt_preset", "clg_gpt_load_gpt2", "clg_gpt_save_gpt2", "clg_kv_cache_new", "clg_kv_cache_free",
-        "clg_kv_cache_len", "clg_kv_cache_reset", "clg_gpt_forward_cached", "clg_generate")},
     **{n: "not yet bound: the CLI's trainer checkpoints beyond Trainer.fit(ckpt_path=) (meta, fingerprint, "
-          "tokenizer) and clgrad.train's built-in models as Python objects" for n in (
+          "tokenizer)" for n in (
         "clg_ckpt_save", "clg_ckpt_read_meta", "clg_ckpt_read_tokenizer", "clg_ckpt_fingerprint", "clg_ckpt_load",
-        "clg_train_config_from_meta", "clg_model_build", "clg_model_is_lm", "clg_gfnet_block")},
+        "clg_train_config_from_meta")},
     "clg_train_memory_estimate": "not yet bound: the trainer's memory estimate (clgrad train --dry-run)",
 }
 
