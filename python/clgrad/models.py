@@ -12,7 +12,8 @@ from . import _C
 from ._tensor import Tensor, _index
 from .nn import Module, Parameter
 
-__all__ = ["BuiltinModel", "build", "gpt", "gpt_preset", "is_language_model", "gfnet_block", "NAMES"]
+__all__ = ["BuiltinModel", "build", "gpt", "gpt_preset", "is_language_model", "gfnet_block", "load_checkpoint",
+           "read_checkpoint_meta", "read_checkpoint_tokenizer", "NAMES"]
 
 NAMES = ("mlp", "cnn", "transformer", "gpt", "gfnet")
 
@@ -83,6 +84,16 @@ class BuiltinModel(Module):
     def save_gpt2(self, path):
         self._c.gpt2(str(path), True)
 
+    def load_checkpoint(self, path):
+        """Parameters and buffers from a `clgrad train --save` checkpoint of this model's sizes."""
+        self._c.ckpt_load(str(path))
+
+    def save_checkpoint(self, path, tokenizer=None, epochs_done=0, seed=0):
+        """A checkpoint in `clgrad train --save`'s format (the model's configuration in its
+        metadata; a language model's tokenizer with it), which `clgrad generate --checkpoint` and
+        `clgrad eval` read; written atomically. No optimizer state."""
+        self._c.ckpt_save(str(path), None if tokenizer is None else tokenizer._c, int(epochs_done), int(seed))
+
     def kv_cache(self, batch=1, max_len=0):
         """A gpt model's KV cache for batch sequences of up to max_len positions (0: the context):
         cache.forward(ids (B, T) int32) gives the logits (B * T, vocab) of the T positions after
@@ -126,3 +137,26 @@ def gpt(preset="tiny", device=None, seed=0, dropout=0.0, recompute=False):
     """The gpt model of a preset's sizes (gpt_preset)."""
     p = gpt_preset(preset)
     return build("gpt", device, seed, p["vocab"], p["seq_len"], p["dim"], p["heads"], p["layers"], dropout, recompute)
+
+
+def read_checkpoint_meta(path):
+    """The metadata of a `clgrad train --save` checkpoint as a dict: the model and its sizes, the
+    epochs done, the optimizer and schedule, the training text's fingerprint ("data") and path."""
+    return _C.ckpt_read_meta(str(path))
+
+
+def read_checkpoint_tokenizer(path):
+    """A language model checkpoint's tokenizer (clgrad.text.Tokenizer), or None where it holds none."""
+    from .text import Tokenizer
+    c = _C.ckpt_read_tokenizer(str(path))
+    return None if c is None else Tokenizer._wrap(c)
+
+
+def load_checkpoint(path, device=None):
+    """The built-in model a `clgrad train --save` checkpoint holds, built from its metadata and
+    loaded; .tokenizer is its tokenizer (language models) or None, .checkpoint_meta its metadata."""
+    meta = read_checkpoint_meta(path)
+    m = BuiltinModel(_C.ckpt_model(str(path), _index(device)), meta["model"])
+    object.__setattr__(m, "tokenizer", read_checkpoint_tokenizer(path))
+    object.__setattr__(m, "checkpoint_meta", meta)
+    return m

@@ -12,7 +12,7 @@ UTF-8, say a BPE token cut inside a character, become U+FFFD; decode_bytes keeps
 from . import _C
 from .data import Dataset
 
-__all__ = ["Tokenizer", "Text", "read_text", "text_hash"]
+__all__ = ["Tokenizer", "Text", "read_text", "text_hash", "fingerprint"]
 
 
 def _bytes(s, what):
@@ -124,6 +124,12 @@ def read_text(path):
 def text_hash(data):
     """FNV-1a (64 bits) of the bytes: with the length, a text's fingerprint in checkpoints."""
     return _C.text_hash(_bytes(data, "text_hash"))
+
+
+def fingerprint(data):
+    """A text's fingerprint as a checkpoint's "data" metadata holds it: "bytes=N fnv1a64=HEX"."""
+    b = _bytes(data, "fingerprint")
+    return _C.ckpt_fingerprint(len(b), _C.text_hash(b))
 
 
 class Text:

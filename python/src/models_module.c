@@ -3,6 +3,7 @@
  * and GPT-2 weights (clgrad_generate.h); the core of clgrad.models. In a file of its own. */
 #include "clgrad_py.h"
 
+#include <clgrad_checkpoint.h>
 #include <clgrad_generate.h>
 #include <clgrad_models.h>
 #include <clgrad_train.h>
@@ -13,7 +14,7 @@ typedef struct {
 	PyObject_HEAD
 	clg_module *m;
 	clg_model_config cfg;
-	char name[16];
+	char name[32]; /* the model's name (clg_ckpt_meta.model_name's size) */
 } ModelObject;
 
 typedef struct {
@@ -26,7 +27,8 @@ static PyTypeObject ModelType, CacheType;
 
 static void model_dealloc(ModelObject *self)
 {
-	clg_module_free(self->m);
+	if (self->m)
+		clg_module_free(self->m);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -327,6 +329,54 @@ static PyObject *model_kv_cache(ModelObject *self, PyObject *args)
 	return (PyObject *)o;
 }
 
+/* ckpt_load(path): parameters and buffers from a `clgrad train --save` checkpoint */
+static PyObject *model_ckpt_load(ModelObject *self, PyObject *args)
+{
+	const char *path;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "s", &path))
+		return NULL;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_ckpt_load(path, self->m, NULL);
+	Py_END_ALLOW_THREADS
+	if (st)
+		return clgrad_py_raise(st);
+	Py_RETURN_NONE;
+}
+
+/* ckpt_save(path, tokenizer or None, epochs_done, seed): a checkpoint `clgrad generate` / `eval` read */
+static PyObject *model_ckpt_save(ModelObject *self, PyObject *args)
+{
+	const char *path;
+	PyObject *to;
+	long long epochs;
+	unsigned long long seed;
+	const clg_tokenizer *tok = NULL;
+	char *ts = NULL;
+	clg_ckpt_meta meta = {0};
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "sOLK", &path, &to, &epochs, &seed) ||
+	    (to != Py_None && !(tok = clgrad_py_tokenizer(to, "save_checkpoint(tokenizer)"))))
+		return NULL;
+	if (tok && (st = clg_tokenizer_to_string(tok, &ts)))
+		return clgrad_py_raise(st);
+	meta.model = self->cfg;
+	snprintf(meta.model_name, sizeof(meta.model_name), "%s", self->name);
+	meta.model.name = meta.model_name;
+	meta.epochs_done = epochs;
+	meta.seed = seed;
+	meta.tokenizer = ts;
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_ckpt_save(path, self->m, NULL, &meta);
+	Py_END_ALLOW_THREADS
+	free(ts);
+	if (st)
+		return clgrad_py_raise(st);
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef model_methods[] = {
 	{"state", (PyCFunction)model_state, METH_NOARGS, "[(name, Tensor, is_param)]"},
 	{"forward", (PyCFunction)model_forward, METH_O, NULL},
@@ -336,6 +386,8 @@ static PyMethodDef model_methods[] = {
 	{"gpt2", (PyCFunction)model_gpt2, METH_VARARGS, "gpt2(path, save): GPT-2's safetensors layout"},
 	{"generate", (PyCFunction)model_generate, METH_VARARGS, NULL},
 	{"kv_cache", (PyCFunction)model_kv_cache, METH_VARARGS, "kv_cache(batch, max_len) -> KVCache"},
+	{"ckpt_load", (PyCFunction)model_ckpt_load, METH_VARARGS, NULL},
+	{"ckpt_save", (PyCFunction)model_ckpt_save, METH_VARARGS, NULL},
 	{NULL},
 };
 
@@ -387,12 +439,116 @@ static PyTypeObject CacheType = {
 	.tp_methods = cache_methods,
 };
 
+/* ---- training checkpoints (clgrad_checkpoint.h) ---- */
+
+static PyObject *meta_dict(const clg_ckpt_meta *m)
+{
+	PyObject *d = config_dict(&m->model), *rest;
+
+	if (!d)
+		return NULL;
+	rest = Py_BuildValue("{s:s,s:L,s:L,s:K,s:s,s:s,s:d,s:d,s:d,s:d,s:L,s:L,s:s,s:s,s:s}", "model", m->model_name,
+			     "epochs_done", (long long)m->epochs_done, "opt_steps", (long long)m->opt_steps, "seed",
+			     (unsigned long long)m->seed, "optimizer", m->optimizer, "loader", m->loader, "lr", m->lr,
+			     "momentum", m->momentum, "weight_decay", m->weight_decay, "clip", m->clip, "batch",
+			     (long long)m->batch, "warmup", (long long)m->warmup, "schedule", m->schedule, "data", m->data,
+			     "data_path", m->data_path);
+	if (!rest || PyDict_Update(d, rest)) {
+		Py_XDECREF(rest);
+		Py_DECREF(d);
+		return NULL;
+	}
+	Py_DECREF(rest);
+	return d;
+}
+
+/* _C.ckpt_read_meta(path) -> dict */
+static PyObject *py_ckpt_read_meta(PyObject *self, PyObject *args)
+{
+	const char *path;
+	clg_ckpt_meta m = {0};
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "s", &path))
+		return NULL;
+	if ((st = clg_ckpt_read_meta(path, &m)))
+		return clgrad_py_raise(st);
+	return meta_dict(&m);
+}
+
+/* _C.ckpt_read_tokenizer(path) -> Tokenizer or None */
+static PyObject *py_ckpt_read_tokenizer(PyObject *self, PyObject *args)
+{
+	const char *path;
+	clg_tokenizer *t = NULL;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "s", &path))
+		return NULL;
+	if ((st = clg_ckpt_read_tokenizer(path, &t)))
+		return clgrad_py_raise(st);
+	if (!t)
+		Py_RETURN_NONE;
+	return clgrad_py_tokenizer_wrap(CLG_OK, t);
+}
+
+/* _C.ckpt_model(path, device) -> the checkpoint's built-in model, built from its metadata and loaded */
+static PyObject *py_ckpt_model(PyObject *self, PyObject *args)
+{
+	const char *path;
+	int device;
+	clg_ckpt_meta meta = {0};
+	clg_backend *be;
+	ModelObject *o;
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "si", &path, &device) || !(be = clgrad_py_backend(device)))
+		return NULL;
+	if ((st = clg_ckpt_read_meta(path, &meta)))
+		return clgrad_py_raise(st);
+	if (!(o = PyObject_New(ModelObject, &ModelType)))
+		return NULL;
+	o->m = NULL;
+	snprintf(o->name, sizeof(o->name), "%s", meta.model_name);
+	o->cfg = meta.model;
+	o->cfg.name = o->name;
+	if (!(o->m = clg_model_build(be, &o->cfg, meta.seed))) {
+		Py_DECREF(o);
+		return clgrad_py_raise(clg_last_status() ? clg_last_status() : CLG_ERR_FORMAT);
+	}
+	Py_BEGIN_ALLOW_THREADS
+	st = clg_ckpt_load(path, o->m, NULL);
+	Py_END_ALLOW_THREADS
+	if (st) {
+		Py_DECREF(o);
+		return clgrad_py_raise(st);
+	}
+	return (PyObject *)o;
+}
+
+/* _C.ckpt_fingerprint(bytes, hash) -> "bytes=N fnv1a64=HEX" */
+static PyObject *py_ckpt_fingerprint(PyObject *self, PyObject *args)
+{
+	long long n;
+	unsigned long long h;
+	char buf[64];
+
+	if (!PyArg_ParseTuple(args, "LK", &n, &h))
+		return NULL;
+	clg_ckpt_fingerprint(n, h, buf, sizeof(buf));
+	return PyUnicode_FromString(buf);
+}
+
 static PyMethodDef models_methods[] = {
 	{"model_defaults", py_model_defaults, METH_NOARGS, NULL},
 	{"gpt_preset", py_gpt_preset, METH_VARARGS, NULL},
 	{"model_build", py_model_build, METH_VARARGS, NULL},
 	{"model_is_lm", py_model_is_lm, METH_VARARGS, NULL},
 	{"gfnet_block", py_gfnet_block, METH_VARARGS, "gfnet_block(x (B, H, W, D), 9 parameters)"},
+	{"ckpt_read_meta", py_ckpt_read_meta, METH_VARARGS, NULL},
+	{"ckpt_read_tokenizer", py_ckpt_read_tokenizer, METH_VARARGS, NULL},
+	{"ckpt_model", py_ckpt_model, METH_VARARGS, "ckpt_model(path, device) -> Model"},
+	{"ckpt_fingerprint", py_ckpt_fingerprint, METH_VARARGS, NULL},
 	{NULL},
 };
 

@@ -138,6 +138,10 @@ BOUND = {
     "clg_loader_set_state": "clgrad.data.DataLoader.__iter__",
     "clg_dataset_subset": "clgrad.data.Subset", "clg_dataset_select": "clgrad.data.Subset",
     "clg_dataset_split": "clgrad.data.random_split",
+    # clgrad_checkpoint.h
+    "clg_ckpt_save": "clgrad.models.BuiltinModel.save_checkpoint", "clg_ckpt_load": "clgrad.models.load_checkpoint",
+    "clg_ckpt_read_meta": "clgrad.models.read_checkpoint_meta",
+    "clg_ckpt_read_tokenizer": "clgrad.models.read_checkpoint_tokenizer", "clg_ckpt_fingerprint": "clgrad.text.fingerprint",
     # clgrad_models.h, clgrad_generate.h
     "clg_model_build": "clgrad.models.build", "clg_model_is_lm": "clgrad.models.is_language_model",
     "clg_gfnet_block": "clgrad.models.gfnet_block", "clg_gpt_preset": "clgrad.models.gpt_preset",
@@ -259,6 +263,9 @@ NOT_EXPOSED = {
     "clg_text_load": SAME.format("clg_text_load_tok with the chars tokenizer", "clgrad.text.Text"),
     "clg_text_encode": "a chars / bytes tokenizer's encode one byte a token: Text.encode uses the text's tokenizer (BPE too)",
     "clg_text_decode": "a chars / bytes tokenizer's decode: Text.decode uses the text's tokenizer (BPE too)",
+    "clg_train_config_from_meta": "the CLI's --resume takes a run's configuration from its checkpoint; clgrad.Trainer takes "
+                                  "it as arguments and fit(ckpt_path=) loads the state (read_checkpoint_meta gives the "
+                                  "saved configuration)",
     "clg_one_hot": "F.one_hot gathers rows of an identity (embedding), with PyTorch's signature",
     "clg_st_writer_add": SAME.format("clg_st_writer_add_tensor", "clgrad.save"),
     "clg_st_find": "clgrad.load reads every tensor (clg_st_at); a dict lookup finds one",
@@ -266,10 +273,6 @@ NOT_EXPOSED = {
 }
 
 NOT_YET = {  # gaps: what a binding would be
-    **{n: "not yet bound: the CLI's trainer checkpoints beyond Trainer.fit(ckpt_path=) (meta, fingerprint, "
-          "tokenizer)" for n in (
-        "clg_ckpt_save", "clg_ckpt_read_meta", "clg_ckpt_read_tokenizer", "clg_ckpt_fingerprint", "clg_ckpt_load",
-        "clg_train_config_from_meta")},
     "clg_train_memory_estimate": "not yet bound: the trainer's memory estimate (clgrad train --dry-run)",
 }
 

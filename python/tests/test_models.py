@@ -116,3 +116,32 @@ def test_built_in_models_and_gfnet_block(dev):
         out[device] = (y.numpy(), xt.grad.numpy())
     assert out["ref"][0].shape == x.shape
     assert nerr(out[dev][0], out["ref"][0]) < 1e-4 and nerr(out[dev][1], out["ref"][1]) < 1e-4
+
+
+def test_checkpoint_files_both_ways(dev, tmp_path):
+    """A Python model's checkpoint in `clgrad train --save`'s format: read back (metadata,
+    tokenizer, weights) and, where the command is at hand ($CLGRAD_BIN), `clgrad generate` from it
+    gives the ids Python's generate does."""
+    import os
+    import subprocess
+    tok = clgrad.text.Tokenizer.bytes()
+    g = tiny(dev, seed=3)
+    path = tmp_path / "g.safetensors"
+    g.save_checkpoint(path, tokenizer=tok, epochs_done=2, seed=3)
+    meta = clgrad.models.read_checkpoint_meta(path)
+    assert (meta["model"], meta["dim"], meta["layers"], meta["epochs_done"]) == ("gpt", 128, 4, 2)
+    h = clgrad.models.load_checkpoint(path, device=dev)
+    assert h.tokenizer == tok and h.checkpoint_meta["seed"] == 3
+    for (k, a), (_, b) in zip(g.state_dict().items(), h.state_dict().items()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=k)
+    want = g.generate("Hi", max_new_tokens=6, temperature=0, tokenizer=tok)
+    other = tiny(dev, seed=9)
+    other.load_checkpoint(path)
+    assert other.generate("Hi", max_new_tokens=6, temperature=0, tokenizer=tok) == want
+    assert clgrad.text.fingerprint(b"abc") == "bytes=3 fnv1a64=%016x" % clgrad.text.text_hash(b"abc")
+    cli = os.environ.get("CLGRAD_BIN")
+    if cli and os.path.exists(cli):
+        out = subprocess.run([cli, "generate", "--checkpoint", str(path), "--prompt", "Hi", "--tokens", "6",
+                              "--temperature", "0", "--device", "ref"], capture_output=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.rstrip(b"\n") == b"Hi" + tok.decode_bytes(want)
