@@ -192,6 +192,20 @@ class Trainer:
         self.history = []
         self._c = _C.Trainer(model, cfg, tuple(d.index for d in devs), loss)
         self._train = self._test = None
+        self._sizes = dict(model_sizes)
+
+    def memory_estimate(self, rows=None):
+        """What a training step needs on the first device, estimated from the configuration before
+        anything runs (the C trainer's clg_train_memory_estimate; `clgrad train` refuses a run that
+        does not fit): bytes of "params", "grads", "optim", "activations" (of a micro-batch of rows,
+        default the batch; the language models only, else 0 and "exact" False),
+        "activations_recompute", "total", "largest" ("largest_what")."""
+        if isinstance(self.model, Module):
+            nparams = sum(p.numel() for p in self.model.parameters())
+        else:
+            from . import models
+            nparams = models.build(self.model, device="ref", **self._sizes).num_params()
+        return self._c.memory_estimate(int(nparams), int(rows or self.batch_size))
 
     @staticmethod
     def _model_device(model):

@@ -499,6 +499,25 @@ static PyObject *trainer_metric_name(TrainerObject *self, void *c)
 
 static PyObject *trainer_model_name(TrainerObject *self, void *c) { return PyUnicode_FromString(self->name); }
 
+/* memory_estimate(nparams, rows) -> dict of bytes: what a step needs on the first device */
+static PyObject *trainer_memory_estimate(TrainerObject *self, PyObject *args)
+{
+	long long nparams, rows;
+	clg_memory_estimate e = {0};
+	clg_status st;
+
+	if (!PyArg_ParseTuple(args, "LL", &nparams, &rows))
+		return NULL;
+	if ((st = clg_train_memory_estimate(&self->cfg, self->bes[0], nparams, rows, &e)))
+		return clgrad_py_raise(st);
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:s,s:O}", "params", (unsigned long long)e.params, "grads",
+			     (unsigned long long)e.grads, "optim", (unsigned long long)e.optim, "activations",
+			     (unsigned long long)e.activations, "activations_recompute",
+			     (unsigned long long)e.activations_recompute, "total", (unsigned long long)e.total, "largest",
+			     (unsigned long long)e.largest, "largest_what", e.largest_what ? e.largest_what : "", "exact",
+			     e.exact ? Py_True : Py_False);
+}
+
 static PyMethodDef trainer_methods[] = {
 	{"setup", (PyCFunction)trainer_setup, METH_VARARGS, "setup(train, test=None): the C trainer over these datasets"},
 	{"run", (PyCFunction)trainer_run, METH_O, "run(sink): trains to the configured epochs"},
@@ -506,6 +525,7 @@ static PyMethodDef trainer_methods[] = {
 	{"save", (PyCFunction)trainer_save, METH_VARARGS, "save(path): a checkpoint of the run as it stands"},
 	{"load", (PyCFunction)trainer_load, METH_VARARGS, "load(path): resume from a checkpoint"},
 	{"state", (PyCFunction)trainer_state, METH_NOARGS, "[(name, Tensor)] of the trained model"},
+	{"memory_estimate", (PyCFunction)trainer_memory_estimate, METH_VARARGS, "memory_estimate(nparams, rows) -> dict"},
 	{NULL},
 };
 
