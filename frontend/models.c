@@ -5,6 +5,7 @@
  * one clg_linear_act (the bias and the activation fused after the GEMM, frontend/nn.c); the
  * modules and the checkpoint names stay PyTorch's. */
 #include "clgrad_models.h"
+#include "fe_internal.h"
 
 #include <string.h>
 
@@ -56,6 +57,7 @@ clg_module *clg_model_build(clg_backend *be, const clg_model_config *cfg, uint64
 		return clg_gpt_build(be, cfg, seed);
 	if (!strcmp(cfg->name, "gfnet"))
 		return clg_gfnet_build(be, cfg, seed);
-	clg_fail(CLG_ERR_INVALID, "unknown model '%s' (" CLG_MODEL_NAMES ")", cfg->name);
+	/* clg_last_status() too: a binding reads it to pick the error (an earlier failure's was left) */
+	fe_fail(clg_fail(CLG_ERR_INVALID, "unknown model '%s' (" CLG_MODEL_NAMES ")", cfg->name));
 	return NULL;
 }

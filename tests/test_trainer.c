@@ -555,6 +555,14 @@ static void test_bad_configs(const clg_dataset *train)
 	bad[0].model.name = "no-such-model";
 	CHECK(clg_trainer_new(be, &bad[0], train, NULL, &t) != CLG_OK && strstr(clg_last_error(), "no-such-model"),
 	      "unknown model named: %s", clg_last_error());
+	/* clg_model_build's NULL for an unknown name sets clg_last_status(), over an earlier failure's */
+	clg_scope_begin();
+	CHECK(clg_add(clg_zeros(be, CLG_F32, 1, (int64_t[]){2}), clg_zeros(be, CLG_I32, 1, (int64_t[]){2})) == NULL &&
+		      clg_last_status() == CLG_ERR_DTYPE,
+	      "a dtype error first: %s", clg_status_name(clg_last_status()));
+	clg_scope_end();
+	CHECK(clg_model_build(be, &bad[0].model, 1) == NULL && clg_last_status() == CLG_ERR_INVALID,
+	      "unknown model: last status %s, expected CLG_ERR_INVALID", clg_status_name(clg_last_status()));
 	clg_backend_close(be);
 }
 

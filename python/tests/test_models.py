@@ -101,7 +101,9 @@ def test_built_in_models_and_gfnet_block(dev):
     assert m(clgrad.zeros(3, 784, device=dev)).shape == (3, 10)
     t = clgrad.models.build("transformer", device=dev, vocab=20, seq_len=8, dim=16, heads=2, layers=1)
     assert t(clgrad.zeros(2, 8, dtype=clgrad.int32, device=dev)).shape == (16, 20)
-    with pytest.raises(ValueError):
+    with pytest.raises(clgrad.DTypeError):  # an earlier failure's status must not stand for the next one's
+        clgrad.zeros(2, device=dev) + clgrad.zeros(2, dtype=clgrad.int32, device=dev)
+    with pytest.raises(ValueError, match="resnet"):
         clgrad.models.build("resnet", device=dev)
     rng = np.random.default_rng(2)
     d, h, w = 4, 3, 4
