@@ -17,6 +17,8 @@
 
 /* Prefixes the current message with more context ("op 'gemm' on device 'x': " + old message). */
 clg_status clg_fail_prefix(clg_status s, const char *fmt, ...) CLG_PRINTF(2, 3);
+/* Records s (unless CLG_OK) as clg_last_status()'s answer; clg_fail and clg_fail_prefix call it. */
+void clg_note_status(clg_status s);
 /* Debug output to stderr when CLGRAD_DEBUG is set. */
 void clg_debug(const char *fmt, ...) CLG_PRINTF(1, 2);
 int clg_debug_enabled(void);

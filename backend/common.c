@@ -18,6 +18,9 @@ double clg_now(void)
 }
 
 static _Thread_local char errmsg[8192];
+/* The status of the last failure, kept beside its message so that the two always agree: every
+ * clg_fail sets both (a function returning NULL after clg_fail alone once left an older status). */
+static _Thread_local clg_status fail_status;
 
 const char *clg_status_name(clg_status s)
 {
@@ -30,6 +33,12 @@ const char *clg_status_name(clg_status s)
 }
 
 const char *clg_last_error(void) { return errmsg; }
+clg_status clg_last_status(void) { return fail_status; }
+void clg_note_status(clg_status s)
+{
+	if (s != CLG_OK)
+		fail_status = s;
+}
 void clg_clear_error(void) { errmsg[0] = 0; }
 
 clg_status clg_fail(clg_status s, const char *fmt, ...)
@@ -41,6 +50,7 @@ clg_status clg_fail(clg_status s, const char *fmt, ...)
 	vsnprintf(next, sizeof(next), fmt, ap);
 	va_end(ap);
 	memcpy(errmsg, next, sizeof(errmsg));
+	clg_note_status(s);
 	clg_debug("error: %s", errmsg);
 	return s;
 }
@@ -59,6 +69,7 @@ clg_status clg_fail_prefix(clg_status s, const char *fmt, ...)
 	memcpy(errmsg, prefix, n);
 	memcpy(errmsg + n, old, sizeof(errmsg) - n - 1);
 	errmsg[sizeof(errmsg) - 1] = 0;
+	clg_note_status(s);
 	return s;
 }
 

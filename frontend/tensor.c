@@ -8,13 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local clg_status last_status;
-
-clg_status clg_last_status(void) { return last_status; }
-
 clg_tensor *fe_fail(clg_status s)
 {
-	last_status = s;
+	clg_note_status(s);
 	return NULL;
 }
 
@@ -25,12 +21,12 @@ int fe_check_inputs(const char *op, int n, clg_tensor *const *ts)
 			return 0; /* an earlier call failed: keep its message */
 	for (int i = 1; i < n; i++) {
 		if (ts[i]->v.buf->backend != ts[0]->v.buf->backend) {
-			last_status = clg_fail(CLG_ERR_DEVICE, "op '%s': operands live on different devices ('%s' and '%s'); copy with clg_to_device first",
+			clg_fail(CLG_ERR_DEVICE, "op '%s': operands live on different devices ('%s' and '%s'); copy with clg_to_device first",
 					       op, ts[0]->v.buf->backend->info.name, ts[i]->v.buf->backend->info.name);
 			return 0;
 		}
 		if (ts[i]->v.dtype != ts[0]->v.dtype) {
-			last_status = clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': operands have different dtypes (%s and %s)",
+			clg_fail(CLG_ERR_DTYPE, "op '%s' on device '%s': operands have different dtypes (%s and %s)",
 					       op, ts[0]->v.buf->backend->info.name, clg_dtype_name(ts[0]->v.dtype),
 					       clg_dtype_name(ts[i]->v.dtype));
 			return 0;
@@ -42,8 +38,7 @@ int fe_check_inputs(const char *op, int n, clg_tensor *const *ts)
 clg_status fe_run(clg_backend *be, clg_op_call *c)
 {
 	clg_status st = clg_run(be, c);
-	if (st)
-		last_status = st;
+	clg_note_status(st);
 	return st;
 }
 

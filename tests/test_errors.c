@@ -298,6 +298,12 @@ static void check_device_errors(int n)
 	expect_fail(clg_buffer_alloc(NULL, 4, &(clg_buffer *){0}), CLG_ERR_INVALID, "alloc without a backend", NULL);
 	clg_clear_error();
 	CHECK(clg_last_error()[0] == 0, "clg_clear_error left '%s'", clg_last_error());
+	/* the status follows the message: a failure reported by clg_fail alone (as a NULL-returning
+	 * function may) must not leave clg_last_status() at an earlier failure's */
+	expect_fail(clg_fail(CLG_ERR_DTYPE, "first"), CLG_ERR_DTYPE, "a dtype failure", NULL);
+	expect_fail(clg_fail(CLG_ERR_IO, "second"), CLG_ERR_IO, "an I/O failure after it", NULL);
+	CHECK(clg_last_status() == CLG_ERR_IO, "clg_last_status() %s after clg_fail(CLG_ERR_IO), not I/O error",
+	      clg_status_name(clg_last_status()));
 	CHECK(strcmp(clg_status_name(CLG_ERR_OOM), clg_status_name(CLG_ERR_SHAPE)) != 0, "status names");
 	CHECK(strcmp(clg_status_name((clg_status)999), "unknown status") == 0, "name of an unknown status");
 }
