@@ -76,6 +76,27 @@ static void float64(clg_backend *be)
 	CHECK(y && clg_to_host(y, got, sizeof(double) * 34) == CLG_OK, "float64 round trip on %s: %s", dev, clg_last_error());
 	for (int i = 0; y && i < 34; i++)
 		CHECK(fabs(got[i] - h[i]) < 1e-12, "float64 round trip of 17 on %s: [%d] off by %g", dev, i, got[i] - h[i]);
+	/* lengths clFFT does (radices 3, 5, 7) under each norm, whose scales (1/5, 1/sqrt(12), ...) a
+	 * float cannot hold: clFFT's plans take a cl_float scale, once 1.5e-8 off here */
+	for (int64_t n = 5; n <= 12; n += (n == 7 ? 5 : 1)) {
+		for (int norm = CLG_FFT_NORM_BACKWARD; norm <= CLG_FFT_NORM_FORWARD; norm++) {
+			double worst = 0, worst_r = 0;
+			x = clg_from_host(be, CLG_F64, CLG_SHAPE(n, 2), h);
+			y = clg_ifft(clg_fft(x, (clg_fft_norm)norm), (clg_fft_norm)norm);
+			CHECK(y && clg_to_host(y, got, sizeof(double) * 2 * (size_t)n) == CLG_OK, "float64 ifft(fft) of %lld on %s: %s",
+			      (long long)n, dev, clg_last_error());
+			for (int i = 0; y && i < 2 * n; i++)
+				worst = fmax(worst, fabs(got[i] - h[i]));
+			x = clg_from_host(be, CLG_F64, CLG_SHAPE(n), h);
+			y = clg_irfft(clg_rfft(x, (clg_fft_norm)norm), n, (clg_fft_norm)norm);
+			CHECK(y && clg_to_host(y, got, sizeof(double) * (size_t)n) == CLG_OK, "float64 irfft(rfft) of %lld on %s: %s",
+			      (long long)n, dev, clg_last_error());
+			for (int i = 0; y && i < n; i++)
+				worst_r = fmax(worst_r, fabs(got[i] - h[i]));
+			CHECK(worst < 1e-12 && worst_r < 1e-12, "float64 round trips of %lld, norm %d on %s: off by %g (complex), %g (real)",
+			      (long long)n, norm, dev, worst, worst_r);
+		}
+	}
 	clg_scope_end();
 }
 
