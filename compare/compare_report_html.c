@@ -363,6 +363,7 @@ int cmp_write_html(const cmp_run *r, const char *path)
 	fprintf(f, "</table>\n<p class=\"meta\">Scores 0..100, - where a category has no data; the rules are in "
 		   "docs/COMPARE.md.</p>\n");
 	section_notes(f, r);
+	cmp_maturity_html(r, f, esc);
 	cmp_machines_html(r, f, esc);
 	cmp_vendors_html(r, f, esc);
 
