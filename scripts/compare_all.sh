@@ -73,6 +73,7 @@ build/clgrad devices | grep -v '^ *$' || true
 t0=$(date +%s)
 rc=0
 # shellcheck disable=SC2086
+rm -rf "$work/host"
 build/clgrad compare $mode --devices all --timeout "$timeout_s" --out "$work/host" || rc=$?
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || { say "host run failed (exit $rc)"; exit 1; }
 say "host run: $(($(date +%s) - t0)) s"

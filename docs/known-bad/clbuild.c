@@ -102,10 +102,10 @@ static int try_device(cl_platform_id p, cl_device_id d, const char *src, const c
 		const char *a1 = getenv("CLBUILD_ARG1");
 		int ints[64];
 		size_t ni = 0;
-		for (const char *p = a1; p && *p && ni < 64; p += *p == ',') {
+		for (const char *c = a1; c && *c && ni < 64; c += *c == ',') {
 			char *end;
-			ints[ni++] = (int)strtol(p, &end, 10);
-			p = end;
+			ints[ni++] = (int)strtol(c, &end, 10);
+			c = end;
 		}
 		st = clSetKernelArg(k, 0, sizeof(out), &out);
 		if (st == CL_SUCCESS && ni)
