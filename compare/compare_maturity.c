@@ -13,6 +13,7 @@
 #include <string.h>
 
 #define CMP_SLOW_FRACTION 0.10 /* a workload below 10 % of its own roofline bound is "slow" */
+#define CMP_SLOW_MEDIAN 0.20   /* a stack whose median workload is below 20 % of its bound is slow */
 #define MAX_ITEMS 64
 #define MAX_SLOW 4
 
@@ -137,7 +138,8 @@ static void read_stack(const cmp_device *d, stack *s)
 	}
 	/* one line a person can act on: can it be used, and with what caveat */
 	const char *state = strcmp(d->status, "ok") ? "not usable as run" : s->n_failed ? "gives wrong results" :
-			    s->n_routed ? "usable, with ops routed away" : "usable";
+			    s->n_routed ? "usable, with ops routed away" :
+			    s->median_fraction < CMP_SLOW_MEDIAN ? "usable, slow against its own peak" : "usable";
 	char speed[96] = "no roofline data", st[32] = "";
 	if (np)
 		snprintf(speed, sizeof(speed), "%d of %d workloads slow, median %.0f%% of its own peak", s->n_slow_all, np,
@@ -470,7 +472,8 @@ void cmp_maturity_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char
 		read_stack(&r->dev[i], &s);
 		fprintf(f, "<tr><td>%d: ", s.d->index);
 		esc(f, s.d->label);
-		fprintf(f, "</td><td class=\"%s\">", strcmp(s.d->status, "ok") || s.n_failed ? "bad" : s.n_routed ? "warn" : "ok");
+		fprintf(f, "</td><td class=\"%s\">", strcmp(s.d->status, "ok") || s.n_failed ? "bad" :
+			s.n_routed || s.median_fraction < CMP_SLOW_MEDIAN ? "warn" : "ok");
 		esc(f, s.verdict);
 		fprintf(f, "</td><td>");
 		if (!s.n_failed)

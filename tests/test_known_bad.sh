@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docs/known-bad/: every reason in the known-bad table names an evidence folder that exists, has a
 # README and is listed in the index; the two evidence programs run right on PoCL (the minimal
-# kernel of rusticl 22.3's crash gives 0 1 2 3; CLBlast's SGEMM of 256 matches the loop) and fail
+# kernels of rusticl 22.3's bugs give 0 1 2 3 and 2 2 2 2; CLBlast's SGEMM of 256 matches the loop) and fail
 # where they must (a kernel that does not build, a run of a kernel the program lacks).
 #   test_known_bad.sh CLBUILD SGEMM_CHECK SOURCE_DIR      (exit 77: no OpenCL device)
 set -u
@@ -27,6 +27,9 @@ rc=$?
 cat "$work/run.txt"
 grep -q "no OpenCL platform\|no device" "$work/run.txt" && { echo "no PoCL device: skipped"; exit 77; }
 [ $rc = 0 ] && grep -q "out\[0..3\] = 0 1 2 3" "$work/run.txt" || fail "clbuild: the minimal kernel on PoCL (exit $rc)"
+ones=1$(printf ',1%.0s' $(seq 24))   # minimal-2d.cl's struct: 25 ints
+CLBUILD_PLATFORM=Portable CLBUILD_ARG1=$ones "$clbuild" --run k2 4 "" "$kb/rusticl-22-struct-arg/minimal-2d.cl" >"$work/run2d.txt" 2>&1
+[ $? = 0 ] && grep -q "out\[0..3\] = 2 2 2 2" "$work/run2d.txt" || { cat "$work/run2d.txt"; fail "clbuild: minimal-2d.cl on PoCL"; }
 echo '__kernel void broken(__global float *out) { out[0] = undeclared; }' >"$work/broken.cl"
 CLBUILD_PLATFORM=Portable "$clbuild" "" "$work/broken.cl" >"$work/broken.txt" 2>&1
 [ $? = 1 ] && grep -q "FAILED" "$work/broken.txt" || fail "clbuild: a kernel that does not build must fail"
