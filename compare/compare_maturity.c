@@ -194,11 +194,32 @@ typedef struct {
 	char old[48], new_[48];
 } change;
 
-/* ops whose state (pass / fail / unsupported), route or gradient check differs */
+/* the device features (capabilities) whose value differs, then the ops whose state (pass / fail /
+ * unsupported), route or gradient check differs */
 static int changes(const generation *g, change *out, int max)
 {
 	static const char *lists[][2] = {{"ops.ops", "op"}, {"ops.routed", "op"}, {"ops.grad", "case"}};
+	static const char *caps[] = {"has_fp16", "has_fp64", "has_subgroups", "has_int_dot", "has_il",
+				     "clc_version"};
 	int n = 0;
+
+	for (size_t k = 0; k < sizeof(caps) / sizeof(caps[0]) && n < max; k++) {
+		const jv *a = jv_get(cmp_section(g->old, "capabilities"), caps[k]);
+		const jv *b = jv_get(cmp_section(g->new_, "capabilities"), caps[k]);
+		char sa[48], sb[48];
+		if (jv_kind(a) == JV_STR || jv_kind(b) == JV_STR) {
+			snprintf(sa, sizeof(sa), "%s", jv_str(a, "-"));
+			snprintf(sb, sizeof(sb), "%s", jv_str(b, "-"));
+		} else {
+			snprintf(sa, sizeof(sa), "%s", jv_bool(a) == 1 ? "yes" : "no");
+			snprintf(sb, sizeof(sb), "%s", jv_bool(b) == 1 ? "yes" : "no");
+		}
+		if (!strcmp(sa, sb))
+			continue;
+		out[n].what = caps[k];
+		snprintf(out[n].old, sizeof(out[n].old), "%s", sa);
+		snprintf(out[n++].new_, sizeof(out[0].new_), "%s", sb);
+	}
 	for (int l = 0; l < 3; l++)
 		for (int side = 0; side < 2; side++) {
 			const cmp_device *a = side ? g->new_ : g->old, *b = side ? g->old : g->new_;
@@ -426,9 +447,9 @@ void cmp_maturity_print(const cmp_run *r, FILE *f, int markdown)
 		int nc = changes(&g[k], ch, MAX_CHANGES), ns = speeds(&g[k], sp, MAX_SPEEDS);
 		fprintf(f, markdown ? "\n### %s %s -> %s (devices %d and %d)\n\n" : "  %s %s -> %s (devices %d -> %d):\n",
 			g[k].old->platform, g[k].old->driver, g[k].new_->driver, g[k].old->index, g[k].new_->index);
-		fprintf(f, markdown ? "- ops that changed: " : "      ops changed: ");
+		fprintf(f, markdown ? "- features and ops that changed: " : "      changed: ");
 		if (!nc)
-			fprintf(f, "none (the same cases pass, fail and are routed)");
+			fprintf(f, "none (the same features; the same cases pass, fail and are routed)");
 		for (int c = 0; c < nc; c++)
 			fprintf(f, "%s%s%s%s %s -> %s", c ? "; " : "", q, ch[c].what, q, ch[c].old, ch[c].new_);
 		fprintf(f, markdown ? "\n- speed, newer / older (>1: the newer driver is faster), geometric mean %.2f:\n\n"
@@ -526,7 +547,7 @@ void cmp_maturity_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char
 		esc(f, g[k].old->driver);
 		fprintf(f, " &rarr; ");
 		esc(f, g[k].new_->driver);
-		fprintf(f, " (devices %d and %d)</h3>\n<p>Ops that pass, fail or are routed differently: ", g[k].old->index,
+		fprintf(f, " (devices %d and %d)</h3>\n<p>Features, and ops that pass, fail or are routed differently: ", g[k].old->index,
 			g[k].new_->index);
 		if (!nc)
 			fprintf(f, "<span class=\"ok\">none</span> (the same cases pass, fail and are routed).");
