@@ -416,8 +416,9 @@ void cmp_maturity_print(const cmp_run *r, FILE *f, int markdown)
 	int ng = generations(r, g, MAX_GEN);
 	const char *q = markdown ? "`" : "";
 
-	fprintf(f, markdown ? "## Maturity\n\nPer stack: what fails, what is routed away (and why), which workloads run "
-			      "below %.0f%% of the device's own roofline bound.\n\n" : "maturity (per stack; slow: below %.0f%% of its own peak):\n",
+	fprintf(f, markdown ? "## Maturity\n\nPer stack: what fails, what is routed away (and why; every known-bad entry "
+			      "with its minimal kernel and evidence: [docs/known-bad/](../known-bad/README.md)), which workloads "
+			      "run below %.0f%% of the device's own roofline bound.\n\n" : "maturity (per stack; slow: below %.0f%% of its own peak):\n",
 		100 * CMP_SLOW_FRACTION);
 	for (int i = 0; i < r->n; i++) {
 		if (!is_stack(&r->dev[i]))
@@ -483,7 +484,8 @@ void cmp_maturity_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char
 
 	fprintf(f, "<h2 id=\"maturity\">Maturity</h2>\n<p class=\"meta\">Per stack, from the sections below: op cases, "
 		   "gradient checks, builds and training runs that fail; ops the known-bad list or the self-test routed "
-		   "away, with why (a known-bad entry links its minimal kernel and evidence); workloads below %.0f%% of the "
+		   "away, with why (a known-bad entry links its minimal kernel and evidence: every entry is in "
+		   "<a href=\"../known-bad/README.md\">docs/known-bad/</a>); workloads below %.0f%% of the "
 		   "device's own roofline bound, min(fp32 peak, intensity &times; bandwidth).</p>\n"
 		   "<table class=\"text\"><tr><th>stack</th><th>reading</th><th>fails</th><th>routed (why)</th>"
 		   "<th>slow against its own peak</th></tr>\n", 100 * CMP_SLOW_FRACTION);
