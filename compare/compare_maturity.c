@@ -9,6 +9,7 @@
 #include "compare_internal.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,17 +64,23 @@ static int by_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void add(item *list, int *n, const char *what, const char *why, const char *fmt, double a, double b)
+/* a finding; fmt (NULL: no text) and its arguments make its detail */
+__attribute__((format(printf, 5, 6))) static void add(item *list, int *n, const char *what, const char *why,
+						   const char *fmt, ...)
 {
 	item *it;
+	va_list ap;
 	if (*n == MAX_ITEMS)
 		return;
 	it = &list[(*n)++];
 	memset(it, 0, sizeof(*it));
 	it->what = what;
 	it->why = why ? why : "";
-	if (fmt)
-		snprintf(it->text, sizeof(it->text), fmt, a, b);
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(it->text, sizeof(it->text), fmt, ap);
+		va_end(ap);
+	}
 	evidence_of(it->why, it->evidence, sizeof(it->evidence));
 }
 
@@ -97,23 +104,22 @@ static void read_stack(const cmp_device *d, stack *s)
 	}
 	for (int k = 0; k < jv_len(grad); k++)
 		if (jv_bool(jv_get(jv_at(grad, k), "ok")) == 0)
-			add(s->failed, &s->n_failed, jv_str(jv_get(jv_at(grad, k), "case"), "?"), NULL, "gradient check", 0, 0);
+			add(s->failed, &s->n_failed, jv_str(jv_get(jv_at(grad, k), "case"), "?"), NULL, "gradient check");
 	for (int k = 0; k < jv_len(progs); k++)
 		if (jv_bool(jv_get(jv_at(progs, k), "ok")) == 0)
-			add(s->failed, &s->n_failed, jv_str(jv_get(jv_at(progs, k), "name"), "?"), NULL, "program build", 0, 0);
+			add(s->failed, &s->n_failed, jv_str(jv_get(jv_at(progs, k), "name"), "?"), NULL, "program build");
 	for (int k = 0; k < jv_len(runs); k++) {
 		const jv *run = jv_at(runs, k);
 		const char *model = jv_str(jv_get(run, "model"), "?");
 		if (jv_kind(jv_get(run, "error")) == JV_STR)
-			add(s->failed, &s->n_failed, model, jv_str(jv_get(run, "error"), ""), "training run", 0, 0);
+			add(s->failed, &s->n_failed, model, jv_str(jv_get(run, "error"), ""), "training run");
 		else if (jv_bool(jv_get(run, "repeat_identical")) == 0)
-			add(s->failed, &s->n_failed, model, NULL, "training not bit-identical when repeated", 0, 0);
+			add(s->failed, &s->n_failed, model, NULL, "training not bit-identical when repeated");
 	}
 	for (int k = 0; k < jv_len(routed); k++) {
 		const jv *o = jv_at(routed, k);
-		add(s->routed, &s->n_routed, jv_str(jv_get(o, "op"), "?"), jv_str(jv_get(o, "why"), ""), "%s", 0, 0);
-		snprintf(s->routed[s->n_routed - 1].text, sizeof(s->routed[0].text), "%s",
-			 jv_str(jv_get(o, "action"), "?"));
+		add(s->routed, &s->n_routed, jv_str(jv_get(o, "op"), "?"), jv_str(jv_get(o, "why"), ""), "%s",
+		    jv_str(jv_get(o, "action"), "?"));
 	}
 	for (int k = 0; k < jv_len(points) && np < 256; k++) {
 		const jv *p = jv_at(points, k);
