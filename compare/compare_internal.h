@@ -66,6 +66,8 @@ typedef struct {
 /* The devices of one OpenCL platform (vendor stack), for the findings grouped per vendor. */
 typedef struct {
 	char platform[128], platform_vendor[128];
+	char driver[64];              /* one driver version a group: PoCL 3.1 and PoCL 6 are two stacks */
+	int shared;                   /* another group has the same platform (the name then shows the driver) */
 	int n, dev[CMP_MAX_DEVICES];  /* positions in cmp_run.dev */
 } cmp_vendor;
 
@@ -130,6 +132,12 @@ void cmp_label_devices(cmp_run *r);              /* labels + vendor groups; cmp_
 void cmp_vendors_print(const cmp_run *r, FILE *f, int markdown);
 void cmp_vendors_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char *));
 void cmp_vendors_json(const cmp_run *r, json_writer *w);
+
+/* compare_maturity.c: per stack what fails, what is routed (and why, with the known-bad evidence),
+ * what is slow against its own peak; per platform with two driver versions what changed */
+void cmp_maturity_print(const cmp_run *r, FILE *f, int markdown);
+void cmp_maturity_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char *));
+void cmp_maturity_json(const cmp_run *r, json_writer *w);
 
 /* helpers shared by the report files (compare_merge.c) */
 const jv *cmp_section(const cmp_device *d, const char *name);

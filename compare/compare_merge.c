@@ -228,10 +228,35 @@ static const char *report_shape_problem(const jv *rep, char *buf, size_t len)
 	return NULL;
 }
 
+/* The machine a merged report's devices are tagged with: its hostname, and where another report
+ * has the same one (a chroot, a container: same host, other OS) "/" and its os_id ("vm/debian13"),
+ * else its position, so that every report's rows stay apart. */
+static void machine_tag(const cmp_run *r, int k, char *buf, size_t len)
+{
+	const jv *m = jv_get(r->merged[k], "machine");
+	const char *host = jv_str(jv_get(m, "hostname"), "?"), *os = jv_str(jv_get(m, "os_id"), "");
+	int same_host = 0, same_os = 0;
+
+	for (int j = 0; j < r->n_merged; j++) {
+		const jv *o = jv_get(r->merged[j], "machine");
+		if (j == k || strcmp(jv_str(jv_get(o, "hostname"), "?"), host))
+			continue;
+		same_host = 1;
+		same_os |= !strcmp(jv_str(jv_get(o, "os_id"), ""), os);
+	}
+	if (!same_host)
+		snprintf(buf, len, "%s", host);
+	else if (os[0] && !same_os)
+		snprintf(buf, len, "%s/%s", host, os);
+	else
+		snprintf(buf, len, "%s/%d", host, k + 1);
+}
+
 int cmp_load_reports(cmp_run *r, char *const *paths, int n)
 {
 	char err[256];
 	const char *why;
+	int from[CMP_MAX_DEVICES]; /* the report each device came from */
 
 	for (int k = 0; k < n; k++) {
 		jv *rep = jv_parse_file(paths[k], err, sizeof(err));
@@ -276,7 +301,7 @@ int cmp_load_reports(cmp_run *r, char *const *paths, int n)
 				if (r->opt.log)
 					fprintf(r->opt.log, "compare: --merge: more than %d devices; the rest left out\n",
 						CMP_MAX_DEVICES);
-				return 0;
+				goto tags;
 			}
 			d = &r->dev[r->n];
 			memset(d, 0, sizeof(*d));
@@ -286,13 +311,16 @@ int cmp_load_reports(cmp_run *r, char *const *paths, int n)
 			snprintf(d->status, sizeof(d->status), "%s", jv_str(jv_get(o, "status"), "error"));
 			snprintf(d->detail, sizeof(d->detail), "%s", jv_str(jv_get(o, "detail"), ""));
 			snprintf(d->log, sizeof(d->log), "%s", jv_str(jv_get(o, "log"), ""));
-			snprintf(d->machine, sizeof(d->machine), "%s", jv_str(jv_path(rep, "machine.hostname"), "?"));
 			d->exit_code = isfinite(jv_num(jv_get(o, "exit"))) ? (int)jv_num(jv_get(o, "exit")) : -1;
 			d->elapsed_s = jv_num(jv_get(o, "elapsed_s"));
 			d->salvaged = jv_bool(jv_get(o, "salvaged")) == 1;
 			d->sections = jv_get(o, "sections"); /* owned by r->merged */
+			from[d->index] = r->n_merged - 1;
 		}
 	}
+tags:
+	for (int i = 0; i < r->n; i++)
+		machine_tag(r, from[i], r->dev[i].machine, sizeof(r->dev[i].machine));
 	return r->n ? 0 : -1;
 }
 
@@ -359,6 +387,37 @@ static void cpu_model(char *buf, size_t len)
 	fclose(f);
 }
 
+/* /etc/os-release: PRETTY_NAME ("Debian GNU/Linux 13 (trixie)") and ID with VERSION_ID
+ * ("debian13"): a chroot or container reports the host's hostname and kernel, not its own OS */
+static void os_release(char *pretty, size_t plen, char *id, size_t ilen)
+{
+	char line[512], name[64] = "", ver[32] = "";
+	FILE *f = fopen("/etc/os-release", "r");
+
+	snprintf(pretty, plen, "unknown");
+	id[0] = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *v = strchr(line, '=');
+		size_t n;
+		if (!v)
+			continue;
+		*v++ = 0;
+		v += *v == '"';
+		n = strcspn(v, "\"\n");
+		v[n] = 0;
+		if (!strcmp(line, "PRETTY_NAME"))
+			snprintf(pretty, plen, "%s", v);
+		else if (!strcmp(line, "ID"))
+			snprintf(name, sizeof(name), "%s", v);
+		else if (!strcmp(line, "VERSION_ID"))
+			snprintf(ver, sizeof(ver), "%s", v);
+	}
+	fclose(f);
+	snprintf(id, ilen, "%s%s", name, ver);
+}
+
 static void write_scores(json_writer *w, const cmp_scores *s)
 {
 	json_begin_object(w);
@@ -373,7 +432,7 @@ static void write_scores(json_writer *w, const cmp_scores *s)
 
 int cmp_write_json(const cmp_run *r, const char *path)
 {
-	char tmp[1200], host[256] = "", cpu[256];
+	char tmp[1200], host[256] = "", cpu[256], os[160], os_id[64];
 	struct utsname u;
 	json_writer w;
 	FILE *f = cmp_open_atomic(path, tmp, sizeof(tmp));
@@ -399,6 +458,9 @@ int cmp_write_json(const cmp_run *r, const char *path)
 	}
 	json_key_str(&w, "cpu", cpu);
 	json_key_int(&w, "cpus", sysconf(_SC_NPROCESSORS_ONLN));
+	os_release(os, sizeof(os), os_id, sizeof(os_id));
+	json_key_str(&w, "os", os);
+	json_key_str(&w, "os_id", os_id);
 	json_end_object(&w);
 	json_key_bool(&w, "quick", r->opt.quick);
 	json_key(&w, "suites");
@@ -445,6 +507,8 @@ int cmp_write_json(const cmp_run *r, const char *path)
 	json_end_array(&w);
 	json_key(&w, "vendors");
 	cmp_vendors_json(r, &w);
+	json_key(&w, "maturity");
+	cmp_maturity_json(r, &w);
 	if (r->n_merged) { /* --merge: where each part came from */
 		json_key(&w, "merged_from");
 		json_begin_array(&w);

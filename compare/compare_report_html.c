@@ -56,7 +56,7 @@ static void score_cell(FILE *f, double s)
 
 static void bar_chart(FILE *f, const cmp_run *r, const char *title, const double *v, int lower_is_better)
 {
-	const int w = 520, label_w = 250, row_h = 22, top = 26;
+	const int w = 580, label_w = 310, row_h = 22, top = 26; /* label_w: 40 characters of short_label */
 	double max = 0;
 	char b[32];
 	int any = 0;
@@ -74,7 +74,7 @@ static void bar_chart(FILE *f, const cmp_run *r, const char *title, const double
 	for (int i = 0; i < r->n; i++) {
 		int y = top + i * row_h;
 		fprintf(f, "<text x=\"%d\" y=\"%d\" class=\"l\" text-anchor=\"end\">%d: ", label_w - 6, y + 15, r->dev[i].index);
-		/* "PoCL · device": which stack, cut to the label area's 36 characters (the whole label on hover) */
+		/* "PoCL 3.1 · device": which stack, cut to the label area's 40 characters (the whole label on hover) */
 		esc(f, r->dev[i].short_label);
 		fprintf(f, "<title>");
 		esc(f, r->dev[i].label);
@@ -363,6 +363,7 @@ int cmp_write_html(const cmp_run *r, const char *path)
 	fprintf(f, "</table>\n<p class=\"meta\">Scores 0..100, - where a category has no data; the rules are in "
 		   "docs/COMPARE.md.</p>\n");
 	section_notes(f, r);
+	cmp_maturity_html(r, f, esc);
 	cmp_machines_html(r, f, esc);
 	cmp_vendors_html(r, f, esc);
 

@@ -125,6 +125,7 @@ void cmp_print_table(const cmp_run *r, FILE *f)
 	}
 	cmp_machines_print(r, f, 0);
 	cmp_vendors_print(r, f, 0);
+	cmp_maturity_print(r, f, 0);
 	fprintf(f, "scores 0..100 (docs/COMPARE.md): feat features, comp compile, corr correctness, perf "
 		   "performance vs own peak, stab stability\n");
 }
@@ -359,6 +360,7 @@ int cmp_write_markdown(const cmp_run *r, const char *path)
 				r->dev[i].detail, r->dev[i].log);
 
 	fputc('\n', f);
+	cmp_maturity_print(r, f, 1);
 	cmp_machines_print(r, f, 1);
 	cmp_vendors_print(r, f, 1);
 	fprintf(f, "## Capabilities\n\n");

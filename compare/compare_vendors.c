@@ -1,6 +1,7 @@
 /* clgrad compare: which vendor's OpenCL stack each row is, and the findings grouped per vendor.
  * Two stacks on one CPU (PoCL and Intel's runtime, say) name the same chip, so a device's label
- * is "platform · device · driver"; the findings of each platform's devices are listed together:
+ * is "platform · device · driver"; the findings of each platform's devices (one group per driver
+ * version of a platform: PoCL 3.1 and PoCL 6 are two stacks) are listed together:
  * failed (op cases, gradient checks, program builds), routed (ops the self-test or known-bad
  * list marked unsupported) and fallback (ops sent to another implementation). */
 #include "compare_internal.h"
@@ -89,14 +90,35 @@ static void short_platform(const char *plat, char *buf, size_t len)
 	buf[used] = 0;
 }
 
-/* "[machine: ]platform · device", cut to the chart label's room (36 characters) with "..." */
+/* The driver's version as a label shows it: its first two numbers ("3.1+debian" -> "3.1",
+ * "Oclgrind 21.10" -> "21.10", "2026.22.10.0.01_160000" -> "2026.22"), "" when it has none */
+static void short_version(const char *driver, char *buf, size_t len)
+{
+	const char *p = driver;
+	size_t n = 0;
+	int dots = 0;
+
+	while (*p && (*p < '0' || *p > '9'))
+		p++;
+	while (n + 1 < len && ((p[n] >= '0' && p[n] <= '9') || (p[n] == '.' && dots++ == 0 && p[n + 1] >= '0' && p[n + 1] <= '9')))
+		n++;
+	snprintf(buf, len, "%.*s", (int)n, p);
+}
+
+/* "[machine: ]platform version · device", cut to the chart label's room (40 characters) with
+ * "..." (the version keeps two drivers of one platform apart: PoCL 3.1, PoCL 6.0) */
 static void short_label(cmp_device *d)
 {
-	char plat[64], full[300];
-	size_t room = 36, cut = 0, chars = 0;
+	char plat[64], full[300], ver[16], name[80];
+	size_t room = 40, cut = 0, chars = 0;
 
-	short_platform(d->platform, plat, sizeof(plat));
-	snprintf(full, sizeof(full), "%.20s%s%.14s%s%s", d->machine, d->machine[0] ? ": " : "", plat,
+	short_platform(d->platform, name, sizeof(name));
+	short_version(d->driver, ver, sizeof(ver));
+	if (ver[0] && name[0] && !strstr(name, ver))
+		snprintf(plat, sizeof(plat), "%.40s %s", name, ver);
+	else
+		snprintf(plat, sizeof(plat), "%.60s", name);
+	snprintf(full, sizeof(full), "%.20s%s%.20s%s%s", d->machine, d->machine[0] ? ": " : "", plat,
 		 plat[0] ? " \u00b7 " : "", d->name);
 	for (size_t i = 0; full[i]; i++) /* count characters, not UTF-8 bytes */
 		if (((unsigned char)full[i] & 0xC0) != 0x80 && ++chars == room - 2)
@@ -134,17 +156,22 @@ void cmp_label_devices(cmp_run *r)
 		short_label(d);
 
 		for (int k = 0; k < r->n_vendors && !v; k++)
-			if (!strcmp(r->vendors[k].platform, d->platform[0] ? d->platform : "unknown"))
+			if (!strcmp(r->vendors[k].platform, d->platform[0] ? d->platform : "unknown") &&
+			    !strcmp(r->vendors[k].driver, d->driver))
 				v = &r->vendors[k];
 		if (!v) {
 			v = &r->vendors[r->n_vendors++];
 			memset(v, 0, sizeof(*v));
 			snprintf(v->platform, sizeof(v->platform), "%s", d->platform[0] ? d->platform : "unknown");
+			snprintf(v->driver, sizeof(v->driver), "%s", d->driver);
 		}
 		if (!v->platform_vendor[0])
 			snprintf(v->platform_vendor, sizeof(v->platform_vendor), "%s", pv);
 		v->dev[v->n++] = i;
 	}
+	for (int k = 0; k < r->n_vendors; k++)
+		for (int j = 0; j < r->n_vendors; j++)
+			r->vendors[k].shared |= j != k && !strcmp(r->vendors[k].platform, r->vendors[j].platform);
 }
 
 /* "device 1 (AMD EPYC, driver 2026.x), device 2 (...)" */
@@ -164,11 +191,12 @@ void cmp_vendors_print(const cmp_run *r, FILE *f, int markdown)
 	fprintf(f, markdown ? "## Findings by vendor\n\n" : "findings by vendor (platform):\n");
 	for (int k = 0; k < r->n_vendors; k++) {
 		const cmp_vendor *v = &r->vendors[k];
+		const char *drv = v->shared ? v->driver : "", *sp = v->shared ? " " : "";
 		if (markdown)
-			fprintf(f, "### %s%s%s%s\n\n", v->platform, v->platform_vendor[0] ? " (" : "", v->platform_vendor,
-				v->platform_vendor[0] ? ")" : "");
+			fprintf(f, "### %s%s%s%s%s%s\n\n", v->platform, sp, drv, v->platform_vendor[0] ? " (" : "",
+				v->platform_vendor, v->platform_vendor[0] ? ")" : "");
 		else
-			fprintf(f, "  %s: ", v->platform);
+			fprintf(f, "  %s%s%s: ", v->platform, sp, drv);
 		device_list(r, v, f);
 		fprintf(f, markdown ? "\n\n" : "\n");
 		for (int kind = 0; kind < F_KINDS; kind++) {
@@ -203,6 +231,10 @@ void cmp_vendors_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char 
 		const cmp_vendor *v = &r->vendors[k];
 		fprintf(f, "<tr><td>");
 		esc(f, v->platform);
+		if (v->shared) { /* two drivers of one platform: each group names its own */
+			fprintf(f, " ");
+			esc(f, v->driver);
+		}
 		if (v->platform_vendor[0]) {
 			fprintf(f, "<br><span class=\"meta\">");
 			esc(f, v->platform_vendor);
@@ -251,6 +283,7 @@ void cmp_vendors_json(const cmp_run *r, json_writer *w)
 		json_begin_object(w);
 		json_key_str(w, "platform", v->platform);
 		json_key_str(w, "platform_vendor", v->platform_vendor);
+		json_key_str(w, "driver", v->driver);
 		json_key(w, "devices");
 		json_begin_array(w);
 		for (int i = 0; i < v->n; i++)

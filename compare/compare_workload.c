@@ -173,10 +173,17 @@ int cmp_workload_check(const jv *a, const char *afile, const jv *b, const char *
 
 /* --merge: one row per report (machine): its hostname, CPU, OS, when it ran and which devices
  * (positions in the merged run) came from it. Each device row keeps its own driver in its label. */
-static void machine_row(const cmp_run *r, int k, int *first, char *cpu, size_t len, int *last)
+static void machine_row(const cmp_run *r, int k, int *first, char *cpu, size_t len, int *last, char *os,
+			size_t oslen)
 {
 	const jv *m = jv_get(r->merged[k], "machine");
 	int n = jv_len(jv_get(r->merged[k], "devices"));
+
+	/* the OS release where the report has it (a chroot shares the host's kernel), then the kernel */
+	if (jv_get(m, "os"))
+		snprintf(os, oslen, "%s, %s", jv_str(jv_get(m, "os"), "?"), jv_str(jv_get(m, "uname"), "?"));
+	else
+		snprintf(os, oslen, "%s", jv_str(jv_get(m, "uname"), "?"));
 
 	*last = *first + n - 1 < r->n - 1 ? *first + n - 1 : r->n - 1;
 	if (isfinite(jv_num(jv_get(m, "cpus"))))
@@ -188,7 +195,7 @@ static void machine_row(const cmp_run *r, int k, int *first, char *cpu, size_t l
 void cmp_machines_print(const cmp_run *r, FILE *f, int markdown)
 {
 	const jv *w = jv_get(r->merged[0], "workload");
-	char cpu[300];
+	char cpu[300], os[400];
 	int first = 0, last;
 
 	if (!r->n_merged)
@@ -200,10 +207,9 @@ void cmp_machines_print(const cmp_run *r, FILE *f, int markdown)
 		fprintf(f, "%s%s", i ? "," : "", jv_str(jv_at(jv_get(w, "suites"), i), "?"));
 	fprintf(f, markdown ? ").\n\n| machine | CPU | OS | devices | report | created |\n|---|---|---|---|---|---|\n" : "):\n");
 	for (int k = 0; k < r->n_merged; k++, first = last + 1) {
-		const jv *m = jv_get(r->merged[k], "machine");
-		machine_row(r, k, &first, cpu, sizeof(cpu), &last);
+		machine_row(r, k, &first, cpu, sizeof(cpu), &last, os, sizeof(os));
 		fprintf(f, markdown ? "| %s | %s | %s | %d-%d | %s | %s |\n" : "  %s: %s, %s: devices %d-%d (%s, %s)\n",
-			jv_str(jv_get(m, "hostname"), "?"), cpu, jv_str(jv_get(m, "uname"), "?"), first, last,
+			r->dev[first < r->n ? first : 0].machine, cpu, os, first, last,
 			r->merged_files[k], jv_str(jv_get(r->merged[k], "created"), "?"));
 	}
 	fputc('\n', f);
@@ -212,7 +218,7 @@ void cmp_machines_print(const cmp_run *r, FILE *f, int markdown)
 void cmp_machines_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char *))
 {
 	const jv *w = jv_get(r->merged[0], "workload");
-	char cpu[300];
+	char cpu[300], os[400];
 	int first = 0, last;
 
 	if (!r->n_merged)
@@ -226,10 +232,9 @@ void cmp_machines_html(const cmp_run *r, FILE *f, void (*esc)(FILE *, const char
 	fprintf(f, "). Each device row keeps its machine's driver in its label.</p>\n<table class=\"text\"><tr><th>machine</th>"
 		   "<th>CPU</th><th>OS</th><th>devices</th><th>report</th><th>created</th></tr>\n");
 	for (int k = 0; k < r->n_merged; k++, first = last + 1) {
-		const jv *m = jv_get(r->merged[k], "machine");
-		const char *cells[] = {jv_str(jv_get(m, "hostname"), "?"), cpu, jv_str(jv_get(m, "uname"), "?"), NULL,
+		const char *cells[] = {r->dev[first < r->n ? first : 0].machine, cpu, os, NULL,
 				       r->merged_files[k], jv_str(jv_get(r->merged[k], "created"), "?")};
-		machine_row(r, k, &first, cpu, sizeof(cpu), &last);
+		machine_row(r, k, &first, cpu, sizeof(cpu), &last, os, sizeof(os));
 		fprintf(f, "<tr>");
 		for (int c = 0; c < 6; c++) {
 			fprintf(f, "<td>");

@@ -72,16 +72,28 @@ BASELINE = {
 }
 # the findings of each platform's devices (compare/compare_vendors.c)
 VENDOR = {
-    "platform": STR, "platform_vendor": STR, "devices": [INT],
+    "platform": STR, "platform_vendor": STR, "driver": STR, "devices": [INT],
     "failed": [{"device": INT, "what": STR, "detail": STR}],
     "routed": [{"device": INT, "op": STR, "why": STR}],
     "fallback": [{"device": INT, "op": STR, "why": STR}],
+}
+# the maturity reading (compare/compare_maturity.c): per stack, and per platform seen with two drivers
+MATURITY = {
+    "slow_fraction": NUM,
+    "stacks": [{"device": INT, "label": STR, "status": STATUSES, "verdict": STR,
+                "failed": [{"what": STR, "detail": STR}],
+                "routed": [{"op": STR, "action": STR, "why": STR, "evidence": STR}],
+                "median_fraction_of_peak": opt(NUM),
+                "slow": [{"name": STR, "fraction_of_peak": NUM, "gflops": opt(NUM), "bound_gflops": opt(NUM)}]}],
+    "generations": [{"platform": STR, "old_device": INT, "old_driver": STR, "new_device": INT, "new_driver": STR,
+                     "changed": [{"what": STR, "old": STR, "new": STR}],
+                     "speed": [{"what": STR, "unit": STR, "old": NUM, "new": NUM, "ratio": NUM}]}],
 }
 REPORT = {
     "schema": ("clgrad-compare/1",), "schema_version": INT, "created": STR, "command": STR,
     "machine": {"hostname": STR, "uname": STR, "cpu": STR, "cpus": INT},
     "quick": BOOL, "suites": [("peak", "compile", "ops", "train")], "devices": [DEVICE],
-    "vendors": [VENDOR], "baseline": opt(BASELINE),
+    "vendors": [VENDOR], "maturity": MATURITY, "baseline": opt(BASELINE),
 }
 # what --merge requires to be equal (compare/compare_workload.c): written by every run, absent only in
 # a re-render of a run that never had them
@@ -110,6 +122,8 @@ def check_vendors(report, errors):
         if isinstance(caps.get("platform"), str) and caps["platform"]:
             if v.get("platform") != caps["platform"]:
                 errors.append(f"{where}: grouped under {v.get('platform')!r}, platform {caps['platform']!r}")
+            if "driver" in v and v["driver"] != caps.get("driver_version", ""):
+                errors.append(f"{where}: grouped under driver {v['driver']!r}, its driver {caps.get('driver_version')!r}")
             label = dev.get("label", "")
             for part in (caps["platform"], dev.get("name", ""), caps.get("driver_version", "")):
                 if part and part not in label:

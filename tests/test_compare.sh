@@ -188,6 +188,45 @@ assert devs[5]["scores"]["features"] == devs[0]["scores"]["features"], "the seco
 PY
 	grep -q "other-host: Fake Vendor OpenCL · Fake GPU 9000 · 6.0" "$work/m/report.md" &&
 		grep -q "other-host: Fake Vendor OpenCL · Fake GPU 9000 · 6.0" "$work/m/report.html" || fail "merged labels not in the reports"
+	# the maturity reading of the fake GPU: its failing ops, its routes with why, its known-bad evidence
+	grep -q "^## Maturity" "$work/f/report.md" && grep -q 'id="maturity"' "$work/f/report.html" ||
+		fail "a report lacks the maturity reading"
+	grep -q "^- \*\*2: Fake Vendor OpenCL · Fake GPU 9000 · 6.0\*\*: gives wrong results: 8 failing, 2 routed" "$work/f/report.md" ||
+		fail "report.md: the fake GPU's maturity line"
+	grep -q "^  - fails: \`gelu\` (2 of" "$work/f/report.md" || fail "report.md: the failing op under the maturity reading"
+	# two roots on one host (a chroot: same hostname and kernel, another OS) with two drivers of one
+	# platform: the rows keep their OS, the platform is two stacks, and what changed is listed
+	python3 - "$work/a.json" "$work/c.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["machine"]["os"], r["machine"]["os_id"] = "Debian GNU/Linux 13 (trixie)", "debian13"
+r["devices"] = [d for d in r["devices"] if d["index"] == 1]        # PoCL alone, now driver 7.1
+d = r["devices"][0]
+d["sections"]["capabilities"]["driver_version"] = "7.1"
+d["sections"]["ops"]["ops"][0]["fail"], d["sections"]["ops"]["ops"][0]["pass"] = 1, d["sections"]["ops"]["ops"][0]["pass"] - 1
+for run in d["sections"]["train"]["runs"]:
+    run["samples_per_s"] *= 2
+json.dump(r, open(sys.argv[2], "w"))
+PY
+	python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r["machine"]["os_id"]="debian12"; json.dump(r, open(sys.argv[1], "w"))' "$work/a.json"
+	run_compare --merge "$work/a.json" "$work/c.json" --out "$work/g"
+	$check "$work/g/report.json" || fail "report.json of two roots (see above)"
+	python3 - "$work/g/report.json" "$host" <<'PY' || fail "two roots, two PoCL drivers: machines, groups or generations wrong"
+import json, sys
+r, host = json.load(open(sys.argv[1])), sys.argv[2]
+devs = r["devices"]
+assert devs[1]["machine"] == host + "/debian12" and devs[5]["machine"] == host + "/debian13", [d["machine"] for d in devs]
+pocl = [v for v in r["vendors"] if v["platform"] == "Portable Computing Language"]
+assert sorted((v["driver"], v["devices"]) for v in pocl) == [("6.0", [1]), ("7.1", [5])], pocl
+g = r["maturity"]["generations"]
+assert len(g) == 1 and (g[0]["old_device"], g[0]["new_device"]) == (1, 5), g
+op = json.load(open(sys.argv[1]))["devices"][1]["sections"]["ops"]["ops"][0]["op"]
+assert {"what": op, "old": "pass", "new": "fail"} in g[0]["changed"], g[0]["changed"]
+mlp = [x for x in g[0]["speed"] if x["what"] == "train mlp"][0]
+assert abs(mlp["ratio"] - 2) < 1e-9, mlp
+PY
+	grep -q "^### Portable Computing Language 6.0 -> 7.1 (devices 1 and 5)" "$work/g/report.md" ||
+		fail "report.md lacks the PoCL 6.0 -> 7.1 part"
 	"$clgrad" compare --merge "$work/f/device-0.json" --out "$work/x" >/dev/null 2>&1
 	[ $? = 1 ] || fail "merging a file that is not a report must fail with status 1"
 	"$clgrad" compare --merge "$work/b.json" >/dev/null 2>&1

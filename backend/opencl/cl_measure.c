@@ -355,8 +355,10 @@ clg_status clg_measure_peaks(clg_backend *be, int quick, clg_peak_result *out)
 		}
 	}
 	if (d->has_fp16 && time_left(&m)) {
-		/* native half arithmetic: only here, and only with cl_khr_fp16 reported */
-		st = type_peak(&m, "-DT=half -DACC=float -DPEAK_FP16 -cl-std=CL1.2", "half", 2, 4 * ceiling,
+		/* native half arithmetic: only here, and only with cl_khr_fp16 reported; the prelude
+		 * needs the storage option with T=half (its float-accumulating loads; without it Intel's
+		 * compiler refused `ACC16 v = VLOAD16(...)`, half16 into float16) */
+		st = type_peak(&m, "-DT=half -DACC=float -DUSE_HALF_STORAGE -DPEAK_FP16 -cl-std=CL1.2", "half", 2, 4 * ceiling,
 			       &out->fp16_gflops, &out->fp16_width);
 		if (st) {
 			size_t k = strlen(why);

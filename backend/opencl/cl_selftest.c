@@ -52,7 +52,10 @@ typedef struct {
 	const char *why;
 } known_bad;
 
-/* Matched by family (a substring every member's name shares), not by one model's exact name: a
+/* Every entry names its evidence folder in docs/known-bad/ (the minimal kernel or host program
+ * that shows the failure, how to run it, the upstream report) in its reason, which `clgrad
+ * compare` links; docs/known-bad/README.md lists them all, crashes (no route) included.
+ * Matched by family (a substring every member's name shares), not by one model's exact name: a
  * CLBlast bug from its tuning parameters or a compiler tends to reach a family's neighbours, and
  * the self-test (which forces CLBlast's indirect path, where these were seen) would find a member
  * that is not affected only at sizes it does not reach. */
@@ -60,12 +63,14 @@ static const known_bad known_bad_table[] = {
 	/* Apple M-series GPUs: SGEMM wrong (max diff ~300) for square sizes >= 1152 with the M1
 	 * tuning parameters, https://github.com/CNugteren/CLBlast/issues/542 (2024) */
 	{"Apple", "Apple M", NULL, CLG_OP_GEMM, CLG_ROUTE_FALLBACK,
-	 "known-bad: CLBlast SGEMM wrong for sizes >= 1152 on Apple M-series (CLBlast#542); using own GEMM kernels"},
+	 "known-bad: CLBlast SGEMM wrong for sizes >= 1152 on Apple M-series (CLBlast#542, docs/known-bad/clblast-sgemm); "
+	 "using own GEMM kernels"},
 	/* Intel Arc GPUs: SGEMM fails CLBlast's correctness tests (A770, CLBlast 1.6.2),
 	 * https://github.com/CNugteren/CLBlast/issues/533 and
 	 * https://github.com/intel/compute-runtime/issues/728 (2024) */
 	{NULL, "Arc(TM)", NULL, CLG_OP_GEMM, CLG_ROUTE_FALLBACK,
-	 "known-bad: CLBlast SGEMM wrong on Intel Arc (CLBlast#533, compute-runtime#728); using own GEMM kernels"},
+	 "known-bad: CLBlast SGEMM wrong on Intel Arc (CLBlast#533, compute-runtime#728, docs/known-bad/clblast-sgemm); "
+	 "using own GEMM kernels"},
 };
 
 /* The GEMM implementation a device does not use by default: the fallback (CLBlast on CPU
