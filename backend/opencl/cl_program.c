@@ -298,7 +298,7 @@ int clg_cl_write_atomic(const char *path, const void *head, size_t head_len, con
 	return 0;
 }
 
-static void store_cached(clg_backend *be, cl_program prog, const char *dir, const char *path, const uint64_t key[2])
+void clg_cl_store_binary(clg_backend *be, cl_program prog, const char *dir, const char *path, const uint64_t key[2])
 {
 	clg_cl *cl = clg_cl_of(be);
 	size_t binlen = 0;
@@ -379,6 +379,30 @@ static clg_status push_entry(clg_cl_cache_entry **arr, int *n, int *cap, clg_cl_
 	return CLG_OK;
 }
 
+/* A line on stderr per program built from source once building has gone on for 2 s, at most one
+ * every 2 s (CLGRAD_PROGRESS=auto; =1: every build; =0: none): the same on a terminal and in a
+ * log, so a cold start that compiles for a minute says what it does. */
+static void build_progress(clg_backend *be, const char *name)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static double first, last;
+	double now = clg_now();
+	int every = clg_cfg_is(CLG_CFG_PROGRESS, "1");
+
+	if (clg_cfg_is(CLG_CFG_PROGRESS, "0"))
+		return;
+	pthread_mutex_lock(&mu);
+	if (first == 0)
+		first = now;
+	if (every || (now - first >= 2.0 && now - last >= 2.0)) {
+		last = now;
+		fprintf(stderr, "clgrad: compiling kernels for '%s': %s.cl (%llu programs built so far, %.0f s)\n",
+			be->info.name, name, (unsigned long long)__atomic_load_n(&clg_cl_of(be)->stats.n_build, __ATOMIC_RELAXED),
+			now - first);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
 /* The program for (name, options) from the disk cache or built from source (and then cached),
  * without touching the backend's tables: several threads may run it at once (clg_precompile). */
 static clg_status make_program(clg_backend *be, const char *name, const char *options, cl_program *out)
@@ -413,11 +437,12 @@ static clg_status make_program(clg_backend *be, const char *name, const char *op
 	}
 	if (!prog) {
 		double t0 = clg_now();
+		build_progress(be, name);
 		st = build_from_source(be, name, src, len, options, &prog);
 		if (!st) { /* the build's time: NVIDIA's compiler took seconds for some programs */
 			clg_debug("program cache: built '%s' [%s] from source in %.2f s", name, options, clg_now() - t0);
-			if (dir[0])
-				store_cached(be, prog, dir, path, dkey);
+			if (dir[0]) /* on a thread: PoCL compiles every kernel of the program for it */
+				clg_cl_store_later(be, prog, dir, path, dkey);
 		}
 	}
 	clg_crash_marker_end(&be->info);

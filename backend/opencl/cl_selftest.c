@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SELFTEST_FORMAT 5u /* bump when the cases or the file format change */
+#define SELFTEST_FORMAT 6u /* bump when the cases or the file format change (6: per-op \"tested\" lines) */
 #define MAX_ROUTES CLG_OP_COUNT
 
 struct clg_cl_selftest {
@@ -41,6 +41,15 @@ struct clg_cl_selftest {
 	clg_selftest_info info;
 	clg_cl_gemm_impl gemm_impl;  /* the GEMM fallback, when GEMM is routed to one */
 	clg_op_fn gemm_fn;           /* the op table's GEMM before routing */
+	/* testing at first use: per op, whether its cases are still to run; tested: ran here or
+	 * read from the cached result (what the cached result lists) */
+	unsigned char pending[CLG_OP_COUNT], tested[CLG_OP_COUNT];
+	int half_pending, half_tested;
+	clg_st_cases *cases;         /* the float32 cases */
+	clg_backend *ref;            /* the reference backend, opened at the first test */
+	int have_path, batch;        /* batch: a run over several ops stores once, at its end */
+	char dir[4096], path[4200];
+	uint64_t key[2];
 };
 
 /* ---- known-bad list ------------------------------------------------------------------------ */
@@ -247,7 +256,11 @@ static void gemm_cases_indirect(clg_backend *be, clg_backend *ref, const clg_st_
 	}
 	clg_debug("self-test on '%s': GEMM cases on CLBlast's indirect path (its switch at %zu^3 set to 1^3)",
 		  be->info.name, T);
-	clg_st_cases_run(l, be, ref, CLG_OP_GEMM, res, info);
+	{
+		unsigned char want[CLG_OP_COUNT] = {0};
+		want[CLG_OP_GEMM] = 1;
+		clg_st_cases_run(l, be, ref, want, res, info);
+	}
 	if (T > 1 && clg_cl_clblast_set_min_indirect(be, CLG_F32, T)) {
 		clg_debug("self-test on '%s': %s", be->info.name, clg_last_error());
 		clg_clear_error();
@@ -273,7 +286,7 @@ static void half_test(clg_backend *be, clg_backend *ref, clg_selftest_info *info
 
 	if (!res)
 		goto out;
-	clg_st_cases_run(l, be, ref, CLG_OP_COUNT, res, info);
+	clg_st_cases_run(l, be, ref, NULL, res, info);
 	for (int op = 0; op < CLG_OP_COUNT; op++) {
 		const clg_st_result *r = &res[op];
 		if (r->failed)
@@ -292,24 +305,19 @@ out:
 	clg_st_cases_free(l);
 }
 
-static void self_test(clg_backend *be, clg_selftest_info *info)
+/* The routes res calls for, for the ops in want (GEMM: each implementation forced is tried before
+ * giving up on it). */
+static void route_results(clg_backend *be, clg_backend *ref, const unsigned char *want, clg_st_result *res,
+			  clg_selftest_info *info)
 {
-	clg_backend *ref = NULL;
-	clg_st_cases *l = clg_st_cases_new();
-	clg_st_result *res = calloc(2 * CLG_OP_COUNT, sizeof(*res)), *res2 = res ? res + CLG_OP_COUNT : NULL;
+	const clg_st_cases *l = clg_cl_of(be)->selftest->cases;
+	clg_st_result *res2 = res + CLG_OP_COUNT;
 	char why[200];
 
-	if (!res || !l || clg_ref_open(&ref)) {
-		clg_debug("self-test on '%s' skipped: %s", be->info.name, res ? clg_last_error() : "out of memory");
-		info->cases_error++;
-		goto out;
-	}
-	clg_st_cases_run(l, be, ref, CLG_OP_COUNT, res, info);
-	if (clblast_serves(be, clg_cl_of(be)->selftest->gemm_impl))
-		gemm_cases_indirect(be, ref, l, res, info);
-	half_test(be, ref, info);
 	for (int op = 0; op < CLG_OP_COUNT; op++) {
 		clg_st_result *r = &res[op];
+		if (!want[op])
+			continue;
 		if (r->errored)
 			clg_debug("self-test on '%s': op '%s' fails to run (%s): %s", be->info.name, clg_op_name((clg_op)op),
 				  clg_status_name(r->status), r->msg);
@@ -317,11 +325,13 @@ static void self_test(clg_backend *be, clg_selftest_info *info)
 			/* try each implementation forced (the fallback first) before giving up on GEMM */
 			clg_cl_gemm_impl cand[2] = {gemm_other(be), gemm_other(be) == CLG_CL_GEMM_OWN ? CLG_CL_GEMM_CLBLAST
 											  : CLG_CL_GEMM_OWN};
+			unsigned char only_gemm[CLG_OP_COUNT] = {0};
 			int found = -1;
+			only_gemm[CLG_OP_GEMM] = 1;
 			for (int k = 0; k < 2 && found < 0; k++) {
 				memset(&res2[CLG_OP_GEMM], 0, sizeof(res2[CLG_OP_GEMM]));
 				gemm_force(be, cand[k]);
-				clg_st_cases_run(l, be, ref, CLG_OP_GEMM, res2, info);
+				clg_st_cases_run(l, be, ref, only_gemm, res2, info);
 				if (cand[k] == CLG_CL_GEMM_CLBLAST)
 					gemm_cases_indirect(be, ref, l, res2, info);
 				if (!res2[CLG_OP_GEMM].failed && !res2[CLG_OP_GEMM].errored)
@@ -352,10 +362,6 @@ static void self_test(clg_backend *be, clg_selftest_info *info)
 			add_route(be, (clg_op)op, CLG_ROUTE_UNSUPPORTED, why);
 		}
 	}
-out:
-	clg_backend_close(ref);
-	clg_st_cases_free(l);
-	free(res);
 }
 
 /* ---- the cached result --------------------------------------------------------------------- */
@@ -430,6 +436,9 @@ static int load_result(clg_backend *be, const char *path, const uint64_t key[2])
 	int n = 0;
 	clg_cl_gemm_impl gemm = CLG_CL_GEMM_AUTO;
 	char half[200] = "";
+	unsigned char tested[CLG_OP_COUNT] = {0};
+	int tested_half = 0;
+	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
 
 	if (!f)
 		return -1;
@@ -447,6 +456,18 @@ static int load_result(clg_backend *be, const char *path, const uint64_t key[2])
 		if (!strncmp(line, "half off ", 9)) {
 			line[strcspn(line, "\n")] = 0;
 			snprintf(half, sizeof(half), "%.199s", line + 9);
+			continue;
+		}
+		if (!strcmp(line, "tested half\n")) {
+			tested_half = 1;
+			continue;
+		}
+		if (!strncmp(line, "tested ", 7)) {
+			clg_op op;
+			line[strcspn(line, "\n")] = 0;
+			if (op_by_name(line + 7, strlen(line + 7), &op))
+				goto out;
+			tested[op] = 1;
 			continue;
 		}
 		if (!strcmp(line, "gemm own\n") || !strcmp(line, "gemm clblast\n")) {
@@ -476,6 +497,11 @@ out:
 		half_off(be, half);
 	for (int k = 0; k < n; k++)
 		add_route(be, found[k].op, found[k].action, found[k].why);
+	for (int op = 0; op < CLG_OP_COUNT; op++)
+		if (tested[op])
+			s->tested[op] = 1, s->pending[op] = 0;
+	if (tested_half)
+		s->half_tested = 1, s->half_pending = 0;
 	return 0;
 }
 
@@ -504,6 +530,11 @@ static void store_result(clg_backend *be, const char *dir, const char *path, con
 		fprintf(f, "gemm %s\n", s->gemm_impl == CLG_CL_GEMM_OWN ? "own" : "clblast");
 	if (be->info.half_off[0])
 		fprintf(f, "half off %s\n", be->info.half_off);
+	if (s->half_tested)
+		fputs("tested half\n", f);
+	for (int op = 0; op < CLG_OP_COUNT; op++)
+		if (s->tested[op])
+			fprintf(f, "tested %s\n", clg_op_name((clg_op)op));
 	for (int r = 0; r < s->nroutes; r++)
 		fprintf(f, "route %s %s %s\n", clg_op_name(s->routes[r].op),
 			s->routes[r].action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", s->routes[r].why);
@@ -515,62 +546,189 @@ static void store_result(clg_backend *be, const char *dir, const char *path, con
 	free(text);
 }
 
-/* ---- entry points ------------------------------------------------------------------------------ */
+/* ---- testing at first use -------------------------------------------------------------------- */
+
+static void first_use(clg_backend *be, clg_op op, int half);
+
+/* Whether anything is left to test; the hook goes when nothing is. */
+static void update_hook(clg_backend *be)
+{
+	const struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+	int any = s->half_pending;
+
+	for (int op = 0; op < CLG_OP_COUNT && !any; op++)
+		any = s->pending[op];
+	be->first_use = any ? first_use : NULL;
+}
+
+/* Runs the float32 cases of the ops in want still pending (and the float16 cases when half is
+ * set and they are pending), routes what they find, stores the result. Each op's pending mark
+ * goes before its cases run: the cases call the op through clg_run. */
+static void run_pending(clg_backend *be, const unsigned char *want, int half)
+{
+	clg_cl *cl = clg_cl_of(be);
+	struct clg_cl_selftest *s = cl->selftest;
+	unsigned char mask[CLG_OP_COUNT] = {0};
+	clg_st_result *res = NULL;
+	int any = 0, armed = cl->fault_armed;
+	int run0 = s->info.cases_run, failed0 = s->info.cases_failed, error0 = s->info.cases_error;
+	double t0 = now_s();
+
+	for (int op = 0; op < CLG_OP_COUNT; op++)
+		if (want[op] && s->pending[op])
+			mask[op] = 1, any = 1, s->pending[op] = 0;
+	half = half && s->half_pending;
+	if (half)
+		s->half_pending = 0;
+	update_hook(be);
+	if (!any && !half)
+		return;
+	if (!s->ref && clg_ref_open(&s->ref)) {
+		clg_debug("self-test on '%s' skipped: %s", be->info.name, clg_last_error());
+		s->info.cases_error++;
+		goto out;
+	}
+	res = calloc(2 * CLG_OP_COUNT, sizeof(*res));
+	if (!res) {
+		clg_debug("self-test on '%s' skipped: out of host memory", be->info.name);
+		s->info.cases_error++;
+		goto out;
+	}
+	/* its launches are not the user's: CLGRAD_FAULT counts those; a crash in them is remembered */
+	cl->fault_armed = 0;
+	clg_crash_marker_begin(&be->info, "the first-use self-test");
+	if (any) {
+		clg_st_cases_run(s->cases, be, s->ref, mask, res, &s->info);
+		if (mask[CLG_OP_GEMM] && clblast_serves(be, s->gemm_impl))
+			gemm_cases_indirect(be, s->ref, s->cases, res, &s->info);
+		route_results(be, s->ref, mask, res, &s->info);
+		for (int op = 0; op < CLG_OP_COUNT; op++)
+			s->tested[op] |= mask[op];
+	}
+	if (half) {
+		half_test(be, s->ref, &s->info);
+		s->half_tested = 1;
+		clg_half_record_store(&be->info);
+	}
+	clg_crash_marker_end(&be->info);
+	cl->fault_armed = armed;
+	if (s->have_path && !s->batch)
+		store_result(be, s->dir, s->path, s->key);
+	clg_debug("self-test on '%s': %d cases, %d wrong, %d failed to run, %.3f s (at first use; %d cases so far)",
+		  be->info.name, s->info.cases_run - run0, s->info.cases_failed - failed0, s->info.cases_error - error0,
+		  now_s() - t0, s->info.cases_run);
+	for (int op = 0; op < CLG_OP_COUNT && clg_debug_enabled(); op++)
+		if (mask[op])
+			clg_debug("self-test on '%s': %s tested%s", be->info.name, clg_op_name((clg_op)op),
+				  be->ops[op] ? "" : ", routed to unsupported");
+out:
+	free(res);
+	s->info.seconds += now_s() - t0;
+	clg_clear_error();
+}
+
+/* The float16 cases' ops: their float32 cases first (a routed op is skipped there too). */
+static const clg_op half_ops[] = {CLG_OP_ADD, CLG_OP_MUL, CLG_OP_GELU, CLG_OP_EXP, CLG_OP_SUM, CLG_OP_SOFTMAX,
+				  CLG_OP_GEMM};
+
+static void first_use(clg_backend *be, clg_op op, int half)
+{
+	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+	unsigned char want[CLG_OP_COUNT] = {0};
+
+	/* GEMM with a fused epilogue runs the GEMM kernels: GEMM's verdict decides whether it may */
+	want[op == CLG_OP_GEMM_BIAS_ACT ? CLG_OP_GEMM : op] = 1;
+	if (half && s->half_pending)
+		for (size_t k = 0; k < sizeof(half_ops) / sizeof(half_ops[0]); k++)
+			want[half_ops[k]] = 1;
+	run_pending(be, want, half);
+}
+
+/* Every op still pending, and the float16 cases: what the routes and the self-test's summary
+ * report (clg_backend_routes, clg_backend_selftest_info, `clgrad compare`). */
+static void run_all(clg_backend *be)
+{
+	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+	unsigned char want[CLG_OP_COUNT];
+
+	if (!be->first_use)
+		return;
+	memset(want, 1, sizeof(want));
+	s->batch = 1;
+	run_pending(be, want, 1);
+	s->batch = 0;
+	if (s->have_path && s->info.cases_run > 0)
+		store_result(be, s->dir, s->path, s->key);
+}
 
 void clg_cl_selftest_open(clg_backend *be)
 {
 	clg_cl *cl = clg_cl_of(be);
+	struct clg_cl_selftest *s;
 	double t0 = now_s();
-	char dir[4096], path[4200];
-	uint64_t key[2];
+	int npending = 0;
 
-	cl->selftest = calloc(1, sizeof(*cl->selftest));
-	if (!cl->selftest) {
+	s = cl->selftest = calloc(1, sizeof(*cl->selftest));
+	if (!s) {
 		clg_debug("self-test on '%s' skipped: out of host memory", be->info.name);
 		return;
 	}
-	cl->selftest->gemm_fn = be->ops[CLG_OP_GEMM];
+	s->gemm_fn = be->ops[CLG_OP_GEMM];
 	apply_known_bad(be);
-	cl->selftest->info.enabled = clg_cfg_bool(CLG_CFG_SELFTEST);
-	if (!cl->selftest->info.enabled)
+	s->info.enabled = clg_cfg_bool(CLG_CFG_SELFTEST);
+	if (!s->info.enabled)
 		goto done;
-	clg_cl_cache_dir(dir, sizeof(dir));
-	if (dir[0]) {
-		result_key(be, key);
-		snprintf(path, sizeof(path), "%s/selftest-%016llx%016llx.txt", dir, (unsigned long long)key[0],
-			 (unsigned long long)key[1]);
-		if (load_result(be, path, key) == 0) {
-			cl->selftest->info.from_cache = 1;
-			clg_debug("self-test on '%s': result from %s", be->info.name, path);
-			goto done;
+	s->cases = clg_st_cases_new();
+	if (!s->cases) {
+		clg_debug("self-test on '%s' skipped: out of host memory", be->info.name);
+		s->info.cases_error++;
+		goto done;
+	}
+	/* nothing runs here: each op's cases run at its first use (first_use, through clg_run) */
+	for (int op = 0; op < CLG_OP_COUNT; op++)
+		s->pending[op] = be->ops[op] && clg_st_cases_has(s->cases, (clg_op)op);
+	s->half_pending = clg_half_native(&be->info);
+	clg_cl_cache_dir(s->dir, sizeof(s->dir));
+	if (s->dir[0]) {
+		result_key(be, s->key);
+		snprintf(s->path, sizeof(s->path), "%s/selftest-%016llx%016llx.txt", s->dir, (unsigned long long)s->key[0],
+			 (unsigned long long)s->key[1]);
+		s->have_path = 1;
+		if (load_result(be, s->path, s->key) == 0) {
+			s->info.from_cache = 1;
+			clg_debug("self-test on '%s': result from %s", be->info.name, s->path);
 		}
 	}
-	self_test(be, &cl->selftest->info);
-	clg_debug("self-test on '%s': %d cases, %d wrong, %d failed to run, %.3f s", be->info.name,
-		  cl->selftest->info.cases_run, cl->selftest->info.cases_failed, cl->selftest->info.cases_error,
-		  now_s() - t0);
-	/* store unless the run was cut short by something passing (memory, the driver) */
-	if (dir[0] && cl->selftest->info.cases_run > 0)
-		store_result(be, dir, path, key);
-	clg_clear_error();
+	update_hook(be);
+	for (int op = 0; op < CLG_OP_COUNT; op++)
+		npending += s->pending[op];
+	clg_debug("self-test on '%s': %d ops to test at their first use%s", be->info.name, npending,
+		  s->half_pending ? ", and the float16 cases at the first float16 op" : "");
 done:
-	cl->selftest->info.seconds = now_s() - t0;
-	if (cl->selftest->info.enabled)
+	s->info.seconds = now_s() - t0;
+	if (s->info.enabled && !s->half_pending)
 		clg_half_record_store(&be->info);
 	if (clg_debug_enabled()) {
-		for (int r = 0; r < cl->selftest->nroutes; r++) {
-			const clg_route *x = &cl->selftest->routes[r];
+		for (int r = 0; r < s->nroutes; r++) {
+			const clg_route *x = &s->routes[r];
 			clg_debug("route on '%s': %s -> %s (%s)", be->info.name, clg_op_name(x->op),
 				  x->action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", x->why);
 		}
-		if (!cl->selftest->nroutes)
-			clg_debug("routes on '%s': none", be->info.name);
+		if (!s->nroutes)
+			clg_debug("routes on '%s': none so far", be->info.name);
 	}
 }
 
 void clg_cl_selftest_free(clg_backend *be)
 {
-	free(clg_cl_of(be)->selftest);
+	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+
+	be->first_use = NULL;
+	if (s) {
+		clg_backend_close(s->ref);
+		clg_st_cases_free(s->cases);
+	}
+	free(s);
 	clg_cl_of(be)->selftest = NULL;
 }
 
@@ -587,6 +745,8 @@ clg_status clg_backend_routes(clg_backend *be, const clg_route **routes, int *n)
 
 	if (!be)
 		return clg_fail(CLG_ERR_INVALID, "clg_backend_routes: no backend");
+	if (s)
+		run_all(be);
 	*routes = s ? s->routes : NULL;
 	*n = s ? s->nroutes : 0;
 	return CLG_OK;
@@ -599,6 +759,8 @@ clg_status clg_backend_selftest_info(clg_backend *be, clg_selftest_info *out)
 	if (!be)
 		return clg_fail(CLG_ERR_INVALID, "clg_backend_selftest_info: no backend");
 	memset(out, 0, sizeof(*out));
+	if (s)
+		run_all(be);
 	if (s)
 		*out = s->info;
 	return CLG_OK;
