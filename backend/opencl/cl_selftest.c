@@ -1,5 +1,6 @@
-/* Routing at open: a known-bad list of driver/device combinations and a quick self-test of the
- * ops against the reference backend, so that an op a device gets wrong is never silently used.
+/* Routing: a known-bad list of driver/device combinations (applied at open) and a quick self-test
+ * of the ops against the reference backend (each op's cases at its first use: first_use, called
+ * by clg_run before the op runs), so that an op a device gets wrong is never silently used.
  *
  *   1. Known-bad list: the static table below plus $CLGRAD_KNOWN_BAD
  *      ("op:fallback|unsupported:why;..."), matched by case-insensitive substrings of platform,
@@ -10,10 +11,13 @@
  *      the device computes float16 in half (cl_khr_fp16), float16 cases of elementwise, reduction,
  *      row and GEMM ops follow, and one wrong or failing turns native half off for the device
  *      (float16 computed in float32, said on stderr and in the cached result: half_test).
- *      The result is cached in <cache dir>/selftest-<key>.txt, keyed by device, driver,
- *      platform, the kernel sources (so an edited kernel is re-tested), the library's own sources
- *      (clg_build_id: a fixed launcher is re-tested too), the GEMM choice and the known-bad
- *      routes; written to a temporary name and renamed.
+ *      The open runs no case: an op's cases run at its first clg_run (or clg_backend_has_op),
+ *      before the op does; the float16 cases at the first call with a float16 operand;
+ *      clg_backend_routes and clg_backend_selftest_info run whatever is still pending.
+ *      The result is cached in <cache dir>/selftest-<key>.txt (cl_selftest_cache.c), keyed by
+ *      device, driver, platform, the kernel sources (so an edited kernel is re-tested), the
+ *      library's own sources (clg_build_id: a fixed launcher is re-tested too), the GEMM choice
+ *      and the known-bad routes, and lists the ops tested so far.
  *   3. Routes: GEMM falls back to one implementation forced (clg_cl_gemm_forced, cl_tune.h: the
  *      own kernels, or CLBlast on CPU devices where the own kernels are the default; the
  *      self-test takes the first that passes); any other op becomes unsupported (its op table
@@ -21,7 +25,7 @@
  *
  * Only wrong results are routed. An op that fails loudly (a build error, an OpenCL error) keeps
  * failing loudly where it is used; for GEMM the other implementation is tried as well. */
-#include "cl_selftest_cases.h"
+#include "cl_selftest_internal.h"
 #include "cl_tune.h"
 
 #include <errno.h>
@@ -31,26 +35,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define SELFTEST_FORMAT 6u /* bump when the cases or the file format change (6: per-op \"tested\" lines) */
-#define MAX_ROUTES CLG_OP_COUNT
-
-struct clg_cl_selftest {
-	clg_route routes[MAX_ROUTES];
-	int nroutes;
-	clg_selftest_info info;
-	clg_cl_gemm_impl gemm_impl;  /* the GEMM fallback, when GEMM is routed to one */
-	clg_op_fn gemm_fn;           /* the op table's GEMM before routing */
-	/* testing at first use: per op, whether its cases are still to run; tested: ran here or
-	 * read from the cached result (what the cached result lists) */
-	unsigned char pending[CLG_OP_COUNT], tested[CLG_OP_COUNT];
-	int half_pending, half_tested;
-	clg_st_cases *cases;         /* the float32 cases */
-	clg_backend *ref;            /* the reference backend, opened at the first test */
-	int have_path, batch;        /* batch: a run over several ops stores once, at its end */
-	char dir[4096], path[4200];
-	uint64_t key[2];
-};
 
 /* ---- known-bad list ------------------------------------------------------------------------ */
 
@@ -105,7 +89,7 @@ static int matches(const char *hay, const char *needle) { return !needle || clg_
 
 /* ---- routes ---------------------------------------------------------------------------------- */
 
-static int find_route(const struct clg_cl_selftest *s, clg_op op)
+int clg_st_find_route(const struct clg_cl_selftest *s, clg_op op)
 {
 	for (int i = 0; i < s->nroutes; i++)
 		if (s->routes[i].op == op)
@@ -115,10 +99,10 @@ static int find_route(const struct clg_cl_selftest *s, clg_op op)
 
 /* Records and applies a route (the first one for an op wins). A fallback exists for GEMM only;
  * asked of another op it becomes unsupported. */
-static void add_route(clg_backend *be, clg_op op, clg_route_action action, const char *why)
+void clg_st_add_route(clg_backend *be, clg_op op, clg_route_action action, const char *why)
 {
 	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
-	int at = find_route(s, op);
+	int at = clg_st_find_route(s, op);
 	clg_route *r;
 
 	if (at >= 0) {
@@ -148,7 +132,7 @@ static void add_route(clg_backend *be, clg_op op, clg_route_action action, const
 		  r->action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", r->why);
 }
 
-static int op_by_name(const char *name, size_t len, clg_op *out)
+int clg_st_op_by_name(const char *name, size_t len, clg_op *out)
 {
 	for (int op = 0; op < CLG_OP_COUNT; op++) {
 		const char *n = clg_op_name((clg_op)op);
@@ -175,7 +159,7 @@ static void apply_env_known_bad(clg_backend *be)
 
 		c1 = memchr(e, ':', n);
 		c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - e)) : NULL;
-		if (!c1 || op_by_name(e, (size_t)(c1 - e), &op)) {
+		if (!c1 || clg_st_op_by_name(e, (size_t)(c1 - e), &op)) {
 			clg_debug("CLGRAD_KNOWN_BAD: skipping '%.*s' (want op:fallback|unsupported:why)", (int)n, e);
 			goto next;
 		}
@@ -192,7 +176,7 @@ static void apply_env_known_bad(clg_backend *be)
 		}
 		snprintf(why, sizeof(why), "known-bad (CLGRAD_KNOWN_BAD): %.*s", c2 ? (int)(n - (size_t)(c2 + 1 - e)) : 0,
 			 c2 ? c2 + 1 : "");
-		add_route(be, op, action, why);
+		clg_st_add_route(be, op, action, why);
 next:
 		e = end ? end + 1 : NULL;
 	}
@@ -208,7 +192,7 @@ static void apply_known_bad(clg_backend *be)
 		const known_bad *b = &known_bad_table[k];
 		if (matches(i->platform, b->platform) && matches(i->name, b->device) &&
 		    matches(i->driver_version, b->driver))
-			add_route(be, b->op, b->action, b->why);
+			clg_st_add_route(be, b->op, b->action, b->why);
 	}
 }
 
@@ -269,7 +253,7 @@ static void gemm_cases_indirect(clg_backend *be, clg_backend *ref, const clg_st_
 
 /* Sets native half off on be, with why, and says so once on stderr (a float16 result computed in
  * float32 instead is slower, never wrong). */
-static void half_off(clg_backend *be, const char *why)
+void clg_st_half_off(clg_backend *be, const char *why)
 {
 	snprintf(be->info.half_off, sizeof(be->info.half_off), "%s", why);
 	fprintf(stderr, "clgrad: device '%s': native float16 is off: %s; float16 is computed in float32\n",
@@ -297,7 +281,7 @@ static void half_test(clg_backend *be, clg_backend *ref, clg_selftest_info *info
 				 clg_status_name(r->status));
 		else
 			continue;
-		half_off(be, why);
+		clg_st_half_off(be, why);
 		break;
 	}
 out:
@@ -321,7 +305,7 @@ static void route_results(clg_backend *be, clg_backend *ref, const unsigned char
 		if (r->errored)
 			clg_debug("self-test on '%s': op '%s' fails to run (%s): %s", be->info.name, clg_op_name((clg_op)op),
 				  clg_status_name(r->status), r->msg);
-		if (op == CLG_OP_GEMM && (r->failed || r->errored) && find_route(clg_cl_of(be)->selftest, op) < 0) {
+		if (op == CLG_OP_GEMM && (r->failed || r->errored) && clg_st_find_route(clg_cl_of(be)->selftest, op) < 0) {
 			/* try each implementation forced (the fallback first) before giving up on GEMM */
 			clg_cl_gemm_impl cand[2] = {gemm_other(be), gemm_other(be) == CLG_CL_GEMM_OWN ? CLG_CL_GEMM_CLBLAST
 											  : CLG_CL_GEMM_OWN};
@@ -346,204 +330,22 @@ static void route_results(clg_backend *be, clg_backend *ref, const unsigned char
 					snprintf(why, sizeof(why), "self-test: gemm fails (%s); using %s",
 						 clg_status_name(r->status), gemm_impl_name(cand[found]));
 				clg_cl_of(be)->selftest->gemm_impl = cand[found];
-				add_route(be, CLG_OP_GEMM, CLG_ROUTE_FALLBACK, why);
+				clg_st_add_route(be, CLG_OP_GEMM, CLG_ROUTE_FALLBACK, why);
 				continue;
 			}
 			if (!r->failed)
 				continue; /* fails loudly both ways: it reports itself where used */
 			snprintf(why, sizeof(why), "self-test: gemm wrong with both implementations (error %.2g > %.2g)",
 				 r->worst, r->tol);
-			add_route(be, CLG_OP_GEMM, CLG_ROUTE_UNSUPPORTED, why);
+			clg_st_add_route(be, CLG_OP_GEMM, CLG_ROUTE_UNSUPPORTED, why);
 			continue;
 		}
 		if (r->failed) {
 			snprintf(why, sizeof(why), "self-test: %s wrong (normalized error %.2g > %.2g)", clg_op_name((clg_op)op),
 				 r->worst, r->tol);
-			add_route(be, (clg_op)op, CLG_ROUTE_UNSUPPORTED, why);
+			clg_st_add_route(be, (clg_op)op, CLG_ROUTE_UNSUPPORTED, why);
 		}
 	}
-}
-
-/* ---- the cached result --------------------------------------------------------------------- */
-
-static uint64_t hash_str(uint64_t h, const char *s) { return clg_hash64(h, s ? s : "", s ? strlen(s) + 1 : 1); }
-
-/* The library's build identity; CLGRAD_TEST_BUILD_ID stands in for a rebuilt library in tests. */
-static const char *build_id(void)
-{
-#ifdef CLGRAD_TEST_HOOKS
-	const char *e = clg_cfg_str(CLG_CFG_TEST_BUILD_ID);
-	if (e && *e)
-		return e;
-#endif
-	return clg_build_id;
-}
-
-/* What the result depends on: device, driver, platform, every kernel source (a folder in
- * $CLGRAD_KERNEL_DIR included), the library's sources, the GEMM choice and the routes already in
- * force. */
-static void result_key(clg_backend *be, uint64_t key[2])
-{
-	const clg_device_info *i = &be->info;
-	const struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
-	const char *const *names = clg_cl_program_names();
-	uint32_t fmt = SELFTEST_FORMAT;
-	uint64_t src = CLG_HASH_SEED;
-
-	for (int k = 0; names[k]; k++) {
-		const char *text;
-		char *owned = NULL;
-		size_t len;
-		src = hash_str(src, names[k]);
-		if (clg_cl_program_source(names[k], &text, &len, &owned) == CLG_OK)
-			src = clg_hash64(src, text, len);
-		else
-			src = hash_str(src, "(unreadable)");
-		free(owned);
-	}
-	for (int k = 0; k < 2; k++) {
-		uint64_t h = k ? CLG_HASH_SEED ^ 0x9e3779b97f4a7c15ULL : CLG_HASH_SEED;
-		h = clg_hash64(h, &fmt, sizeof(fmt));
-		h = hash_str(h, i->platform);
-		h = hash_str(h, i->platform_version);
-		h = hash_str(h, i->name);
-		h = hash_str(h, i->driver_version);
-		h = clg_hash64(h, &src, sizeof(src));
-		h = hash_str(h, build_id());
-		h = hash_str(h, clg_cfg_str(CLG_CFG_GEMM));
-		h = hash_str(h, clg_cfg_str(CLG_CFG_GEMM_TILE));
-		h = hash_str(h, clg_cfg_str(CLG_CFG_GEMM_MIN_INDIRECT));
-		h = clg_hash64(h, &s->gemm_impl, sizeof(s->gemm_impl));
-		for (int r = 0; r < s->nroutes; r++) {
-			int v[2] = {(int)s->routes[r].op, (int)s->routes[r].action};
-			h = clg_hash64(h, v, sizeof(v));
-		}
-		key[k] = h;
-	}
-}
-
-/* Reads a cached result: routes to apply. Returns 0 when the file exists and is complete. */
-static int load_result(clg_backend *be, const char *path, const uint64_t key[2])
-{
-	FILE *f = clg_fopen_read(path, "r");
-	char line[512], want[64];
-	int ok = 0;
-	struct {
-		clg_op op;
-		clg_route_action action;
-		char why[200];
-	} found[MAX_ROUTES];
-	int n = 0;
-	clg_cl_gemm_impl gemm = CLG_CL_GEMM_AUTO;
-	char half[200] = "";
-	unsigned char tested[CLG_OP_COUNT] = {0};
-	int tested_half = 0;
-	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
-
-	if (!f)
-		return -1;
-	snprintf(want, sizeof(want), "clgrad-selftest %u %016llx%016llx\n", SELFTEST_FORMAT, (unsigned long long)key[0],
-		 (unsigned long long)key[1]);
-	if (!fgets(line, sizeof(line), f) || strcmp(line, want) != 0)
-		goto out;
-	while (fgets(line, sizeof(line), f)) {
-		char name[64], action[16];
-		int at = 0;
-		if (!strcmp(line, "end\n")) {
-			ok = 1;
-			break;
-		}
-		if (!strncmp(line, "half off ", 9)) {
-			line[strcspn(line, "\n")] = 0;
-			snprintf(half, sizeof(half), "%.199s", line + 9);
-			continue;
-		}
-		if (!strcmp(line, "tested half\n")) {
-			tested_half = 1;
-			continue;
-		}
-		if (!strncmp(line, "tested ", 7)) {
-			clg_op op;
-			line[strcspn(line, "\n")] = 0;
-			if (op_by_name(line + 7, strlen(line + 7), &op))
-				goto out;
-			tested[op] = 1;
-			continue;
-		}
-		if (!strcmp(line, "gemm own\n") || !strcmp(line, "gemm clblast\n")) {
-			gemm = line[5] == 'o' ? CLG_CL_GEMM_OWN : CLG_CL_GEMM_CLBLAST;
-			continue;
-		}
-		if (n == MAX_ROUTES || sscanf(line, "route %63s %15s %n", name, action, &at) != 2 || !at ||
-		    op_by_name(name, strlen(name), &found[n].op))
-			goto out;
-		if (!strcmp(action, "fallback"))
-			found[n].action = CLG_ROUTE_FALLBACK;
-		else if (!strcmp(action, "unsupported"))
-			found[n].action = CLG_ROUTE_UNSUPPORTED;
-		else
-			goto out;
-		line[strcspn(line, "\n")] = 0;
-		snprintf(found[n].why, sizeof(found[n].why), "%s", line + at);
-		n++;
-	}
-out:
-	fclose(f);
-	if (!ok)
-		return -1;
-	if (gemm != CLG_CL_GEMM_AUTO && find_route(clg_cl_of(be)->selftest, CLG_OP_GEMM) < 0)
-		clg_cl_of(be)->selftest->gemm_impl = gemm;
-	if (half[0])
-		half_off(be, half);
-	for (int k = 0; k < n; k++)
-		add_route(be, found[k].op, found[k].action, found[k].why);
-	for (int op = 0; op < CLG_OP_COUNT; op++)
-		if (tested[op])
-			s->tested[op] = 1, s->pending[op] = 0;
-	if (tested_half)
-		s->half_tested = 1, s->half_pending = 0;
-	return 0;
-}
-
-/* Writes the routes (the known-bad ones too: one may have been found wrong as a fallback) to a
- * temporary file and renames it into place. */
-static void store_result(clg_backend *be, const char *dir, const char *path, const uint64_t key[2])
-{
-	const struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
-	char err[9000];
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
-
-	if (clg_cl_mkdir_p(dir) != 0) {
-		clg_debug("self-test cache: cannot create %s: %s", dir, strerror(errno));
-		return;
-	}
-	f = open_memstream(&text, &len);
-	if (!f) {
-		clg_debug("self-test cache: out of host memory");
-		return;
-	}
-	fprintf(f, "clgrad-selftest %u %016llx%016llx\n", SELFTEST_FORMAT, (unsigned long long)key[0],
-		(unsigned long long)key[1]);
-	if (s->gemm_impl != CLG_CL_GEMM_AUTO)
-		fprintf(f, "gemm %s\n", s->gemm_impl == CLG_CL_GEMM_OWN ? "own" : "clblast");
-	if (be->info.half_off[0])
-		fprintf(f, "half off %s\n", be->info.half_off);
-	if (s->half_tested)
-		fputs("tested half\n", f);
-	for (int op = 0; op < CLG_OP_COUNT; op++)
-		if (s->tested[op])
-			fprintf(f, "tested %s\n", clg_op_name((clg_op)op));
-	for (int r = 0; r < s->nroutes; r++)
-		fprintf(f, "route %s %s %s\n", clg_op_name(s->routes[r].op),
-			s->routes[r].action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", s->routes[r].why);
-	fputs("end\n", f);
-	if (fclose(f) != 0)
-		clg_debug("self-test cache: out of host memory");
-	else if (clg_cl_write_atomic(path, text, len, NULL, 0, err, sizeof(err)) != 0)
-		clg_debug("self-test cache: %s", err);
-	free(text);
 }
 
 /* ---- testing at first use -------------------------------------------------------------------- */
@@ -613,7 +415,7 @@ static void run_pending(clg_backend *be, const unsigned char *want, int half)
 	clg_crash_marker_end(&be->info);
 	cl->fault_armed = armed;
 	if (s->have_path && !s->batch)
-		store_result(be, s->dir, s->path, s->key);
+		clg_st_store_result(be, s->dir, s->path, s->key);
 	clg_debug("self-test on '%s': %d cases, %d wrong, %d failed to run, %.3f s (at first use; %d cases so far)",
 		  be->info.name, s->info.cases_run - run0, s->info.cases_failed - failed0, s->info.cases_error - error0,
 		  now_s() - t0, s->info.cases_run);
@@ -658,7 +460,7 @@ static void run_all(clg_backend *be)
 	run_pending(be, want, 1);
 	s->batch = 0;
 	if (s->have_path && s->info.cases_run > 0)
-		store_result(be, s->dir, s->path, s->key);
+		clg_st_store_result(be, s->dir, s->path, s->key);
 }
 
 void clg_cl_selftest_open(clg_backend *be)
@@ -690,11 +492,11 @@ void clg_cl_selftest_open(clg_backend *be)
 	s->half_pending = clg_half_native(&be->info);
 	clg_cl_cache_dir(s->dir, sizeof(s->dir));
 	if (s->dir[0]) {
-		result_key(be, s->key);
+		clg_st_result_key(be, s->key);
 		snprintf(s->path, sizeof(s->path), "%s/selftest-%016llx%016llx.txt", s->dir, (unsigned long long)s->key[0],
 			 (unsigned long long)s->key[1]);
 		s->have_path = 1;
-		if (load_result(be, s->path, s->key) == 0) {
+		if (clg_st_load_result(be, s->path, s->key) == 0) {
 			s->info.from_cache = 1;
 			clg_debug("self-test on '%s': result from %s", be->info.name, s->path);
 		}
