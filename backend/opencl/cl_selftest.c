@@ -373,6 +373,8 @@ static void run_pending(clg_backend *be, const unsigned char *want, int half)
 	unsigned char mask[CLG_OP_COUNT] = {0};
 	clg_st_result *res = NULL;
 	int any = 0, armed = cl->fault_armed;
+	struct clg_recorder *recorder = be->recorder;
+	struct clg_op_timer *op_timer = be->op_timer;
 	int run0 = s->info.cases_run, failed0 = s->info.cases_failed, error0 = s->info.cases_error;
 	double t0 = now_s();
 
@@ -396,8 +398,11 @@ static void run_pending(clg_backend *be, const unsigned char *want, int half)
 		s->info.cases_error++;
 		goto out;
 	}
-	/* its launches are not the user's: CLGRAD_FAULT counts those; a crash in them is remembered */
+	/* its launches are not the user's: CLGRAD_FAULT counts those, `bench step` records and
+	 * `train --profile` times those; a crash in them is remembered */
 	cl->fault_armed = 0;
+	be->recorder = NULL;
+	be->op_timer = NULL;
 	clg_crash_marker_begin(&be->info, "the first-use self-test");
 	if (any) {
 		clg_st_cases_run(s->cases, be, s->ref, mask, res, &s->info);
@@ -414,6 +419,8 @@ static void run_pending(clg_backend *be, const unsigned char *want, int half)
 	}
 	clg_crash_marker_end(&be->info);
 	cl->fault_armed = armed;
+	be->recorder = recorder;
+	be->op_timer = op_timer;
 	if (s->have_path && !s->batch)
 		clg_st_store_result(be, s->dir, s->path, s->key);
 	clg_debug("self-test on '%s': %d cases, %d wrong, %d failed to run, %.3f s (at first use; %d cases so far)",
