@@ -303,6 +303,9 @@ int64_t clg_pool_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, in
  * rounded to float; elementwise ops in half where clg_half_native) and each result is rounded once
  * to float16, to nearest even. CAST is the one op whose source dtype differs from its dst's. */
 clg_status clg_run(clg_backend *be, const clg_op_call *call);
+/* Whether be runs op (its op table entry is set), once the op's first-use self-test has run (it
+ * may route the op away): what a caller choosing between a fused op and its composite asks. */
+int clg_backend_has_op(clg_backend *be, clg_op op);
 
 #ifdef __cplusplus
 }

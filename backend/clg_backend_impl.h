@@ -17,6 +17,10 @@ struct clg_backend {
 	struct clg_recorder *recorder;
 	/* per-op timer of `train --profile` (clg_op_timer.h); NULL, the default: ops not timed */
 	struct clg_op_timer *op_timer;
+	/* the self-test of an op at its first use (cl_selftest.c), which may route it away before it
+	 * runs; half: the call has a float16 operand. NULL once nothing is left to test (the
+	 * reference backend: always) */
+	void (*first_use)(clg_backend *be, clg_op op, int half);
 };
 
 #endif

@@ -400,6 +400,15 @@ static clg_status check_shapes(clg_backend *be, const clg_op_call *c, int nsrc)
 			nsrc > 1 ? clg_shape_str(b, s1, sizeof(s1)) : "-", clg_shape_str(d, s2, sizeof(s2)));
 }
 
+int clg_backend_has_op(clg_backend *be, clg_op op)
+{
+	if (!be || (unsigned)op >= CLG_OP_COUNT)
+		return 0;
+	if (be->first_use)
+		be->first_use(be, op, 0);
+	return be->ops[op] != NULL;
+}
+
 /* CLGRAD_SYNC=1: every op waits for the device before it returns. */
 static int sync_each_op(void)
 {
@@ -439,6 +448,12 @@ clg_status clg_run(clg_backend *be, const clg_op_call *c)
 		st = check_shapes(be, c, nsrc);
 	if (st)
 		return st;
+	if (be->first_use) { /* the op's first use: its self-test may route it before it runs */
+		int half = c->dst.dtype == CLG_F16;
+		for (int s = 0; s < nsrc; s++)
+			half |= c->src[s].dtype == CLG_F16;
+		be->first_use(be, c->op, half);
+	}
 	if (!be->ops[c->op])
 		return clg_fail(CLG_ERR_UNSUPPORTED, "op '%s' is not supported on device '%s'",
 				clg_op_name(c->op), be->info.name);

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "opts.h"
 
+#include <clg_selftest.h>
 #include <clgrad.h>
 #include <math.h>
 #include <stdlib.h>
@@ -123,6 +124,15 @@ int cmd_smoke(int argc, char **argv)
 	printf("smoke: max |device - reference| = %.3g (scale %.3g): %s\n", worst, scale,
 	       worst <= 1e-4 * (scale + 1) ? "OK" : "MISMATCH");
 	rc = worst <= 1e-4 * (scale + 1) ? 0 : 1;
+	{ /* the rest of the device's self-test: its ops otherwise run their cases at their first use */
+		clg_selftest_info si;
+		const clg_route *routes;
+		int nroutes = 0;
+		if (!clg_backend_selftest_info(db, &si) && !clg_backend_routes(db, &routes, &nroutes) && si.enabled)
+			printf("smoke: self-test of every op: %d cases run here%s, %d wrong, %d route(s)%s\n", si.cases_run,
+			       si.from_cache ? " (the rest from the cached result)" : "", si.cases_failed, nroutes,
+			       nroutes ? " (clgrad compare lists them)" : "");
+	}
 out:
 	clg_backend_close(db);
 	clg_backend_close(rb);

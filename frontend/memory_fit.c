@@ -25,8 +25,8 @@ static void transformer_activations(const clg_model_config *m, clg_backend *be, 
 	double logits = (double)rows * T * (double)m->vocab;
 	double block = 19 * n + (double)rows * H * T + 4 * (double)rows * T;
 	double backward = 10 * n, head = 4 * logits + 3 * n;
-	int fused = clg_fused_ops_enabled() && Dh <= CLG_ATTENTION_DMAX && be->ops[CLG_OP_ATTENTION_FWD] &&
-		    be->ops[CLG_OP_ATTENTION_BWD];
+	int fused = clg_fused_ops_enabled() && Dh <= CLG_ATTENTION_DMAX && clg_backend_has_op(be, CLG_OP_ATTENTION_FWD) &&
+		    clg_backend_has_op(be, CLG_OP_ATTENTION_BWD);
 
 	int drop = !strcmp(m->name, "gpt") && m->dropout > 0;
 

@@ -55,8 +55,8 @@ int fe_addnorm_ok(clg_tensor *x, clg_tensor *r, clg_tensor *gamma, clg_tensor *b
 		return 0;
 	be = x->v.buf->backend;
 	C = x->v.shape[x->v.ndim - 1];
-	if ((x->v.dtype != CLG_F32 && x->v.dtype != CLG_F64) || !be->ops[CLG_OP_ADD_LAYER_NORM] ||
-	    !be->ops[CLG_OP_ADD_LAYER_NORM_BACKWARD] || !is_vec(gamma, C) || !is_vec(beta, C) || !rows_view(&x->v, &v))
+	if ((x->v.dtype != CLG_F32 && x->v.dtype != CLG_F64) || !clg_backend_has_op(be, CLG_OP_ADD_LAYER_NORM) ||
+	    !clg_backend_has_op(be, CLG_OP_ADD_LAYER_NORM_BACKWARD) || !is_vec(gamma, C) || !is_vec(beta, C) || !rows_view(&x->v, &v))
 		return 0;
 	/* one device and one dtype (a float16 branch under autocast goes through the composite's add) */
 	for (int i = 1; i < (r ? 4 : 3); i++)

@@ -11,7 +11,8 @@ int fe_attention_fused_ok(clg_tensor *q, int64_t Dh, int64_t Dv)
 	clg_dtype dt = q->v.dtype;
 	/* the op table entries are cleared where the first-use self-test found them wrong */
 	return clg_fused_ops_enabled() && (dt == CLG_F32 || dt == CLG_F64) && Dh <= CLG_ATTENTION_DMAX &&
-	       Dv <= CLG_ATTENTION_DMAX && be->ops[CLG_OP_ATTENTION_FWD] && be->ops[CLG_OP_ATTENTION_BWD];
+	       Dv <= CLG_ATTENTION_DMAX && clg_backend_has_op(be, CLG_OP_ATTENTION_FWD) &&
+	       clg_backend_has_op(be, CLG_OP_ATTENTION_BWD);
 }
 
 /* saved[0]: the log-sum-exp (B, H, Tq); saved[1]: the output; f[0] the scale, i[0] causal */

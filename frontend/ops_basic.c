@@ -381,7 +381,7 @@ int clg_fused_ops_enabled(void)
 static int fused_linear_ok(clg_tensor *x, clg_tensor *b)
 {
 	clg_backend *be = x->v.buf->backend;
-	return b && clg_fused_ops_enabled() && be->ops[CLG_OP_BIAS_ACT] && be->ops[CLG_OP_BIAS_ACT_BACKWARD];
+	return b && clg_fused_ops_enabled() && clg_backend_has_op(be, CLG_OP_BIAS_ACT) && clg_backend_has_op(be, CLG_OP_BIAS_ACT_BACKWARD);
 }
 
 clg_tensor *clg_linear(clg_tensor *x, clg_tensor *w, clg_tensor *b)
@@ -506,7 +506,7 @@ static clg_status gemm_bias_act(clg_tensor *a, clg_tensor *bt, clg_tensor *b, cl
 	clg_tensor *ga, *gb;
 	clg_status st;
 
-	if (!be->ops[CLG_OP_GEMM_BIAS_ACT] || a->v.ndim != 2 || out->v.ndim != 2) {
+	if (!clg_backend_has_op(be, CLG_OP_GEMM_BIAS_ACT) || a->v.ndim != 2 || out->v.ndim != 2) {
 		st = gemm(a, bt, out, 1.0, 0.0);
 		return st ? st : bias_act(out, out, b, act);
 	}

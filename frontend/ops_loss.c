@@ -361,8 +361,9 @@ static clg_tensor *loss_ex(const char *op, int from_logits, clg_tensor *x, clg_t
 	be = x->v.buf->backend;
 	if (from_logits && la.red != CLG_REDUCTION_NONE && clg_fused_ops_enabled() && !clg_dtype_is_half_storage(x->v.dtype) &&
 	    !(clg_grad_enabled() && ((!la.index && t->requires_grad) || (la.w && la.w->requires_grad))) &&
-	    be->ops[CLG_OP_SOFTMAX_XENT] && be->ops[CLG_OP_SOFTMAX_XENT_BACKWARD] && be->ops[CLG_OP_ONE_HOT] &&
-	    be->ops[CLG_OP_INDEX_SELECT]) {
+	    clg_backend_has_op(be, CLG_OP_SOFTMAX_XENT) && clg_backend_has_op(be, CLG_OP_SOFTMAX_XENT_BACKWARD) &&
+	    clg_backend_has_op(be, CLG_OP_ONE_HOT) &&
+	    clg_backend_has_op(be, CLG_OP_INDEX_SELECT)) {
 		out = xent_fused_loss(x, t, &la);
 	} else {
 		lp = from_logits ? clg_log_softmax(x) : fe_alias(x);

@@ -20,6 +20,12 @@ set_tests_properties(test_selftest PROPERTIES TIMEOUT 900 RESOURCE_LOCK selftest
 add_test(NAME test_selftest_gemm COMMAND test_selftest --gemm ${CLG_GEMM_MUTANT_DIR})
 set_tests_properties(test_selftest_gemm PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900 RESOURCE_LOCK selftest-cache
   ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/selftest-cache")
+# the self-test at first use: a wrong add routed before its first result, ops never used untested
+clg_test(test_selftest_lazy ${CLG_MUTANT_DIR})
+set_tests_properties(test_selftest_lazy PROPERTIES TIMEOUT 300 RESOURCE_LOCK selftest-cache
+  ENVIRONMENT "CLGRAD_CACHE_DIR=${CMAKE_BINARY_DIR}/selftest-cache")
+# the first clgrad train on an empty cache: its first step before the whole self-test, progress in the log
+clg_env_test(test_first_use 300 "" bash ${CMAKE_SOURCE_DIR}/tests/test_first_use.sh $<TARGET_FILE:clgrad_cli>)
 # the cached result is read again by the same build and redone for another (clg_build_id; the
 # stand-in for another build is a test hook)
 if(CLGRAD_TEST_HOOKS)

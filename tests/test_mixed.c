@@ -347,7 +347,7 @@ static void test_attention(clg_backend *be)
 		attn_run(be, k, &l[k], g[k], &dt[k]);
 	for (int i = 0; i < 3; i++)
 		d[i] = rel_diff(g[1][i], g[0][i], AN);
-	if (clg_fused_ops_enabled() && be->ops[CLG_OP_ATTENTION_FWD])
+	if (clg_fused_ops_enabled() && clg_backend_has_op(be, CLG_OP_ATTENTION_FWD))
 		CHECK(dt[1] == CLG_F32, "%s: autocast attention on float16 q, k, v: the fused float32 path (output %s)",
 		      be->info.name, clg_dtype_name(dt[1]));
 	CHECK(fabs(l[1] - l[0]) <= 5e-3 * fabs(l[0]), "%s: attention mixed loss %.6f vs float32 %.6f", be->info.name,

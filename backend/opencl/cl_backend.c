@@ -140,6 +140,7 @@ static void cl_close(clg_backend *be)
 	clg_cl_stage_free(be);
 	clg_cl_fft_free(be); /* plans hold buffers and kernels of the context */
 	clg_cl_trim(be);
+	clg_cl_store_finish(be); /* before the programs go: the queue holds references */
 	clg_cl_release_programs(be);
 	clg_cl_selftest_free(be);
 	if (cl->gemm_tmp)

@@ -54,6 +54,7 @@ typedef struct {
 	int nprograms, capprograms, nkernels, capkernels;
 
 	clg_stats stats;
+	struct clg_cl_store_job *store;         /* program binaries to write at close (cl_program_store.c) */
 	struct clg_cl_selftest *selftest; /* routes from the known-bad list and self-test (cl_selftest.c) */
 	struct clg_cl_fft *fft;          /* clFFT plans (cl_ops_fft.c) */
 	int fft_told;                    /* the FFT path was noted (CLGRAD_DEBUG) */
@@ -112,6 +113,11 @@ extern const char clg_build_id[];
 clg_status clg_cl_program(clg_backend *be, const char *name, const char *options, cl_program *out);
 clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *options, const char *kernel,
 			 cl_kernel *out);
+/* Writes prog's binary to path in the disk cache (dir); _later: now, or at close on PoCL
+ * (CLGRAD_STORE_BINARIES, cl_program_store.c), which clg_cl_store_finish does. */
+void clg_cl_store_binary(clg_backend *be, cl_program prog, const char *dir, const char *path, const uint64_t key[2]);
+void clg_cl_store_later(clg_backend *be, cl_program prog, const char *dir, const char *path, const uint64_t key[2]);
+void clg_cl_store_finish(clg_backend *be);
 /* Builds options common to every program for this device and dtype ("-DT=float ..."). */
 void clg_cl_dtype_options(clg_backend *be, clg_dtype t, char *buf, size_t len);
 void clg_cl_release_programs(clg_backend *be);

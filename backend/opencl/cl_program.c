@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CACHE_FORMAT_VERSION 1u
@@ -298,7 +299,7 @@ int clg_cl_write_atomic(const char *path, const void *head, size_t head_len, con
 	return 0;
 }
 
-static void store_cached(clg_backend *be, cl_program prog, const char *dir, const char *path, const uint64_t key[2])
+void clg_cl_store_binary(clg_backend *be, cl_program prog, const char *dir, const char *path, const uint64_t key[2])
 {
 	clg_cl *cl = clg_cl_of(be);
 	size_t binlen = 0;
@@ -379,6 +380,80 @@ static clg_status push_entry(clg_cl_cache_entry **arr, int *n, int *cap, clg_cl_
 	return CLG_OK;
 }
 
+/* Progress of builds from source on stderr, the same on a terminal and in a log, so that a cold
+ * start compiling for a minute says what it does: CLGRAD_PROGRESS=auto, once building has gone on
+ * for 2 s, a line every 2 s while a build runs (a ticker thread: one build may take 10 s);
+ * =1: a line as each build starts; =0: none. */
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int in_flight, ticking;
+	double first, last;
+	char device[128], name[64];
+	unsigned long long built;        /* the device's n_build when the last build began */
+} prog_progress = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void progress_line(double now) /* under the lock */
+{
+	prog_progress.last = now;
+	fprintf(stderr, "clgrad: compiling kernels for '%s': %s.cl (%llu programs built so far, %.0f s)\n",
+		prog_progress.device, prog_progress.name,
+		prog_progress.built,
+		now - prog_progress.first);
+}
+
+static void *progress_ticker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&prog_progress.mu);
+	while (prog_progress.in_flight > 0) {
+		struct timespec t;
+		double now;
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_sec += 1;
+		pthread_cond_timedwait(&prog_progress.cv, &prog_progress.mu, &t);
+		now = clg_now();
+		if (prog_progress.in_flight > 0 && now - prog_progress.first >= 2.0 && now - prog_progress.last >= 2.0)
+			progress_line(now);
+	}
+	prog_progress.ticking = 0;
+	pthread_mutex_unlock(&prog_progress.mu);
+	return NULL;
+}
+
+static void build_progress(clg_backend *be, const char *name, int begin)
+{
+	double now = clg_now();
+	int every = clg_cfg_is(CLG_CFG_PROGRESS, "1");
+
+	if (clg_cfg_is(CLG_CFG_PROGRESS, "0"))
+		return;
+	pthread_mutex_lock(&prog_progress.mu);
+	if (!begin) {
+		prog_progress.in_flight--;
+		pthread_cond_signal(&prog_progress.cv);
+		pthread_mutex_unlock(&prog_progress.mu);
+		return;
+	}
+	if (prog_progress.first == 0)
+		prog_progress.first = now;
+	prog_progress.in_flight++;
+	snprintf(prog_progress.device, sizeof(prog_progress.device), "%s", be->info.name);
+	snprintf(prog_progress.name, sizeof(prog_progress.name), "%s", name);
+	prog_progress.built = (unsigned long long)__atomic_load_n(&clg_cl_of(be)->stats.n_build, __ATOMIC_RELAXED);
+	if (every || (now - prog_progress.first >= 2.0 && now - prog_progress.last >= 2.0))
+		progress_line(now);
+	if (!every && !prog_progress.ticking) {
+		pthread_t tid;
+		pthread_attr_t at;
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		prog_progress.ticking = pthread_create(&tid, &at, progress_ticker, NULL) == 0;
+		pthread_attr_destroy(&at);
+	}
+	pthread_mutex_unlock(&prog_progress.mu);
+}
+
 /* The program for (name, options) from the disk cache or built from source (and then cached),
  * without touching the backend's tables: several threads may run it at once (clg_precompile). */
 static clg_status make_program(clg_backend *be, const char *name, const char *options, cl_program *out)
@@ -413,11 +488,13 @@ static clg_status make_program(clg_backend *be, const char *name, const char *op
 	}
 	if (!prog) {
 		double t0 = clg_now();
+		build_progress(be, name, 1);
 		st = build_from_source(be, name, src, len, options, &prog);
+		build_progress(be, name, 0);
 		if (!st) { /* the build's time: NVIDIA's compiler took seconds for some programs */
 			clg_debug("program cache: built '%s' [%s] from source in %.2f s", name, options, clg_now() - t0);
-			if (dir[0])
-				store_cached(be, prog, dir, path, dkey);
+			if (dir[0]) /* on a thread: PoCL compiles every kernel of the program for it */
+				clg_cl_store_later(be, prog, dir, path, dkey);
 		}
 	}
 	clg_crash_marker_end(&be->info);

@@ -1,5 +1,6 @@
-/* Routing at open: a known-bad list of driver/device combinations and a quick self-test of the
- * ops against the reference backend, so that an op a device gets wrong is never silently used.
+/* Routing: a known-bad list of driver/device combinations (applied at open) and a quick self-test
+ * of the ops against the reference backend (each op's cases at its first use: first_use, called
+ * by clg_run before the op runs), so that an op a device gets wrong is never silently used.
  *
  *   1. Known-bad list: the static table below plus $CLGRAD_KNOWN_BAD
  *      ("op:fallback|unsupported:why;..."), matched by case-insensitive substrings of platform,
@@ -10,10 +11,13 @@
  *      the device computes float16 in half (cl_khr_fp16), float16 cases of elementwise, reduction,
  *      row and GEMM ops follow, and one wrong or failing turns native half off for the device
  *      (float16 computed in float32, said on stderr and in the cached result: half_test).
- *      The result is cached in <cache dir>/selftest-<key>.txt, keyed by device, driver,
- *      platform, the kernel sources (so an edited kernel is re-tested), the library's own sources
- *      (clg_build_id: a fixed launcher is re-tested too), the GEMM choice and the known-bad
- *      routes; written to a temporary name and renamed.
+ *      The open runs no case: an op's cases run at its first clg_run (or clg_backend_has_op),
+ *      before the op does; the float16 cases at the first call with a float16 operand;
+ *      clg_backend_routes and clg_backend_selftest_info run whatever is still pending.
+ *      The result is cached in <cache dir>/selftest-<key>.txt (cl_selftest_cache.c), keyed by
+ *      device, driver, platform, the kernel sources (so an edited kernel is re-tested), the
+ *      library's own sources (clg_build_id: a fixed launcher is re-tested too), the GEMM choice
+ *      and the known-bad routes, and lists the ops tested so far.
  *   3. Routes: GEMM falls back to one implementation forced (clg_cl_gemm_forced, cl_tune.h: the
  *      own kernels, or CLBlast on CPU devices where the own kernels are the default; the
  *      self-test takes the first that passes); any other op becomes unsupported (its op table
@@ -21,7 +25,7 @@
  *
  * Only wrong results are routed. An op that fails loudly (a build error, an OpenCL error) keeps
  * failing loudly where it is used; for GEMM the other implementation is tried as well. */
-#include "cl_selftest_cases.h"
+#include "cl_selftest_internal.h"
 #include "cl_tune.h"
 
 #include <errno.h>
@@ -31,17 +35,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define SELFTEST_FORMAT 5u /* bump when the cases or the file format change */
-#define MAX_ROUTES CLG_OP_COUNT
-
-struct clg_cl_selftest {
-	clg_route routes[MAX_ROUTES];
-	int nroutes;
-	clg_selftest_info info;
-	clg_cl_gemm_impl gemm_impl;  /* the GEMM fallback, when GEMM is routed to one */
-	clg_op_fn gemm_fn;           /* the op table's GEMM before routing */
-};
 
 /* ---- known-bad list ------------------------------------------------------------------------ */
 
@@ -101,7 +94,7 @@ static int matches(const char *hay, const char *needle) { return !needle || clg_
 
 /* ---- routes ---------------------------------------------------------------------------------- */
 
-static int find_route(const struct clg_cl_selftest *s, clg_op op)
+int clg_st_find_route(const struct clg_cl_selftest *s, clg_op op)
 {
 	for (int i = 0; i < s->nroutes; i++)
 		if (s->routes[i].op == op)
@@ -111,10 +104,10 @@ static int find_route(const struct clg_cl_selftest *s, clg_op op)
 
 /* Records and applies a route (the first one for an op wins). A fallback exists for GEMM only;
  * asked of another op it becomes unsupported. */
-static void add_route(clg_backend *be, clg_op op, clg_route_action action, const char *why)
+void clg_st_add_route(clg_backend *be, clg_op op, clg_route_action action, const char *why)
 {
 	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
-	int at = find_route(s, op);
+	int at = clg_st_find_route(s, op);
 	clg_route *r;
 
 	if (at >= 0) {
@@ -144,7 +137,7 @@ static void add_route(clg_backend *be, clg_op op, clg_route_action action, const
 		  r->action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", r->why);
 }
 
-static int op_by_name(const char *name, size_t len, clg_op *out)
+int clg_st_op_by_name(const char *name, size_t len, clg_op *out)
 {
 	for (int op = 0; op < CLG_OP_COUNT; op++) {
 		const char *n = clg_op_name((clg_op)op);
@@ -171,7 +164,7 @@ static void apply_env_known_bad(clg_backend *be)
 
 		c1 = memchr(e, ':', n);
 		c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - e)) : NULL;
-		if (!c1 || op_by_name(e, (size_t)(c1 - e), &op)) {
+		if (!c1 || clg_st_op_by_name(e, (size_t)(c1 - e), &op)) {
 			clg_debug("CLGRAD_KNOWN_BAD: skipping '%.*s' (want op:fallback|unsupported:why)", (int)n, e);
 			goto next;
 		}
@@ -188,7 +181,7 @@ static void apply_env_known_bad(clg_backend *be)
 		}
 		snprintf(why, sizeof(why), "known-bad (CLGRAD_KNOWN_BAD): %.*s", c2 ? (int)(n - (size_t)(c2 + 1 - e)) : 0,
 			 c2 ? c2 + 1 : "");
-		add_route(be, op, action, why);
+		clg_st_add_route(be, op, action, why);
 next:
 		e = end ? end + 1 : NULL;
 	}
@@ -204,7 +197,7 @@ static void apply_known_bad(clg_backend *be)
 		const known_bad *b = &known_bad_table[k];
 		if (matches(i->platform, b->platform) && matches(i->name, b->device) &&
 		    matches(i->driver_version, b->driver))
-			add_route(be, b->op, b->action, b->why);
+			clg_st_add_route(be, b->op, b->action, b->why);
 	}
 }
 
@@ -252,7 +245,11 @@ static void gemm_cases_indirect(clg_backend *be, clg_backend *ref, const clg_st_
 	}
 	clg_debug("self-test on '%s': GEMM cases on CLBlast's indirect path (its switch at %zu^3 set to 1^3)",
 		  be->info.name, T);
-	clg_st_cases_run(l, be, ref, CLG_OP_GEMM, res, info);
+	{
+		unsigned char want[CLG_OP_COUNT] = {0};
+		want[CLG_OP_GEMM] = 1;
+		clg_st_cases_run(l, be, ref, want, res, info);
+	}
 	if (T > 1 && clg_cl_clblast_set_min_indirect(be, CLG_F32, T)) {
 		clg_debug("self-test on '%s': %s", be->info.name, clg_last_error());
 		clg_clear_error();
@@ -261,7 +258,7 @@ static void gemm_cases_indirect(clg_backend *be, clg_backend *ref, const clg_st_
 
 /* Sets native half off on be, with why, and says so once on stderr (a float16 result computed in
  * float32 instead is slower, never wrong). */
-static void half_off(clg_backend *be, const char *why)
+void clg_st_half_off(clg_backend *be, const char *why)
 {
 	snprintf(be->info.half_off, sizeof(be->info.half_off), "%s", why);
 	fprintf(stderr, "clgrad: device '%s': native float16 is off: %s; float16 is computed in float32\n",
@@ -278,7 +275,7 @@ static void half_test(clg_backend *be, clg_backend *ref, clg_selftest_info *info
 
 	if (!res)
 		goto out;
-	clg_st_cases_run(l, be, ref, CLG_OP_COUNT, res, info);
+	clg_st_cases_run(l, be, ref, NULL, res, info);
 	for (int op = 0; op < CLG_OP_COUNT; op++) {
 		const clg_st_result *r = &res[op];
 		if (r->failed)
@@ -289,7 +286,7 @@ static void half_test(clg_backend *be, clg_backend *ref, clg_selftest_info *info
 				 clg_status_name(r->status));
 		else
 			continue;
-		half_off(be, why);
+		clg_st_half_off(be, why);
 		break;
 	}
 out:
@@ -297,36 +294,33 @@ out:
 	clg_st_cases_free(l);
 }
 
-static void self_test(clg_backend *be, clg_selftest_info *info)
+/* The routes res calls for, for the ops in want (GEMM: each implementation forced is tried before
+ * giving up on it). */
+static void route_results(clg_backend *be, clg_backend *ref, const unsigned char *want, clg_st_result *res,
+			  clg_selftest_info *info)
 {
-	clg_backend *ref = NULL;
-	clg_st_cases *l = clg_st_cases_new();
-	clg_st_result *res = calloc(2 * CLG_OP_COUNT, sizeof(*res)), *res2 = res ? res + CLG_OP_COUNT : NULL;
+	const clg_st_cases *l = clg_cl_of(be)->selftest->cases;
+	clg_st_result *res2 = res + CLG_OP_COUNT;
 	char why[200];
 
-	if (!res || !l || clg_ref_open(&ref)) {
-		clg_debug("self-test on '%s' skipped: %s", be->info.name, res ? clg_last_error() : "out of memory");
-		info->cases_error++;
-		goto out;
-	}
-	clg_st_cases_run(l, be, ref, CLG_OP_COUNT, res, info);
-	if (clblast_serves(be, clg_cl_of(be)->selftest->gemm_impl))
-		gemm_cases_indirect(be, ref, l, res, info);
-	half_test(be, ref, info);
 	for (int op = 0; op < CLG_OP_COUNT; op++) {
 		clg_st_result *r = &res[op];
+		if (!want[op])
+			continue;
 		if (r->errored)
 			clg_debug("self-test on '%s': op '%s' fails to run (%s): %s", be->info.name, clg_op_name((clg_op)op),
 				  clg_status_name(r->status), r->msg);
-		if (op == CLG_OP_GEMM && (r->failed || r->errored) && find_route(clg_cl_of(be)->selftest, op) < 0) {
+		if (op == CLG_OP_GEMM && (r->failed || r->errored) && clg_st_find_route(clg_cl_of(be)->selftest, op) < 0) {
 			/* try each implementation forced (the fallback first) before giving up on GEMM */
 			clg_cl_gemm_impl cand[2] = {gemm_other(be), gemm_other(be) == CLG_CL_GEMM_OWN ? CLG_CL_GEMM_CLBLAST
 											  : CLG_CL_GEMM_OWN};
+			unsigned char only_gemm[CLG_OP_COUNT] = {0};
 			int found = -1;
+			only_gemm[CLG_OP_GEMM] = 1;
 			for (int k = 0; k < 2 && found < 0; k++) {
 				memset(&res2[CLG_OP_GEMM], 0, sizeof(res2[CLG_OP_GEMM]));
 				gemm_force(be, cand[k]);
-				clg_st_cases_run(l, be, ref, CLG_OP_GEMM, res2, info);
+				clg_st_cases_run(l, be, ref, only_gemm, res2, info);
 				if (cand[k] == CLG_CL_GEMM_CLBLAST)
 					gemm_cases_indirect(be, ref, l, res2, info);
 				if (!res2[CLG_OP_GEMM].failed && !res2[CLG_OP_GEMM].errored)
@@ -341,241 +335,214 @@ static void self_test(clg_backend *be, clg_selftest_info *info)
 					snprintf(why, sizeof(why), "self-test: gemm fails (%s); using %s",
 						 clg_status_name(r->status), gemm_impl_name(cand[found]));
 				clg_cl_of(be)->selftest->gemm_impl = cand[found];
-				add_route(be, CLG_OP_GEMM, CLG_ROUTE_FALLBACK, why);
+				clg_st_add_route(be, CLG_OP_GEMM, CLG_ROUTE_FALLBACK, why);
 				continue;
 			}
 			if (!r->failed)
 				continue; /* fails loudly both ways: it reports itself where used */
 			snprintf(why, sizeof(why), "self-test: gemm wrong with both implementations (error %.2g > %.2g)",
 				 r->worst, r->tol);
-			add_route(be, CLG_OP_GEMM, CLG_ROUTE_UNSUPPORTED, why);
+			clg_st_add_route(be, CLG_OP_GEMM, CLG_ROUTE_UNSUPPORTED, why);
 			continue;
 		}
 		if (r->failed) {
 			snprintf(why, sizeof(why), "self-test: %s wrong (normalized error %.2g > %.2g)", clg_op_name((clg_op)op),
 				 r->worst, r->tol);
-			add_route(be, (clg_op)op, CLG_ROUTE_UNSUPPORTED, why);
+			clg_st_add_route(be, (clg_op)op, CLG_ROUTE_UNSUPPORTED, why);
 		}
 	}
-out:
-	clg_backend_close(ref);
-	clg_st_cases_free(l);
-	free(res);
 }
 
-/* ---- the cached result --------------------------------------------------------------------- */
+/* ---- testing at first use -------------------------------------------------------------------- */
 
-static uint64_t hash_str(uint64_t h, const char *s) { return clg_hash64(h, s ? s : "", s ? strlen(s) + 1 : 1); }
+static void first_use(clg_backend *be, clg_op op, int half);
 
-/* The library's build identity; CLGRAD_TEST_BUILD_ID stands in for a rebuilt library in tests. */
-static const char *build_id(void)
+/* Whether anything is left to test; the hook goes when nothing is. */
+static void update_hook(clg_backend *be)
 {
-#ifdef CLGRAD_TEST_HOOKS
-	const char *e = clg_cfg_str(CLG_CFG_TEST_BUILD_ID);
-	if (e && *e)
-		return e;
-#endif
-	return clg_build_id;
-}
-
-/* What the result depends on: device, driver, platform, every kernel source (a folder in
- * $CLGRAD_KERNEL_DIR included), the library's sources, the GEMM choice and the routes already in
- * force. */
-static void result_key(clg_backend *be, uint64_t key[2])
-{
-	const clg_device_info *i = &be->info;
 	const struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
-	const char *const *names = clg_cl_program_names();
-	uint32_t fmt = SELFTEST_FORMAT;
-	uint64_t src = CLG_HASH_SEED;
+	int any = s->half_pending;
 
-	for (int k = 0; names[k]; k++) {
-		const char *text;
-		char *owned = NULL;
-		size_t len;
-		src = hash_str(src, names[k]);
-		if (clg_cl_program_source(names[k], &text, &len, &owned) == CLG_OK)
-			src = clg_hash64(src, text, len);
-		else
-			src = hash_str(src, "(unreadable)");
-		free(owned);
-	}
-	for (int k = 0; k < 2; k++) {
-		uint64_t h = k ? CLG_HASH_SEED ^ 0x9e3779b97f4a7c15ULL : CLG_HASH_SEED;
-		h = clg_hash64(h, &fmt, sizeof(fmt));
-		h = hash_str(h, i->platform);
-		h = hash_str(h, i->platform_version);
-		h = hash_str(h, i->name);
-		h = hash_str(h, i->driver_version);
-		h = clg_hash64(h, &src, sizeof(src));
-		h = hash_str(h, build_id());
-		h = hash_str(h, clg_cfg_str(CLG_CFG_GEMM));
-		h = hash_str(h, clg_cfg_str(CLG_CFG_GEMM_TILE));
-		h = hash_str(h, clg_cfg_str(CLG_CFG_GEMM_MIN_INDIRECT));
-		h = clg_hash64(h, &s->gemm_impl, sizeof(s->gemm_impl));
-		for (int r = 0; r < s->nroutes; r++) {
-			int v[2] = {(int)s->routes[r].op, (int)s->routes[r].action};
-			h = clg_hash64(h, v, sizeof(v));
-		}
-		key[k] = h;
-	}
+	for (int op = 0; op < CLG_OP_COUNT && !any; op++)
+		any = s->pending[op];
+	be->first_use = any ? first_use : NULL;
 }
 
-/* Reads a cached result: routes to apply. Returns 0 when the file exists and is complete. */
-static int load_result(clg_backend *be, const char *path, const uint64_t key[2])
+/* Runs the float32 cases of the ops in want still pending (and the float16 cases when half is
+ * set and they are pending), routes what they find, stores the result. Each op's pending mark
+ * goes before its cases run: the cases call the op through clg_run. */
+static void run_pending(clg_backend *be, const unsigned char *want, int half)
 {
-	FILE *f = clg_fopen_read(path, "r");
-	char line[512], want[64];
-	int ok = 0;
-	struct {
-		clg_op op;
-		clg_route_action action;
-		char why[200];
-	} found[MAX_ROUTES];
-	int n = 0;
-	clg_cl_gemm_impl gemm = CLG_CL_GEMM_AUTO;
-	char half[200] = "";
+	clg_cl *cl = clg_cl_of(be);
+	struct clg_cl_selftest *s = cl->selftest;
+	unsigned char mask[CLG_OP_COUNT] = {0};
+	clg_st_result *res = NULL;
+	int any = 0, armed = cl->fault_armed;
+	struct clg_recorder *recorder = be->recorder;
+	struct clg_op_timer *op_timer = be->op_timer;
+	int run0 = s->info.cases_run, failed0 = s->info.cases_failed, error0 = s->info.cases_error;
+	double t0 = now_s();
 
-	if (!f)
-		return -1;
-	snprintf(want, sizeof(want), "clgrad-selftest %u %016llx%016llx\n", SELFTEST_FORMAT, (unsigned long long)key[0],
-		 (unsigned long long)key[1]);
-	if (!fgets(line, sizeof(line), f) || strcmp(line, want) != 0)
+	for (int op = 0; op < CLG_OP_COUNT; op++)
+		if (want[op] && s->pending[op])
+			mask[op] = 1, any = 1, s->pending[op] = 0;
+	half = half && s->half_pending;
+	if (half)
+		s->half_pending = 0;
+	update_hook(be);
+	if (!any && !half)
+		return;
+	if (!s->ref && clg_ref_open(&s->ref)) {
+		clg_debug("self-test on '%s' skipped: %s", be->info.name, clg_last_error());
+		s->info.cases_error++;
 		goto out;
-	while (fgets(line, sizeof(line), f)) {
-		char name[64], action[16];
-		int at = 0;
-		if (!strcmp(line, "end\n")) {
-			ok = 1;
-			break;
-		}
-		if (!strncmp(line, "half off ", 9)) {
-			line[strcspn(line, "\n")] = 0;
-			snprintf(half, sizeof(half), "%.199s", line + 9);
-			continue;
-		}
-		if (!strcmp(line, "gemm own\n") || !strcmp(line, "gemm clblast\n")) {
-			gemm = line[5] == 'o' ? CLG_CL_GEMM_OWN : CLG_CL_GEMM_CLBLAST;
-			continue;
-		}
-		if (n == MAX_ROUTES || sscanf(line, "route %63s %15s %n", name, action, &at) != 2 || !at ||
-		    op_by_name(name, strlen(name), &found[n].op))
-			goto out;
-		if (!strcmp(action, "fallback"))
-			found[n].action = CLG_ROUTE_FALLBACK;
-		else if (!strcmp(action, "unsupported"))
-			found[n].action = CLG_ROUTE_UNSUPPORTED;
-		else
-			goto out;
-		line[strcspn(line, "\n")] = 0;
-		snprintf(found[n].why, sizeof(found[n].why), "%s", line + at);
-		n++;
 	}
+	res = calloc(2 * CLG_OP_COUNT, sizeof(*res));
+	if (!res) {
+		clg_debug("self-test on '%s' skipped: out of host memory", be->info.name);
+		s->info.cases_error++;
+		goto out;
+	}
+	/* its launches are not the user's: CLGRAD_FAULT counts those, `bench step` records and
+	 * `train --profile` times those; a crash in them is remembered */
+	cl->fault_armed = 0;
+	be->recorder = NULL;
+	be->op_timer = NULL;
+	clg_crash_marker_begin(&be->info, "the first-use self-test");
+	if (any) {
+		clg_st_cases_run(s->cases, be, s->ref, mask, res, &s->info);
+		if (mask[CLG_OP_GEMM] && clblast_serves(be, s->gemm_impl))
+			gemm_cases_indirect(be, s->ref, s->cases, res, &s->info);
+		route_results(be, s->ref, mask, res, &s->info);
+		for (int op = 0; op < CLG_OP_COUNT; op++)
+			s->tested[op] |= mask[op];
+	}
+	if (half) {
+		half_test(be, s->ref, &s->info);
+		s->half_tested = 1;
+		clg_half_record_store(&be->info);
+	}
+	clg_crash_marker_end(&be->info);
+	cl->fault_armed = armed;
+	be->recorder = recorder;
+	be->op_timer = op_timer;
+	if (s->have_path && !s->batch)
+		clg_st_store_result(be, s->dir, s->path, s->key);
+	clg_debug("self-test on '%s': %d cases, %d wrong, %d failed to run, %.3f s (at first use; %d cases so far)",
+		  be->info.name, s->info.cases_run - run0, s->info.cases_failed - failed0, s->info.cases_error - error0,
+		  now_s() - t0, s->info.cases_run);
+	for (int op = 0; op < CLG_OP_COUNT && clg_debug_enabled(); op++)
+		if (mask[op])
+			clg_debug("self-test on '%s': %s tested%s", be->info.name, clg_op_name((clg_op)op),
+				  be->ops[op] ? "" : ", routed to unsupported");
 out:
-	fclose(f);
-	if (!ok)
-		return -1;
-	if (gemm != CLG_CL_GEMM_AUTO && find_route(clg_cl_of(be)->selftest, CLG_OP_GEMM) < 0)
-		clg_cl_of(be)->selftest->gemm_impl = gemm;
-	if (half[0])
-		half_off(be, half);
-	for (int k = 0; k < n; k++)
-		add_route(be, found[k].op, found[k].action, found[k].why);
-	return 0;
+	free(res);
+	s->info.seconds += now_s() - t0;
+	clg_clear_error();
 }
 
-/* Writes the routes (the known-bad ones too: one may have been found wrong as a fallback) to a
- * temporary file and renames it into place. */
-static void store_result(clg_backend *be, const char *dir, const char *path, const uint64_t key[2])
+/* The float16 cases' ops: their float32 cases first (a routed op is skipped there too). */
+static const clg_op half_ops[] = {CLG_OP_ADD, CLG_OP_MUL, CLG_OP_GELU, CLG_OP_EXP, CLG_OP_SUM, CLG_OP_SOFTMAX,
+				  CLG_OP_GEMM};
+
+static void first_use(clg_backend *be, clg_op op, int half)
 {
-	const struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
-	char err[9000];
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
+	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+	unsigned char want[CLG_OP_COUNT] = {0};
 
-	if (clg_cl_mkdir_p(dir) != 0) {
-		clg_debug("self-test cache: cannot create %s: %s", dir, strerror(errno));
-		return;
-	}
-	f = open_memstream(&text, &len);
-	if (!f) {
-		clg_debug("self-test cache: out of host memory");
-		return;
-	}
-	fprintf(f, "clgrad-selftest %u %016llx%016llx\n", SELFTEST_FORMAT, (unsigned long long)key[0],
-		(unsigned long long)key[1]);
-	if (s->gemm_impl != CLG_CL_GEMM_AUTO)
-		fprintf(f, "gemm %s\n", s->gemm_impl == CLG_CL_GEMM_OWN ? "own" : "clblast");
-	if (be->info.half_off[0])
-		fprintf(f, "half off %s\n", be->info.half_off);
-	for (int r = 0; r < s->nroutes; r++)
-		fprintf(f, "route %s %s %s\n", clg_op_name(s->routes[r].op),
-			s->routes[r].action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", s->routes[r].why);
-	fputs("end\n", f);
-	if (fclose(f) != 0)
-		clg_debug("self-test cache: out of host memory");
-	else if (clg_cl_write_atomic(path, text, len, NULL, 0, err, sizeof(err)) != 0)
-		clg_debug("self-test cache: %s", err);
-	free(text);
+	/* GEMM with a fused epilogue runs the GEMM kernels: GEMM's verdict decides whether it may */
+	want[op == CLG_OP_GEMM_BIAS_ACT ? CLG_OP_GEMM : op] = 1;
+	if (half && s->half_pending)
+		for (size_t k = 0; k < sizeof(half_ops) / sizeof(half_ops[0]); k++)
+			want[half_ops[k]] = 1;
+	run_pending(be, want, half);
 }
 
-/* ---- entry points ------------------------------------------------------------------------------ */
+/* Every op still pending, and the float16 cases: what the routes and the self-test's summary
+ * report (clg_backend_routes, clg_backend_selftest_info, `clgrad compare`). */
+static void run_all(clg_backend *be)
+{
+	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+	unsigned char want[CLG_OP_COUNT];
+
+	if (!be->first_use)
+		return;
+	memset(want, 1, sizeof(want));
+	s->batch = 1;
+	run_pending(be, want, 1);
+	s->batch = 0;
+	if (s->have_path && s->info.cases_run > 0)
+		clg_st_store_result(be, s->dir, s->path, s->key);
+}
 
 void clg_cl_selftest_open(clg_backend *be)
 {
 	clg_cl *cl = clg_cl_of(be);
+	struct clg_cl_selftest *s;
 	double t0 = now_s();
-	char dir[4096], path[4200];
-	uint64_t key[2];
+	int npending = 0;
 
-	cl->selftest = calloc(1, sizeof(*cl->selftest));
-	if (!cl->selftest) {
+	s = cl->selftest = calloc(1, sizeof(*cl->selftest));
+	if (!s) {
 		clg_debug("self-test on '%s' skipped: out of host memory", be->info.name);
 		return;
 	}
-	cl->selftest->gemm_fn = be->ops[CLG_OP_GEMM];
+	s->gemm_fn = be->ops[CLG_OP_GEMM];
 	apply_known_bad(be);
-	cl->selftest->info.enabled = clg_cfg_bool(CLG_CFG_SELFTEST);
-	if (!cl->selftest->info.enabled)
+	s->info.enabled = clg_cfg_bool(CLG_CFG_SELFTEST);
+	if (!s->info.enabled)
 		goto done;
-	clg_cl_cache_dir(dir, sizeof(dir));
-	if (dir[0]) {
-		result_key(be, key);
-		snprintf(path, sizeof(path), "%s/selftest-%016llx%016llx.txt", dir, (unsigned long long)key[0],
-			 (unsigned long long)key[1]);
-		if (load_result(be, path, key) == 0) {
-			cl->selftest->info.from_cache = 1;
-			clg_debug("self-test on '%s': result from %s", be->info.name, path);
-			goto done;
+	s->cases = clg_st_cases_new();
+	if (!s->cases) {
+		clg_debug("self-test on '%s' skipped: out of host memory", be->info.name);
+		s->info.cases_error++;
+		goto done;
+	}
+	/* nothing runs here: each op's cases run at its first use (first_use, through clg_run) */
+	for (int op = 0; op < CLG_OP_COUNT; op++)
+		s->pending[op] = be->ops[op] && clg_st_cases_has(s->cases, (clg_op)op);
+	s->half_pending = clg_half_native(&be->info);
+	clg_cl_cache_dir(s->dir, sizeof(s->dir));
+	if (s->dir[0]) {
+		clg_st_result_key(be, s->key);
+		snprintf(s->path, sizeof(s->path), "%s/selftest-%016llx%016llx.txt", s->dir, (unsigned long long)s->key[0],
+			 (unsigned long long)s->key[1]);
+		s->have_path = 1;
+		if (clg_st_load_result(be, s->path, s->key) == 0) {
+			s->info.from_cache = 1;
+			clg_debug("self-test on '%s': result from %s", be->info.name, s->path);
 		}
 	}
-	self_test(be, &cl->selftest->info);
-	clg_debug("self-test on '%s': %d cases, %d wrong, %d failed to run, %.3f s", be->info.name,
-		  cl->selftest->info.cases_run, cl->selftest->info.cases_failed, cl->selftest->info.cases_error,
-		  now_s() - t0);
-	/* store unless the run was cut short by something passing (memory, the driver) */
-	if (dir[0] && cl->selftest->info.cases_run > 0)
-		store_result(be, dir, path, key);
-	clg_clear_error();
+	update_hook(be);
+	for (int op = 0; op < CLG_OP_COUNT; op++)
+		npending += s->pending[op];
+	clg_debug("self-test on '%s': %d ops to test at their first use%s", be->info.name, npending,
+		  s->half_pending ? ", and the float16 cases at the first float16 op" : "");
 done:
-	cl->selftest->info.seconds = now_s() - t0;
-	if (cl->selftest->info.enabled)
+	s->info.seconds = now_s() - t0;
+	if (s->info.enabled && !s->half_pending)
 		clg_half_record_store(&be->info);
 	if (clg_debug_enabled()) {
-		for (int r = 0; r < cl->selftest->nroutes; r++) {
-			const clg_route *x = &cl->selftest->routes[r];
+		for (int r = 0; r < s->nroutes; r++) {
+			const clg_route *x = &s->routes[r];
 			clg_debug("route on '%s': %s -> %s (%s)", be->info.name, clg_op_name(x->op),
 				  x->action == CLG_ROUTE_FALLBACK ? "fallback" : "unsupported", x->why);
 		}
-		if (!cl->selftest->nroutes)
-			clg_debug("routes on '%s': none", be->info.name);
+		if (!s->nroutes)
+			clg_debug("routes on '%s': none so far", be->info.name);
 	}
 }
 
 void clg_cl_selftest_free(clg_backend *be)
 {
-	free(clg_cl_of(be)->selftest);
+	struct clg_cl_selftest *s = clg_cl_of(be)->selftest;
+
+	be->first_use = NULL;
+	if (s) {
+		clg_backend_close(s->ref);
+		clg_st_cases_free(s->cases);
+	}
+	free(s);
 	clg_cl_of(be)->selftest = NULL;
 }
 
@@ -592,6 +559,8 @@ clg_status clg_backend_routes(clg_backend *be, const clg_route **routes, int *n)
 
 	if (!be)
 		return clg_fail(CLG_ERR_INVALID, "clg_backend_routes: no backend");
+	if (s)
+		run_all(be);
 	*routes = s ? s->routes : NULL;
 	*n = s ? s->nroutes : 0;
 	return CLG_OK;
@@ -604,6 +573,8 @@ clg_status clg_backend_selftest_info(clg_backend *be, clg_selftest_info *out)
 	if (!be)
 		return clg_fail(CLG_ERR_INVALID, "clg_backend_selftest_info: no backend");
 	memset(out, 0, sizeof(*out));
+	if (s)
+		run_all(be);
 	if (s)
 		*out = s->info;
 	return CLG_OK;

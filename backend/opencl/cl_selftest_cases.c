@@ -485,21 +485,22 @@ static double now_s(void)
 	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Progress of a long first-use self-test on stderr: on a terminal, or CLGRAD_PROGRESS=1 (=0: never). */
-static int progress_on(void)
+/* Progress of a self-test run on stderr, the same lines on a terminal and in a log:
+ * CLGRAD_PROGRESS=auto (the default) once the run has lasted 2 s, then every 2 s; =1 from its
+ * start; =0 never. */
+static int progress_mode(void)
 {
-	return clg_cfg_is(CLG_CFG_PROGRESS, "auto") ? isatty(2) : clg_cfg_is(CLG_CFG_PROGRESS, "1");
+	return clg_cfg_is(CLG_CFG_PROGRESS, "0") ? 0 : clg_cfg_is(CLG_CFG_PROGRESS, "1") ? 2 : 1;
 }
 
-void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref, clg_op only, clg_st_result *res,
-		      clg_selftest_info *info)
+void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref, const unsigned char *want,
+		      clg_st_result *res, clg_selftest_info *info)
 {
-	int progress = only == CLG_OP_COUNT && progress_on(), nth = 0;
+	int mode = progress_mode(), told_any = 0, nth = 0, total = 0, done = 0;
 	double t0 = now_s(), told = t0;
 
-	if (progress)
-		fprintf(stderr, "clgrad: first-use self-test of device '%s' (%d cases; its result is cached)\n",
-			dev->info.name, l->n);
+	for (int j = 0; j < l->n; j++)
+		total += (!want || want[l->c[j].op]) && dev->ops[l->c[j].op];
 	for (int j = 0; j < l->n; j++) {
 		const st_case *c = &l->c[j];
 		clg_st_result *r = &res[c->op];
@@ -508,7 +509,7 @@ void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref,
 		int on_dev;
 		clg_status st;
 
-		if (only != CLG_OP_COUNT && c->op != only)
+		if (want && !want[c->op])
 			continue;
 		if (!dev->ops[c->op]) /* unsupported already (a route, or the device lacks it) */
 			continue;
@@ -516,12 +517,21 @@ void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref,
 		nth = j > 0 && l->c[j - 1].op == c->op ? nth + 1 : 1;
 		snprintf(nb, sizeof(nb), " case %d on '", nth);
 		clg_crumb("self-test ", clg_op_name(c->op), nb, dev->info.name, "'");
-		if (progress && now_s() - told >= 2.0) {
+		if (mode && (mode == 2 ? !told_any : now_s() - t0 >= 2.0) && (!told_any || now_s() - told >= 2.0)) {
+			if (!told_any)
+				fprintf(stderr, "clgrad: first-use self-test of device '%s' (%d cases; its result is cached)\n",
+					dev->info.name, total);
+			told_any = 1;
 			told = now_s();
-			fprintf(stderr, "clgrad: self-test of '%s': case %d of %d (%s), %.0f s\n", dev->info.name, j + 1, l->n,
-				clg_op_name(c->op), told - t0);
+			fprintf(stderr, "clgrad: self-test of '%s': case %d of %d (%s), %.0f s\n", dev->info.name, done + 1,
+				total, clg_op_name(c->op), told - t0);
 		}
-		st = run_case(dev, ref, c, &err, &on_dev);
+		{
+			double tc = now_s();
+			st = run_case(dev, ref, c, &err, &on_dev);
+			clg_debug("self-test on '%s': case %d (%s) %.3f s", dev->info.name, j, clg_op_name(c->op), now_s() - tc);
+		}
+		done++;
 		info->cases_run++;
 		if (st) {
 			if (!on_dev) { /* a broken case, not a device problem: say so, route nothing */
@@ -545,8 +555,16 @@ void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref,
 			r->worst = err;
 		r->tol = c->tol;
 	}
-	if (progress)
+	if (told_any)
 		fprintf(stderr, "clgrad: self-test of '%s' done in %.1f s\n", dev->info.name, now_s() - t0);
+}
+
+int clg_st_cases_has(const clg_st_cases *l, clg_op op)
+{
+	for (int j = 0; l && j < l->n; j++)
+		if (l->c[j].op == op)
+			return 1;
+	return 0;
 }
 
 /* Float16 cases for devices that compute in half (clg_half_native): an elementwise op of each

@@ -23,10 +23,12 @@ clg_st_cases *clg_st_cases_new(void);
 void clg_st_cases_free(clg_st_cases *l);
 /* The float16 cases, for devices that compute in half (NULL when out of host memory). */
 clg_st_cases *clg_st_half_cases_new(void);
-/* Runs the cases of op `only` (all of them when it is CLG_OP_COUNT) whose op dev still has,
- * folding them into res[op] (CLG_OP_COUNT entries) and counting them in info. A case that does
- * not run on the reference backend is a broken case: skipped with a CLGRAD_DEBUG message. */
-void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref, clg_op only, clg_st_result *res,
-		      clg_selftest_info *info);
+/* Runs the cases of the ops with want[op] set (every op's when want is NULL) whose op dev still
+ * has, folding them into res[op] (CLG_OP_COUNT entries) and counting them in info. A case that
+ * does not run on the reference backend is a broken case: skipped with a CLGRAD_DEBUG message. */
+void clg_st_cases_run(const clg_st_cases *l, clg_backend *dev, clg_backend *ref, const unsigned char *want,
+		      clg_st_result *res, clg_selftest_info *info);
+/* Whether the list has a case of op. */
+int clg_st_cases_has(const clg_st_cases *l, clg_op op);
 
 #endif
