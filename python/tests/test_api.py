@@ -349,3 +349,16 @@ def test_profile_ops_counts_each_op(dev):
     s1 = clgrad.memory_stats(dev)
     if dev.index != 0:  # the reference backend counts no commands
         assert (s1["n_launch"] - s0["n_launch"], s1["n_download"] - s0["n_download"]) == (1, 1)
+
+
+def test_deep_graph_is_freed_without_a_crash():
+    """x = x + b 200k times then dropped: freeing the graph used to recurse once a node and
+    overflowed the C stack (a segfault of the interpreter)."""
+    a = clgrad.ones(1, device="ref", requires_grad=True)
+    b = clgrad.ones(1, device="ref", requires_grad=True)
+    x = a
+    for _ in range(200000):
+        x = x + b
+    assert x.item() == 200001
+    del x
+    assert (a + b).item() == 2
