@@ -8,6 +8,9 @@
  * device, where each op is also a kernel launch: the host time per op then includes the runtime's
  * enqueue, given apart (us per launch inside clEnqueueNDRangeKernel, from clg_stats), so what is
  * left is clgrad's own host work per op on that device. The device runs the tiny kernels meanwhile.
+ * Besides the chains, "add, each freed": K independent adds of the same two tensors, each result
+ * freed at once (no scope), grad off and on: what `a + b` costs in Python, whose result dies when
+ * the next one replaces it (bench/bench_python_overhead.py sets the two patterns side by side).
  * usage: bench_overhead [--ops K] [--rounds R] [--device N] [--json] */
 #include <clgrad.h>
 
@@ -96,11 +99,50 @@ static double per_op(clg_backend *be, int op, int mode, int k, int rounds, doubl
 	return 1e6 * med;
 }
 
+/* Median microseconds per add over rounds of k adds of a and b, each result freed at once (grad
+ * on: each records a node, freed with its result). */
+static double per_add_each(clg_backend *be, int grad, int k, int rounds)
+{
+	double *t = calloc((size_t)rounds, sizeof(double)), med;
+	float one = 0.5f;
+	clg_tensor *a = clg_unscope(clg_from_host(be, CLG_F32, CLG_SHAPE(1, 1), &one));
+	clg_tensor *b = clg_unscope(clg_from_host(be, CLG_F32, CLG_SHAPE(1, 1), &one));
+
+	if (!t || !a || !b) {
+		fprintf(stderr, "bench_overhead: %s\n", clg_last_error());
+		exit(1);
+	}
+	clg_set_requires_grad(a, grad);
+	clg_set_requires_grad(b, grad);
+	if (!grad)
+		clg_no_grad_begin();
+	for (int r = 0; r < rounds; r++) {
+		double t0 = now();
+		for (int i = 0; i < k; i++) {
+			clg_tensor *y = clg_add(a, b);
+			if (!y) {
+				fprintf(stderr, "bench_overhead: add: %s\n", clg_last_error());
+				exit(1);
+			}
+			clg_free(y);
+		}
+		t[r] = (now() - t0) / k;
+	}
+	if (!grad)
+		clg_no_grad_end();
+	qsort(t, (size_t)rounds, sizeof(double), cmp_double);
+	med = t[rounds / 2];
+	free(t);
+	clg_free(a);
+	clg_free(b);
+	return 1e6 * med;
+}
+
 int main(int argc, char **argv)
 {
 	int k = 1000, rounds = 21, json = 0, dev = 0;
 	clg_backend *be;
-	double us[NOPS][3], enq[NOPS][3];
+	double us[NOPS][3], enq[NOPS][3], each[2];
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--ops") && i + 1 < argc)
@@ -119,13 +161,15 @@ int main(int argc, char **argv)
 	for (int op = 0; op < NOPS; op++)
 		for (int mode = 0; mode < 3; mode++)
 			us[op][mode] = per_op(be, op, mode, k, rounds, &enq[op][mode]);
+	for (int grad = 0; grad < 2; grad++)
+		each[grad] = per_add_each(be, grad, k, rounds);
 	if (json) {
 		printf("{\"device\": \"%s\", \"ops_per_round\": %d, \"rounds\": %d, \"us_per_op\": {", clg_backend_info(be)->name, k, rounds);
 		for (int op = 0; op < NOPS; op++)
 			printf("%s\"%s\": {\"grad_off\": %.3f, \"grad_on\": %.3f, \"grad_on_with_backward\": %.3f, "
 			       "\"enqueue_us_per_launch\": [%.3f, %.3f, %.3f]}", op ? ", " : "", op_names[op], us[op][0],
 			       us[op][1], us[op][2], enq[op][0], enq[op][1], enq[op][2]);
-		printf("}}\n");
+		printf("}, \"add_each_freed\": {\"grad_off\": %.3f, \"grad_on\": %.3f}}\n", each[0], each[1]);
 	} else {
 		printf("host overhead per op on the %s backend, 1-element tensors (median of %d rounds of %d ops):\n",
 		       clg_backend_info(be)->name, rounds, k);
@@ -134,6 +178,8 @@ int main(int argc, char **argv)
 		for (int op = 0; op < NOPS; op++)
 			printf("  %-12s %12.3f %12.3f %24.3f %26.3f\n", op_names[op], us[op][0], us[op][1], us[op][2],
 			       enq[op][0]);
+		printf("  %-12s %12.3f %12.3f   (add, each result freed at once: no chain, no scope)\n", "add, each", each[0],
+		       each[1]);
 	}
 	clg_backend_close(be);
 	return 0;

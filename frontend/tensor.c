@@ -143,16 +143,65 @@ static void storage_release(clg_storage *s)
 	}
 }
 
-static void release(clg_tensor *t)
+/* Tensors whose last reference went while another was being freed. Freeing a graph recursed once
+ * a node (a tensor frees its grad_fn, which frees its inputs, ...): a chain of 10^5 ops, a loop in
+ * Python or a long RNN, overflowed the stack. The outermost release frees them one at a time, from
+ * a small list in place, grown on the heap for a deep graph and given back after. */
+#define DYING_INLINE 64
+static _Thread_local struct {
+	clg_tensor *inline_t[DYING_INLINE], **t;
+	size_t n, cap;
+	int active;
+} dying;
+
+static void destroy(clg_tensor *t)
 {
-	if (!t || --t->refs > 0)
-		return;
 	storage_release(t->st);
 	if (t->grad)
 		release(t->grad);
 	if (t->grad_fn)
 		fe_node_release(t->grad_fn);
 	free(t);
+}
+
+/* Adds t to the list; 0 when out of host memory (the caller frees t at once). */
+static int dying_push(clg_tensor *t)
+{
+	if (!dying.t) {
+		dying.t = dying.inline_t;
+		dying.cap = DYING_INLINE;
+	}
+	if (dying.n == dying.cap) {
+		size_t cap = 2 * dying.cap;
+		clg_tensor **p = dying.t == dying.inline_t ? malloc(cap * sizeof(*p)) : realloc(dying.t, cap * sizeof(*p));
+		if (!p)
+			return 0;
+		if (dying.t == dying.inline_t)
+			memcpy(p, dying.inline_t, sizeof(dying.inline_t));
+		dying.t = p;
+		dying.cap = cap;
+	}
+	dying.t[dying.n++] = t;
+	return 1;
+}
+
+static void release(clg_tensor *t)
+{
+	if (!t || --t->refs > 0)
+		return;
+	if (dying.active) {
+		if (!dying_push(t))
+			destroy(t); /* out of host memory: recursing here, as before */
+		return;
+	}
+	dying.active = 1;
+	destroy(t);
+	while (dying.n > 0)
+		destroy(dying.t[--dying.n]);
+	if (dying.t != dying.inline_t)
+		free(dying.t);
+	dying.t = NULL;
+	dying.active = 0;
 }
 
 void clg_free(clg_tensor *t)

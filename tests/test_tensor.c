@@ -499,6 +499,32 @@ static void test_scopes(clg_backend *be)
 	      (unsigned long long)after.bytes_in_use, (unsigned long long)before.bytes_in_use);
 }
 
+/* A graph far deeper than the stack allows recursion for: x = x + b 300k times, freed at once
+ * (the release of each node's inputs used to recurse, and overflowed the stack). */
+static void test_deep_graph_free(clg_backend *be)
+{
+	clg_stats before, after;
+	clg_tensor *a = clg_ones(be, CLG_F32, CLG_SHAPE(1)), *b = clg_ones(be, CLG_F32, CLG_SHAPE(1)), *x;
+	int i = 0;
+
+	clg_backend_stats(be, &before);
+	clg_set_requires_grad(a, 1);
+	clg_set_requires_grad(b, 1);
+	x = clg_retain(a);
+	for (; i < 300000 && x; i++) {
+		clg_tensor *y = clg_unscope(clg_add(x, b));
+		clg_free(x);
+		x = y;
+	}
+	CHECK(x != NULL, "chain of adds stopped at %d: %s", i, clg_last_error());
+	clg_free(x);
+	clg_free(a);
+	clg_free(b);
+	clg_backend_stats(be, &after);
+	CHECK(after.bytes_in_use <= before.bytes_in_use, "a deep graph freed: %llu bytes in use, %llu before",
+	      (unsigned long long)after.bytes_in_use, (unsigned long long)before.bytes_in_use);
+}
+
 int main(void)
 {
 	const clg_device_info *list;
@@ -510,6 +536,7 @@ int main(void)
 	t_require_opencl();
 	CHECK_OK(clg_devices(&list, &n));
 	CHECK_OK(clg_backend_open(0, &ref));
+	test_deep_graph_free(ref);
 	for (int i = 0; i < n; i++) {
 		clg_backend *be = NULL;
 		CHECK_OK(clg_backend_open(i, &be));

@@ -95,7 +95,7 @@ def main():
         clgrad.Trainer(model, task="language_model", optimizer="adamw", lr=args.lr, schedule="cosine", clip=1.0,
                        epochs=args.trainer, batch_size=args.batch).fit(*data)
     else:
-        train_secs, t0 = 0.0, time.perf_counter()
+        last, t0 = 0, time.perf_counter()
         for step in range(1, args.steps + 1):
             x, y = batch(0, split)
             loss = F.cross_entropy(model(x).reshape(-1, len(vocab)), y.reshape(-1))
@@ -106,15 +106,15 @@ def main():
             sched.step()
             if step % 50 == 0 or step == args.steps:
                 train_loss = loss.item()  # waits for the step: the training time ends here (as the CLI's, without evaluation)
-                train_secs += time.perf_counter() - t0
+                secs = time.perf_counter() - t0
                 model.eval()
                 with clgrad.no_grad():
                     vx, vy = batch(split, len(ids))
                     val = F.cross_entropy(model(vx).reshape(-1, len(vocab)), vy.reshape(-1)).item()
                 model.train()
                 print("step %d: loss %.4f, validation %.4f (%.2f bits/char), %.1f windows/s"
-                      % (step, train_loss, val, val / math.log(2), step * args.batch / train_secs), flush=True)
-                t0 = time.perf_counter()
+                      % (step, train_loss, val, val / math.log(2), (step - last) * args.batch / secs), flush=True)
+                last, t0 = step, time.perf_counter()  # windows/s of these 50 steps (the first 50 include loading the kernels)
     model.eval()
     ctx = list(ids[:T])
     with clgrad.no_grad():

@@ -53,6 +53,7 @@ from ._tensor import (  # noqa: F401
     is_grad_enabled,
     synchronize,
     memory_stats,
+    profile_ops,
 )
 from .serialization import save, load  # noqa: F401
 from ._compare import compare  # noqa: F401  (clgrad.compare(...): the comparison mode)

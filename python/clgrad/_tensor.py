@@ -780,3 +780,30 @@ def memory_stats(device=None):
     return _C.memory_stats(_index(device))
 
 
+
+
+class profile_ops(contextlib.ContextDecorator):
+    """The C library's per-op timer (the one `clgrad train --profile` prints) over a block: every op
+    on the device waits for the device before and after it, so the block runs slower; what it gives
+    is each op's share. After the block, .rows holds (op and shape, calls, seconds), longest first,
+    and .table(top=20, steps=1) formats them per step. With CLGRAD_OP_TIMER=cpu the process's CPU
+    time instead of the wall's (steadier on a shared machine)."""
+
+    def __init__(self, device=None):
+        self.index = _index(device)
+        self.rows = []
+
+    def __enter__(self):
+        _C.op_timer_start(self.index)
+        return self
+
+    def __exit__(self, *exc):
+        self.rows = _C.op_timer_stop(self.index)
+        return False
+
+    def table(self, top=20, steps=1):
+        total = sum(r[2] for r in self.rows) or 1.0
+        lines = ["%-44s %8s %10s %6s" % ("op (dst shape)", "calls", "ms a step", "share")]
+        lines += ["%-44s %8.1f %10.3f %5.1f%%" % (k, n / steps, 1e3 * s / steps, 100 * s / total)
+                  for k, n, s in self.rows[:top]]
+        return "\n".join(lines)

@@ -10,6 +10,7 @@
 #include <clgrad_data.h>
 #include <clgrad_safetensors.h>
 #include <clgrad_compare.h>
+#include <clg_op_timer.h>
 
 #include "clgrad_py.h"
 
@@ -146,10 +147,55 @@ static PyObject *py_memory_stats(PyObject *self, PyObject *args)
 	if (!PyArg_ParseTuple(args, "i", &index) || !(be = backend_of(index)))
 		return NULL;
 	clg_backend_stats(be, &s);
-	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K}", "bytes_in_use", (unsigned long long)s.bytes_in_use,
+	return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "bytes_in_use", (unsigned long long)s.bytes_in_use,
 			     "bytes_peak", (unsigned long long)s.bytes_peak, "bytes_cached",
 			     (unsigned long long)s.bytes_cached, "n_alloc", (unsigned long long)s.n_alloc, "n_build",
-			     (unsigned long long)s.n_build, "n_launch", (unsigned long long)s.n_launch);
+			     (unsigned long long)s.n_build, "n_launch", (unsigned long long)s.n_launch, "n_upload",
+			     (unsigned long long)s.n_upload, "n_download", (unsigned long long)s.n_download);
+}
+
+/* The per-op timer of `clgrad train --profile` (clg_op_timer.h) on a device, for
+ * clgrad.profile_ops(): while set, every op waits for the device before and after it. */
+static clg_op_timer op_timers[MAX_DEVICES];
+
+static PyObject *py_op_timer_start(PyObject *self, PyObject *args)
+{
+	int index;
+	clg_backend *be;
+
+	if (!PyArg_ParseTuple(args, "i", &index) || !(be = backend_of(index)))
+		return NULL;
+	clg_op_timer_clear(&op_timers[index]);
+	clg_backend_set_op_timer(be, &op_timers[index]);
+	Py_RETURN_NONE;
+}
+
+/* _C.op_timer_stop(index): [(op, calls, seconds)], longest first; the timer taken off the device */
+static PyObject *py_op_timer_stop(PyObject *self, PyObject *args)
+{
+	int index;
+	clg_backend *be;
+	clg_op_timer *t;
+	PyObject *rows;
+
+	if (!PyArg_ParseTuple(args, "i", &index) || !(be = backend_of(index)))
+		return NULL;
+	t = &op_timers[index];
+	clg_backend_set_op_timer(be, NULL);
+	clg_op_timer_sort(t);
+	if (!(rows = PyList_New(t->n)))
+		goto out;
+	for (int i = 0; i < t->n; i++) {
+		PyObject *r = Py_BuildValue("(sLd)", t->e[i].key, (long long)t->e[i].calls, t->e[i].seconds);
+		if (!r) {
+			Py_CLEAR(rows);
+			goto out;
+		}
+		PyList_SET_ITEM(rows, i, r);
+	}
+out:
+	clg_op_timer_clear(t);
+	return rows;
 }
 
 static PyObject *py_synchronize(PyObject *self, PyObject *args)
@@ -1911,6 +1957,8 @@ static PyMethodDef module_methods[] = {
 	{"rnn_cell", py_rnn_cell, METH_VARARGS, NULL},
 	{"_set_tensor_class", py_set_tensor_class, METH_O, NULL},
 	{"clip_grad_norm", py_clip_grad_norm, METH_VARARGS, NULL},
+	{"op_timer_start", py_op_timer_start, METH_VARARGS, NULL},
+	{"op_timer_stop", py_op_timer_stop, METH_VARARGS, NULL},
 	{"save_safetensors", py_save_safetensors, METH_VARARGS, NULL},
 	{"dataset_idx", py_dataset_idx, METH_VARARGS, NULL},
 	{"autocast_begin", py_autocast_begin, METH_VARARGS, NULL},

@@ -330,3 +330,35 @@ def test_default_device_reaches_modules(cl_dev):
         assert nn.Embedding(4, 2).weight.device == cl_dev
     finally:
         clgrad.set_default_device(None)
+
+
+def test_profile_ops_counts_each_op(dev):
+    """clgrad.profile_ops: the C per-op timer over a block; ops outside it are not counted."""
+    a, b = clgrad.ones(4, 3, device=dev), clgrad.ones(4, 3, device=dev)
+    (a * b).numpy()
+    with clgrad.profile_ops(dev) as p:
+        for _ in range(3):
+            c = a + b
+        c.sum()
+    rows = {k: (n, s) for k, n, s in p.rows}
+    assert rows["add (4, 3)"][0] == 3 and rows["sum ()"][0] == 1, p.rows
+    assert not any(k.startswith("mul") for k in rows) and all(s >= 0 for _, s in rows.values())
+    assert "add (4, 3)" in p.table(steps=3)
+    s0 = clgrad.memory_stats(dev)
+    (a + b).numpy()
+    s1 = clgrad.memory_stats(dev)
+    if dev.index != 0:  # the reference backend counts no commands
+        assert (s1["n_launch"] - s0["n_launch"], s1["n_download"] - s0["n_download"]) == (1, 1)
+
+
+def test_deep_graph_is_freed_without_a_crash():
+    """x = x + b 200k times then dropped: freeing the graph used to recurse once a node and
+    overflowed the C stack (a segfault of the interpreter)."""
+    a = clgrad.ones(1, device="ref", requires_grad=True)
+    b = clgrad.ones(1, device="ref", requires_grad=True)
+    x = a
+    for _ in range(200000):
+        x = x + b
+    assert x.item() == 200001
+    del x
+    assert (a + b).item() == 2
