@@ -478,9 +478,8 @@ static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, i
  * registers by itself). Mesa's llvmpipe runs a work-group as one loop over 8-lane SIMD batches of
  * work-items, so a group of one leaves 7 lanes idle: there 8 work-items along q (sharing S, the
  * broadcast operand) ran the MLP's weight gradient (512, 784) K 128 at 9-10 GFLOP/s against
- * 0.9-1.0 (rusticl, Mesa 25.0.7, 2-core Zen 5, loaded; 8 along p: 1.8). PoCL 6 measured 1.47x
- * faster at 16 over the tuner's shapes too (its small products most). Which width a device gets
- * is measured by `clgrad tune` (cl_tune_wg.c), not guessed from its name or type. */
+ * 0.9-1.0 (rusticl, Mesa 25.0.7, 2-core Zen 5, loaded; 8 along p: 1.8). Which width a device
+ * gets is measured by `clgrad tune` (cl_tune_wg.c), not guessed from its name or type. */
 int clg_cl_gemm_op_wg(clg_backend *be)
 {
 	int64_t e = clg_cfg_int(CLG_CFG_GEMM_WG);
