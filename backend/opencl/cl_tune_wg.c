@@ -14,6 +14,8 @@
 
 /* a width other than 1 must be this much faster (geometric mean over the shapes) */
 #define WG_MARGIN 0.9
+/* shapes measured even past the time given */
+#define WG_MIN_SHAPES 4
 
 static const int candidates[] = {4, 8, 16, 32};
 #define NCAND ((int)(sizeof(candidates) / sizeof(candidates[0])))
@@ -54,7 +56,9 @@ void clg_cl_tune_gemm_wg(tuner *t, double until, tune_data *d)
 		int any = 0;
 		if (!x->usable || x->dot || !(x->t_own_def > 0))
 			continue;
-		if (clg_cl_tune_elapsed(t) > until) {
+		/* the first WG_MIN_SHAPES (the MLP's, where the search lists them first) whatever the
+		 * budget: on llvmpipe the kernel shapes and the first pass alone can take it */
+		if (n >= WG_MIN_SHAPES && clg_cl_tune_elapsed(t) > until) {
 			clg_cl_tune_say(t, "gemm_op work-group: budget reached after %d shapes", n);
 			break;
 		}
