@@ -629,6 +629,9 @@ int clg_cl_tune_current(clg_backend *be, tune_data *out)
 static void apply_shapes_of(clg_backend *be, const tune_data *d)
 {
 	clg_cl_of(be)->gemm_wg = d->gemm_wg;
+	if (d->gemm_wg > 0)
+		clg_debug("tune: gemm_op work-groups of %d work-items (measured: %.3f ms at 1, %.3f at %d)", d->gemm_wg,
+			  d->gemm_wg_ms[0], d->gemm_wg_ms[1], d->gemm_wg);
 	for (int f = 0; f < CLG_KFAM_COUNT; f++) {
 		const tune_kshape *k = &d->ks[f];
 		char why[128];
