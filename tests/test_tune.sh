@@ -6,8 +6,9 @@
 #   - the shapes of a file measured against another untuned own tile (an older clgrad's) are
 #     dropped, and `tune --status` says so;
 #   - CLGRAD_TUNE=0 ignores a stored result;
-#   - the op suite's GEMM cases pass with a stored result that sets CLBlast parameters and
-#     non-default own tiles (every implementation), so tuned parameters cannot go unnoticed;
+#   - the op suite's GEMM cases pass with a stored result that sets CLBlast parameters,
+#     non-default own tiles and gemm_op groups of 8 (a gemmwg line, applied at device open; a
+#     width of 0 is refused), every implementation, so tuned parameters cannot go unnoticed;
 #   - `clgrad bench gemm --m 64 --n 64 --k 64 --json` prints valid JSON with the documented fields;
 #   - tuning the reference backend fails cleanly.
 #   - with wrong own GEMM kernels (a mutant gemm.cl), the tuner rejects every result and stores
@@ -88,7 +89,7 @@ grep -q "tune: ignoring $file" "$err"; check "a garbage tune file is ignored wit
 
 # A file with a valid checksum written for another device; then one with tuned CLBlast
 # parameters and non-default own tiles for the op suite's GEMM shapes.
-python3 - "$dir/good" "$dir/foreign" "$dir/tuned" "$dir/stale" "$dir/old" <<'EOF' || check "python3 wrote the test tune files" 1
+python3 - "$dir/good" "$dir/foreign" "$dir/tuned" "$dir/stale" "$dir/old" "$dir/badwg" <<'EOF' || check "python3 wrote the test tune files" 1
 import sys
 def fnv(b):
     h = 0xcbf29ce484222325
@@ -109,7 +110,9 @@ f = own[0].split(" ") if own else ["owndefault", "1", "1", "1", "1", "1"]
 f[1] = str(int(f[1]) + 1 if int(f[1]) < 16 else 15)
 write(sys.argv[4], head + [" ".join(f) if l.startswith("owndefault ") else l for l in body])
 write(sys.argv[5], head + [l for l in body if not l.startswith("owndefault ")])
-tuned = head + own + [
+# gemm_op in groups of 8 along q (a gemmwg line) under the op suite's GEMM cases; a width out of range
+write(sys.argv[6], head + body + ["gemmwg 0 1.000 1.000"])
+tuned = head + own + ["gemmwg 8 2.000 1.000",
     "clblast Xgemm GEMMK=0 KREG=1 KWG=16 KWI=2 MDIMA=8 MDIMC=8 MWG=32 NDIMB=8 NDIMC=8 NWG=32 SA=1 SB=0 STRM=1 STRN=0 VWM=2 VWN=4",
     "clblast XgemmDirect KWID=2 MDIMAD=8 MDIMCD=8 NDIMBD=8 NDIMCD=8 PADA=1 PADB=0 VWMD=2 VWND=2 WGD=16",
     "clblast GemmRoutine XGEMM_MIN_INDIRECT_SIZE=48",
@@ -138,6 +141,11 @@ done
 cp "$dir/tuned" "$file"
 CLGRAD_CACHE_DIR=$dir CLGRAD_DEBUG=1 "$clgrad" tune --status >"$out" 2>"$err"
 grep -q "^loaded: 24 shapes, CLBlast parameters set" "$out"; check "a tune file with CLBlast parameters loads" $?
+grep -q "tune: gemm_op work-groups of 8 work-items" "$err"; check "its gemmwg line applies at device open" $?
+cp "$dir/badwg" "$file"
+CLGRAD_CACHE_DIR=$dir CLGRAD_DEBUG=1 "$clgrad" tune --status >"$out" 2>"$err"
+grep -q "ignoring $file (bad gemmwg line)" "$err"; check "a gemmwg line of width 0 is refused with a message" $?
+cp "$dir/tuned" "$file"
 # the op suite with the tuned file: its kernel cache is the shared one, the tune file is ours
 kcopy="$kcache/$(basename "$file")"
 cp "$file" "$kcopy"

@@ -474,6 +474,35 @@ static clg_status gemm_tiles(clg_backend *be, const clg_op_call *c, int64_t M, i
  * whose scheduling cost 6-8% of their time on PoCL (128 x 512 x 784 and x 512, A @ B^T: 1.08-1.24 ->
  * 1.04-1.07 ms and 0.77-0.88 -> 0.72-0.75 ms, alternated, loaded); Intel's CPU runtime was no slower
  * (1.89-4.0 -> 1.49-2.09 ms). gemm_op's 8 x 32 tiles gained nothing: one work-item a group there. */
+/* gemm_op's work-groups: one work-item untuned (each work-item's tile fills PoCL's vector
+ * registers by itself). Mesa's llvmpipe runs a work-group as one loop over 8-lane SIMD batches of
+ * work-items, so a group of one leaves 7 lanes idle: there 8 work-items along q (sharing S, the
+ * broadcast operand) ran the MLP's weight gradient (512, 784) K 128 at 9-10 GFLOP/s against
+ * 0.9-1.0 (rusticl, Mesa 25.0.7, 2-core Zen 5, loaded; 8 along p: 1.8). Which width a device
+ * gets is measured by `clgrad tune` (cl_tune_wg.c), not guessed from its name or type. */
+int clg_cl_gemm_op_wg(clg_backend *be)
+{
+	int64_t e = clg_cfg_int(CLG_CFG_GEMM_WG);
+	int w = clg_cl_of(be)->gemm_wg;
+
+	if (e > 0)
+		return (int)e;
+	return w > 0 ? w : 1;
+}
+
+/* local[1] and global[1] (rounded up to a whole group: work-items past Q return at once) for
+ * gemm_op kernel k. */
+static void op_groups(clg_backend *be, cl_kernel k, size_t *global, size_t *local)
+{
+	size_t w = (size_t)clg_cl_gemm_op_wg(be);
+
+	if (w > 1)
+		w = clg_cl_local_size(be, k, w);
+	local[0] = local[2] = 1;
+	local[1] = w;
+	global[1] = (global[1] + w - 1) / w * w;
+}
+
 static size_t dot_local(clg_backend *be, cl_kernel k, size_t tiles0)
 {
 	size_t l = clg_cl_local_size(be, k, 8);
@@ -593,6 +622,7 @@ static clg_status gemm_own(clg_backend *be, const clg_op_call *c, int64_t M, int
 		global[0] = (size_t)((P + g.tm - 1) / g.tm);
 		global[1] = (size_t)((Q + g.tn - 1) / g.tn);
 		global[2] = (size_t)batch;
+		op_groups(be, k, global, local);
 		st = set_and_launch(be, k, "gemm_op", 22, sizes, vals, global, local);
 	}
 out:
@@ -856,6 +886,7 @@ static clg_status bias_act_op(clg_backend *be, const clg_op_call *c, const gemm_
 		global[0] = (size_t)((P + g->tm - 1) / g->tm);
 		global[1] = (size_t)((Q + g->tn - 1) / g->tn);
 		global[2] = 1;
+		op_groups(be, k, global, local);
 		st = set_and_launch(be, k, "gemm_op_bias_act", 19, sizes, vals, global, local);
 	}
 out:

@@ -67,6 +67,8 @@ typedef struct {
 	int gemm_env_applied;            /* $CLGRAD_GEMM_MIN_INDIRECT given to CLBlast (cl_clblast.c) */
 	int gemm_vw[2];                  /* the own GEMM's untuned vector width, float and double (0: not
 	                                  * asked yet; cl_gemm.c) */
+	int gemm_wg;                     /* work-items a group along q of gemm_op, measured by `clgrad tune`
+	                                  * (a `gemmwg` line; 0: none stored, 1 is used) */
 } clg_cl;
 
 static inline clg_cl *clg_cl_of(clg_backend *be) { return (clg_cl *)be->ctx; }

@@ -590,7 +590,7 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 	double compile_est = 10.0; /* CLBlast: first build of its GEMM program, seconds (PoCL: ~7) */
 	cb_search xs = {0}, ds = {.direct = 1};
 	const char *why;
-	int cb_fits;
+	int cb_fits, saved_wg = 0;
 	double search_end, final_est = 10.0;
 
 	memset(r, 0, sizeof(*r));
@@ -637,6 +637,9 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 
 	/* 0. the kernel shape of each family (a few seconds; a small part of the budget) */
 	clg_cl_tune_kernel_shapes(t, 0.4 * t->budget, &d);
+	/* step 1 times gemm_op at its untuned width, a group of one (clg_cl_tune_gemm_wg then tries others) */
+	saved_wg = clg_cl_of(be)->gemm_wg;
+	clg_cl_of(be)->gemm_wg = 0;
 
 	/* 1. the reference result of each shape (own kernels, default tile, checked on the host) and
 	 *    the untuned time */
@@ -661,6 +664,9 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 		    (long long)x->r->n, (long long)x->r->k, x->r->ta ? " At" : "", x->r->tb ? " Bt" : "",
 		    x->r->batch > 1 ? " batched" : "", ts, clg_cl_tune_gflops_of(x->r, secs));
 	}
+
+	/* 1b. gemm_op's work-group width: the searches below run under the one kept */
+	clg_cl_tune_gemm_wg(t, 0.5 * t->budget, &d);
 
 	/* 2. CLBlast's defaults: the untuned choice on GPUs, so always measured there */
 	if (!cpu || clg_cl_tune_elapsed(t) + compile_est < 0.6 * t->budget) {
@@ -760,6 +766,8 @@ clg_status clg_tune_run(clg_backend *be, const clg_tune_options *opt, clg_tune_r
 out:
 	if (st)
 		snprintf(err, sizeof(err), "%s", clg_last_error());
+	if (!r->stored) /* a dry run or a failure: the width this process had */
+		clg_cl_of(be)->gemm_wg = saved_wg;
 	clblast_restore(t, &d, &prev, have_gr0, gr0, &xs, &ds);
 	for (int i = 0; i < t->n; i++)
 		shape_release(&t->s[i]);

@@ -21,6 +21,9 @@ void clg_cl_gemm_default_tile(clg_backend *be, clg_dtype t, clg_cl_gemm_tile *g)
 int clg_cl_gemm_tile_valid(const clg_cl_gemm_tile *g);
 /* Whether the own CPU GEMM runs A @ B^T (A as stored) as gemm_op on B^T packed (else gemm_dot). */
 int clg_cl_gemm_op_for_bt(int64_t M, int64_t N, int64_t K);
+/* Work-items a work-group along q (dim 1) of gemm_op and gemm_op_bias_act: $CLGRAD_GEMM_WG, else
+ * the device's measured `gemmwg` (cl->gemm_wg), else 1. */
+int clg_cl_gemm_op_wg(clg_backend *be);
 /* A GEMM call (already checked, as clg_cl_gemm checks it) with one implementation forced and,
  * for the own kernels, the given tile (NULL: the default tile). For the tuner; ignores
  * $CLGRAD_GEMM, $CLGRAD_GEMM_TILE and stored tune results. */

@@ -10,6 +10,9 @@
  *          applied at device open through clg_backend_set_kernel_shape; older readers ignore the file)
  *   fftconv <min kernel size, 0: never> <largest size measured> <us fft> <us im2col>   (conv1d's
  *          FFT crossover, clg_tune_store_fft_conv; older readers ignore the file)
+ *   gemmwg <work-items> <ms at 1> <ms at that>   (the own CPU GEMM's gemm_op work-group width along
+ *          its columns, measured over the tuned shapes; applied at device open; older readers
+ *          ignore the file)
  *   owndefault <tm> <tn> <vw> <dm> <dn>   (the own GEMM's untuned tile when the shapes were measured:
  *          a clgrad whose untuned tile differs ignores the shape lines, whose choices were made
  *          against that tile, and keeps the rest; older readers ignore the file)
@@ -263,6 +266,8 @@ clg_status clg_cl_tune_store_file(clg_backend *be, const char *path, const tune_
 		if (d->ks[f].has)
 			sb_printf(&b, "kshape %s %s %.1f %.1f\n", clg_kernel_family_name((clg_kernel_family)f),
 				  clg_kernel_shape_name(d->ks[f].shape), d->ks[f].us_cpu, d->ks[f].us_gpu);
+	if (d->gemm_wg > 0)
+		sb_printf(&b, "gemmwg %d %.3f %.3f\n", d->gemm_wg, d->gemm_wg_ms[0], d->gemm_wg_ms[1]);
 	if (d->has_fftconv)
 		sb_printf(&b, "fftconv %d %d %.1f %.1f\n", d->fftconv.min_k, d->fftconv.k_max, d->fftconv.us_fft,
 			  d->fftconv.us_im2col);
@@ -434,6 +439,14 @@ const char *clg_cl_tune_parse(clg_backend *be, char *text, size_t len, tune_data
 				goto out;
 			}
 			d->has_fftconv = 1;
+		} else if (!strncmp(line, "gemmwg ", 7)) {
+			int used = 0;
+			if (sscanf(line + 7, "%d %lf %lf%n", &d->gemm_wg, &d->gemm_wg_ms[0], &d->gemm_wg_ms[1], &used) != 3 ||
+			    line[7 + used] != 0 || d->gemm_wg < 1 || d->gemm_wg > 256 || !(d->gemm_wg_ms[0] > 0) ||
+			    !(d->gemm_wg_ms[1] > 0)) {
+				why = "bad gemmwg line";
+				goto out;
+			}
 		} else if (!strncmp(line, "kshape ", 7)) {
 			if (parse_kshape(line + 7, d)) {
 				why = "bad kshape line";
@@ -612,9 +625,13 @@ int clg_cl_tune_current(clg_backend *be, tune_data *out)
 	return loaded;
 }
 
-/* Caller holds g_lock. */
+/* Caller holds g_lock. The kernel shapes, and gemm_op's work-group width (cl_gemm.c). */
 static void apply_shapes_of(clg_backend *be, const tune_data *d)
 {
+	clg_cl_of(be)->gemm_wg = d->gemm_wg;
+	if (d->gemm_wg > 0)
+		clg_debug("tune: gemm_op work-groups of %d work-items (measured: %.3f ms at 1, %.3f at %d)", d->gemm_wg,
+			  d->gemm_wg_ms[0], d->gemm_wg_ms[1], d->gemm_wg);
 	for (int f = 0; f < CLG_KFAM_COUNT; f++) {
 		const tune_kshape *k = &d->ks[f];
 		char why[128];

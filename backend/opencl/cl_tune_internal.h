@@ -46,6 +46,8 @@ typedef struct {
 	clg_tune_fft_conv fftconv;  /* `fftconv` line: conv1d through the FFT from this kernel size */
 	int has_owndef;
 	clg_cl_gemm_tile owndef;    /* `owndefault` line: the untuned tile the shapes were measured against */
+	int gemm_wg;                /* `gemmwg` line: gemm_op's work-items a group (0: no line) */
+	double gemm_wg_ms[2];       /* the measured shapes' summed times at 1 and at gemm_wg, ms */
 } tune_data;
 
 typedef struct {
@@ -137,5 +139,11 @@ size_t clg_cl_tune_pick_threshold(const tuner *t);
 /* Measures each kernel family's two shapes (checked against the reference backend) until the
  * given time and records the faster right one in d->ks; the shapes in force are restored. */
 void clg_cl_tune_kernel_shapes(tuner *t, double until, tune_data *d);
+
+/* cl_tune_wg.c */
+/* Measures gemm_op's work-group width along q over the shapes that run it (each timed at 1 in step
+ * 1 of the search), until the given time, and records a width clearly faster than 1 in
+ * d->gemm_wg; leaves cl->gemm_wg at the width kept (0: one) and the shapes' own times under it. */
+void clg_cl_tune_gemm_wg(tuner *t, double until, tune_data *d);
 
 #endif
