@@ -80,6 +80,21 @@ static double xent_threshold(const op_case *c)
 	return b * b > 1e-11 ? b * b : 1e-11;
 }
 
+/* layer_norm_backward (float32): the kernels (norm.cl) take sum(g' x') over the row in one pass,
+ * g' = g - g0 and x' = x - x0 shifted by the row's first elements, then subtract dm sum(g'): the
+ * partial sums grow as k g0 x0 (|g0 x0| <= 4 on [-2, 2]) and their roundings, a random walk of
+ * ~u k g0 x0 / 2 steps, leave sum(g' x') ~u |g0 x0| C^1.5 / 3 off, which reaches dx through
+ * xhat * mean(g xhat): a relative error of ~0.25 u |g0 x0| sqrt(C), a normalized one of
+ * ~0.06 u^2 (g0 x0)^2 C <= u^2 C. Hence 16 C u^2, above 1e-11 from rows of 177: [2x4097] on
+ * strided rows (one lane) reached 1.07e-11 on PoCL (test_ops --seed 3), 1e-11 on three of eight
+ * seeds. PyTorch's CPU backward takes the same one-pass sums, unshifted. A sum of g one element
+ * short is still 18 to 900 times over it at C = 4097 (4.1e-9 to 2.0e-7). */
+static double layer_norm_backward_threshold(const op_case *c)
+{
+	double C = c->nd >= 1 ? (double)c->shape[c->nd - 1] : 1, t = 16 * C * 0x1p-48;
+	return t > 1e-11 ? t : 1e-11;
+}
+
 /* (a case's thr is calibrated for float32: 16-bit cases use their own) */
 static double threshold(const op_case *c)
 {
@@ -89,6 +104,8 @@ static double threshold(const op_case *c)
 		return c->thr;
 	if (c->op == CLG_OP_SOFTMAX_XENT || c->op == CLG_OP_SOFTMAX_XENT_BACKWARD)
 		return xent_threshold(c);
+	if (c->op == CLG_OP_LAYER_NORM_BACKWARD && !c->nops)
+		return layer_norm_backward_threshold(c);
 	return op_threshold(c->op);
 }
 
