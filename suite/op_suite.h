@@ -49,6 +49,8 @@ typedef struct {
 	int small;      /* only cases of at most 64 elements per operand (256 for explicit operands) */
 	int quick;      /* at most OP_SUITE_QUICK_PER_OP cases per op and dtype, spread over its list */
 	int verbose;    /* one line per case on stdout */
+	uint64_t seed;  /* mixed into every case's input seed (op_suite.c's case_seed): 0 the suite's usual
+			 * inputs, any other value other inputs for the same cases (test_ops --seed) */
 	/* called after each case (progress, streaming of failures); may be NULL */
 	void (*on_case)(const op_case_result *r, void *ctx);
 	void *ctx;

@@ -56,7 +56,10 @@ static void large_logit_cases(op_case_adder add)
  * logits, so it must come from x - max, not from logsumexp * sum(t) - sum(t * x) (which left
  * PoCL's loss wrong in the fourth digit); the scalar, sixteen-wide, register-held (16..64) and
  * sixteen-rows-a-work-item paths, and long rows. The dst (the loss) alone is compared: the row
- * statistics, ~1e4, would drown its error. */
+ * statistics, ~1e4, would drown its error. Log-softmax on the same rows: its outputs must be
+ * (x - max) - log(sum), in PyTorch's order, not x - (max + log(sum)), whose rounding at 1e4 (half
+ * an ulp, 2^-11) is 2e-8 in normalized error, 2000 times the threshold (a kernel computing it so
+ * fails every one of these cases; the large-logit cases, at 90, did not notice). */
 static void offset_logit_cases(op_case_adder add)
 {
 	static const int64_t shapes[][2] = {{8, 6}, {16, 16}, {5, 40}, {40, 32}, {3, 1000}};
@@ -65,6 +68,9 @@ static void offset_logit_cases(op_case_adder add)
 		op_case x = xent_case(CLG_OP_SOFTMAX_XENT, "1mmS", shapes[s][0], shapes[s][1], L_CONTIG);
 		x.lo = 1e4f - 2, x.hi = 1e4f + 2, x.tag = "rows logits 1e4";
 		add(x);
+		op_case c = {.op = CLG_OP_LOG_SOFTMAX, .nd = 2, .shape = {shapes[s][0], shapes[s][1]}, .layout = L_CONTIG,
+			     .lo = 1e4f - 2, .hi = 1e4f + 2, .tag = "rows logits 1e4"};
+		add(c);
 	}
 }
 

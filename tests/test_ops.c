@@ -1,8 +1,11 @@
 /* The op suite (suite/op_suite.c) on every OpenCL device against the reference backend: a failed
  * case is a failed check, and the per-op tally is printed at the end.
  *
- * usage: test_ops [--op NAME[,NAME...]] [--device SUBSTRING] [--small] [--with "NAME=VALUE ..."]... [-v]
+ * usage: test_ops [--op NAME[,NAME...]] [--device SUBSTRING] [--small] [--seed N] [--with "NAME=VALUE ..."]... [-v]
  *   --small  only cases of at most 64 elements per operand (for Oclgrind)
+ *   --seed   other inputs for the same cases: N (0 to 2^64 - 1; 0, the default, gives the inputs
+ *            ctest runs) is mixed into every case's seed (op_suite_opts.seed), to check that the
+ *            thresholds hold beyond the inputs they were tried on
  *   --with   run the cases under this configuration (clg_config_set; each device opened again
  *            under it); repeated: once under each, in one process (the variant axes: kernel shape,
  *            GEMM implementation, rows per work-item...). Without it: once, as configured.
@@ -10,9 +13,28 @@
 #include "op_suite.h"
 #include "test_util.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_WITH 16
+#define USAGE "usage: test_ops [--op NAME[,NAME...]] [--device SUBSTRING] [--small] [--seed N] [--with \"NAME=VALUE ...\"]... [-v]\n"
+
+/* --seed's value: a decimal integer, 0 to 2^64 - 1 */
+static int parse_seed(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || *s == '-') {
+		fprintf(stderr, "test_ops: --seed '%s': expected an integer from 0 to 18446744073709551615\n", s);
+		return -1;
+	}
+	*out = (uint64_t)v;
+	return 0;
+}
 
 /* A failed case is a failed check, reported as it happens (ctx: the --with configuration, or NULL). */
 static void on_case(const op_case_result *r, void *ctx)
@@ -54,15 +76,21 @@ int main(int argc, char **argv)
 			dev_filter = argv[++i];
 		else if (!strcmp(argv[i], "--small"))
 			opts.small = 1;
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
+			if (parse_seed(argv[++i], &opts.seed))
+				return 2;
+		}
 		else if (!strcmp(argv[i], "--with") && i + 1 < argc && nwith < MAX_WITH)
 			with[nwith++] = argv[++i];
 		else if (!strcmp(argv[i], "-v"))
 			opts.verbose = 1;
 		else {
-			fprintf(stderr, "usage: test_ops [--op NAME[,NAME...]] [--device SUBSTRING] [--small] [--with \"NAME=VALUE ...\"]... [-v]\n");
+			fprintf(stderr, USAGE);
 			return 2;
 		}
 	}
+	if (opts.seed)
+		printf("seed %llu\n", (unsigned long long)opts.seed);
 	t_require_opencl();
 	CHECK(op_suite_case_count() > 0, "op suite: no cases (%s)", clg_last_error());
 	CHECK_OK(clg_devices(&list, &ndev));
