@@ -61,16 +61,22 @@ void clg_cl_store_finish(clg_backend *be)
 	clg_cl *cl = clg_cl_of(be);
 	clg_cl_store_job *j = cl->store;
 	double t0 = clg_now();
-	int n = 0;
+	int n = 0, left, said = 0;
 
 	cl->store = NULL;
 	for (clg_cl_store_job *k = j; k; k = k->next)
 		n++;
-	if (n && !clg_cfg_is(CLG_CFG_PROGRESS, "0"))
-		fprintf(stderr, "clgrad: writing %d kernel program binar%s of '%s' to the cache (once: the next start loads them)\n",
-			n, n == 1 ? "y" : "ies", be->info.name);
+	left = n;
 	while (j) {
 		clg_cl_store_job *next = j->next;
+		/* said as CLGRAD_PROGRESS says the rest of first use: at once under 1, under auto once
+		 * the writes have taken 2 s (a process that writes one small program says nothing) */
+		if (!said && (clg_cfg_is(CLG_CFG_PROGRESS, "1") || (clg_cfg_is(CLG_CFG_PROGRESS, "auto") && clg_now() - t0 > 2))) {
+			said = 1;
+			fprintf(stderr, "clgrad: writing %d more kernel program binar%s of '%s' to the cache (once: the next start loads them)\n",
+				left, left == 1 ? "y" : "ies", be->info.name);
+		}
+		left--;
 		clg_cl_store_binary(be, j->prog, j->dir, j->path, j->key);
 		clReleaseProgram(j->prog);
 		free(j);

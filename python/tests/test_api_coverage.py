@@ -222,7 +222,7 @@ NOT_EXPOSED = {
           "tensors, devices and memory_stats" for n in (
         "clg_buffer_alloc", "clg_buffer_free", "clg_buffer_upload", "clg_buffer_download", "clg_buffer_download_start",
         "clg_buffer_wait", "clg_backend_reset_peak", "clg_view_contiguous", "clg_view_numel", "clg_view_is_contiguous",
-        "clg_run", "clg_op_name", "clg_op_nsrc", "clg_op_is_elementwise", "clg_kernel_family_name",
+        "clg_run", "clg_backend_has_op", "clg_op_name", "clg_op_nsrc", "clg_op_is_elementwise", "clg_kernel_family_name",
         "clg_kernel_shape_name", "clg_backend_info", "clg_backend_kernel_shape", "clg_backend_set_kernel_shape",
         "clg_half_native", "clg_conv_out_size", "clg_pool_out_size", "clg_shape_str")},
     **{n: "a C helper with a Python or numpy equivalent (time.perf_counter, numpy's float16, str methods, "
