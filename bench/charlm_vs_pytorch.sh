@@ -21,11 +21,7 @@ while [ $# -gt 0 ]; do
 	*) echo "charlm_vs_pytorch.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
-clgrad=${CLGRAD_BIN:-build/clgrad}
-py=${PYTHON:-.venv/bin/python}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+. bench/python_bench_common.sh
 loop_rate() { sed -n 's/^step .*, \([0-9.]*\) windows.s/\1/p' "$1" | tail -n +2 | median; }
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, device $device, $(git rev-parse --short HEAD 2>/dev/null || echo '?'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq 1 "$rounds"); do

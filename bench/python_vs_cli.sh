@@ -21,11 +21,7 @@ while [ $# -gt 0 ]; do
 	*) echo "python_vs_cli.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
-clgrad=${CLGRAD_BIN:-build/clgrad}
-py=${PYTHON:-.venv/bin/python}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+. bench/python_bench_common.sh
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, device $device"
 if [ "$mlp" = 1 ]; then
 	"$clgrad" train --model mlp --epochs "$epochs" --batch 128 --optimizer adam --lr 1e-3 --schedule cosine \
