@@ -10,8 +10,9 @@
 # folders, with each device's log, stay in $COMPARE_WORK/{host,oclgrind,trixie} (default build/compare-all).
 # Environment: CLGRAD_TRIXIE_DIR (the root; setup_trixie.sh's default), CLGRAD_SKIP_TRIXIE=1 (the
 # host alone), CLGRAD_SKIP_INTEL=1, COMPARE_TIMEOUT (seconds per device, default 900: Intel's full
-# run took 413 s). Measured on the shared 2-core machine: 17 to 20 minutes (1006 s at load 8 to 15:
-# host 685, Debian 13 313; 1224 s), 2.6 minutes with --quick (157 s). docs/reports/README.md.
+# run took 413 s). Measured on the 2-core machine: 4.9 minutes idle (293 s: host 136, Oclgrind 41),
+# 17 to 20 minutes at load 8 to 15 (1006 and 1224 s), 2.6 minutes with --quick (157 s, loaded).
+# docs/reports/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { echo "compare-all: $*"; }
