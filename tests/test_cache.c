@@ -278,15 +278,6 @@ static void check_cache(int index, const char *root)
 	}
 }
 
-/* the embedded sources (kernels_embedded.c, declared so in backend/opencl/cl_program.c) */
-struct clg_embedded_kernel {
-	const char *name;
-	const unsigned char *data;
-	size_t size;
-};
-extern const struct clg_embedded_kernel clg_embedded_kernels[];
-extern const int clg_embedded_kernel_count;
-
 /* Whether program `name` is timed: every program (limit <= 0), else the `limit` smallest sources and
  * elementwise (the add after the warm load must find it on disk). */
 static int timed(const char *name, int limit)

@@ -28,13 +28,6 @@ typedef struct {
 	uint64_t payload_hash;
 } cache_header;
 
-struct clg_embedded_kernel {
-	const char *name;
-	const unsigned char *data;
-	size_t size;
-};
-extern const struct clg_embedded_kernel clg_embedded_kernels[];
-extern const int clg_embedded_kernel_count;
 extern const char *const clg_embedded_kernel_names[];
 
 const char *const *clg_cl_program_names(void) { return clg_embedded_kernel_names; }
