@@ -64,6 +64,7 @@ ACC an_wg_sum(ACC v, __local ACC *scratch)
 
 /* ---- GPU shape ---- */
 
+#if CLG_WANT(add_layer_norm_rows)
 __kernel void add_layer_norm_rows(const angeom g, __global T *y, __global const T *x, __global const T *r,
 				  __global const T *ga, __global const T *bt, __global T *s, const ACC eps,
 				  __local ACC *scratch)
@@ -99,8 +100,10 @@ __kernel void add_layer_norm_rows(const angeom g, __global T *y, __global const 
 	}
 #undef AN_WG
 }
+#endif
 
 /* Rows [b * rb, min(N, (b + 1) * rb)) of block b = the group, one after the other. */
+#if CLG_WANT(add_layer_norm_bwd_rows)
 __kernel void add_layer_norm_bwd_rows(const angeom g, __global T *dx, __global const T *gr, __global const T *s,
 				      __global const T *ga, __global const T *ad, const ACC eps, const int rb,
 				      __global ACC *part, __local ACC *scratch)
@@ -134,6 +137,7 @@ __kernel void add_layer_norm_bwd_rows(const angeom g, __global T *dx, __global c
 	}
 #undef AN_WG
 }
+#endif
 
 /* ---- CPU shape ---- */
 /* CPU shape: 1 / sqrt(variance + eps) of row n of operand k of src, centred by the shift x0 and
@@ -162,6 +166,7 @@ ACC an_row_rstd(const angeom *g, __global const T *src, int k, int n, int unit, 
  * AVX-512 register on PoCL: four left three quarters of it idle, 1.3-1.5x slower at (1024, 64));
  * the op takes float and double only, so the sum s as stored is the sum computed (no re-read). */
 
+#if CLG_WANT(add_layer_norm_cpu)
 __kernel CLG_VECTORIZED(float16) void add_layer_norm_cpu(const angeom g, __global T *y, __global const T *x,
 							 __global const T *r, __global const T *ga, __global const T *bt,
 							 __global T *s, const ACC eps)
@@ -205,7 +210,9 @@ __kernel CLG_VECTORIZED(float16) void add_layer_norm_cpu(const angeom g, __globa
 		STORE(y, AN_AT(&g, 0, n, j),
 		      ((LOAD(src, AN_AT(&g, k, n, j)) - x0) - dm) * rstd * LOAD(ga, AN_AT1(&g, 3, j)) + LOAD(bt, AN_AT1(&g, 4, j)));
 }
+#endif
 
+#if CLG_WANT(add_layer_norm_bwd_cpu)
 __kernel void add_layer_norm_bwd_cpu(const angeom g, __global T *dx, __global const T *gr, __global const T *s,
 				     __global const T *ga, __global const T *ad, const ACC eps, const int rb,
 				     __global ACC *part, const int nb)
@@ -270,12 +277,14 @@ __kernel void add_layer_norm_bwd_cpu(const angeom g, __global T *dx, __global co
 		}
 	}
 }
+#endif
 
 /* ---- both shapes: the column sums ---- */
 
 /* dgamma[j] = bg * dgamma[j] + the nb blocks' partials of column j, in block order (the old value
  * unread where bg is 0), dbeta[j] likewise with bb; a work-item per column (dgamma at off[4],
  * stride cs[4]; dbeta at off[5], stride cs[5]). */
+#if CLG_WANT(add_layer_norm_colsum)
 __kernel void add_layer_norm_colsum(const angeom g, __global T *dg, __global T *db, __global const ACC *part,
 				    const int nb, const ACC bg, const ACC bb)
 {
@@ -294,3 +303,4 @@ __kernel void add_layer_norm_colsum(const angeom g, __global T *dg, __global T *
 	STORE(dg, g.off[4] + j * g.cs[4], a);
 	STORE(db, g.off[5] + j * g.cs[5], c);
 }
+#endif

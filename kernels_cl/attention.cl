@@ -142,6 +142,7 @@ typedef struct {
 
 #ifndef ATTN_CPU /* the host builds one shape's kernels: -DATTN_GPU or -DATTN_CPU */
 /* one work-group per tile of get_local_size(0) query rows; keys through local memory */
+#if CLG_WANT(attn_fwd_gpu)
 __kernel void attn_fwd_gpu(const ageom g, const ACC scale, __global const T *q, __global const T *k,
 			   __global const T *v, __global T *o, __global T *lse, __local ACC *ks, __local ACC *vs)
 {
@@ -168,6 +169,7 @@ __kernel void attn_fwd_gpu(const ageom g, const ACC scale, __global const T *q, 
 	if (live)
 		FWD_STORE
 }
+#endif
 
 /* Loads query row i's scaled q, do, lse, and computes and stores its delta. */
 #define DQ_ROW_START                                                                               \
@@ -193,6 +195,7 @@ __kernel void attn_fwd_gpu(const ageom g, const ACC scale, __global const T *q, 
 			STORE(dqo, dqr + x * XS(A_DQ), scale * dq[x]);                             \
 	}
 
+#if CLG_WANT(attn_bwd_dq_gpu)
 __kernel void attn_bwd_dq_gpu(const ageom g, const ACC scale, __global T *dqo, __global const T *dO,
 			      __global const T *q, __global const T *k, __global const T *v, __global const T *o,
 			      __global const T *lse, __global ACC *delta, __local ACC *ks, __local ACC *vs)
@@ -216,6 +219,7 @@ __kernel void attn_bwd_dq_gpu(const ageom g, const ACC scale, __global T *dqo, _
 	if (live)
 		DQ_STORE
 }
+#endif
 
 /* Loads key row j's scaled k and its v. */
 #define DKV_ROW_START                                                                              \
@@ -239,6 +243,7 @@ __kernel void attn_bwd_dq_gpu(const ageom g, const ACC scale, __global T *dqo, _
 	}
 
 /* one work-group per tile of get_local_size(0) key rows; queries through local memory */
+#if CLG_WANT(attn_bwd_dkv_gpu)
 __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, __global T *dvo,
 			       __global const T *dO, __global const T *q, __global const T *k, __global const T *v,
 			       __global const T *lse, __global const ACC *delta, __local ACC *qs, __local ACC *os,
@@ -267,6 +272,7 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 	if (live)
 		DKV_STORE
 }
+#endif
 #endif /* ATTN_CPU */
 
 #ifndef ATTN_GPU
@@ -349,6 +355,7 @@ __kernel void attn_bwd_dkv_gpu(const ageom g, const ACC scale, __global T *dko, 
 
 /* A block of query rows: the keys through an online softmax, CKB scores a step (a masked tail),
  * two keys at a time into acc (spilled: read and written once for both). */
+#if CLG_WANT(attn_fwd_cpu)
 __kernel void attn_fwd_cpu(const ageom g, const ACC scale, __global const T *q, __global const T *k,
 			   __global const T *v, __global T *o, __global T *lse)
 {
@@ -393,8 +400,10 @@ __kernel void attn_fwd_cpu(const ageom g, const ACC scale, __global const T *q, 
 		SCATTER(acc[x] * inv, i0, g.Tq, STORE(o, ROW(A_O, b, h, r_) + x * XS(A_O), e_))
 	SCATTER(select((VT)(-INFINITY), m + log(l), l > (VT)0), i0, g.Tq, STORE(lse, ROW(A_L, b, h, r_), e_))
 }
+#endif
 
 /* A block of query rows: dq, and delta = do . o of each row into the scratch buffer. */
+#if CLG_WANT(attn_bwd_dq_cpu)
 __kernel void attn_bwd_dq_cpu(const ageom g, const ACC scale, __global T *dqo, __global const T *dO,
 			      __global const T *q, __global const T *k, __global const T *v, __global const T *o,
 			      __global const T *lse, __global ACC *delta)
@@ -427,9 +436,11 @@ __kernel void attn_bwd_dq_cpu(const ageom g, const ACC scale, __global T *dqo, _
 	for (int x = 0; x < DH; x++)
 		SCATTER(scale * dq[x], i0, g.Tq, STORE(dqo, ROW(A_DQ, b, h, r_) + x * XS(A_DQ), e_))
 }
+#endif
 
 /* A block of key rows (after attn_bwd_dq_*, which wrote delta): dk, dv over the queries that see
  * any of them, the causal lanes a query does not see masked. */
+#if CLG_WANT(attn_bwd_dkv_cpu)
 __kernel void attn_bwd_dkv_cpu(const ageom g, const ACC scale, __global T *dko, __global T *dvo,
 			       __global const T *dO, __global const T *q, __global const T *k, __global const T *v,
 			       __global const T *lse, __global const ACC *delta)
@@ -465,6 +476,7 @@ __kernel void attn_bwd_dkv_cpu(const ageom g, const ACC scale, __global T *dko, 
 	for (int x = 0; x < DV; x++)
 		SCATTER(dv[x], j0, g.Tk, STORE(dvo, ROW(A_DV, b, h, r_) + x * XS(A_DV), e_))
 }
+#endif
 
 /* ---- _cpu shape, backward with ds stored: attn_bwd_dkvs_cpu, then attn_bwd_dqs_cpu ----
  * The two kernels above each recompute a score, its exp and dp = do . v (the dq pass for the query
@@ -488,6 +500,7 @@ __kernel void attn_bwd_dkv_cpu(const ageom g, const ACC scale, __global T *dko, 
 	}
 
 /* A block of key rows: dk, dv, and ds of every query that sees one of them into dst. */
+#if CLG_WANT(attn_bwd_dkvs_cpu)
 __kernel void attn_bwd_dkvs_cpu(const ageom g, const ACC scale, __global T *dko, __global T *dvo,
 				__global const T *dO, __global const T *q, __global const T *k, __global const T *v,
 				__global const T *o, __global const T *lse, __global ACC *dst)
@@ -555,6 +568,7 @@ __kernel void attn_bwd_dkvs_cpu(const ageom g, const ACC scale, __global T *dko,
 	for (int x = 0; x < DV; x++)
 		SCATTER(dv[x], j0, g.Tk, STORE(dvo, ROW(A_DV, b, h, r_) + x * XS(A_DV), e_))
 }
+#endif
 
 /* dq of a block of query rows over keys [0, kend), two keys a step (dq, spilled, read and written
  * once for both; the second past kend zeroed), the block's ds of key j read by DS(V, j) */
@@ -577,6 +591,7 @@ __kernel void attn_bwd_dkvs_cpu(const ageom g, const ACC scale, __global T *dko,
 #define DS_TAIL(V, j) GATHER(V, i0, g.Tq - 1, src[dsr + (size_t)(j) * g.Tq + (r_ - i0)])
 
 /* A block of query rows (after attn_bwd_dkvs_cpu): dq = ds k, the causal ds already zero. */
+#if CLG_WANT(attn_bwd_dqs_cpu)
 __kernel void attn_bwd_dqs_cpu(const ageom g, const ACC scale, __global T *dqo, __global const T *k,
 			       __global const ACC *src)
 {
@@ -595,4 +610,5 @@ __kernel void attn_bwd_dqs_cpu(const ageom g, const ACC scale, __global T *dqo, 
 	for (int x = 0; x < DH; x++)
 		SCATTER(scale * dq[x], i0, g.Tq, STORE(dqo, ROW(A_DQ, b, h, r_) + x * XS(A_DQ), e_))
 }
+#endif
 #endif /* ATTN_GPU */

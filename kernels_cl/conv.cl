@@ -110,6 +110,7 @@ ACC pool_divisor(const cgeom *g, int oh, int ow)
  * segment i, so adjacent lanes write adjacent columns of cols (coalesced where its stride along l
  * is 1) and every launch has N * C * KH * KW * OH * OW work-items; the index divisions are per
  * element, cheap on GPUs. */
+#if CLG_WANT(im2col_px)
 __kernel void im2col_px(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
 {
 	int l = get_global_id(0), i = get_global_id(1), L = g.OH * g.OW;
@@ -123,12 +124,14 @@ __kernel void im2col_px(const cgeom g, __global T *restrict d, __global const T 
 	int r = (c * g.KH + kh) * g.KW + kw;
 	XSTORE(d, at(&g, 0, n, r, l, 0), ih >= 0 && ih < g.H && iw >= 0 && iw < g.W ? XLOAD(a, at(&g, 1, n, c, ih, iw)) : (ACC)0);
 }
+#endif
 
 /* im2col: work-item i owns the segment of cols for image n and row r = (c, kh, kw): its OH * OW
  * values. Along each output row, columns [lo, hi) read inside the image and the rest is padding.
  * The hint keeps Intel's runtime from packing sixteen work-items into one (each element then a
  * gather and a scatter): it vectorises the unit-stride loop instead, 2.7-2.9 -> 1.6 ms for the
  * CNN's conv2 im2col (128, 288, 196) a step; PoCL ignores it. */
+#if CLG_WANT(im2col)
 __kernel CLG_VECTORIZED(float16) void im2col(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
 {
 	int i = get_global_id(0);
@@ -163,9 +166,11 @@ __kernel CLG_VECTORIZED(float16) void im2col(const cgeom g, __global T *restrict
 			XSTORE(d, o + ow * dl, 0);
 	}
 }
+#endif
 
 /* Forward pooling: work-item i owns output row (n, c, oh). The max needs no argmax: it is NaN when
  * the window holds one, else the largest value (-inf for a window of padding only). */
+#if CLG_WANT(max_pool2d)
 __kernel void max_pool2d(const cgeom g, __global T *d, __global const T *a, __global const T *b)
 {
 	int i = get_global_id(0);
@@ -192,7 +197,9 @@ __kernel void max_pool2d(const cgeom g, __global T *d, __global const T *a, __gl
 		XSTORE(d, at(&g, 0, n, c, oh, ow), m);
 	}
 }
+#endif
 
+#if CLG_WANT(avg_pool2d)
 __kernel void avg_pool2d(const cgeom g, __global T *d, __global const T *a, __global const T *b)
 {
 	int i = get_global_id(0);
@@ -216,13 +223,14 @@ __kernel void avg_pool2d(const cgeom g, __global T *d, __global const T *a, __gl
 		XSTORE(d, at(&g, 0, n, c, oh, ow), g.avg_div ? s / pool_divisor(&g, oh, ow) : s * inv);
 	}
 }
+#endif
 
 /* The gather of col2im and the backward pools: MODE 0 col2im, 1 max_pool2d_backward,
  * 2 avg_pool2d_backward. Work-item i owns image row (n, c, y); each pixel sums its terms in the
  * order (kh, kw). The output row of tap kh is found once per row; along the row, stride 1 (the
  * common case) needs no division. */
 #define GATHER_KERNEL(NAME, MODE)                                                                \
-__kernel void NAME(const cgeom g, __global T *d, __global const T *a, __global const T *b)       \
+CLG_IF(NAME, __kernel void NAME(const cgeom g, __global T *d, __global const T *a, __global const T *b)       \
 {                                                                                                \
 	int i = get_global_id(0);                                                                \
 	if (i >= g.n)                                                                            \
@@ -257,7 +265,7 @@ __kernel void NAME(const cgeom g, __global T *d, __global const T *a, __global c
 			acc *= (ACC)1 / ((ACC)g.KH * (ACC)g.KW);                                 \
 		XSTORE(d, at(&g, 0, n, c, y, x), acc);                                           \
 	}                                                                                        \
-}
+})
 
 GATHER_KERNEL(col2im_pixels, 0)
 GATHER_KERNEL(max_pool2d_backward, 1)
@@ -278,6 +286,7 @@ int col2im_run(const cgeom *g, int n, int c, int kh, int kw, int oh, int *lo, in
  * owns image row (n, c, y), zeroes it, then adds the columns of each tap (kh, kw) along the row
  * as one contiguous run. Each pixel still receives its terms in the order (kh, kw), starting from
  * 0, as in the gather. The row accumulates in T: the host takes col2im_pixels for 16-bit storage. */
+#if CLG_WANT(col2im)
 __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *restrict a, __global const T *b)
 {
 	int i = get_global_id(0);
@@ -303,6 +312,7 @@ __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *re
 		}
 	}
 }
+#endif
 
 /* The CPU shape (CLG_KFAM_CONV = cpu) of col2im for float32 rows of 8 pixels or more, unit strides
  * along w everywhere (the host checks): work-item i owns image row (n, c, y) and takes it 8 pixels
@@ -314,6 +324,7 @@ __kernel void col2im(const cgeom g, __global T *restrict d, __global const T *re
 #define PF(p) ((__global float *)(p))
 #define PCF(p) ((__global const float *)(p))
 
+#if CLG_WANT(col2im_rows)
 __kernel CLG_VECTORIZED(float8) void col2im_rows(const cgeom g, __global T *restrict d, __global const T *restrict a,
 						 __global const T *b)
 {
@@ -344,6 +355,7 @@ __kernel CLG_VECTORIZED(float8) void col2im_rows(const cgeom g, __global T *rest
 		vstore8(acc, 0, drow + x);
 	}
 }
+#endif
 
 /* One tap of the scatter's argmax: take v when it is the window's first element, larger than the
  * max so far, or its first NaN; pos follows as v's offset in dx's plane. The max so far is kept
@@ -362,6 +374,7 @@ __kernel CLG_VECTORIZED(float8) void col2im_rows(const cgeom g, __global T *rest
  * 2x2 stride-2 pooling): every pixel lies in at most one window, so the gather's sum has at most
  * one term. Work-item i owns plane (n, c): it zeroes the plane, then writes each window's gradient
  * to that window's max, finding it once per window rather than once per pixel. */
+#if CLG_WANT(max_pool2d_backward_scatter)
 __kernel void max_pool2d_backward_scatter(const cgeom g, __global T *d, __global const T *a, __global const T *b)
 {
 	int i = get_global_id(0);
@@ -393,6 +406,7 @@ __kernel void max_pool2d_backward_scatter(const cgeom g, __global T *d, __global
 				XSTORE(d, dplane + pos, (ACC)0 + XLOAD(a, at(&g, 1, n, c, oh, ow)));
 		}
 }
+#endif
 
 /* max_pool2d_backward for 2x2 windows of stride 2 tiling the image (no padding, no dilation,
  * H = 2 OH, W = 2 OW), with unit strides along w in every operand. One work-item per
@@ -400,6 +414,7 @@ __kernel void max_pool2d_backward_scatter(const cgeom g, __global T *d, __global
  * but the plane's, the same across the group, so the compiler runs
  * neighbouring windows in vector lanes. Each window writes its four pixels: g to its first max
  * (NaN counting as larger than any number), 0 to the others. */
+#if CLG_WANT(max_pool2d_backward_2x2)
 __kernel void max_pool2d_backward_2x2(const cgeom g, __global T *d, __global const T *a, __global const T *b)
 {
 	int ow = get_global_id(0), oh = get_global_id(1), p = get_global_id(2);
@@ -422,9 +437,11 @@ __kernel void max_pool2d_backward_2x2(const cgeom g, __global T *d, __global con
 	XSTORE(d, dout + dh, k == 2 ? gz : (ACC)0);
 	XSTORE(d, dout + dh + dw, k == 3 ? gz : (ACC)0);
 }
+#endif
 
 /* max_pool2d in the geometry of max_pool2d_backward_2x2 (same conditions, same 3-D range): NaN
  * when the window holds one, else its largest value. */
+#if CLG_WANT(max_pool2d_2x2)
 __kernel void max_pool2d_2x2(const cgeom g, __global T *d, __global const T *a, __global const T *b)
 {
 	int ow = get_global_id(0), oh = get_global_id(1), p = get_global_id(2);
@@ -436,6 +453,7 @@ __kernel void max_pool2d_2x2(const cgeom g, __global T *d, __global const T *a, 
 	ACC m = isnan(m01) ? m01 : (m23 > m01) | isnan(m23) ? m23 : m01;
 	XSTORE(d, at(&g, 0, n, c, 0, 0) + oh * g.st[0][2] + ow, m);
 }
+#endif
 
 /* The CPU shape (CLG_KFAM_CONV = cpu) of the two 2x2 kernels above, float32 only, same conditions:
  * work-item i owns output row (n, c, oh), i.e. input rows 2 oh and 2 oh + 1, and takes four windows
@@ -452,6 +470,7 @@ __kernel void max_pool2d_2x2(const cgeom g, __global T *d, __global const T *a, 
 		M = select(select(M##01, M##23, (M##23 > M##01) | isnan(M##23)), M##01, isnan(M##01));     \
 	}
 
+#if CLG_WANT(max_pool2d_2x2_rows)
 __kernel void max_pool2d_2x2_rows(const cgeom g, __global T *d, __global const T *a, __global const T *b)
 {
 	int i = get_global_id(0);
@@ -474,7 +493,9 @@ __kernel void max_pool2d_2x2_rows(const cgeom g, __global T *d, __global const T
 		y[ow] = m;
 	}
 }
+#endif
 
+#if CLG_WANT(max_pool2d_backward_2x2_rows)
 __kernel void max_pool2d_backward_2x2_rows(const cgeom g, __global T *d, __global const T *a, __global const T *b)
 {
 	int i = get_global_id(0);
@@ -516,3 +537,4 @@ __kernel void max_pool2d_backward_2x2_rows(const cgeom g, __global T *d, __globa
 		d1[2 * ow + 1] = k == 3 ? gz : 0.0f;
 	}
 }
+#endif

@@ -79,23 +79,23 @@ typedef struct {
 #define EW_READ3_S(LD) EW_READ2_S(LD) ACC z = LD(c, o[3]);
 
 #define EW_KERNELS_N(NS, NAME_C, NAME_2D, NAME_S, EXPR, ST, LD)                                   \
-__kernel void NAME_C(const geom g, __global T *d, EW_ARGS##NS(ST), const PARAM p0, const PARAM p1) \
+CLG_IF(NAME_C, __kernel void NAME_C(const geom g, __global T *d, EW_ARGS##NS(ST), const PARAM p0, const PARAM p1) \
 {                                                                                                 \
 	int i = get_global_id(0);                                                                 \
 	if (i >= g.n)                                                                             \
 		return;                                                                           \
 	EW_READ##NS##_C(LD, i)                                                                    \
 	STORE(d, g.off[0] + i, EXPR);                                                             \
-}                                                                                                 \
-__kernel void NAME_2D(const geom g, __global T *d, EW_ARGS##NS(ST), const PARAM p0, const PARAM p1) \
+})                                                                                                \
+CLG_IF(NAME_2D, __kernel void NAME_2D(const geom g, __global T *d, EW_ARGS##NS(ST), const PARAM p0, const PARAM p1) \
 {                                                                                                 \
 	int j = get_global_id(0), r = get_global_id(1);                                           \
 	if (j >= g.shape[1] || r >= g.shape[0])                                                   \
 		return;                                                                           \
 	EW_READ##NS##_2(LD, r, j)                                                                 \
 	STORE(d, EW_AT(0, r, j), EXPR);                                                           \
-}                                                                                                 \
-__kernel void NAME_S(const geom g, __global T *d, EW_ARGS##NS(ST), const PARAM p0, const PARAM p1) \
+})                                                                                                \
+CLG_IF(NAME_S, __kernel void NAME_S(const geom g, __global T *d, EW_ARGS##NS(ST), const PARAM p0, const PARAM p1) \
 {                                                                                                 \
 	int i = get_global_id(0);                                                                 \
 	if (i >= g.n)                                                                             \
@@ -103,7 +103,7 @@ __kernel void NAME_S(const geom g, __global T *d, EW_ARGS##NS(ST), const PARAM p
 	EW_WALK(NS)                                                                               \
 	EW_READ##NS##_S(LD)                                                                       \
 	STORE(d, o[0], EXPR);                                                                     \
-}
+})
 #define EW1(NAME, EXPR) EW_KERNELS_N(1, NAME##_c, NAME##_2d, NAME##_s, EXPR, T, LOAD)
 #define EW2(NAME, EXPR) EW_KERNELS_N(2, NAME##_c, NAME##_2d, NAME##_s, EXPR, T, LOAD)
 #define EW3(NAME, EXPR) EW_KERNELS_N(3, NAME##_c, NAME##_2d, NAME##_s, EXPR, T, LOAD)
@@ -227,6 +227,7 @@ EW2(abs_backward, y > ZERO ? x : y < ZERO ? -x : ZERO)
 #endif
 
 /* fill reads nothing: no source (no read of uninitialised memory). */
+#if CLG_WANT(fill_s)
 __kernel void fill_s(const geom g, __global T *d, const PARAM p0, const PARAM p1)
 {
 	int i = get_global_id(0);
@@ -235,18 +236,23 @@ __kernel void fill_s(const geom g, __global T *d, const PARAM p0, const PARAM p1
 	EW_WALK(0)
 	STORE(d, o[0], p0);
 }
+#endif
 
+#if CLG_WANT(fill_2d)
 __kernel void fill_2d(const geom g, __global T *d, const PARAM p0, const PARAM p1)
 {
 	int j = get_global_id(0), r = get_global_id(1);
 	if (j < g.shape[1] && r < g.shape[0])
 		STORE(d, EW_AT(0, r, j), p0);
 }
+#endif
 
+#if CLG_WANT(fill_c)
 __kernel void fill_c(const geom g, __global T *d, const PARAM p0, const PARAM p1)
 {
 	int i = get_global_id(0);
 	if (i < g.n)
 		STORE(d, g.off[0] + i, p0);
 }
+#endif
 #endif /* CAST_SRC */

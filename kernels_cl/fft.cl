@@ -20,6 +20,7 @@ inline void twiddle_(int t, int n, ACC sign, ACC *c, ACC *s)
 }
 
 /* y (batch, n, 2) = scale * sum_j x (batch, n, 2)[j] e^(sign 2 pi i k j / n) */
+#if CLG_WANT(dft_c2c)
 __kernel void dft_c2c(const int n, const int batch, const ACC sign, const ACC scale, __global const T *x,
 		      __global T *y)
 {
@@ -41,8 +42,10 @@ __kernel void dft_c2c(const int n, const int batch, const ACC sign, const ACC sc
 	STORE(y, 2 * (size_t)id, scale * sr);
 	STORE(y, 2 * (size_t)id + 1, scale * si);
 }
+#endif
 
 /* y (batch, bins, 2) = scale * sum_j x (batch, n)[j] e^(-2 pi i k j / n), k < bins */
+#if CLG_WANT(dft_r2c)
 __kernel void dft_r2c(const int n, const int batch, const ACC sign, const ACC scale, __global const T *x,
 		      __global T *y)
 {
@@ -64,9 +67,11 @@ __kernel void dft_r2c(const int n, const int batch, const ACC sign, const ACC sc
 	STORE(y, 2 * (size_t)id, scale * sr);
 	STORE(y, 2 * (size_t)id + 1, scale * si);
 }
+#endif
 
 /* y (batch, n)[j] = scale * Re sum_k w_k x (batch, bins, 2)[k] e^(+2 pi i k j / n): w_k = 2 but for
  * DC and the Nyquist bin of even n (1, their imaginary parts ignored) */
+#if CLG_WANT(dft_c2r)
 __kernel void dft_c2r(const int n, const int batch, const ACC sign, const ACC scale, __global const T *x,
 		      __global T *y)
 {
@@ -87,6 +92,7 @@ __kernel void dft_c2r(const int n, const int batch, const ACC sign, const ACC sc
 	}
 	STORE(y, id, scale * acc);
 }
+#endif
 
 /* e^(sign pi i j^2 / n) */
 inline void chirp_(int j, int n, ACC sign, ACC *c, ACC *s)
@@ -99,6 +105,7 @@ inline void chirp_(int j, int n, ACC sign, ACC *c, ACC *s)
 
 /* b (m, 2): conj(w_j) at j and m - j for 0 <= j < n, zero between (the convolution's kernel, its
  * negative lags wrapped to the end) */
+#if CLG_WANT(bluestein_chirp)
 __kernel void bluestein_chirp(const int n, const int m, const ACC sign, __global T *b)
 {
 	int j = get_global_id(0), t;
@@ -111,10 +118,12 @@ __kernel void bluestein_chirp(const int n, const int m, const ACC sign, __global
 	STORE(b, 2 * j, c);
 	STORE(b, 2 * j + 1, s);
 }
+#endif
 
 /* a (batch, m, 2) = x_j w_j for j < n, zero-padded to m. mode 0: x (batch, n, 2); mode 1: x
  * (batch, n) real; mode 2: x (batch, n / 2 + 1, 2), a half spectrum extended as Hermitian (x_(n-j)
  * conjugated for j >= bins; the imaginary parts of DC and the Nyquist bin of even n taken as 0). */
+#if CLG_WANT(bluestein_pre)
 __kernel void bluestein_pre(const int n, const int m, const int batch, const int mode, const ACC sign,
 			    __global const T *x, __global T *a)
 {
@@ -142,9 +151,11 @@ __kernel void bluestein_pre(const int n, const int m, const int batch, const int
 	STORE(a, 2 * (size_t)id, xr * c - xi * s);
 	STORE(a, 2 * (size_t)id + 1, xr * s + xi * c);
 }
+#endif
 
 /* y = scale * w_k q_k for k < n (mode 0: y (batch, n, 2)), k < bins (mode 1: (batch, bins, 2)), or
  * its real part (mode 2: y (batch, n)); q (batch, m, 2) the convolution (its 1 / m included in scale) */
+#if CLG_WANT(bluestein_post)
 __kernel void bluestein_post(const int n, const int m, const int batch, const int mode, const ACC sign,
 			     const ACC scale, __global const T *q, __global T *y)
 {
@@ -162,6 +173,7 @@ __kernel void bluestein_post(const int n, const int m, const int batch, const in
 		STORE(y, 2 * (size_t)id + 1, scale * (qr * s + qi * c));
 	}
 }
+#endif
 
 /* Strided complex operands: dst, a, b (k = 0, 1, 2) of one shape of n complex elements. */
 typedef struct {
@@ -176,6 +188,7 @@ typedef struct {
  * consecutive elements of one row of the innermost complex dim (chunks = its count of runs per row),
  * so the index arithmetic over the outer dims is paid once per run rather than per element. */
 #define CMUL_RUN 16
+#if CLG_WANT(complex_mul)
 __kernel void complex_mul(const cgeom g, const int chunks, __global T *d, __global const T *a, __global const T *b,
 			  const ACC conj_b)
 {
@@ -201,3 +214,4 @@ __kernel void complex_mul(const cgeom g, const int chunks, __global T *d, __glob
 		o0 += g.st[0][in], o1 += g.st[1][in], o2 += g.st[2][in];
 	}
 }
+#endif

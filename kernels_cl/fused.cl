@@ -66,6 +66,7 @@ ACC act_grad_(int a, ACC u)
 	int n = i / g.C, j = i - n * g.C;                                                          \
 	XSTORE(d, AT(0, n, j), act_(g.act, XLOAD(x, AT(1, n, j)) + XLOAD(b, AT1(2, j))));
 
+#if CLG_WANT(bias_act)
 __kernel void bias_act(const fgeom g, __global T *d, __global const T *x, __global const T *b)
 {
 	int i = get_global_id(0);
@@ -73,12 +74,15 @@ __kernel void bias_act(const fgeom g, __global T *d, __global const T *x, __glob
 		return;
 	BIAS_ACT_BODY
 }
+#endif
 
+#if CLG_WANT(bias_act_x)
 __kernel void bias_act_x(const fgeom g, __global T *d, __global const T *x, __global const T *b)
 {
 	int i = get_global_id(0);
 	BIAS_ACT_BODY
 }
+#endif
 
 /* one work-item per column j: walks the rows, writes dz and sums it into db (beta = p0) */
 #define BIAS_ACT_BACKWARD_BODY                                                                     \
@@ -93,6 +97,7 @@ __kernel void bias_act_x(const fgeom g, __global T *d, __global const T *x, __gl
 	ACC old = beta != (ACC)0 ? beta * XLOAD(db, AT1(3, j)) : (ACC)0;                           \
 	XSTORE(db, AT1(3, j), old + acc);
 
+#if CLG_WANT(bias_act_backward)
 __kernel void bias_act_backward(const fgeom g, __global T *dz, __global const T *gr, __global const T *t,
 				__global T *db, const ACC beta)
 {
@@ -101,13 +106,16 @@ __kernel void bias_act_backward(const fgeom g, __global T *dz, __global const T 
 		return;
 	BIAS_ACT_BACKWARD_BODY
 }
+#endif
 
+#if CLG_WANT(bias_act_backward_x)
 __kernel void bias_act_backward_x(const fgeom g, __global T *dz, __global const T *gr, __global const T *t,
 				  __global T *db, const ACC beta)
 {
 	int j = get_global_id(0);
 	BIAS_ACT_BACKWARD_BODY
 }
+#endif
 
 /* CPU shape of bias_act_backward where the columns are contiguous and C % 4 == 0: a work-item per
  * four columns, as one ACC4 (explicit vectors: PoCL does not vectorise across work-items around a
@@ -126,6 +134,7 @@ ACC4 act4_(int a, ACC4 u)
 /* CPU shape of bias_act where the columns are contiguous and C % 4 == 0: a work-item per four
  * columns of a row, as one ACC4 (the per-element kernel divides per element and does not vectorise:
  * 2-3x an elementwise add on PoCL). */
+#if CLG_WANT(bias_act_v4)
 __kernel void bias_act_v4(const fgeom g, __global T *d, __global const T *x, __global const T *b)
 {
 	int c4 = g.C / 4, i = get_global_id(0), n = i / c4, j = 4 * (i - n * c4);
@@ -134,6 +143,7 @@ __kernel void bias_act_v4(const fgeom g, __global T *d, __global const T *x, __g
 		return;
 	VSTORE4(d, AT(0, n, j), act4_(g.act, VLOAD4(x, AT(1, n, j)) + VLOAD4(b, AT1(2, j))));
 }
+#endif
 
 ACC4 act_grad4_(int a, ACC4 u)
 {
@@ -145,6 +155,7 @@ ACC4 act_grad4_(int a, ACC4 u)
 	return cdf + u * pdf;
 }
 
+#if CLG_WANT(bias_act_backward_v4)
 __kernel void bias_act_backward_v4(const fgeom g, __global T *dz, __global const T *gr, __global const T *t,
 				   __global T *db, const ACC beta)
 {
@@ -165,10 +176,12 @@ __kernel void bias_act_backward_v4(const fgeom g, __global T *dz, __global const
 		XSTORE(db, AT1(3, j + q), old + (q == 0 ? acc.s0 : q == 1 ? acc.s1 : q == 2 ? acc.s2 : acc.s3));
 	}
 }
+#endif
 
 /* bias_act_backward_v4 sixteen columns at a time (ACC16: one AVX-512 register) where C % 16 == 0
  * and the host finds columns enough for the compute units: GELU's exp and polynomials then run on
  * sixteen lanes at once. */
+#if CLG_WANT(bias_act_backward_v16)
 __kernel void bias_act_backward_v16(const fgeom g, __global T *dz, __global const T *gr, __global const T *t,
 				    __global T *db, const ACC beta)
 {
@@ -195,10 +208,12 @@ __kernel void bias_act_backward_v16(const fgeom g, __global T *dz, __global cons
 		XSTORE(db, AT1(3, j + q), old + a[q]);
 	}
 }
+#endif
 
 /* GELU (op gelu) over contiguous elements, CPU shape: sixteen a work-item (ACC16, NCDF16), the last
  * n % 16 one by one. elementwise.cl's gelu_c takes one element a work-item behind a guard, which
  * PoCL vectorises with masked loads: 2-3x slower than bias_act_backward's GELU derivative. */
+#if CLG_WANT(gelu_v16)
 __kernel CLG_VECTORIZED(float16) void gelu_v16(const int n, __global T *d, const int od, __global const T *x,
 					       const int ox)
 {
@@ -215,6 +230,7 @@ __kernel CLG_VECTORIZED(float16) void gelu_v16(const int n, __global T *d, const
 		XSTORE(d, od + i, u * (ACC)NCDF(u, pdf));
 	}
 }
+#endif
 
 /* GPU shape of bias_act_backward (CLG_KFAM_FUSED = gpu): 2-D work-groups of (TC, TR) work-items,
  * TC = get_local_size(0) columns (adjacent lanes on adjacent columns: coalesced when columns are
@@ -223,6 +239,7 @@ __kernel CLG_VECTORIZED(float16) void gelu_v16(const int n, __global T *d, const
  * sums of a column are combined in local memory (scratch: TR * TC ACC). With one row block the
  * group writes db itself; otherwise it writes part[b * C + j] and bias_act_backward_sum adds the
  * blocks in order b = 0, 1, ...: the result does not depend on timing. */
+#if CLG_WANT(bias_act_backward_tiles)
 __kernel void bias_act_backward_tiles(const fgeom g, __global T *restrict dz, __global const T *restrict gr,
 				      __global const T *restrict t, __global T *restrict db, const ACC beta,
 				      const int rb, __global ACC *restrict part, __local ACC *scratch)
@@ -255,8 +272,10 @@ __kernel void bias_act_backward_tiles(const fgeom g, __global T *restrict dz, __
 		XSTORE(db, AT1(3, j), old + scratch[lx]);
 	}
 }
+#endif
 
 /* db[j] = beta * db[j] + part[0 * C + j] + part[1 * C + j] + ... (nb row blocks), one work-item a column */
+#if CLG_WANT(bias_act_backward_sum)
 __kernel void bias_act_backward_sum(const fgeom g, __global T *restrict db, const ACC beta, const int nb,
 				    __global const ACC *restrict part, __local ACC *scratch)
 {
@@ -281,6 +300,7 @@ __kernel void bias_act_backward_sum(const fgeom g, __global T *restrict db, cons
 	ACC old = beta != (ACC)0 ? beta * XLOAD(db, AT1(3, j)) : (ACC)0;
 	XSTORE(db, AT1(3, j), old + scratch[lx]);
 }
+#endif
 
 /* ---- softmax cross-entropy --------------------------------------------------------------- */
 
@@ -293,6 +313,7 @@ __kernel void bias_act_backward_sum(const fgeom g, __global T *restrict db, cons
 	part[n] = l_ * (ts) - (tx);
 
 /* GPU shape: work-group n takes row n */
+#if CLG_WANT(softmax_xent_rows)
 __kernel void softmax_xent_rows(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
 				__global T *st, __local ACC *scratch)
 {
@@ -314,6 +335,7 @@ __kernel void softmax_xent_rows(const fgeom g, __global ACC *part, __global cons
 		XENT_ROW_END(n, m, s, ts, tx)
 	}
 }
+#endif
 
 /* CPU shape: row n, sixteen elements at a time where contiguous (ACC16, EXP16) */
 void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t, __global T *st,
@@ -404,6 +426,7 @@ void xent_row_cpu(const fgeom g, __global ACC *part, __global const T *x, __glob
 }
 
 /* ... work-item n takes row n */
+#if CLG_WANT(softmax_xent_rows_cpu)
 __kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
 				    __global T *st)
 {
@@ -411,6 +434,7 @@ __kernel void softmax_xent_rows_cpu(const fgeom g, __global ACC *part, __global 
 	if (n < g.N)
 		xent_row_cpu(g, part, x, t, st, n);
 }
+#endif
 
 /* Rows n0..n0+15 of C = 16, 32, 48 or 64 contiguous elements (the host's choice, as for
  * softmax.cl's softmax_rows16): sixteen independent rows, their sums gathered into one ACC16 each
@@ -463,13 +487,16 @@ __attribute__((noinline)) void xent_rows16(const fgeom g, __global ACC *part, __
 }
 
 /* ... work-item b takes rows 16b..16b+15 */
+#if CLG_WANT(softmax_xent_rows16_cpu)
 __kernel void softmax_xent_rows16_cpu(const fgeom g, __global ACC *part, __global const T *x, __global const T *t,
 				      __global T *st)
 {
 	xent_rows16(g, part, x, t, st, get_global_id(0) * 16);
 }
+#endif
 
 /* loss = scale * the sum of the N row terms: one work-group, a tree over fixed strides (GPU) */
+#if CLG_WANT(softmax_xent_sum)
 __kernel void softmax_xent_sum(const fgeom g, __global T *loss, __global const ACC *part, const ACC scale,
 			       __local ACC *scratch)
 {
@@ -481,9 +508,11 @@ __kernel void softmax_xent_sum(const fgeom g, __global T *loss, __global const A
 	if (l == 0)
 		XSTORE(loss, g.off[0], scale * sum);
 }
+#endif
 
 /* ... one work-item (CPU): sixteen lanes, lane i adding terms i, i + 16, ..., then the lanes and
  * the tail in order (one chain of N dependent adds: about 5 us at N = 4096) */
+#if CLG_WANT(softmax_xent_sum_cpu)
 __kernel void softmax_xent_sum_cpu(const fgeom g, __global T *loss, __global const ACC *part, const ACC scale)
 {
 	ACC16 s16 = (ACC16)0;
@@ -497,9 +526,11 @@ __kernel void softmax_xent_sum_cpu(const fgeom g, __global T *loss, __global con
 		sum += part[n];
 	XSTORE(loss, g.off[0], scale * sum);
 }
+#endif
 
 /* GPU shape: work-group n writes row n, (softmax * sum(t) - t) * scale * g, softmax = exp((x - m) - l)
  * from the forward's st (N, 2) */
+#if CLG_WANT(softmax_xent_backward_rows)
 __kernel void softmax_xent_backward_rows(const fgeom g, __global T *d, __global const T *x, __global const T *t,
 					 __global const T *st, __global const T *gl, const ACC scale,
 					 __local ACC *scratch)
@@ -512,8 +543,10 @@ __kernel void softmax_xent_backward_rows(const fgeom g, __global T *d, __global 
 	for (int j = l; j < g.C; j += L)
 		XSTORE(d, AT(0, n, j), k * (exp((XLOAD(x, AT(1, n, j)) - m) - ls) * ts - XLOAD(t, AT(2, n, j))));
 }
+#endif
 
 /* CPU shape: work-item n writes row n, sixteen elements at a time where contiguous */
+#if CLG_WANT(softmax_xent_backward_rows_cpu)
 __kernel void softmax_xent_backward_rows_cpu(const fgeom g, __global T *d, __global const T *x,
 					     __global const T *t, __global const T *st, __global const T *gl,
 					     const ACC scale)
@@ -541,3 +574,4 @@ __kernel void softmax_xent_backward_rows_cpu(const fgeom g, __global T *d, __glo
 	for (; j < g.C; j++)
 		XSTORE(d, od + j * g.cs[0], k * (exp((XLOAD(x, ox + j * g.cs[1]) - m) - ls) * ts - XLOAD(t, ot + j * g.cs[2])));
 }
+#endif

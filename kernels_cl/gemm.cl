@@ -235,6 +235,7 @@ inline void gemm_op_tile(const int P, const int Q, const int K, const T alpha, c
 	}
 }
 
+#if CLG_WANT(gemm_op)
 __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, const T beta,
 		      __global const T *S, const int s_off, const int s_sp, const int s_sk, const int s_pp,
 		      const int s_sb,
@@ -245,9 +246,11 @@ __kernel void gemm_op(const int P, const int Q, const int K, const T alpha, cons
 	gemm_op_tile(P, Q, K, alpha, beta, S, s_off, s_sp, s_sk, s_pp, s_sb, V, v_off, ldv, v_sp, vq, v_sb, D, d_off,
 		     d_sp, d_sq, d_sb, (__global const T *)0, 0, 0, 0);
 }
+#endif
 
 /* gemm_op with the linear layer's epilogue (op gemm_bias_act, one batch): D (P, Q) = act(S @ V +
  * bias (Q)), act 0 none, 1 relu; V packed from the weight (x @ w^T with w^T in panels). */
+#if CLG_WANT(gemm_op_bias_act)
 __kernel void gemm_op_bias_act(const int P, const int Q, const int K,
 			       __global const T *S, const int s_off, const int s_sp, const int s_pp,
 			       __global const T *V, const int v_off, const int ldv, const int v_sp, const int vq,
@@ -257,6 +260,7 @@ __kernel void gemm_op_bias_act(const int P, const int Q, const int K,
 	gemm_op_tile(P, Q, K, (T)1, (T)0, S, s_off, s_sp, 1, s_pp, 0, V, v_off, ldv, v_sp, vq, 0, D, d_off, d_sp, 1, 0,
 		     bias, b_off, b_sq, act);
 }
+#endif
 
 /* The body of gemm_dot and gemm_dot_bias_act. bias == 0 (a constant after inlining): the plain
  * store; else D = act(acc + bias[b_off + q * b_sq]) with act 0 none, 1 relu (alpha 1, beta 0; the
@@ -330,6 +334,7 @@ inline void gemm_dot_tile(const int P, const int Q, const int K, const T alpha, 
 			STORE1(d, (p0 + i) * d_sp + (q0 + j) * d_sq, res[i][j]);
 }
 
+#if CLG_WANT(gemm_dot)
 __kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, const T beta,
 		       __global const T *S, const int s_off, const int lds, const int s_sb,
 		       __global const T *W, const int w_off, const int ldw, const int w_sb,
@@ -338,9 +343,11 @@ __kernel void gemm_dot(const int P, const int Q, const int K, const T alpha, con
 	gemm_dot_tile(P, Q, K, alpha, beta, S, s_off, lds, s_sb, W, w_off, ldw, w_sb, D, d_off, d_sp, d_sq, d_sb,
 		      (__global const T *)0, 0, 0, 0);
 }
+#endif
 
 /* gemm_dot with the linear layer's epilogue (op gemm_bias_act): D (P, Q) = act(S @ W^T + bias (Q)),
  * one batch; act 0 none, 1 relu. */
+#if CLG_WANT(gemm_dot_bias_act)
 __kernel void gemm_dot_bias_act(const int P, const int Q, const int K,
 				__global const T *S, const int s_off, const int lds,
 				__global const T *W, const int w_off, const int ldw,
@@ -350,10 +357,12 @@ __kernel void gemm_dot_bias_act(const int P, const int Q, const int K,
 	gemm_dot_tile(P, Q, K, (T)1, (T)0, S, s_off, lds, 0, W, w_off, ldw, 0, D, d_off, d_sp, 1, 0, bias, b_off,
 		      b_sq, act);
 }
+#endif
 
 /* Packs X (K, Q), at any strides, into panels of W columns for gemm_op: panel t holds
  * X(k, t * W + c) at t * K * W + k * W + c, zeros past column Q; one work-item per (panel, k).
  * V is packed with W = TN; S with W = TM, as S^T (its rows become the columns). */
+#if CLG_WANT(gemm_pack)
 __kernel void gemm_pack(const int K, const int Q, const int W, __global const T *X, const int x_off,
 			const int x_sk, const int x_sq, const int x_sb, __global T *O, const int o_sb)
 {
@@ -372,6 +381,7 @@ __kernel void gemm_pack(const int K, const int Q, const int W, __global const T 
 			o[c] = q0 + c < Q ? x[(q0 + c) * x_sq] : (T)0;
 	}
 }
+#endif
 
 /* GPU shape (CLG_KFAM_GEMM = gpu) of the own GEMM, for GPUs where CLBlast is not used (not
  * trusted, or CLGRAD_GEMM=own): the kernels above run one work-item per group there.
@@ -396,6 +406,7 @@ __kernel void gemm_pack(const int K, const int Q, const int W, __global const T 
 #define KT 16
 #define TT (TS * WPT)
 
+#if CLG_WANT(gemm_tiles)
 __kernel void gemm_tiles(const int M, const int N, const int K, const T alpha, const T beta,
 			 __global const T *restrict A, const int a_off, const int a_sm, const int a_sk, const int a_sb,
 			 __global const T *restrict B, const int b_off, const int b_sk, const int b_sn, const int b_sb,
@@ -441,12 +452,14 @@ __kernel void gemm_tiles(const int M, const int N, const int K, const T alpha, c
 		}
 	}
 }
+#endif
 
 /* The slices of a split-K gemm_tiles added in order: D (M, N) = alpha * sum_sp P[sp] + beta * D
  * for each of the batch's matrices, P (batch, ns, M, N) contiguous. Work-groups of OT outputs
  * (dim 0, adjacent outputs in adjacent lanes) x LS lanes (dim 1, a power of two): lane l adds
  * slices l, l + LS, ... and the group's tree adds the lanes, so the order is fixed by (ns, LS)
  * and the result does not depend on timing. Expects local memory of OT * LS T. */
+#if CLG_WANT(gemm_split_sum)
 __kernel void gemm_split_sum(const int M, const int N, const int nbat, const int ns, const T alpha, const T beta,
 			     __global const T *restrict P, __global T *restrict D, const int d_off, const int d_sm,
 			     const int d_sb, __local T *scratch)
@@ -470,3 +483,4 @@ __kernel void gemm_split_sum(const int M, const int N, const int nbat, const int
 		D[at] = beta != (T)0 ? alpha * scratch[lx] + beta * D[at] : alpha * scratch[lx];
 	}
 }
+#endif

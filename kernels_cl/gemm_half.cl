@@ -22,6 +22,7 @@
 #define HLOAD(p, i) ((float)LOAD(p, i))
 #endif
 
+#if CLG_WANT(gemm_half)
 __kernel void gemm_half(const int M, const int N, const int K, const float alpha, const float beta,
 			__global const T *A, const int a_off, const int a_sm, const int a_sk, const int a_sb,
 			__global const T *B, const int b_off, const int b_sk, const int b_sn, const int b_sb,
@@ -60,6 +61,7 @@ __kernel void gemm_half(const int M, const int N, const int K, const float alpha
 		}
 	}
 }
+#endif
 
 /* 8 consecutive 16-bit values as float8 */
 #if defined(USE_BF16_STORAGE)
@@ -91,6 +93,7 @@ inline void store_half_result(__global T *D, int o, float acc, float alpha, floa
 #define VN 4
 #endif
 
+#if CLG_WANT(gemm_half_op)
 __kernel void gemm_half_op(const int M, const int N, const int K, const float alpha, const float beta,
 			   __global const T *A, const int a_off, const int a_sm, const int a_sk, const int a_sb,
 			   __global const T *B, const int b_off, const int b_sk, const int b_sn, const int b_sb,
@@ -141,6 +144,7 @@ __kernel void gemm_half_op(const int M, const int N, const int K, const float al
 		}
 	}
 }
+#endif
 
 #ifndef DHM
 #define DHM 4
@@ -149,6 +153,7 @@ __kernel void gemm_half_op(const int M, const int N, const int K, const float al
 #define DHN 2
 #endif
 
+#if CLG_WANT(gemm_half_dot)
 __kernel void gemm_half_dot(const int M, const int N, const int K, const float alpha, const float beta,
 			    __global const T *A, const int a_off, const int a_sm, const int a_sk, const int a_sb,
 			    __global const T *B, const int b_off, const int b_sk, const int b_sn, const int b_sb,
@@ -188,3 +193,4 @@ __kernel void gemm_half_dot(const int M, const int N, const int K, const float a
 		}
 	}
 }
+#endif

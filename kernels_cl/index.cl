@@ -26,6 +26,7 @@ typedef struct {
 	int st[3][MAXD]; /* strides of dst, table, idx over the dst's dims (0 where an operand lacks one) */
 } sgeom;
 
+#if CLG_WANT(index_select)
 __kernel void index_select(const sgeom g, __global T *d, __global const T *tab, __global const int *idx)
 {
 	int i = get_global_id(0);
@@ -42,6 +43,7 @@ __kernel void index_select(const sgeom g, __global T *d, __global const T *tab, 
 	int j = idx[oi];
 	d[od] = j >= 0 && j < g.V ? tab[ot + j * g.tab_row_st] : (T)0;
 }
+#endif
 
 /* index_select where the dst's leading dims and the indices merge into one run of R rows and the
  * table has no batch dims (an embedding lookup): a 2-D launch over (element e of a row, row r), no
@@ -55,6 +57,7 @@ typedef struct {
 	int idx_st;            /* index stride along the merged rows */
 } rgeom;
 
+#if CLG_WANT(index_select_rows)
 __kernel void index_select_rows(const rgeom g, __global T *d, __global const T *tab, __global const int *idx)
 {
 	int e = get_global_id(0), r = get_global_id(1);
@@ -63,10 +66,12 @@ __kernel void index_select_rows(const rgeom g, __global T *d, __global const T *
 	int j = idx[g.off[2] + r * g.idx_st];
 	d[g.off[0] + r * g.dst_row + e * g.dst_el] = j >= 0 && j < g.V ? tab[g.off[1] + j * g.tab_row + e * g.tab_el] : (T)0;
 }
+#endif
 
 /* one_hot: dst (R, D) row r holds val[r] at column idx[r] (when in [0, D)), 0 elsewhere; rgeom's
  * tab_row is the values' stride (V, tab_el unused). GPU shape (family "row"): the 2-D launch of
  * index_select_rows, a work-item per element. */
+#if CLG_WANT(one_hot)
 __kernel void one_hot(const rgeom g, __global T *d, __global const T *val, __global const int *idx)
 {
 	int e = get_global_id(0), r = get_global_id(1);
@@ -75,10 +80,12 @@ __kernel void one_hot(const rgeom g, __global T *d, __global const T *val, __glo
 	int j = idx[g.off[2] + r * g.idx_st];
 	d[g.off[0] + r * g.dst_row + e * g.dst_el] = j == e ? val[g.off[1] + r * g.tab_row] : (T)0;
 }
+#endif
 
 /* ... CPU shape: a work-item per row, its zeros sixteen at a time where the row is contiguous, then
  * its value (the per-element kernel ran 2-D groups of one index load and one branch an element:
  * PoCL 14 ms for (2048, 8192)) */
+#if CLG_WANT(one_hot_rows_cpu)
 __kernel void one_hot_rows_cpu(const rgeom g, __global T *d, __global const T *val, __global const int *idx)
 {
 	int r = get_global_id(0), e = 0;
@@ -93,6 +100,7 @@ __kernel void one_hot_rows_cpu(const rgeom g, __global T *d, __global const T *v
 	if (j >= 0 && j < g.D)
 		d[o + j * g.dst_el] = val[g.off[1] + r * g.tab_row];
 }
+#endif
 
 typedef struct {
 	int items;           /* work-items: batches * V * nchunk */
@@ -110,6 +118,7 @@ typedef struct {
 	int src_el_st;       /* src stride along D */
 } ageom;
 
+#if CLG_WANT(index_add)
 __kernel void index_add(const ageom g, __global T *d, __global const T *src, __global const int *idx)
 {
 	int i = get_global_id(0);
@@ -148,6 +157,7 @@ __kernel void index_add(const ageom g, __global T *d, __global const T *src, __g
 		}
 	}
 }
+#endif
 
 /* ---- index_add by counting sort: for V * M too large to scan (cl_ops_index.c picks) ----
  * Rows r = b * V + v over all batches, positions p = b * M + m. The buckets of a row come out of
@@ -179,14 +189,17 @@ static int pos_row(const ageom *g, __global const int *idx, int p)
 	return j >= 0 && j < g->V ? b * g->V + j : -1;
 }
 
+#if CLG_WANT(index_add_zero)
 __kernel void index_add_zero(int n, __global int *a)
 {
 	int i = get_global_id(0);
 	if (i < n)
 		a[i] = 0;
 }
+#endif
 
 /* one work-item per position: cnt (rows) */
+#if CLG_WANT(index_add_count)
 __kernel void index_add_count(const ageom g, int n, __global const int *idx, __global int *cnt)
 {
 	int p = get_global_id(0);
@@ -196,9 +209,11 @@ __kernel void index_add_count(const ageom g, int n, __global const int *idx, __g
 	if (r >= 0)
 		atomic_inc(&cnt[r]);
 }
+#endif
 
 /* one work-group: start (rows + 1) = exclusive sum of cnt (rows), start[rows] the total. Each
  * work-item sums a contiguous stretch, work-item 0 scans those partial sums (a group's worth). */
+#if CLG_WANT(index_add_scan)
 __kernel void index_add_scan(int rows, __global const int *cnt, __global int *start, __local int *part)
 {
 	int l = get_local_id(0), L = get_local_size(0);
@@ -224,8 +239,10 @@ __kernel void index_add_scan(int rows, __global const int *cnt, __global int *st
 		s += cnt[i];
 	}
 }
+#endif
 
 /* one work-item per position: pos[bucket] = m; counts cnt back down to 0 as its cursor */
+#if CLG_WANT(index_add_place)
 __kernel void index_add_place(const ageom g, int n, __global const int *idx, __global int *cnt,
 			      __global const int *start, __global int *pos)
 {
@@ -236,10 +253,12 @@ __kernel void index_add_place(const ageom g, int n, __global const int *idx, __g
 	if (r >= 0)
 		pos[start[r] + atomic_dec(&cnt[r]) - 1] = p % g.M;
 }
+#endif
 
 /* one work-item per row: its bucket of pos into ascending order, tmp (as long as pos) the scratch.
  * Insertion sort for the usual few entries; a bottom-up merge sort (n log n) for long buckets, such
  * as a padding token's, that would be quadratic. */
+#if CLG_WANT(index_add_sort)
 __kernel void index_add_sort(int rows, __global const int *start, __global int *pos, __global int *tmp)
 {
 	int r = get_global_id(0);
@@ -273,6 +292,7 @@ __kernel void index_add_sort(int rows, __global const int *start, __global int *
 		for (int i = 0; i < n; i++)
 			pos[s + i] = a[i];
 }
+#endif
 
 /* ---- the buckets in ascending m without index_add_sort, for the GPU shape: a bucket of hundreds
  * of positions (a character's, a frequent word's) sorted by one work-item was the H100's slowest
@@ -283,6 +303,7 @@ __kernel void index_add_sort(int rows, __global const int *start, __global int *
  * its rank: every bucket in ascending p, hence m. index_add_starts then picks each row's start. */
 
 /* a work-group per block of get_local_size(0) positions: rank (n) and cnt (rows x blocks; zeroed) */
+#if CLG_WANT(index_add_rank)
 __kernel void index_add_rank(const ageom g, int n, __global const int *idx, __global int *cnt,
 			     __global int *rank, __local int *lr)
 {
@@ -301,8 +322,10 @@ __kernel void index_add_rank(const ageom g, int n, __global const int *idx, __gl
 	if (k == 0)
 		cnt[r * nblk + get_group_id(0)] = tot;
 }
+#endif
 
 /* one work-item per position: pos[its (row, block)'s start + its rank] = m */
+#if CLG_WANT(index_add_place_ranked)
 __kernel void index_add_place_ranked(const ageom g, int n, int block, int nblk, __global const int *idx,
 				     __global const int *bstart, __global const int *rank, __global int *pos)
 {
@@ -313,14 +336,17 @@ __kernel void index_add_place_ranked(const ageom g, int n, int block, int nblk, 
 	if (r >= 0)
 		pos[bstart[r * nblk + p / block] + rank[p]] = p % g.M;
 }
+#endif
 
 /* start (rows + 1) = bstart at each row's first block; bstart[rows * nblk] is the total */
+#if CLG_WANT(index_add_starts)
 __kernel void index_add_starts(int rows, int nblk, __global const int *bstart, __global int *start)
 {
 	int r = get_global_id(0);
 	if (r <= rows)
 		start[r] = bstart[r * nblk];
 }
+#endif
 
 /* dst's offset of bucket r's row: table row v of batch position b, r = b * V + v */
 static int sorted_dst_row(const ageom *g, int r)
@@ -334,6 +360,7 @@ static int sorted_dst_row(const ageom *g, int r)
 }
 
 /* one work-item per (row, chunk of the row): adds its bucket's source rows in ascending m */
+#if CLG_WANT(index_add_sorted)
 __kernel void index_add_sorted(const ageom g, __global T *d, __global const T *src, __global const int *start,
 			       __global const int *pos)
 {
@@ -348,12 +375,14 @@ __kernel void index_add_sorted(const ageom g, __global T *d, __global const T *s
 			d[od + e * g.dst_el_st] += src[os + e * g.src_el_st];
 	}
 }
+#endif
 
 /* index_add_sorted for the CPU shape: a work-item per (row, 16 elements of the row), the 16 sums
  * held in registers across the bucket. The position's offset (divisions, which PoCL runs element by
  * element) is found once per 16 elements instead of once per element, as in index_add_sorted at
  * the GPU shape's one element a work-item. Each element still adds its rows in ascending m, starting
  * from dst: the same operations in the same order, the same bits. */
+#if CLG_WANT(index_add_sorted16)
 __kernel void index_add_sorted16(const ageom g, __global T *d, __global const T *src, __global const int *start,
 				 __global const int *pos)
 {
@@ -379,3 +408,4 @@ __kernel void index_add_sorted16(const ageom g, __global T *d, __global const T 
 	for (int e = 0; e < n; e++)
 		d[od + e * g.dst_el_st] = acc[e];
 }
+#endif

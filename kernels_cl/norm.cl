@@ -38,6 +38,7 @@ void norm_row_stats(const row_geom *g, __global const T *x, int o, int cs, ACC e
 	*rstd = rsqrt(v + eps);
 }
 
+#if CLG_WANT(layer_norm_rows)
 __kernel void layer_norm_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 			      const ACC eps, __local ACC *scratch)
 {
@@ -48,7 +49,9 @@ __kernel void layer_norm_rows(const row_geom g, __global T *d, __global const T 
 	for (int j = lid; j < g.C; j += lsz)
 		STORE(d, o[0] + j * g.cst[0], ((LOAD(a, o[1] + j * g.cst[1]) - x0) - dm) * rstd);
 }
+#endif
 
+#if CLG_WANT(layer_norm_backward_rows)
 __kernel void layer_norm_backward_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 				       const ACC eps, __local ACC *scratch)
 {
@@ -72,6 +75,7 @@ __kernel void layer_norm_backward_rows(const row_geom g, __global T *d, __global
 		STORE(d, o[0] + j * g.cst[0], rstd * ((gj - sg) - xh * sgx));
 	}
 }
+#endif
 
 /* ---- CPU shape: one work-item per row ---------------------------------------------------- */
 /* Contiguous rows go sixteen elements at a time (ACC16 of prelude.cl), the last C % 16 one at a
@@ -253,6 +257,7 @@ void layer_norm_backward_rows16(const row_geom *g, __global T *d, __global const
 
 /* <name>_rows_cpu: work-item r takes row r; <name>_rows16_cpu: work-item b takes rows 16b..16b+15,
  * a last partial block row by row */
+#if CLG_WANT(layer_norm_rows_cpu)
 __kernel void layer_norm_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 				  const ACC eps, const int nrows)
 {
@@ -260,7 +265,9 @@ __kernel void layer_norm_rows_cpu(const row_geom g, __global T *d, __global cons
 	if (r < nrows)
 		layer_norm_row_cpu(&g, d, a, eps, r);
 }
+#endif
 
+#if CLG_WANT(layer_norm_rows16_cpu)
 __kernel void layer_norm_rows16_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 				    const ACC eps, const int nrows)
 {
@@ -271,7 +278,9 @@ __kernel void layer_norm_rows16_cpu(const row_geom g, __global T *d, __global co
 		for (int r = r0; r < nrows; r++)
 			layer_norm_row_cpu(&g, d, a, eps, r);
 }
+#endif
 
+#if CLG_WANT(layer_norm_backward_rows_cpu)
 __kernel void layer_norm_backward_rows_cpu(const row_geom g, __global T *d, __global const T *a,
 					   __global const T *b, const ACC eps, const int nrows)
 {
@@ -279,7 +288,9 @@ __kernel void layer_norm_backward_rows_cpu(const row_geom g, __global T *d, __gl
 	if (r < nrows)
 		layer_norm_backward_row_cpu(&g, d, a, b, eps, r);
 }
+#endif
 
+#if CLG_WANT(layer_norm_backward_rows16_cpu)
 __kernel void layer_norm_backward_rows16_cpu(const row_geom g, __global T *d, __global const T *a,
 					     __global const T *b, const ACC eps, const int nrows)
 {
@@ -290,3 +301,4 @@ __kernel void layer_norm_backward_rows16_cpu(const row_geom g, __global T *d, __
 		for (int r = r0; r < nrows; r++)
 			layer_norm_backward_row_cpu(&g, d, a, b, eps, r);
 }
+#endif

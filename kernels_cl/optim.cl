@@ -22,6 +22,7 @@
 	}                                                                                          \
 	p[op + i] = (T)(x - lr * d);
 
+#if CLG_WANT(sgd_step)
 __kernel void sgd_step(SGD_ARGS)
 {
 	int i = get_global_id(0);
@@ -29,12 +30,15 @@ __kernel void sgd_step(SGD_ARGS)
 		return;
 	SGD_BODY(i)
 }
+#endif
 
+#if CLG_WANT(sgd_step_x)
 __kernel void sgd_step_x(SGD_ARGS)
 {
 	int i = get_global_id(0);
 	SGD_BODY(i)
 }
+#endif
 
 /* omb1, omb2: 1 - beta1 and 1 - beta2, taken by the host in double and rounded once (1 - beta2
  * from an already rounded float beta2 = 0.9999 is 1.66e-4 too large); bc1, bc2 the host's bias
@@ -63,6 +67,7 @@ __kernel void sgd_step_x(SGD_ARGS)
 	}                                                                                          \
 	p[op + i] = (T)(x - lr * (m1 / bc1) / (sqrt(v1 / bc2) + eps));
 
+#if CLG_WANT(adam_step)
 __kernel void adam_step(ADAM_ARGS)
 {
 	int i = get_global_id(0);
@@ -70,9 +75,12 @@ __kernel void adam_step(ADAM_ARGS)
 		return;
 	ADAM_BODY(i)
 }
+#endif
 
+#if CLG_WANT(adam_step_x)
 __kernel void adam_step_x(ADAM_ARGS)
 {
 	int i = get_global_id(0);
 	ADAM_BODY(i)
 }
+#endif

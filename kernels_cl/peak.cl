@@ -35,7 +35,7 @@
 #define PEAK_MADS 32
 
 #define PEAK_MAD_KERNEL(W, VT)                                                                      \
-	__kernel void peak_mad_##W(__global VT *out, float a, int iters)                            \
+	CLG_IF(peak_mad_##W, __kernel void peak_mad_##W(__global VT *out, float a, int iters)                            \
 	{                                                                                           \
 		VT b = (VT)((PT)0.999f), c = (VT)((PT)a);                                           \
 		VT x0 = (VT)((PT)get_local_id(0)), x1 = x0 + (VT)((PT)1), x2 = x0 + (VT)((PT)2);    \
@@ -45,7 +45,7 @@
 			ROUND8 ROUND8 ROUND8 ROUND8                                                 \
 		}                                                                                   \
 		out[get_global_id(0)] = ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7));          \
-	}
+	})
 
 PEAK_MAD_KERNEL(1, PT)
 PEAK_MAD_KERNEL(2, PEAK_CAT(PT, 2))
@@ -54,13 +54,16 @@ PEAK_MAD_KERNEL(8, PEAK_CAT(PT, 8))
 PEAK_MAD_KERNEL(16, PEAK_CAT(PT, 16))
 
 /* src, dst: (n) float4, one per work-item */
+#if CLG_WANT(peak_copy)
 __kernel void peak_copy(__global const float4 *src, __global float4 *dst)
 {
 	size_t i = get_global_id(0);
 	dst[i] = src[i];
 }
+#endif
 
 /* src: (per_item * global size) float4; out: (global size) float */
+#if CLG_WANT(peak_read)
 __kernel void peak_read(__global const float4 *src, __global float *out, int per_item)
 {
 	size_t g = get_global_id(0), n = get_global_size(0);
@@ -69,14 +72,19 @@ __kernel void peak_read(__global const float4 *src, __global float *out, int per
 		s += src[g + (size_t)k * n];
 	out[g] = s.x + s.y + s.z + s.w;
 }
+#endif
 
+#if CLG_WANT(peak_empty)
 __kernel void peak_empty(__global float *out)
 {
 }
+#endif
 
 /* out: (global size) int */
+#if CLG_WANT(peak_iota)
 __kernel void peak_iota(__global int *out)
 {
 	int i = (int)get_global_id(0);
 	out[i] = 3 * i + 1;
 }
+#endif

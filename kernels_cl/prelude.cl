@@ -13,7 +13,12 @@
  *     work-group sum (and two at once) and max (GPU shape: a
  *     tree in local memory, or sub-group reductions under -DUSE_SUBGROUPS, which the host passes
  *     only to devices that report cl_intel_subgroups, or cl_khr_subgroups with OpenCL C 2.0),
- *     and VLOAD4 / ACC4 (CPU shape: four consecutive elements as one ACC vector). */
+ *     and VLOAD4 / ACC4 (CPU shape: four consecutive elements as one ACC vector).;
+ *   - CLG_WANT(name), CLG_IF(name, ...): which kernels a build holds. Every kernel of every file is
+ *     guarded by `#if CLG_WANT(name)` ... `#endif` (a kernel a macro makes: CLG_IF(name, kernel)).
+ *     A plain build holds them all; with -DCLG_SUBSET only those named by -DCLG_K_<name>=1: the
+ *     host builds a program of the one kernel it needs (CLGRAD_KERNEL_SUBSETS, cl_program.c) on
+ *     drivers that compile every kernel of a program when it is built. */
 #ifdef USE_FP64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -51,6 +56,29 @@ inline ushort bf16_store(float v)
 #endif
 
 #define MAXD 6
+
+/* CLG_WANT(name): 1 when the build holds kernel name (see the header). The test for "defined as 1"
+ * needs no #ifdef, so it works inside a macro's expansion: CLG_PLACEHOLDER_ pasted to 1 gives
+ * "0," and shifts the 1 into CLG_SECOND's place; pasted to an undefined CLG_K_<name> it is one
+ * unknown token, and the 0 stays second. */
+#define CLG_CAT_(a, b) a##b
+#define CLG_CAT(a, b) CLG_CAT_(a, b)
+#define CLG_PLACEHOLDER_1 0,
+#define CLG_SECOND_(a, b, ...) b
+#define CLG_SECOND(...) CLG_SECOND_(__VA_ARGS__)
+#define CLG_IS_ONE_(x) CLG_SECOND(x 1, 0, 0)
+#define CLG_IS_ONE(x) CLG_IS_ONE_(CLG_PLACEHOLDER_##x)
+#define CLG_WANT_(x) CLG_IS_ONE(x) /* x expanded: 1 where -DCLG_K_<name>=1 */
+#ifdef CLG_SUBSET
+#define CLG_WANT(name) CLG_WANT_(CLG_K_##name)
+#else
+#define CLG_WANT(name) 1
+#endif
+/* CLG_IF(name, kernel...): the kernel's text when the build holds it, else nothing (variadic:
+ * the kernel's commas) */
+#define CLG_IF_1(...) __VA_ARGS__
+#define CLG_IF_0(...)
+#define CLG_IF(name, ...) CLG_CAT(CLG_IF_, CLG_WANT(name))(__VA_ARGS__)
 
 /* EXP1(x), EXP4(x), EXP16(x): exp of an ACC, ACC4, ACC16, for GELU (NCDF below) and the
  * CPU-shaped row kernels. In float a polynomial instead of the builtin, which PoCL runs element

@@ -4,6 +4,7 @@
  * take a work-item per four values (one int32 of bytes) or per value. */
 
 /* CPU shape: work-item b scans block b. */
+#if CLG_WANT(int8_scales_item)
 __kernel void int8_scales_item(int n, int block, __global const float *restrict x, int xoff,
 			       __global float *restrict s, int soff)
 {
@@ -15,8 +16,10 @@ __kernel void int8_scales_item(int n, int block, __global const float *restrict 
 		m = fmax(m, fabs(x[xoff + k]));
 	s[soff + b] = m / 127.0f;
 }
+#endif
 
 /* GPU shape: work-group b reads block b coalesced, then a tree reduction (any group size). */
+#if CLG_WANT(int8_scales_group)
 __kernel void int8_scales_group(int n, int block, __global const float *restrict x, int xoff,
 				__global float *restrict s, int soff, __local float *part)
 {
@@ -37,8 +40,10 @@ __kernel void int8_scales_group(int n, int block, __global const float *restrict
 	if (l == 0 && lo < n)
 		s[soff + b] = part[0] / 127.0f;
 }
+#endif
 
 /* Work-item j packs values 4j .. 4j + 3 into one int32, byte t at bits 8t. */
+#if CLG_WANT(int8_quant)
 __kernel void int8_quant(int n, int block, __global const float *restrict x, int xoff,
 			 __global const float *restrict s, int soff, __global int *restrict q, int qoff)
 {
@@ -56,7 +61,9 @@ __kernel void int8_quant(int n, int block, __global const float *restrict x, int
 	}
 	q[qoff + j] = (int)packed;
 }
+#endif
 
+#if CLG_WANT(int8_dequant)
 __kernel void int8_dequant(int n, int block, __global const int *restrict q, int qoff,
 			   __global const float *restrict s, int soff, __global float *restrict x, int xoff)
 {
@@ -65,3 +72,4 @@ __kernel void int8_dequant(int n, int block, __global const int *restrict q, int
 		return;
 	x[xoff + k] = s[soff + k / block] * (float)(char)(((uint)q[qoff + k / 4] >> (8 * (k % 4))) & 0xffu);
 }
+#endif

@@ -67,6 +67,7 @@ int dst_offset(const rgeom *g, int i)
 	return o;
 }
 
+#if CLG_WANT(rand_uniform)
 __kernel void rand_uniform(const rgeom g, __global T *d, const uint k0, const uint k1, const uint c0,
 			   const uint c1, const float p0, const float p1)
 {
@@ -81,7 +82,9 @@ __kernel void rand_uniform(const rgeom g, __global T *d, const uint k0, const ui
 	/* rounding may reach p1 itself: take the float just below it */
 	d[dst_offset(&g, i)] = (T)(v < p1 ? v : nextafter(p1, p0));
 }
+#endif
 
+#if CLG_WANT(rand_normal)
 __kernel void rand_normal(const rgeom g, __global T *d, const uint k0, const uint k1, const uint c0,
 			  const uint c1, const float p0, const float p1)
 {
@@ -98,3 +101,4 @@ __kernel void rand_normal(const rgeom g, __global T *d, const uint k0, const uin
 	float t = p1 * z;
 	d[dst_offset(&g, i)] = (T)(p0 + t);
 }
+#endif

@@ -60,7 +60,7 @@ int red_offset(const rgeom *g, int os, int r)
 #define MIN_(a, b) (isnan(a) || (a) <= (b) ? (a) : (b))
 
 #define REDUCE_KERNEL(NAME, IDENTITY, COMBINE)                                                   \
-__kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __local ACC *scratch) \
+CLG_IF(NAME##_rows, __kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __local ACC *scratch) \
 {                                                                                                \
 	int lid = get_local_id(0), lsz = get_local_size(0), od, os;                              \
 	row_start(&g, &od, &os);                                                                 \
@@ -78,8 +78,9 @@ __kernel void NAME##_rows(const rgeom g, __global T *d, __global const T *s, __l
 	}                                                                                        \
 	if (lid == 0)                                                                            \
 		STORE(d, od, scratch[0]);                                                        \
-}
+})
 
+#if CLG_WANT(sum_rows)
 __kernel void sum_rows(const rgeom g, __global T *d, __global const T *s, __local ACC *scratch)
 {
 	int lid = get_local_id(0), lsz = get_local_size(0), od, os;
@@ -95,6 +96,7 @@ __kernel void sum_rows(const rgeom g, __global T *d, __global const T *s, __loca
 	if (lid == 0)
 		STORE(d, od, acc);
 }
+#endif
 REDUCE_KERNEL(max, (ACC)(-INFINITY), MAX_)
 REDUCE_KERNEL(min, (ACC)INFINITY, MIN_)
 
@@ -111,6 +113,7 @@ int argmax_better(ACC v, int i, ACC bv, int bi)
 	return v > bv || (v == bv && i < bi);
 }
 
+#if CLG_WANT(argmax_rows)
 __kernel void argmax_rows(const rgeom g, __global int *d, __global const T *s, __local ACC *scratch,
 			  __local int *iscratch)
 {
@@ -139,6 +142,7 @@ __kernel void argmax_rows(const rgeom g, __global int *d, __global const T *s, _
 	if (lid == 0)
 		d[od] = iscratch[0] == INT_MAX ? -1 : iscratch[0];
 }
+#endif
 
 /* GPU shape (CLG_KFAM_REDUCE = gpu) of sum, max and min when the outputs lie along src's
  * contiguous dim (a column reduction, such as a sum over the batch): 2-D work-groups of
@@ -163,7 +167,7 @@ int out_start(const rgeom *g, int o, int *od)
 }
 
 #define REDUCE_COLS_KERNEL(NAME, IDENTITY, COMBINE)                                               \
-__kernel void NAME##_cols(const rgeom g, const int nout, const int rb, __global T *d,            \
+CLG_IF(NAME##_cols, __kernel void NAME##_cols(const rgeom g, const int nout, const int rb, __global T *d,            \
 			  __global const T *s, __global ACC *part, __local ACC *scratch)         \
 {                                                                                                \
 	int lx = get_local_id(0), ly = get_local_id(1), tc = get_local_size(0);                  \
@@ -192,8 +196,8 @@ __kernel void NAME##_cols(const rgeom g, const int nout, const int rb, __global 
 		part[b * nout + o] = scratch[lx];                                                \
 	else                                                                                     \
 		STORE(d, od, scratch[lx]);                                                       \
-}                                                                                                \
-__kernel void NAME##_cols_final(const rgeom g, const int nout, const int nb, __global T *d,      \
+})                                                                                                \
+CLG_IF(NAME##_cols_final, __kernel void NAME##_cols_final(const rgeom g, const int nout, const int nb, __global T *d,      \
 				__global const ACC *part)                                        \
 {                                                                                                \
 	int o = get_global_id(0), od;                                                            \
@@ -206,7 +210,7 @@ __kernel void NAME##_cols_final(const rgeom g, const int nout, const int nb, __g
 		acc = COMBINE(acc, x);                                                           \
 	}                                                                                        \
 	STORE(d, od, acc);                                                                       \
-}
+})
 
 REDUCE_COLS_KERNEL(sum, (ACC)0, SUM_)
 REDUCE_COLS_KERNEL(max, (ACC)(-INFINITY), MAX_)
@@ -217,6 +221,7 @@ REDUCE_COLS_KERNEL(min, (ACC)INFINITY, MIN_)
 /* sum: the contiguous run goes in blocks of 256 elements (sixteen partial sums each: ACC16 of
  * prelude.cl), each block sum added to the total, which keeps the rounding error near that of the
  * GPU shape's tree */
+#if CLG_WANT(sum_rows_cpu)
 __kernel void sum_rows_cpu(const rgeom g, __global T *d, __global const T *s, const int nout)
 {
 	int o = get_global_id(0), od, os, r = 0;
@@ -242,6 +247,7 @@ __kernel void sum_rows_cpu(const rgeom g, __global T *d, __global const T *s, co
 			acc += LOAD(s, red_offset(&g, os, r));
 	STORE(d, od, acc);
 }
+#endif
 
 /* max and min: the lanes take fmax / fmin (exact) and remember whether a NaN went by, so the
  * result follows MAX_ / MIN_ (NaN once seen) */
@@ -251,7 +257,7 @@ __kernel void sum_rows_cpu(const rgeom g, __global T *d, __global const T *s, co
 #define ACCI16 int16
 #endif
 #define REDUCE_CPU_KERNEL(NAME, IDENTITY, COMBINE, VCOMBINE)                                     \
-__kernel void NAME##_rows_cpu(const rgeom g, __global T *d, __global const T *s, const int nout)  \
+CLG_IF(NAME##_rows_cpu, __kernel void NAME##_rows_cpu(const rgeom g, __global T *d, __global const T *s, const int nout)  \
 {                                                                                                \
 	int o = get_global_id(0), od, os, r = 0;                                                 \
 	ACC acc = IDENTITY;                                                                      \
@@ -276,7 +282,7 @@ __kernel void NAME##_rows_cpu(const rgeom g, __global T *d, __global const T *s,
 		for (; r < g.R; r++)                                                             \
 			acc = COMBINE(acc, LOAD(s, red_offset(&g, os, r)));                     \
 	STORE(d, od, acc);                                                                       \
-}
+})
 
 /* the lanes keep the larger (smaller) by a compare and a select: fmax / fmin (IEEE maxNum, several
  * instructions on x86) took 2x as long at (1024, 512) on both runtimes; a NaN is never taken (the
@@ -288,6 +294,7 @@ REDUCE_CPU_KERNEL(max, (ACC)(-INFINITY), MAX_, fmax)
 REDUCE_CPU_KERNEL(min, (ACC)INFINITY, MIN_, fmin)
 #undef VSEL
 
+#if CLG_WANT(argmax_rows_cpu)
 __kernel void argmax_rows_cpu(const rgeom g, __global int *d, __global const T *s, const int nout)
 {
 	int o = get_global_id(0), od, os, bi = INT_MAX;
@@ -304,3 +311,4 @@ __kernel void argmax_rows_cpu(const rgeom g, __global int *d, __global const T *
 	}
 	d[od] = bi == INT_MAX ? -1 : bi;
 }
+#endif

@@ -18,7 +18,7 @@
  * The row geometry (row_geom), row_offsets, wg_sum, wg_max, VLOAD16, ACC16 and EXP16 come from prelude.cl. */
 
 #define SOFTMAX_KERNEL(NAME, LOG)                                                                \
-__kernel void NAME##_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
+CLG_IF(NAME##_rows, __kernel void NAME##_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
 			  __local ACC *scratch)                                                   \
 {                                                                                                \
 	int lid = get_local_id(0), lsz = get_local_size(0), o[3];                                \
@@ -39,11 +39,12 @@ __kernel void NAME##_rows(const row_geom g, __global T *d, __global const T *a, 
 		for (int j = lid; j < g.C; j += lsz)                                             \
 			STORE(d, o[0] + j * g.cst[0], exp(LOAD(a, o[1] + j * g.cst[1]) - m) * inv); \
 	}                                                                                        \
-}
+})
 
 SOFTMAX_KERNEL(softmax, 0)
 SOFTMAX_KERNEL(log_softmax, 1)
 
+#if CLG_WANT(softmax_backward_rows)
 __kernel void softmax_backward_rows(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 				    __local ACC *scratch)
 {
@@ -58,7 +59,9 @@ __kernel void softmax_backward_rows(const row_geom g, __global T *d, __global co
 		STORE(d, o[0] + j * g.cst[0], y * (LOAD(a, o[1] + j * g.cst[1]) - s));
 	}
 }
+#endif
 
+#if CLG_WANT(log_softmax_backward_rows)
 __kernel void log_softmax_backward_rows(const row_geom g, __global T *d, __global const T *a,
 					__global const T *b, __local ACC *scratch)
 {
@@ -71,6 +74,7 @@ __kernel void log_softmax_backward_rows(const row_geom g, __global T *d, __globa
 	for (int j = lid; j < g.C; j += lsz)
 		STORE(d, o[0] + j * g.cst[0], LOAD(a, o[1] + j * g.cst[1]) - exp(LOAD(b, o[2] + j * g.cst[2])) * s);
 }
+#endif
 
 /* ---- CPU shape: one work-item per row ---------------------------------------------------- */
 /* Contiguous rows go sixteen elements at a time (ACC16, EXP16 of prelude.cl), the last C % 16 one
@@ -306,14 +310,14 @@ void softmax_rows16(const row_geom *g, __global T *d, __global const T *a, int r
  * (softmax_rows16), a last partial block row by row; log_softmax_rows4_cpu: rows 4b..4b+3
  * (log_softmax_rows_pipelined: longer rows) */
 #define SOFTMAX_CPU_KERNELS(NAME, LOG)                                                           \
-__kernel void NAME##_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
+CLG_IF(NAME##_rows_cpu, __kernel void NAME##_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
 			      const int nrows)                                                   \
 {                                                                                                \
 	int r = get_global_id(0);                                                                \
 	if (r < nrows)                                                                           \
 		softmax_row_cpu(&g, d, a, r, LOG);                                               \
-}                                                                                                \
-__kernel void NAME##_rows16_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
+})                                                                                                \
+CLG_IF(NAME##_rows16_cpu, __kernel void NAME##_rows16_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b, \
 				const int nrows)                                                 \
 {                                                                                                \
 	int r0 = get_global_id(0) * 16;                                                          \
@@ -322,11 +326,12 @@ __kernel void NAME##_rows16_cpu(const row_geom g, __global T *d, __global const 
 	else                                                                                     \
 		for (int r = r0; r < nrows; r++)                                                 \
 			softmax_row_cpu(&g, d, a, r, LOG);                                       \
-}
+})
 
 SOFTMAX_CPU_KERNELS(softmax, 0)
 SOFTMAX_CPU_KERNELS(log_softmax, 1)
 
+#if CLG_WANT(log_softmax_rows4_cpu)
 __kernel void log_softmax_rows4_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 				    const int nrows)
 {
@@ -334,7 +339,9 @@ __kernel void log_softmax_rows4_cpu(const row_geom g, __global T *d, __global co
 	if (r0 < nrows)
 		log_softmax_rows_pipelined(&g, d, a, r0, min(r0 + 4, nrows));
 }
+#endif
 
+#if CLG_WANT(softmax_backward_rows_cpu)
 __kernel void softmax_backward_rows_cpu(const row_geom g, __global T *d, __global const T *a, __global const T *b,
 					const int nrows)
 {
@@ -360,7 +367,9 @@ __kernel void softmax_backward_rows_cpu(const row_geom g, __global T *d, __globa
 		STORE(d, o[0] + j * g.cst[0], y * (LOAD(a, o[1] + j * g.cst[1]) - s));
 	}
 }
+#endif
 
+#if CLG_WANT(log_softmax_backward_rows_cpu)
 __kernel void log_softmax_backward_rows_cpu(const row_geom g, __global T *d, __global const T *a,
 					    __global const T *b, const int nrows)
 {
@@ -376,3 +385,4 @@ __kernel void log_softmax_backward_rows_cpu(const row_geom g, __global T *d, __g
 	for (; j < g.C; j++)
 		STORE(d, o[0] + j * g.cst[0], LOAD(a, o[1] + j * g.cst[1]) - exp(LOAD(b, o[2] + j * g.cst[2])) * s);
 }
+#endif

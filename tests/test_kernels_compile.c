@@ -1,7 +1,10 @@
 /* Every embedded kernel program builds on every OpenCL device, for float32 and (where the device
  * has fp64) float64, and those with a float16 path (storage through vload_half / vstore_half) for
  * float16 on every device, cl_khr_fp16 or not (native half arithmetic where the device has it); a broken kernel from CLGRAD_KERNEL_DIR fails with the build log in the
- * message; CLGRAD_KERNEL_DIR pointing at the real kernels_cl folder works. */
+ * message; CLGRAD_KERNEL_DIR pointing at the real kernels_cl folder works. Every kernel of every
+ * file is guarded for builds of one kernel (-DCLG_SUBSET, prelude.cl's CLG_WANT): the file with
+ * none named holds no kernel, with all named the same kernels as the plain build. (Each kernel
+ * built alone is what clg_cl_kernel does on Intel's runtime and rusticl: test_ops there.) */
 #include "test_util.h"
 #include "cl_internal.h"
 
@@ -31,6 +34,64 @@ static void check_native_half(clg_backend *be)
 	CHECK(!strstr(opts, "USE_NATIVE_HALF") && !clg_half_native(&be->info), "CLGRAD_NATIVE_HALF=0: '%s'", opts);
 	clg_config_set("NATIVE_HALF", NULL);
 	printf("  '%s': fp16 %s\n", be->info.name, be->info.has_fp16 ? "native" : "storage only");
+}
+
+/* The ';'-separated kernel names of prog, sorted, into out (n of them); 0 on failure. */
+static int kernel_names(cl_program prog, char *buf, size_t len, const char **out, int max, int *n)
+{
+	*n = 0;
+	if (clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, len, buf, NULL) != CL_SUCCESS)
+		return 0;
+	for (char *t = strtok(buf, ";"); t && *n < max; t = strtok(NULL, ";"))
+		if (*t)
+			out[(*n)++] = t;
+	for (int i = 1; i < *n; i++) /* insertion sort: a few hundred names at most */
+		for (int j = i; j > 0 && strcmp(out[j - 1], out[j]) > 0; j--) {
+			const char *x = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = x;
+		}
+	return 1;
+}
+
+/* The subset builds of program name (float32 options opts) against its plain build full; counts
+ * the builds it makes in *builds. */
+static void check_subsets(clg_backend *be, const char *name, const char *opts, cl_program full, int *builds)
+{
+	enum { MAXK = 256 };
+	static char fnames[16384], snames[16384], sub[16384];
+	const char *fk[MAXK], *sk[MAXK];
+	int nf = 0, ns = 0, same;
+	size_t used, none = 0;
+	cl_program prog = NULL;
+
+	if (!kernel_names(full, fnames, sizeof(fnames), fk, MAXK, &nf)) {
+		CHECK(0, "'%s' on '%s': CL_PROGRAM_KERNEL_NAMES failed", name, be->info.name);
+		return;
+	}
+	snprintf(sub, sizeof(sub), "%s -DCLG_SUBSET", opts);
+	CHECK_OK(clg_cl_program(be, name, sub, &prog));
+	if (prog) {
+		(*builds)++;
+		CHECK(clGetProgramInfo(prog, CL_PROGRAM_NUM_KERNELS, sizeof(none), &none, NULL) == CL_SUCCESS && none == 0,
+		      "'%s' on '%s' with -DCLG_SUBSET and no kernel named holds %zu kernels (not guarded by CLG_WANT)",
+		      name, be->info.name, none);
+	}
+	used = strlen(sub);
+	for (int i = 0; i < nf && used < sizeof(sub) - 200; i++)
+		used += (size_t)snprintf(sub + used, sizeof(sub) - used, " -DCLG_K_%s=1", fk[i]);
+	prog = NULL;
+	CHECK_OK(clg_cl_program(be, name, sub, &prog));
+	if (!prog)
+		return;
+	(*builds)++;
+	same = kernel_names(prog, snames, sizeof(snames), sk, MAXK, &ns) && ns == nf;
+	for (int i = 0; same && i < nf; i++)
+		same = !strcmp(fk[i], sk[i]);
+	CHECK(same, "'%s' on '%s': the %d kernels named as a subset built %d (a guard's name differs from its kernel's)",
+	      name, be->info.name, nf, ns);
+	printf("  %-14s x %-28s x float32 : subsets: none named %zu kernels, all named %d of %d\n", name, be->info.name,
+	       none, ns, nf);
 }
 
 static void build_all(clg_backend *be)
@@ -77,6 +138,8 @@ static void build_all(clg_backend *be)
 			expect_builds++;
 			CHECK(clGetProgramInfo(prog, CL_PROGRAM_NUM_KERNELS, sizeof(nk), &nk, NULL) == CL_SUCCESS && nk > 0,
 			      "program '%s' on '%s' holds %zu kernels", names[p], be->info.name, nk);
+			if (dts[t] == CLG_F32)
+				check_subsets(be, names[p], opts, prog, &expect_builds);
 		}
 	}
 	CHECK(nprog >= 2, "only %d embedded programs", nprog);

@@ -122,6 +122,8 @@ extern const int clg_embedded_kernel_count;
  * cached results that depend on host code are keyed by it. */
 extern const char clg_build_id[];
 clg_status clg_cl_program(clg_backend *be, const char *name, const char *options, cl_program *out);
+/* 1 where clg_cl_kernel builds each kernel in a program of its own (CLGRAD_KERNEL_SUBSETS) */
+int clg_cl_kernel_subsets(clg_backend *be);
 clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *options, const char *kernel,
 			 cl_kernel *out);
 /* Writes prog's binary to path in the disk cache (dir); _later: now, or at close on PoCL

@@ -591,6 +591,27 @@ clg_status clg_cl_program(clg_backend *be, const char *name, const char *options
 	return CLG_OK;
 }
 
+/* ---- programs of one kernel ----
+ * Intel's CPU runtime and rusticl compile every kernel of a program in clBuildProgram, so a whole
+ * file costs all its kernels (elementwise.cl: 114 kernels, 1.3 s on Intel's runtime, which also
+ * serialises builds across threads and contexts; 1.1 s on rusticl) where a first training step
+ * uses a few of each file's. There a kernel is built alone: its file with -DCLG_SUBSET
+ * -DCLG_K_<kernel>=1, which prelude.cl's CLG_WANT guards cut down to that kernel (0.13 s, 0.04 s).
+ * PoCL compiles a kernel at its first launch, and its clBuildProgram costs about as much for one
+ * kernel as for a file: whole files there, and on Oclgrind (0.2 s a file, where the op suite
+ * under it took 239 s with kernels alone against 224 s). CLGRAD_KERNEL_SUBSETS=auto; 0 or 1
+ * decide everywhere.
+ * Each such program is cached on disk and listed for clg_precompile like any other. */
+int clg_cl_kernel_subsets(clg_backend *be)
+{
+	if (clg_cfg_is(CLG_CFG_KERNEL_SUBSETS, "0"))
+		return 0;
+	if (clg_cfg_is(CLG_CFG_KERNEL_SUBSETS, "1"))
+		return 1;
+	return !clg_contains_nocase(be->info.platform, "Portable Computing Language") &&
+	       !clg_contains_nocase(be->info.platform, "Oclgrind");
+}
+
 clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *options, const char *kernel,
 			 cl_kernel *out)
 {
@@ -600,6 +621,7 @@ clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *optio
 	cl_kernel k;
 	cl_int err;
 	clg_status st;
+	char sub[1024];
 
 	for (int i = 0; i < cl->nkernels; i++) {
 		if (cl->kernels[i].key == key) {
@@ -607,6 +629,9 @@ clg_status clg_cl_kernel(clg_backend *be, const char *program, const char *optio
 			return CLG_OK;
 		}
 	}
+	if (clg_cl_kernel_subsets(be) &&
+	    snprintf(sub, sizeof(sub), "%s -DCLG_SUBSET -DCLG_K_%s=1", options, kernel) < (int)sizeof(sub))
+		options = sub;
 	st = clg_cl_program(be, program, options, &prog);
 	if (st)
 		return st;
@@ -780,11 +805,12 @@ clg_status clg_precompile(clg_backend *be, const char *workload, clg_dtype dtype
 		free(data);
 	}
 	clg_clear_error();
+	/* where kernels are built alone, whole files would build every kernel a step does not use */
 	clg_cl_dtype_options(be, dtype, opts, sizeof(opts));
-	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]) && !clg_cl_kernel_subsets(be); i++)
 		add_job(be, jobs, &n, defaults[i], opts);
 	clg_cl_row_options(be, dtype, opts, sizeof(opts));
-	for (size_t i = 0; i < sizeof(row_defaults) / sizeof(row_defaults[0]); i++)
+	for (size_t i = 0; i < sizeof(row_defaults) / sizeof(row_defaults[0]) && !clg_cl_kernel_subsets(be); i++)
 		add_job(be, jobs, &n, row_defaults[i], opts);
 	q.jobs = jobs;
 	q.n = n;
