@@ -9,6 +9,7 @@
 #include "cl_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef CLG_TEST_KERNEL_SRC_DIR
@@ -36,6 +37,11 @@ static void check_native_half(clg_backend *be)
 	printf("  '%s': fp16 %s\n", be->info.name, be->info.has_fp16 ? "native" : "storage only");
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* The ';'-separated kernel names of prog, sorted, into out (n of them); 0 on failure. */
 static int kernel_names(cl_program prog, char *buf, size_t len, const char **out, int max, int *n)
 {
@@ -45,12 +51,7 @@ static int kernel_names(cl_program prog, char *buf, size_t len, const char **out
 	for (char *t = strtok(buf, ";"); t && *n < max; t = strtok(NULL, ";"))
 		if (*t)
 			out[(*n)++] = t;
-	for (int i = 1; i < *n; i++) /* insertion sort: a few hundred names at most */
-		for (int j = i; j > 0 && strcmp(out[j - 1], out[j]) > 0; j--) {
-			const char *x = out[j];
-			out[j] = out[j - 1];
-			out[j - 1] = x;
-		}
+	qsort(out, (size_t)*n, sizeof(*out), cmp_names);
 	return 1;
 }
 

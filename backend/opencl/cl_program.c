@@ -806,12 +806,14 @@ clg_status clg_precompile(clg_backend *be, const char *workload, clg_dtype dtype
 	}
 	clg_clear_error();
 	/* where kernels are built alone, whole files would build every kernel a step does not use */
-	clg_cl_dtype_options(be, dtype, opts, sizeof(opts));
-	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]) && !clg_cl_kernel_subsets(be); i++)
-		add_job(be, jobs, &n, defaults[i], opts);
-	clg_cl_row_options(be, dtype, opts, sizeof(opts));
-	for (size_t i = 0; i < sizeof(row_defaults) / sizeof(row_defaults[0]) && !clg_cl_kernel_subsets(be); i++)
-		add_job(be, jobs, &n, row_defaults[i], opts);
+	if (!clg_cl_kernel_subsets(be)) {
+		clg_cl_dtype_options(be, dtype, opts, sizeof(opts));
+		for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++)
+			add_job(be, jobs, &n, defaults[i], opts);
+		clg_cl_row_options(be, dtype, opts, sizeof(opts));
+		for (size_t i = 0; i < sizeof(row_defaults) / sizeof(row_defaults[0]); i++)
+			add_job(be, jobs, &n, row_defaults[i], opts);
+	}
 	q.jobs = jobs;
 	q.n = n;
 	nt = precompile_threads();
